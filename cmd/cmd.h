@@ -1,0 +1,42 @@
+/*
+ * The spprof subcommands: one file each, dispatched from a table in main.c.
+ * Each returns the process exit code (DESIGN section 7): 0 ok, 1 a check
+ * failed, 2 bad usage or input, 3 runtime or device failure.
+ */
+#ifndef SPP_CMD_CMD_H
+#define SPP_CMD_CMD_H
+
+#include <stdint.h>
+
+#include "profiler/error.h"
+
+struct spp_cmd {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *summary;
+	const char *usage; /* full help text of `spprof help NAME` */
+};
+
+int cmd_analyze(int argc, char **argv);
+int cmd_report(int argc, char **argv);
+int cmd_synth(int argc, char **argv);
+
+extern const char cmd_analyze_usage[];
+extern const char cmd_report_usage[];
+extern const char cmd_synth_usage[];
+
+/* Print "spprof: MSG" for err on stderr; returns the status's exit code. */
+int cmd_fail(const struct spp_error *err);
+
+/* Print "spprof CMD: MSG" plus a hint to `spprof help CMD`; returns 2. */
+int cmd_usage_error(const char *cmd, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* Strict number parsing for option values: 0 ok, -1 not a number / out of range. */
+int cmd_parse_i64(const char *s, int64_t min, int64_t max, int64_t *out);
+int cmd_parse_u64(const char *s, uint64_t *out);
+
+/* Whether stderr/stdout should get colour: a terminal and NO_COLOR unset. */
+int cmd_use_color(int fd);
+
+#endif

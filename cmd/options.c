@@ -1,0 +1,64 @@
+#include "cmd/cmd.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+int cmd_fail(const struct spp_error *err)
+{
+	fprintf(stderr, "spprof: %s\n",
+		err->msg[0] ? err->msg : spp_status_message(err->code));
+	return spp_status_exit_code(err->code);
+}
+
+int cmd_usage_error(const char *cmd, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "spprof %s: ", cmd);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, " (see 'spprof help %s')\n", cmd);
+	return 2;
+}
+
+int cmd_parse_i64(const char *s, int64_t min, int64_t max, int64_t *out)
+{
+	char *end = NULL;
+	long long v;
+
+	if (!s || !*s)
+		return -1;
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	if (errno || *end || v < min || v > max)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+int cmd_parse_u64(const char *s, uint64_t *out)
+{
+	char *end = NULL;
+	unsigned long long v;
+
+	if (!s || !*s || *s == '-')
+		return -1;
+	errno = 0;
+	v = strtoull(s, &end, 0);
+	if (errno || *end)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+int cmd_use_color(int fd)
+{
+	const char *nc = getenv("NO_COLOR");
+	if (nc && *nc)
+		return 0;
+	return isatty(fd);
+}

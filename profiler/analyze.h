@@ -1,0 +1,58 @@
+/*
+ * Run orchestration: model file in, analysis out. Owns the sequence of
+ * DESIGN section 1 (load, derive layers, static analysis, totals, hash);
+ * later stages (kernel runs, breakeven) attach to the same structure.
+ */
+#ifndef SPP_PROFILER_ANALYZE_H
+#define SPP_PROFILER_ANALYZE_H
+
+#include <stdint.h>
+
+#include "profiler/error.h"
+#include "profiler/hash.h"
+#include "profiler/layer.h"
+#include "profiler/model.h"
+#include "profiler/static.h"
+
+struct spp_analyze_opts {
+	int64_t n;        /* N of every layer without a model-given N; default 128 */
+	int threads;      /* 0: OpenMP's default */
+	int static_only;  /* skip kernel runs */
+	uint64_t seed;
+};
+
+/* Defaults: n 128, threads 0, static_only 0, seed 1. */
+void spp_analyze_opts_init(struct spp_analyze_opts *o);
+
+struct spp_model_totals {
+	uint64_t tensors;
+	uint64_t params;
+	uint64_t nnz;
+	double sparsity;  /* 1 - nnz / params; 0 when params == 0 */
+	uint64_t bytes;   /* file bytes */
+	struct spp_hash hash;
+};
+
+struct spp_analysis {
+	struct spp_model *model;        /* owned */
+	struct spp_layer *layers;       /* nlayers, owned */
+	struct spp_layer_static *stats; /* nlayers, owned */
+	int nlayers;
+	struct spp_model_totals totals;
+	struct spp_analyze_opts opts;
+	char **warnings;                /* nwarnings owned strings */
+	int nwarnings;
+};
+
+/*
+ * Load path and analyse it. On success *out is a heap analysis for
+ * spp_analysis_destroy(); on failure *out is NULL and err says why (the
+ * loader's status for bad input).
+ */
+int spp_analyze_run(const char *path, const struct spp_analyze_opts *o,
+		    struct spp_analysis **out, struct spp_error *err);
+
+/* Release an analysis and its model; accepts NULL. */
+void spp_analysis_destroy(struct spp_analysis *a);
+
+#endif

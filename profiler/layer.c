@@ -1,0 +1,105 @@
+#include "profiler/layer.h"
+
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *spp_op_name(enum spp_op op)
+{
+	switch (op) {
+	case SPP_OP_LINEAR:
+		return "linear";
+	case SPP_OP_CONV1D:
+		return "conv1d";
+	case SPP_OP_CONV2D:
+		return "conv2d";
+	}
+	return "?";
+}
+
+/* Case-insensitive substring test, for "embed" in names. */
+static int name_has(const char *name, const char *word)
+{
+	size_t n = strlen(word);
+	for (const char *p = name; *p; p++) {
+		size_t i = 0;
+		while (i < n && p[i] && tolower((unsigned char)p[i]) == word[i])
+			i++;
+		if (i == n)
+			return 1;
+	}
+	return 0;
+}
+
+int spp_tensor_is_layer(const struct spp_tensor *t)
+{
+	if (t->ndim < 2 || t->ndim > 4 || t->numel == 0)
+		return 0;
+	/* "embed" covers embed_tokens, embeddings, wte-style names spelled out;
+	 * wte/wpe are GPT-2's token and position embeddings */
+	if (name_has(t->name, "embed") || name_has(t->name, "wte") ||
+	    name_has(t->name, "wpe"))
+		return 0;
+	return 1;
+}
+
+void spp_layer_init(struct spp_layer *l, const struct spp_tensor *t, int64_t n)
+{
+	struct spp_gemm_view *v = &l->view;
+	int64_t o = t->shape[0], c = t->shape[1];
+	int64_t spatial = 1;
+
+	for (int d = 2; d < t->ndim; d++)
+		spatial *= t->shape[d];
+	memset(l, 0, sizeof(*l));
+	l->name = t->name;
+	l->weight = t;
+	l->n = n;
+	l->n_source = "option";
+	v->m = o;
+	v->k = c * spatial;
+	v->base = 0;
+	v->row_stride = c * spatial;
+	if (t->ndim == 2) {
+		l->op = SPP_OP_LINEAR;
+		v->inner = v->k;
+		v->inner_stride = 1;
+		v->outer_stride = 0;
+	} else {
+		/* OIHW / OIL stored, K ordered (spatial, c) with c fastest */
+		l->op = t->ndim == 3 ? SPP_OP_CONV1D : SPP_OP_CONV2D;
+		v->inner = c;
+		v->inner_stride = spatial;
+		v->outer_stride = 1;
+	}
+}
+
+int spp_layers_from_model(const struct spp_model *m, int64_t n,
+			  struct spp_layer **out, int *count,
+			  struct spp_error *err)
+{
+	struct spp_layer *layers = NULL;
+	int nl = 0;
+
+	*out = NULL;
+	*count = 0;
+	for (int i = 0; i < m->ntensors; i++)
+		nl += spp_tensor_is_layer(&m->tensors[i]);
+	if (nl == 0)
+		return SPP_OK;
+	layers = calloc((size_t)nl, sizeof(*layers));
+	if (!layers)
+		return spp_error_set(err, SPP_E_NOMEM, "out of memory for %d layers", nl);
+	nl = 0;
+	for (int i = 0; i < m->ntensors; i++) {
+		const struct spp_tensor *t = &m->tensors[i];
+
+		if (!spp_tensor_is_layer(t))
+			continue;
+		struct spp_layer *l = &layers[nl++];
+		spp_layer_init(l, t, n);
+	}
+	*out = layers;
+	*count = nl;
+	return SPP_OK;
+}

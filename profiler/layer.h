@@ -1,0 +1,79 @@
+/*
+ * Layers: the GEMM view (DESIGN section 2) of each weight a model multiplies.
+ * W is M x K, applied to X (K x N). A layer borrows its tensor from the
+ * model; the model must outlive the layers.
+ *
+ * Element (i, j) of W lives at element index
+ *     base + i * row_stride + (j / inner) * outer_stride + (j % inner) * inner_stride
+ * of the tensor's data. This covers row-major [out, in] (inner = K,
+ * inner_stride = 1), a transposed [in, out] weight (row_stride = 1,
+ * inner = K, inner_stride = M) and convolutions OIHW with K ordered
+ * (kh, kw, c), c fastest (inner = C, inner_stride = KH*KW, outer_stride = 1).
+ */
+#ifndef SPP_PROFILER_LAYER_H
+#define SPP_PROFILER_LAYER_H
+
+#include <stdint.h>
+
+#include "profiler/error.h"
+#include "profiler/model.h"
+
+enum spp_op {
+	SPP_OP_LINEAR,
+	SPP_OP_CONV1D,
+	SPP_OP_CONV2D,
+};
+
+struct spp_gemm_view {
+	int64_t m, k;
+	uint64_t base;          /* element offset of W(0, 0) */
+	int64_t row_stride;     /* elements from W(i, .) to W(i+1, .) */
+	int64_t inner;          /* length of the fastest run of K */
+	int64_t inner_stride;   /* elements between consecutive j in a run */
+	int64_t outer_stride;   /* elements between consecutive runs */
+};
+
+struct spp_layer {
+	const char *name;                 /* borrowed from the tensor */
+	enum spp_op op;
+	const struct spp_tensor *weight;  /* borrowed from the model */
+	struct spp_gemm_view view;
+	int64_t n;
+	const char *n_source;             /* "option" (from --n) or "model" */
+};
+
+/* "linear", "conv1d", "conv2d". */
+const char *spp_op_name(enum spp_op op);
+
+/*
+ * Whether a tensor is a GEMM layer by DESIGN section 2 for files without a
+ * graph: rank 2, 3 or 4, numel > 0, not named like an embedding.
+ */
+int spp_tensor_is_layer(const struct spp_tensor *t);
+
+/*
+ * Fill l with the GEMM view of a rank 2-4 tensor t by DESIGN section 2
+ * (rank 2 linear [out, in], rank 3 conv1d [O, I/g, k], rank 4 conv2d OIHW),
+ * N = n from the option.
+ */
+void spp_layer_init(struct spp_layer *l, const struct spp_tensor *t, int64_t n);
+
+/*
+ * Derive the layers of a model (tensors in file order). *out is a heap
+ * array of *count layers (free() it); NULL with 0 layers is valid.
+ * Returns 0 or SPP_E_NOMEM.
+ */
+int spp_layers_from_model(const struct spp_model *m, int64_t n,
+			  struct spp_layer **out, int *count,
+			  struct spp_error *err);
+
+/* Element index of W(i, j) in the layer's tensor. */
+static inline uint64_t spp_view_index(const struct spp_gemm_view *v,
+				      int64_t i, int64_t j)
+{
+	return v->base + (uint64_t)(i * v->row_stride +
+				    (j / v->inner) * v->outer_stride +
+				    (j % v->inner) * v->inner_stride);
+}
+
+#endif

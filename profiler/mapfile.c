@@ -1,0 +1,64 @@
+#define _POSIX_C_SOURCE 200809L
+#include "profiler/mapfile.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int spp_mapfile_open(const char *path, struct spp_mapped_file *out,
+		     struct spp_error *err)
+{
+	struct stat st;
+	void *p = NULL;
+	int fd;
+
+	memset(out, 0, sizeof(*out));
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return spp_error_set(err, SPP_E_IO, "cannot open '%s': %s", path,
+				     strerror(errno));
+	if (fstat(fd, &st) != 0) {
+		int e = errno;
+		close(fd);
+		return spp_error_set(err, SPP_E_IO, "cannot stat '%s': %s", path,
+				     strerror(e));
+	}
+	if (!S_ISREG(st.st_mode)) {
+		close(fd);
+		return spp_error_set(err, SPP_E_IO, "cannot read '%s': not a regular file",
+				     path);
+	}
+	if (st.st_size > 0) {
+		p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+		if (p == MAP_FAILED) {
+			int e = errno;
+			close(fd);
+			return spp_error_set(err, SPP_E_IO, "cannot map '%s': %s",
+					     path, strerror(e));
+		}
+	}
+	close(fd);
+	out->path = strdup(path);
+	if (!out->path) {
+		if (p)
+			munmap(p, (size_t)st.st_size);
+		return spp_error_set(err, SPP_E_NOMEM, "out of memory mapping '%s'", path);
+	}
+	out->base = p;
+	out->size = (uint64_t)st.st_size;
+	return SPP_OK;
+}
+
+void spp_mapfile_close(struct spp_mapped_file *f)
+{
+	if (!f)
+		return;
+	if (f->base)
+		munmap((void *)f->base, (size_t)f->size);
+	free(f->path);
+	memset(f, 0, sizeof(*f));
+}

@@ -1,0 +1,28 @@
+/*
+ * Read-only memory mapping of an input file. The mapping owns its pages;
+ * tensors borrow pointers into it for as long as the mapping lives.
+ */
+#ifndef SPP_PROFILER_MAPFILE_H
+#define SPP_PROFILER_MAPFILE_H
+
+#include <stdint.h>
+
+#include "profiler/error.h"
+
+struct spp_mapped_file {
+	char *path;                 /* owned copy of the path given */
+	const unsigned char *base;  /* NULL for an empty file */
+	uint64_t size;
+};
+
+/*
+ * Map path read-only. Returns 0, or SPP_E_IO with "cannot open 'path': why"
+ * (missing, unreadable, a directory). An empty file maps with base NULL.
+ */
+int spp_mapfile_open(const char *path, struct spp_mapped_file *out,
+		     struct spp_error *err);
+
+/* Unmap and free; accepts NULL and a zeroed struct. */
+void spp_mapfile_close(struct spp_mapped_file *f);
+
+#endif

@@ -1,0 +1,61 @@
+/*
+ * A loaded model: its files (mmap'd), and its tensors, whose data pointers
+ * borrow from those mappings. Weights are never copied as a whole.
+ *
+ * spp_model_open() detects the format from the file's content and calls the
+ * matching loader; every loader fills the same structure, so everything
+ * downstream (layers, analysis, kernels, reports) is format-agnostic.
+ */
+#ifndef SPP_PROFILER_MODEL_H
+#define SPP_PROFILER_MODEL_H
+
+#include <stdint.h>
+
+#include "profiler/dtype.h"
+#include "profiler/error.h"
+#include "profiler/mapfile.h"
+
+#define SPP_MAX_DIMS 8
+
+struct spp_tensor {
+	char *name;                /* owned by the model */
+	enum spp_dtype dtype;
+	int ndim;
+	int64_t shape[SPP_MAX_DIMS];
+	uint64_t numel;            /* product of shape; 1 for rank 0 */
+	const unsigned char *data; /* borrowed from the model's mapping; NULL when nbytes == 0 */
+	uint64_t nbytes;
+	uint64_t offset;           /* byte offset of data inside its file */
+	int file;                  /* index into spp_model.files */
+};
+
+struct spp_model {
+	char *path;                /* the path the user gave (owned) */
+	const char *format;        /* "safetensors", static string */
+	struct spp_mapped_file *files;
+	int nfiles;
+	struct spp_tensor *tensors;
+	int ntensors;
+	uint64_t bytes;            /* sum of the sizes of all files */
+};
+
+/*
+ * Open a model file of any supported format (a safetensors file or a
+ * model.safetensors.index.json of a sharded checkpoint). On success *out is
+ * a heap model to release with spp_model_destroy(). On failure *out is NULL,
+ * nothing is leaked and err names the file and the fault: SPP_E_IO
+ * (unreadable), SPP_E_FORMAT (malformed), SPP_E_UNSUPPORTED (unknown format).
+ */
+int spp_model_open(const char *path, struct spp_model **out,
+		   struct spp_error *err);
+
+/* Release a model and its mappings; accepts NULL. */
+void spp_model_destroy(struct spp_model *m);
+
+/* Loaders, called by spp_model_open(); same contract. */
+int spp_load_safetensors(const char *path, struct spp_model **out,
+			 struct spp_error *err);
+int spp_load_safetensors_index(const char *path, struct spp_model **out,
+			       struct spp_error *err);
+
+#endif

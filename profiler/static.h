@@ -1,0 +1,111 @@
+/*
+ * Exact static analysis of a layer (DESIGN section 3): sparsity, pattern,
+ * FLOPs and storage per format. Deterministic: the same weights give the
+ * same figures on every machine and thread count.
+ *
+ * Two steps, so that the formulas can be tested by hand:
+ *   spp_static_count()  scans the weights once (OpenMP over row blocks)
+ *                       into integer counts;
+ *   spp_static_derive() turns counts into the reported figures.
+ */
+#ifndef SPP_PROFILER_STATIC_H
+#define SPP_PROFILER_STATIC_H
+
+#include <stdint.h>
+
+#include "profiler/dtype.h"
+#include "profiler/error.h"
+#include "profiler/layer.h"
+
+/* Block sizes of the block pattern and the bsrB formats. */
+#define SPP_NBLOCK 4
+extern const int spp_block_sizes[SPP_NBLOCK]; /* 2, 4, 8, 16 */
+
+/* N:M patterns reported; group along K, K zero-padded to a multiple of M. */
+#define SPP_NNM 3
+struct spp_nm {
+	int n, m;
+	const char *key; /* "nm1_4" */
+};
+extern const struct spp_nm spp_nm_patterns[SPP_NNM]; /* 1:4, 2:4, 4:8 */
+
+/* Integer counts from one scan of a layer. */
+struct spp_static_counts {
+	int64_t m, k;
+	uint64_t nnz;
+	uint64_t row_nnz_min, row_nnz_max;
+	double row_nnz_sumsq;             /* sum of squared row counts */
+	uint64_t nm_groups[SPP_NNM];      /* groups per pattern: M * ceil(K / group) */
+	uint64_t nm_ok[SPP_NNM];          /* groups holding at most n non-zeros */
+	uint64_t blocks[SPP_NBLOCK];      /* aligned B x B blocks (W zero-padded) */
+	uint64_t zero_blocks[SPP_NBLOCK]; /* of those, entirely zero */
+	uint64_t zeros_in_zero_block4;    /* real (unpadded) elements in zero 4x4 blocks */
+	uint64_t zero_rows, zero_cols;
+};
+
+/*
+ * Scan a layer's weights into counts. Parallel over row blocks with OpenMP
+ * (the caller's thread setting). Returns 0, SPP_E_NOMEM, or
+ * SPP_E_UNSUPPORTED for a dtype with no zero test.
+ */
+int spp_static_count(const struct spp_layer *l, struct spp_static_counts *out,
+		     struct spp_error *err);
+
+/* Count non-zero elements of a whole tensor (for model totals). */
+int spp_static_tensor_nnz(const struct spp_tensor *t, uint64_t *nnz,
+			  struct spp_error *err);
+
+enum spp_storage_fmt {
+	SPP_ST_DENSE,
+	SPP_ST_CSR,
+	SPP_ST_COO,
+	SPP_ST_BSR4,
+	SPP_ST_BSR8,
+	SPP_ST_BSR16,
+	SPP_ST_BITMASK,
+	SPP_ST_NM1_4,
+	SPP_ST_NM2_4,
+	SPP_ST_NM4_8,
+	SPP_ST_COUNT
+};
+
+/* Report key of a storage format: "dense", "csr", "bsr4", "nm2_4", ... */
+const char *spp_storage_key(enum spp_storage_fmt f);
+
+struct spp_storage {
+	int applicable;
+	double bytes;        /* may be fractional only for sub-byte dtypes */
+	double ratio;        /* dense bytes / bytes; 0 when bytes == 0 (reported null) */
+	char reason[128];    /* why not applicable */
+};
+
+enum spp_pattern_class {
+	SPP_CLASS_DENSE,
+	SPP_CLASS_NM,
+	SPP_CLASS_CHANNEL,
+	SPP_CLASS_BLOCK,
+	SPP_CLASS_UNSTRUCTURED,
+};
+
+/* "dense", "nm", "channel", "block", "unstructured". */
+const char *spp_pattern_class_name(enum spp_pattern_class c);
+
+struct spp_layer_static {
+	struct spp_static_counts counts;
+	uint64_t numel;
+	double sparsity;
+	/* FLOPs at the layer's N; a multiply-add is 2 */
+	double flops_dense, flops_sparse;
+	double theoretical_speedup;    /* 0 when nnz == 0: reported null */
+	double nm[SPP_NNM];            /* fraction of compliant groups */
+	double block[SPP_NBLOCK];      /* fraction of zero B x B blocks */
+	double row_nnz_mean, row_nnz_cv;
+	enum spp_pattern_class cls;
+	struct spp_storage storage[SPP_ST_COUNT];
+};
+
+/* Derive every figure of DESIGN section 3 from counts; pure, no failure. */
+void spp_static_derive(const struct spp_static_counts *c, enum spp_dtype dtype,
+		       int64_t n, struct spp_layer_static *out);
+
+#endif

@@ -1,0 +1,70 @@
+/*
+ * Reports. An analysis becomes one cJSON tree in the spprof.report/1 schema
+ * (DESIGN section 6); every writer (text, JSON, CSV, ...) renders from that
+ * tree, so a saved JSON report re-renders exactly like a fresh one.
+ *
+ * Trees returned here are owned by the caller (cJSON_Delete). Writers never
+ * print anywhere but the FILE they are given.
+ */
+#ifndef SPP_REPORTS_REPORT_H
+#define SPP_REPORTS_REPORT_H
+
+#include <stdio.h>
+
+#include <cjson/cJSON.h>
+
+#include "profiler/analyze.h"
+#include "profiler/error.h"
+
+#define SPP_REPORT_SCHEMA "spprof.report/1"
+
+enum spp_report_format {
+	SPP_REPORT_TEXT,
+	SPP_REPORT_JSON,
+	SPP_REPORT_CSV,
+};
+
+struct spp_render_opts {
+	int color;  /* ANSI colour in the text table (only on a terminal, never with NO_COLOR) */
+};
+
+/* "text" / "json" / "csv" to a format; returns 0 or -1. */
+int spp_report_format_from_name(const char *name, enum spp_report_format *out);
+
+/* Format from an output path's extension (.json, .csv, .txt); 0 or -1. */
+int spp_report_format_from_path(const char *path, enum spp_report_format *out);
+
+/*
+ * Build the report tree of an analysis. tool_version is written in
+ * "tool". Returns NULL only when out of memory (err filled).
+ */
+cJSON *spp_report_build(const struct spp_analysis *a, const char *tool_version,
+			struct spp_error *err);
+
+/*
+ * Load a saved JSON report and check that it is a spprof.report/1 document
+ * with the structure the writers need. SPP_E_IO / SPP_E_FORMAT naming the
+ * file and the fault otherwise.
+ */
+int spp_report_load(const char *path, cJSON **out, struct spp_error *err);
+
+/* Writers: each returns 0 or SPP_E_OUTPUT (write failed) / SPP_E_NOMEM. */
+int spp_report_write_json(const cJSON *report, FILE *f, struct spp_error *err);
+int spp_report_write_text(const cJSON *report, FILE *f,
+			  const struct spp_render_opts *o, struct spp_error *err);
+int spp_report_write_csv(const cJSON *report, FILE *f, struct spp_error *err);
+
+/* Dispatch on format. */
+int spp_report_render(const cJSON *report, enum spp_report_format fmt, FILE *f,
+		      const struct spp_render_opts *o, struct spp_error *err);
+
+/*
+ * Render into path atomically: a temporary file in the same folder,
+ * flushed and fsync'd, then renamed over path. On failure nothing is left
+ * behind and path is untouched. SPP_E_OUTPUT naming path otherwise.
+ */
+int spp_report_write_file(const cJSON *report, enum spp_report_format fmt,
+			  const char *path, const struct spp_render_opts *o,
+			  struct spp_error *err);
+
+#endif

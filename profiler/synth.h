@@ -36,9 +36,12 @@ struct spp_synth_layer {
 
 /*
  * Parse "NAME=MxK:PATTERN:SPARSITY[:DTYPE]" or the conv form
- * "NAME=OxIxKHxKW:..." (also "OxIxK" for conv1d). PATTERN is dense,
- * unstructured, nmN_M, blockB or channel; DTYPE defaults to F32.
- * SPP_E_USAGE with the fault named.
+ * "NAME=OxIxKHxKW:..." (also "OxIxK" for conv1d, and "D" for a 1-D tensor
+ * such as a bias, dense or unstructured only). PATTERN is dense,
+ * unstructured, nmN_M, blockB or channel. For nmN_M the sparsity is fixed
+ * at 1 - N/M: SPARSITY must be within 0.005 of it. DTYPE (case-insensitive)
+ * defaults to F32; generated: F32 F16 BF16 F64 I8 I16 I32 I64 U8 U16 U32 U64
+ * F8_E4M3 F8_E5M2. SPP_E_USAGE with the spec quoted and the fault named.
  */
 int spp_synth_parse_layer(const char *spec, struct spp_synth_layer *out,
 			  struct spp_error *err);
@@ -46,7 +49,9 @@ int spp_synth_parse_layer(const char *spec, struct spp_synth_layer *out,
 /*
  * Write a safetensors file holding the layers (plus nothing else), streamed
  * so that models larger than memory can be written; atomic (temp file +
- * rename). Returns 0, SPP_E_USAGE (bad layer), SPP_E_OUTPUT.
+ * rename). Returns 0, SPP_E_USAGE (bad layer, duplicate name),
+ * SPP_E_OUTPUT (cannot write), SPP_E_NOMEM, or SPP_E_RUNTIME when a layer's
+ * GEMM view does not map a row onto one contiguous range.
  */
 int spp_synth_write(const char *path, const struct spp_synth_layer *layers,
 		    int nlayers, uint64_t seed, struct spp_error *err);

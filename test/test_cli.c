@@ -1,2 +1,420 @@
-/* placeholder: being written */
-int main(void) { return 77; }
+/*
+ * End-to-end tests of the spprof binary: exit codes, help, and the
+ * analyze -> JSON / CSV -> report round trip on models written by synth.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <csv.h>
+#include <cjson/cJSON.h>
+
+#include "config.h"
+#include "test/harness.h"
+
+#define RUN(r, ...)                                                            \
+	do {                                                                   \
+		const char *args_[] = {__VA_ARGS__, NULL};                     \
+		assert_int_equal(harness_spprof((r), args_), 0);               \
+	} while (0)
+
+static void test_version_and_help(void **state)
+{
+	struct harness_run r;
+	char want[64];
+
+	(void)state;
+	RUN(&r, "--version");
+	snprintf(want, sizeof(want), "spprof %s\n", SPP_VERSION);
+	assert_int_equal(r.status, 0);
+	assert_string_equal(r.out, want);
+	harness_run_free(&r);
+
+	RUN(&r, "help");
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.out, "analyze"));
+	assert_non_null(strstr(r.out, "synth"));
+	assert_non_null(strstr(r.out, "report"));
+	harness_run_free(&r);
+
+	RUN(&r, "help", "analyze");
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.out, "--static"));
+	assert_non_null(strstr(r.out, "--n N"));
+	harness_run_free(&r);
+
+	/* `X --help` is `help X` */
+	RUN(&r, "analyze", "--help");
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.out, "usage: spprof analyze"));
+	harness_run_free(&r);
+}
+
+static void test_usage_errors(void **state)
+{
+	struct harness_run r;
+
+	(void)state;
+	RUN(&r, "frobnicate");
+	assert_int_equal(r.status, 2);
+	assert_non_null(strstr(r.err, "unknown command 'frobnicate'"));
+	harness_run_free(&r);
+
+	RUN(&r, "help", "frobnicate");
+	assert_int_equal(r.status, 2);
+	harness_run_free(&r);
+
+	RUN(&r, "analyze");
+	assert_int_equal(r.status, 2);
+	assert_non_null(strstr(r.err, "no MODEL"));
+	harness_run_free(&r);
+
+	RUN(&r, "analyze", "x.safetensors", "--n", "12q");
+	assert_int_equal(r.status, 2);
+	assert_non_null(strstr(r.err, "--n"));
+	harness_run_free(&r);
+
+	RUN(&r, "analyze", "x.safetensors", "--bogus");
+	assert_int_equal(r.status, 2);
+	assert_non_null(strstr(r.err, "--bogus"));
+	harness_run_free(&r);
+
+	RUN(&r, "analyze", "x.safetensors", "--format", "yaml");
+	assert_int_equal(r.status, 2);
+	harness_run_free(&r);
+
+	RUN(&r, "synth", "-o", "x.safetensors", "--layer", "fc=4x4:sideways:0.5");
+	assert_int_equal(r.status, 2);
+	assert_int_equal(harness_count_lines(r.err), 1);
+	harness_run_free(&r);
+}
+
+static void test_missing_and_bad_input(void **state)
+{
+	struct harness_run r;
+	char *dir = harness_tmpdir();
+	char *bad = harness_join(dir, "bad.safetensors");
+	char *out = harness_join(dir, "out.json");
+	char *missing = harness_join(dir, "missing.safetensors");
+	static const unsigned char junk[] = {0x10, 0, 0, 0, 0, 0, 0, 0, '{', '"'};
+
+	(void)state;
+	RUN(&r, "analyze", missing, "--static");
+	assert_int_equal(r.status, 2);
+	assert_int_equal(harness_count_lines(r.err), 1);
+	assert_non_null(strstr(r.err, missing));
+	assert_int_equal(r.out_len, 0);
+	harness_run_free(&r);
+
+	assert_int_equal(harness_write(bad, junk, sizeof(junk)), 0);
+	RUN(&r, "analyze", bad, "--static", "-o", out);
+	assert_int_equal(r.status, 2);
+	assert_int_equal(harness_count_lines(r.err), 1);
+	assert_non_null(strstr(r.err, bad));
+	assert_false(harness_exists(out));
+	harness_run_free(&r);
+
+	RUN(&r, "report", bad);
+	assert_int_equal(r.status, 2);
+	assert_non_null(strstr(r.err, bad));
+	harness_run_free(&r);
+
+	free(bad);
+	free(out);
+	free(missing);
+	harness_rmtree(dir);
+}
+
+/* A model with known content: every count below follows from the specs. */
+static char *write_model(const char *dir)
+{
+	struct harness_run r;
+	char *model = harness_join(dir, "m.safetensors");
+
+	RUN(&r, "synth", "-o", model, "--seed", "7",
+	    "--layer", "enc.fc1.weight=64x48:unstructured:0.75",
+	    "--layer", "enc.fc2.weight=48x64:nm2_4:0.5:F16",
+	    "--layer", "enc.conv.weight=16x8x3x3:block4:0.5",
+	    "--layer", "enc.ln.weight=48:dense:0");
+	assert_int_equal(r.status, 0);
+	harness_run_free(&r);
+	return model;
+}
+
+static const cJSON *layer_named(const cJSON *report, const char *name)
+{
+	const cJSON *l;
+	cJSON_ArrayForEach(l, cJSON_GetObjectItemCaseSensitive(report, "layers")) {
+		const cJSON *n = cJSON_GetObjectItemCaseSensitive(l, "name");
+		if (cJSON_IsString(n) && strcmp(n->valuestring, name) == 0)
+			return l;
+	}
+	return NULL;
+}
+
+static double num(const cJSON *obj, const char *path)
+{
+	char buf[128];
+	char *save = NULL;
+	const cJSON *cur = obj;
+
+	snprintf(buf, sizeof(buf), "%s", path);
+	for (char *tok = strtok_r(buf, ".", &save); tok; tok = strtok_r(NULL, ".", &save))
+		cur = cJSON_GetObjectItemCaseSensitive(cur, tok);
+	if (!cJSON_IsNumber(cur))
+		fail_msg("%s is not a number", path);
+	return cur->valuedouble;
+}
+
+static void test_analyze_json(void **state)
+{
+	struct harness_run r;
+	char *dir = harness_tmpdir();
+	char *model = write_model(dir);
+	char *json = harness_join(dir, "report.json");
+	cJSON *rep;
+	const cJSON *l;
+	char *text;
+
+	(void)state;
+	RUN(&r, "analyze", model, "--static", "--n", "64", "--format", "json", "-o", json);
+	assert_int_equal(r.status, 0);
+	assert_int_equal(r.out_len, 0);
+	harness_run_free(&r);
+
+	text = harness_slurp(json, NULL);
+	assert_non_null(text);
+	rep = cJSON_Parse(text);
+	free(text);
+	assert_non_null(rep);
+	assert_string_equal(cJSON_GetObjectItemCaseSensitive(rep, "schema")->valuestring,
+			    "spprof.report/1");
+	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(rep, "layers")), 3);
+	/* 4 tensors: 64*48 + 48*64 + 16*8*9 + 48 */
+	assert_true(num(rep, "model.tensors") == 4);
+	assert_true(num(rep, "model.params") == 3072 + 3072 + 1152 + 48);
+
+	l = layer_named(rep, "enc.fc1.weight");
+	assert_non_null(l);
+	assert_true(num(l, "m") == 64 && num(l, "k") == 48 && num(l, "n") == 64);
+	assert_true(num(l, "nnz") == 768);
+	assert_true(num(l, "flops.dense") == 2.0 * 64 * 48 * 64);
+	assert_true(num(l, "flops.sparse") == 2.0 * 768 * 64);
+	assert_true(num(l, "storage.csr.bytes") == 768 * 8 + 65 * 4);
+	assert_true(num(l, "storage.coo.bytes") == 768 * 12);
+
+	l = layer_named(rep, "enc.fc2.weight");
+	assert_non_null(l);
+	assert_true(num(l, "pattern.nm2_4") == 1.0);
+	assert_string_equal(cJSON_GetObjectItemCaseSensitive(
+				    cJSON_GetObjectItemCaseSensitive(l, "pattern"), "class")->valuestring,
+			    "nm");
+	/* F16: G = 48 * 16 groups, 2 values of 2 bytes + 2 x 2-bit indices each */
+	assert_true(num(l, "storage.nm2_4.bytes") == 768 * 2 * 2 + 768 * 2 * 2 / 8);
+	assert_true(num(l, "storage.dense.bytes") == 48 * 64 * 2);
+
+	l = layer_named(rep, "enc.conv.weight");
+	assert_non_null(l);
+	assert_string_equal(cJSON_GetObjectItemCaseSensitive(l, "op")->valuestring, "conv2d");
+	assert_true(num(l, "m") == 16 && num(l, "k") == 72);
+	assert_true(num(l, "pattern.block4") == 0.5);
+
+	assert_null(layer_named(rep, "enc.ln.weight"));
+	cJSON_Delete(rep);
+	free(json);
+	free(model);
+	harness_rmtree(dir);
+}
+
+struct csv_table {
+	int rows, cols, col;
+	char header[128][128];
+	int nheader;
+	char fc1_nnz[128];
+	int nnz_col, name_col;
+	char name[128];
+};
+
+static void csv_field(void *s, size_t len, void *data)
+{
+	struct csv_table *t = data;
+	char buf[128];
+
+	snprintf(buf, sizeof(buf), "%.*s", (int)(len < 127 ? len : 127), (const char *)s);
+	if (t->rows == 0 && t->nheader < 128) {
+		snprintf(t->header[t->nheader], sizeof(t->header[0]), "%s", buf);
+		if (strcmp(buf, "nnz") == 0)
+			t->nnz_col = t->col;
+		if (strcmp(buf, "name") == 0)
+			t->name_col = t->col;
+		t->nheader++;
+	} else if (t->rows > 0) {
+		if (t->col == t->name_col)
+			snprintf(t->name, sizeof(t->name), "%s", buf);
+		if (t->col == t->nnz_col && strcmp(t->name, "enc.fc1.weight") == 0)
+			snprintf(t->fc1_nnz, sizeof(t->fc1_nnz), "%s", buf);
+	}
+	t->col++;
+}
+
+static void csv_row(int c, void *data)
+{
+	struct csv_table *t = data;
+	(void)c;
+	if (t->rows == 0)
+		t->cols = t->col;
+	else
+		assert_int_equal(t->col, t->cols);
+	t->rows++;
+	t->col = 0;
+}
+
+static int has_column(const struct csv_table *t, const char *name)
+{
+	for (int i = 0; i < t->nheader; i++)
+		if (strcmp(t->header[i], name) == 0)
+			return 1;
+	return 0;
+}
+
+static void test_analyze_csv(void **state)
+{
+	struct harness_run r;
+	char *dir = harness_tmpdir();
+	char *model = write_model(dir);
+	char *csv_path = harness_join(dir, "report.csv");
+	struct csv_table t = {.nnz_col = -1, .name_col = -1};
+	struct csv_parser p;
+	size_t len;
+	char *text;
+
+	(void)state;
+	RUN(&r, "analyze", model, "--static", "-o", csv_path);
+	assert_int_equal(r.status, 0);
+	harness_run_free(&r);
+	text = harness_slurp(csv_path, &len);
+	assert_non_null(text);
+	assert_int_equal(csv_init(&p, CSV_STRICT | CSV_STRICT_FINI), 0);
+	assert_int_equal(csv_parse(&p, text, len, csv_field, csv_row, &t), len);
+	assert_int_equal(csv_fini(&p, csv_field, csv_row, &t), 0);
+	csv_free(&p);
+	free(text);
+	assert_int_equal(t.rows, 1 + 3);
+	assert_true(has_column(&t, "name"));
+	assert_true(has_column(&t, "pattern.nm2_4"));
+	assert_true(has_column(&t, "storage.csr.bytes"));
+	assert_true(has_column(&t, "flops.dense"));
+	assert_string_equal(t.fc1_nnz, "768");
+	free(csv_path);
+	free(model);
+	harness_rmtree(dir);
+}
+
+static void test_report_round_trip(void **state)
+{
+	struct harness_run r, again;
+	char *dir = harness_tmpdir();
+	char *model = write_model(dir);
+	char *json = harness_join(dir, "report.json");
+	char *json2 = harness_join(dir, "again.json");
+	char *a, *b;
+	cJSON *ja, *jb;
+
+	(void)state;
+	RUN(&r, "analyze", model, "--static", "-o", json);
+	assert_int_equal(r.status, 0);
+	harness_run_free(&r);
+
+	/* the text table from the saved report is the one analyze prints */
+	RUN(&r, "analyze", model, "--static");
+	assert_int_equal(r.status, 0);
+	RUN(&again, "report", json);
+	assert_int_equal(again.status, 0);
+	assert_true(r.out_len > 0);
+	assert_string_equal(r.out, again.out);
+	harness_run_free(&r);
+	harness_run_free(&again);
+
+	/* json -> json is the identity */
+	RUN(&r, "report", json, "--format", "json", "-o", json2);
+	assert_int_equal(r.status, 0);
+	harness_run_free(&r);
+	a = harness_slurp(json, NULL);
+	b = harness_slurp(json2, NULL);
+	ja = cJSON_Parse(a);
+	jb = cJSON_Parse(b);
+	assert_non_null(ja);
+	assert_non_null(jb);
+	assert_true(cJSON_Compare(ja, jb, 1));
+	cJSON_Delete(ja);
+	cJSON_Delete(jb);
+	free(a);
+	free(b);
+	free(json);
+	free(json2);
+	free(model);
+	harness_rmtree(dir);
+}
+
+static void test_output_failure(void **state)
+{
+	struct harness_run r;
+	char *dir = harness_tmpdir();
+	char *model = write_model(dir);
+	char *out = harness_join(dir, "no/such/folder/r.json");
+
+	(void)state;
+	RUN(&r, "analyze", model, "--static", "-o", out);
+	assert_int_equal(r.status, 3);
+	assert_int_equal(harness_count_lines(r.err), 1);
+	assert_non_null(strstr(r.err, out));
+	harness_run_free(&r);
+	free(out);
+	free(model);
+	harness_rmtree(dir);
+}
+
+static void test_sample_models(void **state)
+{
+	static const char *const samples[] = {
+		"bert_block_nm2_4.safetensors",
+		"bert_block_unstructured90.safetensors",
+		"bert_block_block4.safetensors",
+		"mixed_cnn.safetensors",
+	};
+	const char *root = getenv("SPP_SAMPLE_MODELS");
+
+	(void)state;
+	assert_non_null(root);
+	for (size_t i = 0; i < sizeof(samples) / sizeof(samples[0]); i++) {
+		struct harness_run r;
+		char *path = harness_join(root, samples[i]);
+
+		RUN(&r, "analyze", path, "--static");
+		if (r.status != 0)
+			fail_msg("%s: exit %d: %s", samples[i], r.status, r.err);
+		assert_non_null(strstr(r.out, "sparsity"));
+		harness_run_free(&r);
+		free(path);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_version_and_help),
+		cmocka_unit_test(test_usage_errors),
+		cmocka_unit_test(test_missing_and_bad_input),
+		cmocka_unit_test(test_analyze_json),
+		cmocka_unit_test(test_analyze_csv),
+		cmocka_unit_test(test_report_round_trip),
+		cmocka_unit_test(test_output_failure),
+		cmocka_unit_test(test_sample_models),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,174 @@
+#include "test/harness.h"
+
+#include <fcntl.h>
+#include <ftw.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
+
+char *harness_slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf = NULL;
+	size_t cap = 0, n = 0;
+
+	if (!f)
+		return NULL;
+	for (;;) {
+		if (n + 4097 > cap) {
+			char *grown;
+			cap = cap ? cap * 2 : 8192;
+			grown = realloc(buf, cap);
+			if (!grown) {
+				free(buf);
+				fclose(f);
+				return NULL;
+			}
+			buf = grown;
+		}
+		size_t got = fread(buf + n, 1, 4096, f);
+		n += got;
+		if (got < 4096)
+			break;
+	}
+	fclose(f);
+	buf[n] = '\0';
+	if (len)
+		*len = n;
+	return buf;
+}
+
+int harness_write(const char *path, const void *data, size_t len)
+{
+	FILE *f = fopen(path, "wb");
+	int rc = 0;
+
+	if (!f)
+		return -1;
+	if (len && fwrite(data, 1, len, f) != len)
+		rc = -1;
+	if (fclose(f) != 0)
+		rc = -1;
+	return rc;
+}
+
+int harness_exec(struct harness_run *r, const char *prog, const char *const *args)
+{
+	char out_path[] = "/tmp/spp-test-out.XXXXXX";
+	char err_path[] = "/tmp/spp-test-err.XXXXXX";
+	posix_spawn_file_actions_t fa;
+	const char *argv[64];
+	int out_fd, err_fd, wstatus, argc = 0;
+	pid_t pid;
+
+	memset(r, 0, sizeof(*r));
+	argv[argc++] = prog;
+	for (int i = 0; args[i] && argc < 63; i++)
+		argv[argc++] = args[i];
+	argv[argc] = NULL;
+	out_fd = mkstemp(out_path);
+	err_fd = mkstemp(err_path);
+	if (out_fd < 0 || err_fd < 0)
+		return -1;
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+	posix_spawn_file_actions_adddup2(&fa, out_fd, 1);
+	posix_spawn_file_actions_adddup2(&fa, err_fd, 2);
+	if (posix_spawn(&pid, prog, &fa, NULL, (char *const *)argv, environ) != 0) {
+		posix_spawn_file_actions_destroy(&fa);
+		return -1;
+	}
+	posix_spawn_file_actions_destroy(&fa);
+	close(out_fd);
+	close(err_fd);
+	if (waitpid(pid, &wstatus, 0) < 0)
+		return -1;
+	r->status = WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : 128 + WTERMSIG(wstatus);
+	r->out = harness_slurp(out_path, &r->out_len);
+	r->err = harness_slurp(err_path, &r->err_len);
+	unlink(out_path);
+	unlink(err_path);
+	return r->out && r->err ? 0 : -1;
+}
+
+int harness_spprof(struct harness_run *r, const char *const *args)
+{
+	const char *prog = getenv("SPPROF");
+	if (!prog) {
+		fprintf(stderr, "harness: SPPROF is not set (run through meson test)\n");
+		return -1;
+	}
+	return harness_exec(r, prog, args);
+}
+
+void harness_run_free(struct harness_run *r)
+{
+	free(r->out);
+	free(r->err);
+	memset(r, 0, sizeof(*r));
+}
+
+int harness_count_lines(const char *s)
+{
+	int n = 0;
+	const char *p = s;
+
+	for (; *p; p++)
+		if (*p == '\n')
+			n++;
+	if (p > s && p[-1] != '\n')
+		n++;
+	return n;
+}
+
+char *harness_tmpdir(void)
+{
+	const char *base = getenv("TMPDIR");
+	char *dir;
+
+	if (!base || !*base)
+		base = "/tmp";
+	dir = harness_join(base, "spp-test.XXXXXX");
+	if (dir && !mkdtemp(dir)) {
+		free(dir);
+		return NULL;
+	}
+	return dir;
+}
+
+static int remove_entry(const char *path, const struct stat *st, int flag,
+			struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return remove(path);
+}
+
+void harness_rmtree(char *dir)
+{
+	if (dir)
+		nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+	free(dir);
+}
+
+char *harness_join(const char *dir, const char *name)
+{
+	size_t n = strlen(dir) + strlen(name) + 2;
+	char *p = malloc(n);
+	if (p)
+		snprintf(p, n, "%s/%s", dir, name);
+	return p;
+}
+
+int harness_exists(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) == 0;
+}

@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* Enough of the file's start to tell the formats apart. */
@@ -17,13 +18,20 @@ enum sniffed {
 	SNIFF_SAFETENSORS_INDEX,
 };
 
-static enum sniffed sniff(const unsigned char *b, size_t n)
+static enum sniffed sniff(const unsigned char *b, size_t n, uint64_t file_size)
 {
 	size_t i = 0;
 
-	/* a safetensors file: u64 header length, then the JSON header */
-	if (n > 8 && b[8] == '{')
-		return SNIFF_SAFETENSORS;
+	/* a safetensors file: u64 little-endian header length, then the JSON
+	 * header; a length that fits the file also counts, so that a broken
+	 * header gets the loader's precise message */
+	if (n >= 8) {
+		uint64_t len = 0;
+		for (int k = 7; k >= 0; k--)
+			len = (len << 8) | b[k];
+		if ((n > 8 && b[8] == '{') || (len > 0 && len <= file_size - 8))
+			return SNIFF_SAFETENSORS;
+	}
 	/* a sharded checkpoint's index: a JSON object */
 	while (i < n && isspace(b[i]))
 		i++;
@@ -36,6 +44,7 @@ int spp_model_open(const char *path, struct spp_model **out,
 		   struct spp_error *err)
 {
 	unsigned char buf[SNIFF_BYTES];
+	struct stat st;
 	ssize_t got;
 	int fd;
 
@@ -45,14 +54,14 @@ int spp_model_open(const char *path, struct spp_model **out,
 		return spp_error_set(err, SPP_E_IO, "cannot open '%s': %s", path,
 				     strerror(errno));
 	got = read(fd, buf, sizeof(buf));
-	if (got < 0) {
+	if (got < 0 || fstat(fd, &st) != 0) {
 		int e = errno;
 		close(fd);
 		return spp_error_set(err, SPP_E_IO, "cannot read '%s': %s", path,
 				     strerror(e));
 	}
 	close(fd);
-	switch (sniff(buf, (size_t)got)) {
+	switch (sniff(buf, (size_t)got, (uint64_t)st.st_size)) {
 	case SNIFF_SAFETENSORS:
 		return spp_load_safetensors(path, out, err);
 	case SNIFF_SAFETENSORS_INDEX:

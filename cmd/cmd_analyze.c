@@ -79,8 +79,8 @@ int cmd_analyze(int argc, char **argv)
 			opts.threads = (int)v;
 			break;
 		case OPT_SEED:
-			if (cmd_parse_u64(optarg, &opts.seed))
-				return cmd_usage_error("analyze", "--seed wants an unsigned integer, not '%s'", optarg);
+			if (cmd_parse_u64(optarg, &opts.seed) || opts.seed > (UINT64_C(1) << 53))
+				return cmd_usage_error("analyze", "--seed wants an integer in 0..2^53, not '%s'", optarg);
 			break;
 		case OPT_FORMAT:
 			format_name = optarg;

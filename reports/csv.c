@@ -1,3 +1,260 @@
+/*
+ * The CSV report: one row per layer, or per layer x run once a layer has
+ * runs. Columns are the layer's JSON names flattened with dots
+ * (storage.csr.bytes), found by walking the tree, so a field added to the
+ * JSON appears here with no change to this file. The column set is the
+ * union over all rows in first-seen order; a row without a field leaves
+ * the cell empty, as does null.
+ */
 #include "reports/report.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <csv.h>
+
+#include "reports/cells.h"
+
+struct columns {
+	char **name;
+	int n, cap;
+};
+
+/* What flattening a row does with each (key, value): collect or place. */
+struct sink {
+	struct columns *cols;
+	char **cells;   /* NULL while collecting column names */
+	int oom;
+};
+
+static int find(const struct columns *c, const char *key)
+{
+	for (int i = 0; i < c->n; i++)
+		if (strcmp(c->name[i], key) == 0)
+			return i;
+	return -1;
+}
+
+/*
+ * Where a new column goes: after its siblings when it has some
+ * (storage.nm2_4.reason, first seen on a later layer, still sits beside
+ * storage.nm2_4.ratio), else at the end.
+ */
+static int group_end(const struct columns *c, const char *key)
+{
+	const char *dot = strrchr(key, '.');
+	size_t plen = dot ? (size_t)(dot - key) + 1 : 0;
+
+	for (int i = c->n - 1; plen && i >= 0; i--)
+		if (strncmp(c->name[i], key, plen) == 0)
+			return i + 1;
+	return c->n;
+}
+
+static void emit(struct sink *s, const char *key, const char *value)
+{
+	struct columns *c = s->cols;
+	int i = find(c, key), at;
+	char *name;
+
+	if (s->cells) {
+		/* columns were collected from the same rows, so i >= 0 */
+		if (i < 0)
+			return;
+		free(s->cells[i]);
+		s->cells[i] = strdup(value);
+		s->oom |= s->cells[i] == NULL;
+		return;
+	}
+	if (i >= 0)
+		return;
+	if (c->n == c->cap) {
+		int cap = c->cap ? 2 * c->cap : 64;
+		char **grown = realloc(c->name, (size_t)cap * sizeof(*grown));
+
+		if (!grown) {
+			s->oom = 1;
+			return;
+		}
+		c->name = grown;
+		c->cap = cap;
+	}
+	at = group_end(c, key);
+	name = strdup(key);
+	if (!name) {
+		s->oom = 1;
+		return;
+	}
+	memmove(c->name + at + 1, c->name + at, (size_t)(c->n - at) * sizeof(*c->name));
+	c->name[at] = name;
+	c->n++;
+}
+
+/* A scalar's cell text; 0 for objects and arrays. */
+static int scalar_text(const cJSON *v, char *buf, size_t n, const char **out)
+{
+	if (cJSON_IsString(v)) {
+		*out = v->valuestring;
+	} else if (cJSON_IsNumber(v)) {
+		spp_cell_number(v->valuedouble, buf, n);
+		*out = buf;
+	} else if (cJSON_IsBool(v)) {
+		*out = cJSON_IsTrue(v) ? "true" : "false";
+	} else if (cJSON_IsNull(v)) {
+		*out = "";
+	} else {
+		return 0;
+	}
+	return 1;
+}
+
+/*
+ * An array of scalars as one cell: a shape joins with 'x' ("4096x4096"),
+ * anything else with ';'. Arrays holding objects (curves, runs) have no
+ * single-cell form: 0.
+ */
+static int join_array(const cJSON *arr, const char *sep, char *buf, size_t n)
+{
+	const cJSON *v;
+	size_t used = 0;
+	char num[40];
+
+	buf[0] = '\0';
+	cJSON_ArrayForEach(v, arr) {
+		const char *t;
+
+		if (!scalar_text(v, num, sizeof(num), &t))
+			return 0;
+		used += (size_t)snprintf(buf + used, n - used, "%s%s",
+					 v == arr->child ? "" : sep, t);
+		if (used >= n)
+			return 0;
+	}
+	return 1;
+}
+
+static void flatten(struct sink *s, const cJSON *obj, const char *prefix,
+		    const char *skip)
+{
+	const cJSON *v;
+	char key[512], buf[1024];
+
+	cJSON_ArrayForEach(v, obj) {
+		const char *t;
+
+		if (!v->string || (skip && strcmp(v->string, skip) == 0))
+			continue;
+		if ((size_t)snprintf(key, sizeof(key), "%s%s%s", prefix,
+				     *prefix ? "." : "", v->string) >= sizeof(key))
+			continue;
+		if (cJSON_IsObject(v)) {
+			flatten(s, v, key, NULL);
+		} else if (cJSON_IsArray(v)) {
+			if (cJSON_GetArraySize(v) > 0 &&
+			    join_array(v, strcmp(v->string, "shape") == 0 ? "x" : ";",
+				       buf, sizeof(buf)))
+				emit(s, key, buf);
+		} else if (scalar_text(v, buf, sizeof(buf), &t)) {
+			emit(s, key, t);
+		}
+	}
+}
+
+static void model_cells(struct sink *s, const cJSON *report)
+{
+	const char *path = spp_cell_str(report, "model.path");
+	const char *hash = spp_cell_str(report, "model.hash.value");
+
+	emit(s, "model.path", path ? path : "");
+	emit(s, "model.hash", hash ? hash : "");
+}
+
+/* Every row of the report through s: one per layer, or one per run. */
+static void each_row(struct sink *s, const cJSON *report,
+		     int (*row_done)(struct sink *, void *), void *ctx)
+{
+	const cJSON *layers = spp_cell_get(report, "layers"), *l;
+
+	cJSON_ArrayForEach(l, (cJSON_IsArray(layers) ? layers : NULL)) {
+		const cJSON *runs = spp_cell_get(l, "runs"), *run;
+		int nruns = cJSON_IsArray(runs) ? cJSON_GetArraySize(runs) : 0;
+
+		if (!cJSON_IsObject(l))
+			continue;
+		for (int r = 0; r < (nruns ? nruns : 1); r++) {
+			run = nruns ? cJSON_GetArrayItem(runs, r) : NULL;
+			model_cells(s, report);
+			flatten(s, l, "", "runs");
+			if (cJSON_IsObject(run))
+				flatten(s, run, "", NULL);
+			if (s->oom || (row_done && row_done(s, ctx)))
+				return;
+		}
+	}
+}
+
+static void put_field(FILE *f, const char *v)
+{
+	size_t len = strlen(v);
+
+	/* quote only where RFC 4180 needs it, so numbers stay bare */
+	if (strpbrk(v, ",\"\r\n") || (len && (v[0] == ' ' || v[len - 1] == ' ')))
+		csv_fwrite(f, v, len);
+	else
+		fwrite(v, 1, len, f);
+}
+
+static void put_line(FILE *f, char *const *cells, int n)
+{
+	for (int i = 0; i < n; i++) {
+		if (i)
+			fputc(',', f);
+		if (cells[i])
+			put_field(f, cells[i]);
+	}
+	fputc('\n', f);
+}
+
+static int row_done(struct sink *s, void *ctx)
+{
+	FILE *f = ctx;
+
+	put_line(f, s->cells, s->cols->n);
+	for (int i = 0; i < s->cols->n; i++) {
+		free(s->cells[i]);
+		s->cells[i] = NULL;
+	}
+	return ferror(f) != 0;
+}
+
 int spp_report_write_csv(const cJSON *report, FILE *f, struct spp_error *err)
-{ (void)report; (void)f; (void)err; return 0; }
+{
+	struct columns cols = {0};
+	struct sink s = {&cols, NULL, 0};
+	int rc = SPP_OK;
+
+	/* model columns lead even in a report with no layers */
+	model_cells(&s, report);
+	each_row(&s, report, NULL, NULL);
+	if (!s.oom)
+		s.cells = calloc((size_t)cols.n, sizeof(*s.cells));
+	if (!s.cells)
+		goto done;
+	put_line(f, cols.name, cols.n);
+	each_row(&s, report, row_done, f);
+done:
+	if (s.oom || !s.cells)
+		rc = spp_error_set(err, SPP_E_NOMEM, "out of memory writing CSV");
+	else if (ferror(f))
+		rc = spp_error_set(err, SPP_E_OUTPUT, "cannot write the report: %s",
+				   strerror(errno));
+	if (s.cells)
+		for (int i = 0; i < cols.n; i++)
+			free(s.cells[i]);
+	free(s.cells);
+	for (int i = 0; i < cols.n; i++)
+		free(cols.name[i]);
+	free(cols.name);
+	return rc;
+}

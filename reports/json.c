@@ -1,5 +1,408 @@
+/* The report tree (DESIGN section 6) built from an analysis, and its JSON writer. */
 #include "reports/report.h"
-cJSON *spp_report_build(const struct spp_analysis *a, const char *tool_version, struct spp_error *err)
-{ (void)a; (void)tool_version; (void)err; return cJSON_CreateObject(); }
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <omp.h>
+
+#include "reports/cells.h"
+
+/*
+ * Building a tree is a long run of cJSON_Add* calls, each of which can fail
+ * only for memory. Rather than test each one, the helpers below remember the
+ * first failure and accept a NULL parent, so the build runs to the end and
+ * is checked once.
+ */
+struct build {
+	int oom;
+};
+
+static cJSON *checked(struct build *b, cJSON *item)
+{
+	if (!item)
+		b->oom = 1;
+	return item;
+}
+
+static cJSON *add_obj(struct build *b, cJSON *parent, const char *key)
+{
+	return parent ? checked(b, cJSON_AddObjectToObject(parent, key)) : NULL;
+}
+
+static cJSON *add_arr(struct build *b, cJSON *parent, const char *key)
+{
+	return parent ? checked(b, cJSON_AddArrayToObject(parent, key)) : NULL;
+}
+
+static void add_num(struct build *b, cJSON *parent, const char *key, double v)
+{
+	if (parent)
+		checked(b, cJSON_AddNumberToObject(parent, key, v));
+}
+
+static void add_null(struct build *b, cJSON *parent, const char *key)
+{
+	if (parent)
+		checked(b, cJSON_AddNullToObject(parent, key));
+}
+
+/* A figure that may be unknown: null when !known. */
+static void add_num_or_null(struct build *b, cJSON *parent, const char *key,
+			    int known, double v)
+{
+	if (known)
+		add_num(b, parent, key, v);
+	else
+		add_null(b, parent, key);
+}
+
+static void add_str(struct build *b, cJSON *parent, const char *key,
+		    const char *s)
+{
+	if (!parent)
+		return;
+	if (s)
+		checked(b, cJSON_AddStringToObject(parent, key, s));
+	else
+		add_null(b, parent, key);
+}
+
+static void add_bool(struct build *b, cJSON *parent, const char *key, int v)
+{
+	if (parent)
+		checked(b, cJSON_AddBoolToObject(parent, key, v));
+}
+
+static void push(struct build *b, cJSON *arr, cJSON *item)
+{
+	if (!checked(b, item))
+		return;
+	if (!arr) {
+		cJSON_Delete(item);
+		return;
+	}
+	cJSON_AddItemToArray(arr, item);
+}
+
+/* "model name" of the first processor; 0 and an empty buf when unknown (not x86, no /proc). */
+static int cpu_model(char *buf, size_t n)
+{
+	char line[512];
+	FILE *f = fopen("/proc/cpuinfo", "r");
+	int found = 0;
+
+	buf[0] = '\0';
+	if (!f)
+		return 0;
+	while (!found && fgets(line, sizeof(line), f)) {
+		char *colon = strchr(line, ':');
+		char *v, *end;
+
+		if (strncmp(line, "model name", 10) != 0 || !colon)
+			continue;
+		v = colon + 1;
+		while (isspace((unsigned char)*v))
+			v++;
+		end = v + strlen(v);
+		while (end > v && isspace((unsigned char)end[-1]))
+			*--end = '\0';
+		if (*v) {
+			snprintf(buf, n, "%s", v);
+			found = 1;
+		}
+	}
+	fclose(f);
+	return found;
+}
+
+/*
+ * ISO-8601 UTC. SOURCE_DATE_EPOCH, when set, stands in for the clock so
+ * that reports built in tests and reproducible pipelines compare equal.
+ */
+static void created_time(char *buf, size_t n)
+{
+	const char *sde = getenv("SOURCE_DATE_EPOCH");
+	time_t t = time(NULL);
+	struct tm tm;
+
+	if (sde && *sde) {
+		char *end;
+		long long v;
+
+		errno = 0;
+		v = strtoll(sde, &end, 10);
+		if (!errno && !*end && v >= 0)
+			t = (time_t)v;
+	}
+	if (!gmtime_r(&t, &tm) ||
+	    !strftime(buf, n, "%Y-%m-%dT%H:%M:%SZ", &tm))
+		snprintf(buf, n, "%s", "1970-01-01T00:00:00Z");
+}
+
+static void build_model(struct build *b, cJSON *root, const struct spp_analysis *a)
+{
+	const struct spp_model_totals *t = &a->totals;
+	cJSON *m = add_obj(b, root, "model");
+	cJSON *h;
+
+	add_str(b, m, "path", a->model ? a->model->path : NULL);
+	add_str(b, m, "format", a->model ? a->model->format : NULL);
+	h = add_obj(b, m, "hash");
+	add_str(b, h, "algo", t->hash.algo);
+	add_str(b, h, "value", t->hash.hex[0] ? t->hash.hex : NULL);
+	add_num(b, m, "bytes", (double)t->bytes);
+	add_num(b, m, "params", (double)t->params);
+	add_num(b, m, "nnz", (double)t->nnz);
+	add_num_or_null(b, m, "sparsity", t->params > 0, t->sparsity);
+	add_num(b, m, "tensors", (double)t->tensors);
+	add_num(b, m, "layers", a->nlayers);
+}
+
+static void build_machine(struct build *b, cJSON *root)
+{
+	char cpu[256];
+	cJSON *m = add_obj(b, root, "machine");
+
+	add_str(b, m, "cpu", cpu_model(cpu, sizeof(cpu)) ? cpu : NULL);
+	add_num(b, m, "threads", omp_get_max_threads());
+	/* filled by the kernels and counters parts once they measure them */
+	add_null(b, m, "caches");
+	add_null(b, m, "peak_bw_gbs");
+	add_null(b, m, "peak_gflops");
+	add_null(b, m, "counters");
+	add_null(b, m, "dense_blas");
+	add_arr(b, m, "gpus");
+}
+
+static void build_settings(struct build *b, cJSON *root,
+			   const struct spp_analyze_opts *o)
+{
+	cJSON *s = add_obj(b, root, "settings");
+
+	add_num(b, s, "n", (double)o->n);
+	add_null(b, s, "batch");
+	add_num_or_null(b, s, "threads", o->threads > 0, o->threads);
+	add_null(b, s, "repeats");
+	add_arr(b, s, "formats");
+	add_arr(b, s, "backends");
+	/* a double holds seeds up to 2^53 exactly; larger ones round */
+	add_num(b, s, "seed", (double)o->seed);
+	add_bool(b, s, "static", o->static_only);
+}
+
+static void build_pattern(struct build *b, cJSON *layer,
+			  const struct spp_layer_static *s)
+{
+	const struct spp_static_counts *c = &s->counts;
+	cJSON *p = add_obj(b, layer, "pattern");
+	cJSON *r;
+	char key[16];
+
+	add_str(b, p, "class", spp_pattern_class_name(s->cls));
+	for (int i = 0; i < SPP_NNM; i++)
+		add_num(b, p, spp_nm_patterns[i].key, s->nm[i]);
+	for (int i = 0; i < SPP_NBLOCK; i++) {
+		snprintf(key, sizeof(key), "block%d", spp_block_sizes[i]);
+		add_num(b, p, key, s->block[i]);
+	}
+	add_num(b, p, "zero_rows", (double)c->zero_rows);
+	add_num(b, p, "zero_cols", (double)c->zero_cols);
+	r = add_obj(b, p, "row_nnz");
+	add_num(b, r, "min", (double)c->row_nnz_min);
+	add_num(b, r, "max", (double)c->row_nnz_max);
+	add_num(b, r, "mean", s->row_nnz_mean);
+	/* std / mean has no value for an all-zero layer */
+	add_num_or_null(b, r, "cv", s->row_nnz_mean > 0, s->row_nnz_cv);
+}
+
+static void build_storage(struct build *b, cJSON *layer,
+			  const struct spp_layer_static *s)
+{
+	cJSON *st = add_obj(b, layer, "storage");
+
+	for (int f = 0; f < SPP_ST_COUNT; f++) {
+		const struct spp_storage *x = &s->storage[f];
+		cJSON *o = add_obj(b, st, spp_storage_key((enum spp_storage_fmt)f));
+
+		if (x->applicable) {
+			add_num(b, o, "bytes", x->bytes);
+			add_num_or_null(b, o, "ratio", x->bytes > 0, x->ratio);
+		} else {
+			add_null(b, o, "bytes");
+			add_null(b, o, "ratio");
+			add_bool(b, o, "applicable", 0);
+			add_str(b, o, "reason", x->reason[0] ? x->reason : "not applicable");
+		}
+	}
+}
+
+static cJSON *build_layer(struct build *b, const struct spp_layer *l,
+			  const struct spp_layer_static *s)
+{
+	cJSON *o = checked(b, cJSON_CreateObject());
+	cJSON *shape, *fl;
+
+	if (!o)
+		return NULL;
+	add_str(b, o, "name", l->name);
+	add_str(b, o, "op", spp_op_name(l->op));
+	add_str(b, o, "dtype", l->weight ? spp_dtype_name(l->weight->dtype) : NULL);
+	shape = add_arr(b, o, "shape");
+	for (int d = 0; l->weight && d < l->weight->ndim && d < SPP_MAX_DIMS; d++)
+		push(b, shape, cJSON_CreateNumber((double)l->weight->shape[d]));
+	add_num(b, o, "m", (double)l->view.m);
+	add_num(b, o, "k", (double)l->view.k);
+	add_num(b, o, "n", (double)l->n);
+	add_str(b, o, "n_source", l->n_source);
+	add_num(b, o, "numel", (double)s->numel);
+	add_num(b, o, "nnz", (double)s->counts.nnz);
+	add_num_or_null(b, o, "sparsity", s->numel > 0, s->sparsity);
+	build_pattern(b, o, s);
+	fl = add_obj(b, o, "flops");
+	add_num(b, fl, "dense", s->flops_dense);
+	add_num(b, fl, "sparse", s->flops_sparse);
+	add_num_or_null(b, fl, "theoretical_speedup",
+			s->counts.nnz > 0 && s->theoretical_speedup > 0,
+			s->theoretical_speedup);
+	build_storage(b, o, s);
+	add_arr(b, o, "runs");
+	add_obj(b, o, "breakeven");
+	add_null(b, o, "recommendation");
+	return o;
+}
+
+/*
+ * Model-wide sums over the GEMM layers. A format's storage sums only the
+ * layers it can hold, and its ratio compares against the dense bytes of
+ * those same layers, so an N:M format that fits half the layers is not
+ * credited with the other half.
+ */
+static void build_summary(struct build *b, cJSON *root, const struct spp_analysis *a)
+{
+	cJSON *s = add_obj(b, root, "summary");
+	cJSON *st, *fl;
+	double params = 0, nnz = 0, fd = 0, fs = 0;
+
+	for (int i = 0; i < a->nlayers; i++) {
+		params += (double)a->stats[i].numel;
+		nnz += (double)a->stats[i].counts.nnz;
+		fd += a->stats[i].flops_dense;
+		fs += a->stats[i].flops_sparse;
+	}
+	add_num(b, s, "layers", a->nlayers);
+	add_num(b, s, "gemm_params", params);
+	add_num(b, s, "gemm_nnz", nnz);
+	add_num_or_null(b, s, "gemm_sparsity", params > 0, 1.0 - nnz / (params > 0 ? params : 1));
+	st = add_obj(b, s, "storage");
+	for (int f = 0; f < SPP_ST_COUNT; f++) {
+		cJSON *o = add_obj(b, st, spp_storage_key((enum spp_storage_fmt)f));
+		double bytes = 0, dense = 0;
+		int nappl = 0;
+
+		for (int i = 0; i < a->nlayers; i++) {
+			const struct spp_layer_static *ls = &a->stats[i];
+
+			if (!ls->storage[f].applicable)
+				continue;
+			bytes += ls->storage[f].bytes;
+			dense += ls->storage[SPP_ST_DENSE].bytes;
+			nappl++;
+		}
+		add_num_or_null(b, o, "bytes", nappl > 0, bytes);
+		add_num_or_null(b, o, "ratio", nappl > 0 && bytes > 0, dense / (bytes > 0 ? bytes : 1));
+		add_num(b, o, "applicable_layers", nappl);
+	}
+	fl = add_obj(b, s, "flops");
+	add_num(b, fl, "dense", fd);
+	add_num(b, fl, "sparse", fs);
+	add_num_or_null(b, fl, "theoretical_speedup", fs > 0, fd / (fs > 0 ? fs : 1));
+}
+
+cJSON *spp_report_build(const struct spp_analysis *a, const char *tool_version,
+			struct spp_error *err)
+{
+	struct build b = {0};
+	cJSON *root = cJSON_CreateObject();
+	cJSON *tool, *layers, *warnings;
+	char created[32];
+
+	if (!root)
+		goto oom;
+	add_str(&b, root, "schema", SPP_REPORT_SCHEMA);
+	tool = add_obj(&b, root, "tool");
+	add_str(&b, tool, "name", "spprof");
+	add_str(&b, tool, "version", tool_version);
+	created_time(created, sizeof(created));
+	add_str(&b, root, "created", created);
+	build_model(&b, root, a);
+	build_machine(&b, root);
+	build_settings(&b, root, &a->opts);
+	layers = add_arr(&b, root, "layers");
+	for (int i = 0; i < a->nlayers && !b.oom; i++)
+		push(&b, layers, build_layer(&b, &a->layers[i], &a->stats[i]));
+	build_summary(&b, root, a);
+	warnings = add_arr(&b, root, "warnings");
+	for (int i = 0; i < a->nwarnings; i++)
+		push(&b, warnings, cJSON_CreateString(a->warnings[i]));
+	if (b.oom)
+		goto oom;
+	return root;
+oom:
+	cJSON_Delete(root);
+	spp_error_set(err, SPP_E_NOMEM, "out of memory building the report");
+	return NULL;
+}
+
+/*
+ * cJSON prints a double with 15 digits whenever they read back as roughly
+ * the same value, which drops the last bits (512/548 loses two ulp, 2^53+2
+ * becomes 9.00719925474099e+15). A report must read back exactly, so every
+ * number is replaced by raw text that does, in a copy of the tree.
+ */
+static int exact_numbers(cJSON *node)
+{
+	for (cJSON *c = node->child; c; c = c->next) {
+		if (cJSON_IsNumber(c)) {
+			char buf[40], *raw;
+
+			spp_cell_number(c->valuedouble, buf, sizeof(buf));
+			/* a NaN or infinity is not JSON; unknown is null */
+			if (!buf[0])
+				snprintf(buf, sizeof(buf), "null");
+			/* cJSON_Delete frees it with cJSON's allocator */
+			raw = cJSON_malloc(strlen(buf) + 1);
+			if (!raw)
+				return -1;
+			memcpy(raw, buf, strlen(buf) + 1);
+			c->type = cJSON_Raw;
+			c->valuestring = raw;
+		} else if ((cJSON_IsObject(c) || cJSON_IsArray(c)) && exact_numbers(c)) {
+			return -1;
+		}
+	}
+	return 0;
+}
+
 int spp_report_write_json(const cJSON *report, FILE *f, struct spp_error *err)
-{ (void)report; (void)f; (void)err; return 0; }
+{
+	cJSON *copy = cJSON_Duplicate(report, 1);
+	char *text = NULL;
+	int rc = SPP_OK;
+
+	if (!copy || exact_numbers(copy) || !(text = cJSON_Print(copy))) {
+		rc = spp_error_set(err, SPP_E_NOMEM, "out of memory printing the report");
+		goto done;
+	}
+	if (fputs(text, f) == EOF || fputc('\n', f) == EOF || ferror(f))
+		rc = spp_error_set(err, SPP_E_OUTPUT, "cannot write the report: %s",
+				   strerror(errno));
+done:
+	cJSON_free(text);
+	cJSON_Delete(copy);
+	return rc;
+}

@@ -1,0 +1,104 @@
+#include "reports/cells.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const cJSON *spp_cell_get(const cJSON *obj, const char *key)
+{
+	if (!cJSON_IsObject(obj))
+		return NULL;
+	return cJSON_GetObjectItemCaseSensitive(obj, key);
+}
+
+const cJSON *spp_cell_path(const cJSON *obj, const char *path)
+{
+	char key[128];
+
+	while (obj && *path) {
+		const char *dot = strchr(path, '.');
+		size_t len = dot ? (size_t)(dot - path) : strlen(path);
+
+		if (len >= sizeof(key))
+			return NULL;
+		memcpy(key, path, len);
+		key[len] = '\0';
+		obj = spp_cell_get(obj, key);
+		path += len + (dot != NULL);
+	}
+	return obj;
+}
+
+int spp_cell_num(const cJSON *obj, const char *path, double *out)
+{
+	const cJSON *v = spp_cell_path(obj, path);
+
+	if (!cJSON_IsNumber(v))
+		return 0;
+	*out = v->valuedouble;
+	return 1;
+}
+
+const char *spp_cell_str(const cJSON *obj, const char *path)
+{
+	const cJSON *v = spp_cell_path(obj, path);
+
+	return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+void spp_cell_number(double v, char *buf, size_t n)
+{
+	if (!isfinite(v)) {
+		snprintf(buf, n, "%s", "");
+		return;
+	}
+	/* integers print whole: "%.17g" would turn 1e17 into "1e+17" */
+	if (v == floor(v) && fabs(v) < 9.2e18) {
+		snprintf(buf, n, "%.0f", v);
+		return;
+	}
+	for (int prec = 15; prec <= 17; prec++) {
+		snprintf(buf, n, "%.*g", prec, v);
+		if (strtod(buf, NULL) == v)
+			return;
+	}
+}
+
+static void scaled(double v, double base, const char *const *suffix,
+		   int nsuffix, const char *unit, char *buf, size_t n)
+{
+	int i = 0;
+	double a = fabs(v);
+
+	if (!isfinite(v)) {
+		snprintf(buf, n, "%s", "");
+		return;
+	}
+	if (a < base) {
+		snprintf(buf, n, "%.0f%s%s", v, *unit ? " " : "", unit);
+		return;
+	}
+	while (a >= base && i < nsuffix - 1) {
+		a /= base;
+		v /= base;
+		i++;
+	}
+	/* three significant digits: 1.61, 16.1, 161 */
+	snprintf(buf, n, a < 10 ? "%.2f %s%s" : a < 100 ? "%.1f %s%s" : "%.0f %s%s",
+		 v, suffix[i], unit);
+}
+
+void spp_cell_count(double v, const char *unit, char *buf, size_t n)
+{
+	static const char *const sfx[] = {"", "K", "M", "G", "T", "P", "E"};
+
+	scaled(v, 1000.0, sfx, (int)(sizeof(sfx) / sizeof(sfx[0])), unit, buf, n);
+}
+
+void spp_cell_bytes(double v, char *buf, size_t n)
+{
+	static const char *const sfx[] = {"", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"};
+
+	scaled(v, 1024.0, sfx, (int)(sizeof(sfx) / sizeof(sfx[0])), "B", buf, n);
+}

@@ -1,0 +1,39 @@
+/*
+ * Private helpers of the report writers: typed lookups in a report tree and
+ * the formatting of figures into cells. Every writer renders from a tree
+ * that may come from a hand-edited file, so lookups never assume a type:
+ * a missing or mistyped field reads as "unknown" and is shown as null.
+ */
+#ifndef SPP_REPORTS_CELLS_H
+#define SPP_REPORTS_CELLS_H
+
+#include <stddef.h>
+
+#include <cjson/cJSON.h>
+
+/* Member `key` of obj when obj is an object; NULL otherwise. */
+const cJSON *spp_cell_get(const cJSON *obj, const char *key);
+
+/* Follow a dotted path ("pattern.row_nnz.cv") through nested objects. */
+const cJSON *spp_cell_path(const cJSON *obj, const char *path);
+
+/* 1 and *out set when the member at path is a number, else 0. */
+int spp_cell_num(const cJSON *obj, const char *path, double *out);
+
+/* The string at path, or NULL when absent or not a string. */
+const char *spp_cell_str(const cJSON *obj, const char *path);
+
+/*
+ * Shortest text that reads back as v ("%.15g" up to "%.17g"); integral
+ * values up to 2^63 as plain integers. NaN/Inf (never in a parsed report)
+ * come out as an empty cell.
+ */
+void spp_cell_number(double v, char *buf, size_t n);
+
+/* Count with a decimal suffix: "512", "7.24 K", "1.61 G" (then unit appended). */
+void spp_cell_count(double v, const char *unit, char *buf, size_t n);
+
+/* Byte size in binary units: "512 B", "3.50 KiB", "1.20 GiB". */
+void spp_cell_bytes(double v, char *buf, size_t n);
+
+#endif

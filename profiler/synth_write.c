@@ -18,6 +18,7 @@
  * zero padding of DESIGN section 3.
  */
 #include "profiler/synth.h"
+#include "profiler/atomic_file.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -457,111 +458,43 @@ static int check_layers(const struct spp_synth_layer *layers, int nlayers,
 	return SPP_OK;
 }
 
-/* "<dir>/.<base>.XXXXXX" next to path, for mkstemp; heap string. */
-static char *temp_template(const char *path)
-{
-	const char *slash = strrchr(path, '/');
-	size_t dir_len = slash ? (size_t)(slash - path) + 1 : 0;
-	size_t n = strlen(path) + 16;
-	char *t = malloc(n);
-
-	if (t)
-		snprintf(t, n, "%.*s.%s.XXXXXX", (int)dir_len, path, path + dir_len);
-	return t;
-}
-
-/* Make the rename durable; best effort, a failure loses nothing written. */
-static void sync_dir(const char *path)
-{
-	const char *slash = strrchr(path, '/');
-	char *dir = slash ? strndup(path, (size_t)(slash - path) + 1) : strdup(".");
-	int fd;
-
-	if (!dir)
-		return;
-	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd >= 0) {
-		fsync(fd);
-		close(fd);
-	}
-	free(dir);
-}
-
 int spp_synth_write(const char *path, const struct spp_synth_layer *layers,
 		    int nlayers, uint64_t seed, struct spp_error *err)
 {
-	char *header = NULL, *tmp = NULL;
+	struct spp_atomic_file af = {0};
 	unsigned char len_le[8];
 	size_t header_len = 0;
-	FILE *f = NULL;
-	int fd = -1, rc, e = 0;
+	char *header = NULL;
+	int rc;
 
 	rc = check_layers(layers, nlayers, err);
 	if (rc)
 		return rc;
 	header = build_header(layers, nlayers, seed, &header_len);
-	tmp = temp_template(path);
-	if (!header || !tmp) {
-		rc = spp_error_set(err, SPP_E_NOMEM, "'%s': out of memory for the header", path);
+	if (!header)
+		return spp_error_set(err, SPP_E_NOMEM, "'%s': out of memory for the header", path);
+	rc = spp_atomic_open(&af, path, err);
+	if (rc)
 		goto out;
-	}
-	fd = mkstemp(tmp);
-	if (fd < 0) {
-		rc = spp_error_set(err, SPP_E_OUTPUT, "cannot write '%s': %s", path,
-				   strerror(errno));
-		free(tmp);
-		tmp = NULL;
-		goto out;
-	}
-	/* mkstemp makes 0600; a model is as readable as any written file */
-	fchmod(fd, 0644);
-	f = fdopen(fd, "wb");
-	if (!f) {
-		e = errno;
-		close(fd);
-		goto fail;
-	}
-	setvbuf(f, NULL, _IOFBF, 1 << 20);
 	for (int b = 0; b < 8; b++)
 		len_le[b] = (unsigned char)((uint64_t)header_len >> (8 * b));
-	if (fwrite(len_le, 1, 8, f) != 8 || fwrite(header, 1, header_len, f) != header_len)
-		goto write_fail;
+	if (fwrite(len_le, 1, 8, af.f) != 8 ||
+	    fwrite(header, 1, header_len, af.f) != header_len) {
+		rc = spp_error_set(err, SPP_E_OUTPUT, "cannot write '%s': %s", path,
+				   strerror(errno ? errno : EIO));
+		goto out;
+	}
 	for (int i = 0; i < nlayers; i++) {
-		rc = write_layer(f, &layers[i], seed, i, err);
+		rc = write_layer(af.f, &layers[i], seed, i, err);
 		if (rc == 1)
-			goto write_fail;
-		if (rc) {
-			fclose(f);
-			f = NULL;
-			unlink(tmp);
+			rc = spp_error_set(err, SPP_E_OUTPUT, "cannot write '%s': %s", path,
+					   strerror(errno ? errno : EIO));
+		if (rc)
 			goto out;
-		}
 	}
-	if (fflush(f) != 0 || fsync(fileno(f)) != 0)
-		goto write_fail;
-	rc = fclose(f);
-	f = NULL;
-	if (rc != 0) {
-		e = errno;
-		goto fail;
-	}
-	if (rename(tmp, path) != 0) {
-		e = errno;
-		goto fail;
-	}
-	sync_dir(path);
-	rc = SPP_OK;
-	goto out;
-write_fail:
-	e = errno;
-	fclose(f);
-	f = NULL;
-fail:
-	unlink(tmp);
-	rc = spp_error_set(err, SPP_E_OUTPUT, "cannot write '%s': %s", path,
-			   strerror(e ? e : EIO));
+	rc = spp_atomic_commit(&af, err);
 out:
+	spp_atomic_abort(&af);
 	free(header);
-	free(tmp);
 	return rc;
 }

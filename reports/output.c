@@ -1,13 +1,11 @@
 /* Choosing a writer, and writing a report file atomically. */
 #include "reports/report.h"
 
+#include "profiler/atomic_file.h"
+
 #include <errno.h>
-#include <fcntl.h>
-#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 int spp_report_format_from_name(const char *name, enum spp_report_format *out)
 {
@@ -60,82 +58,26 @@ int spp_report_render(const cJSON *report, enum spp_report_format fmt, FILE *f,
 	return spp_error_set(err, SPP_E_USAGE, "unknown report format %d", (int)fmt);
 }
 
-/* Make the rename itself durable; a failure here loses nothing already written. */
-static void sync_dir(const char *path)
-{
-	const char *slash = strrchr(path, '/');
-	char *dir = slash ? strndup(path, (size_t)(slash - path) + 1) : strdup(".");
-	int fd;
-
-	if (!dir)
-		return;
-	fd = open(dir, O_RDONLY | O_DIRECTORY);
-	if (fd >= 0) {
-		fsync(fd);
-		close(fd);
-	}
-	free(dir);
-}
-
-static int write_error(struct spp_error *err, const char *path)
-{
-	return spp_error_set(err, SPP_E_OUTPUT, "cannot write '%s': %s", path,
-			     strerror(errno ? errno : EIO));
-}
-
 int spp_report_write_file(const cJSON *report, enum spp_report_format fmt,
 			  const char *path, const struct spp_render_opts *o,
 			  struct spp_error *err)
 {
-	const char *slash = strrchr(path, '/');
-	size_t dirlen = slash ? (size_t)(slash - path) + 1 : 0;
-	size_t cap = strlen(path) + sizeof("/..XXXXXX");
+	struct spp_atomic_file af;
 	struct spp_error rerr = {0};
-	char *tmp = malloc(cap);
-	FILE *f = NULL;
-	int fd = -1, rc;
+	int rc;
 
-	if (!tmp)
-		return spp_error_set(err, SPP_E_NOMEM, "cannot write '%s': out of memory", path);
-	/* hidden and in the same folder, so the rename cannot cross file systems */
-	snprintf(tmp, cap, "%.*s.%s.XXXXXX", (int)dirlen, path, path + dirlen);
-	fd = mkstemp(tmp);
-	if (fd < 0) {
-		rc = write_error(err, path);
-		free(tmp);
+	rc = spp_atomic_open(&af, path, err);
+	if (rc)
 		return rc;
-	}
-	/* mkstemp makes 0600; a report is meant to be read by others */
-	if (fchmod(fd, 0644) != 0 || !(f = fdopen(fd, "w"))) {
-		rc = write_error(err, path);
-		goto fail;
-	}
-	fd = -1;
 	errno = 0;
-	rc = spp_report_render(report, fmt, f, o, &rerr);
-	if (rc == SPP_E_NOMEM) {
-		spp_error_set(err, rc, "cannot write '%s': %s", path, rerr.msg);
-		goto fail;
+	rc = spp_report_render(report, fmt, af.f, o, &rerr);
+	if (rc) {
+		int e = errno;
+		spp_atomic_abort(&af);
+		if (rc == SPP_E_NOMEM)
+			return spp_error_set(err, rc, "cannot write '%s': %s", path, rerr.msg);
+		return spp_error_set(err, SPP_E_OUTPUT, "cannot write '%s': %s", path,
+				     strerror(e ? e : EIO));
 	}
-	if (rc || fflush(f) != 0 || fsync(fileno(f)) != 0) {
-		rc = write_error(err, path);
-		goto fail;
-	}
-	rc = fclose(f);
-	f = NULL;
-	if (rc != 0 || rename(tmp, path) != 0) {
-		rc = write_error(err, path);
-		goto fail;
-	}
-	free(tmp);
-	sync_dir(path);
-	return SPP_OK;
-fail:
-	if (f)
-		fclose(f);
-	if (fd >= 0)
-		close(fd);
-	unlink(tmp);
-	free(tmp);
-	return rc;
+	return spp_atomic_commit(&af, err);
 }

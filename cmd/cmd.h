@@ -20,10 +20,14 @@ struct spp_cmd {
 int cmd_analyze(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_synth(int argc, char **argv);
+int cmd_info(int argc, char **argv);
+int cmd_calibrate(int argc, char **argv);
 
 extern const char cmd_analyze_usage[];
 extern const char cmd_report_usage[];
 extern const char cmd_synth_usage[];
+extern const char cmd_info_usage[];
+extern const char cmd_calibrate_usage[];
 
 /* Print "spprof: MSG" for err on stderr; returns the status's exit code. */
 int cmd_fail(const struct spp_error *err);

@@ -23,6 +23,10 @@ static const char cmd_version_usage[] =
 static const struct spp_cmd commands[] = {
 	{"analyze", cmd_analyze, "profile a model: static metrics per layer",
 	 cmd_analyze_usage},
+	{"info", cmd_info, "machine, vector ISA, caches, dense BLAS, calibration",
+	 cmd_info_usage},
+	{"calibrate", cmd_calibrate, "measure peak bandwidth and FLOP rate, cache them",
+	 cmd_calibrate_usage},
 	{"report", cmd_report, "re-render a saved JSON report (text, json, csv)",
 	 cmd_report_usage},
 	{"synth", cmd_synth, "write a synthetic safetensors model with chosen patterns",

@@ -41,6 +41,15 @@ int spp_report_format_from_path(const char *path, enum spp_report_format *out);
 cJSON *spp_report_build(const struct spp_analysis *a, const char *tool_version,
 			struct spp_error *err);
 
+struct spp_machine;
+
+/*
+ * The "machine" block (DESIGN section 6) of a machine description: cpu,
+ * isa, caches, calibrated peaks (null when not calibrated), dense BLAS.
+ * NULL only when out of memory.
+ */
+cJSON *spp_report_machine(const struct spp_machine *m);
+
 /*
  * Load a saved JSON report and check that it is a spprof.report/1 document
  * with the structure the writers need. SPP_E_IO / SPP_E_FORMAT naming the

@@ -1,0 +1,118 @@
+/* spprof info: the machine, the dense BLAS, calibration, counter sources. */
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cmd/cmd.h"
+#include "profiler/machine.h"
+#include "reports/report.h"
+
+const char cmd_info_usage[] =
+	"usage: spprof info [--threads T] [--format text|json]\n"
+	"\n"
+	"Describe this machine as a report's \"machine\" block does: CPU model and\n"
+	"vector ISA, cache sizes (with a note when the OS reports something no real\n"
+	"CPU has), threads, the dense BLAS (name, version, core type in use, and\n"
+	"OPENBLAS_CORETYPE when set), and the calibrated peaks for T threads\n"
+	"(measure them with 'spprof calibrate').\n";
+
+enum { OPT_THREADS = 1000, OPT_FORMAT };
+
+static const struct option info_options[] = {
+	{"threads", required_argument, NULL, OPT_THREADS},
+	{"format", required_argument, NULL, OPT_FORMAT},
+	{NULL, 0, NULL, 0},
+};
+
+static void print_size(FILE *f, uint64_t b)
+{
+	if (b >= (UINT64_C(1) << 20) && b % (UINT64_C(1) << 20) == 0)
+		fprintf(f, "%llu MiB", (unsigned long long)(b >> 20));
+	else
+		fprintf(f, "%llu KiB", (unsigned long long)(b >> 10));
+}
+
+static void print_text(const struct spp_machine *m)
+{
+	printf("cpu          %s%s%s%s\n", m->cpu[0] ? m->cpu : "unknown",
+	       m->vendor[0] ? " (" : "", m->vendor, m->vendor[0] ? ")" : "");
+	if (m->hypervisor[0])
+		printf("virtualized  %s guest\n", m->hypervisor);
+	printf("vector isa   %s\n", spp_isa_name(m->isa));
+	printf("threads      %d of %d logical CPUs\n", m->threads, m->logical_cpus);
+	printf("caches       ");
+	for (int i = 0; i < m->ncaches; i++) {
+		const struct spp_cache_level *c = &m->caches[i];
+		if (strcmp(c->type, "instruction") == 0)
+			continue;
+		printf("%sL%d%s ", i ? ", " : "", c->level,
+		       strcmp(c->type, "data") == 0 ? "d" : "");
+		print_size(stdout, c->size);
+		if (c->ways)
+			printf(" %d-way", c->ways);
+		if (c->shared_by > 1)
+			printf(" shared by %d", c->shared_by);
+	}
+	printf("%s(%s)\n", m->ncaches ? " " : "", m->cache_source[0] ? m->cache_source : "none");
+	if (m->cache_note[0])
+		printf("             note: %s\n", m->cache_note);
+	printf("dense blas   %s %s, core %s, %d threads, OPENBLAS_CORETYPE %s\n",
+	       m->blas.name, m->blas.version, m->blas.core[0] ? m->blas.core : "unknown",
+	       m->blas.max_threads,
+	       m->blas.coretype_env[0] ? m->blas.coretype_env : "unset");
+	if (m->have_calibration)
+		printf("calibration  %d threads: read %.1f GB/s, triad %.1f GB/s, "
+		       "peak %.1f GFLOP/s (%s), measured %s\n",
+		       m->cal.threads, m->cal.read_gbs, m->cal.triad_gbs,
+		       m->cal.peak_gflops, m->cal.isa, m->cal.when);
+	else
+		printf("calibration  none for %d threads: run 'spprof calibrate'\n",
+		       m->threads);
+}
+
+int cmd_info(int argc, char **argv)
+{
+	struct spp_machine m;
+	const char *format = "text";
+	int threads = 0, c;
+	int64_t v;
+
+	optind = 0;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":", info_options, NULL)) != -1) {
+		switch (c) {
+		case OPT_THREADS:
+			if (cmd_parse_i64(optarg, 1, 4096, &v))
+				return cmd_usage_error("info", "--threads wants 1..4096, not '%s'", optarg);
+			threads = (int)v;
+			break;
+		case OPT_FORMAT:
+			format = optarg;
+			break;
+		case ':':
+			return cmd_usage_error("info", "option '%s' needs a value", argv[optind - 1]);
+		default:
+			return cmd_usage_error("info", "unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind != argc)
+		return cmd_usage_error("info", "unexpected argument '%s'", argv[optind]);
+	if (strcmp(format, "text") != 0 && strcmp(format, "json") != 0)
+		return cmd_usage_error("info", "unknown --format '%s' (text, json)", format);
+
+	spp_machine_describe(&m, threads);
+	if (strcmp(format, "json") == 0) {
+		cJSON *o = spp_report_machine(&m);
+		char *text = o ? cJSON_Print(o) : NULL;
+		cJSON_Delete(o);
+		if (!text) {
+			fprintf(stderr, "spprof info: out of memory\n");
+			return 3;
+		}
+		puts(text);
+		cJSON_free(text);
+		return 0;
+	}
+	print_text(&m);
+	return 0;
+}

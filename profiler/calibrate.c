@@ -1,0 +1,495 @@
+/*
+ * spprof calibrate: the machine's peak read and triad bandwidth (STREAM-like)
+ * and fp32 FMA rate for 1..T threads, cached per machine and thread count so
+ * that every later report can give bw_util without measuring again.
+ *
+ * Cache file: <spp_calibration_path()>/calibration.json,
+ *   {"schema": "spprof.calibration/1",
+ *    "entries": [{machine, cpu, threads, read_gbs, triad_gbs, peak_gflops, isa, when}]}
+ * where machine is /etc/machine-id (the hostname when absent).
+ */
+#include "profiler/machine.h"
+
+#include <errno.h>
+#include <omp.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "profiler/atomic_file.h"
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+#define CAL_SCHEMA "spprof.calibration/1"
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Pin the calling OpenMP thread to one CPU; best effort. */
+static void pin_self(int t)
+{
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	cpu_set_t set;
+
+	if (ncpu <= 0)
+		return;
+	CPU_ZERO(&set);
+	CPU_SET((int)(t % ncpu), &set);
+	pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+}
+
+/* ---- probes: the sum keeps the compiler from dropping the reads ---- */
+
+#if defined(__x86_64__)
+__attribute__((target("avx512f")))
+static float read_avx512(const float *a, size_t n)
+{
+	__m512 s0 = _mm512_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
+	size_t i = 0;
+	for (; i + 64 <= n; i += 64) {
+		s0 = _mm512_add_ps(s0, _mm512_load_ps(a + i));
+		s1 = _mm512_add_ps(s1, _mm512_load_ps(a + i + 16));
+		s2 = _mm512_add_ps(s2, _mm512_load_ps(a + i + 32));
+		s3 = _mm512_add_ps(s3, _mm512_load_ps(a + i + 48));
+	}
+	float s = _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(s0, s1), _mm512_add_ps(s2, s3)));
+	for (; i < n; i++)
+		s += a[i];
+	return s;
+}
+
+__attribute__((target("avx2")))
+static float read_avx2(const float *a, size_t n)
+{
+	__m256 s0 = _mm256_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
+	size_t i = 0;
+	float lanes[8], s = 0;
+	for (; i + 32 <= n; i += 32) {
+		s0 = _mm256_add_ps(s0, _mm256_load_ps(a + i));
+		s1 = _mm256_add_ps(s1, _mm256_load_ps(a + i + 8));
+		s2 = _mm256_add_ps(s2, _mm256_load_ps(a + i + 16));
+		s3 = _mm256_add_ps(s3, _mm256_load_ps(a + i + 24));
+	}
+	_mm256_storeu_ps(lanes, _mm256_add_ps(_mm256_add_ps(s0, s1), _mm256_add_ps(s2, s3)));
+	for (int l = 0; l < 8; l++)
+		s += lanes[l];
+	for (; i < n; i++)
+		s += a[i];
+	return s;
+}
+
+/* FMA throughput: 12 independent chains hide the FMA latency; written out
+ * so that every accumulator stays in a register at any optimisation level. */
+#define FMA12(fma, acc, x, y)                                                  \
+	do {                                                                   \
+		acc##0 = fma(acc##0, x, y); acc##1 = fma(acc##1, x, y);        \
+		acc##2 = fma(acc##2, x, y); acc##3 = fma(acc##3, x, y);        \
+		acc##4 = fma(acc##4, x, y); acc##5 = fma(acc##5, x, y);        \
+		acc##6 = fma(acc##6, x, y); acc##7 = fma(acc##7, x, y);        \
+		acc##8 = fma(acc##8, x, y); acc##9 = fma(acc##9, x, y);        \
+		acc##10 = fma(acc##10, x, y); acc##11 = fma(acc##11, x, y);    \
+	} while (0)
+
+__attribute__((target("avx512f")))
+static float fma_avx512(long iters)
+{
+	__m512 x = _mm512_set1_ps(0.999f), y = _mm512_set1_ps(1e-7f);
+	__m512 a0 = _mm512_set1_ps(0), a1 = _mm512_set1_ps(1), a2 = _mm512_set1_ps(2),
+	       a3 = _mm512_set1_ps(3), a4 = _mm512_set1_ps(4), a5 = _mm512_set1_ps(5),
+	       a6 = _mm512_set1_ps(6), a7 = _mm512_set1_ps(7), a8 = _mm512_set1_ps(8),
+	       a9 = _mm512_set1_ps(9), a10 = _mm512_set1_ps(10), a11 = _mm512_set1_ps(11);
+	for (long i = 0; i < iters; i++)
+		FMA12(_mm512_fmadd_ps, a, x, y);
+	a0 = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3)),
+			   _mm512_add_ps(_mm512_add_ps(a4, a5), _mm512_add_ps(a6, a7)));
+	a0 = _mm512_add_ps(a0, _mm512_add_ps(_mm512_add_ps(a8, a9), _mm512_add_ps(a10, a11)));
+	return _mm512_reduce_add_ps(a0);
+}
+
+__attribute__((target("avx2,fma")))
+static float fma_avx2(long iters)
+{
+	__m256 x = _mm256_set1_ps(0.999f), y = _mm256_set1_ps(1e-7f);
+	__m256 a0 = _mm256_set1_ps(0), a1 = _mm256_set1_ps(1), a2 = _mm256_set1_ps(2),
+	       a3 = _mm256_set1_ps(3), a4 = _mm256_set1_ps(4), a5 = _mm256_set1_ps(5),
+	       a6 = _mm256_set1_ps(6), a7 = _mm256_set1_ps(7), a8 = _mm256_set1_ps(8),
+	       a9 = _mm256_set1_ps(9), a10 = _mm256_set1_ps(10), a11 = _mm256_set1_ps(11);
+	float lanes[8], s = 0;
+	for (long i = 0; i < iters; i++)
+		FMA12(_mm256_fmadd_ps, a, x, y);
+	a0 = _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3)),
+			   _mm256_add_ps(_mm256_add_ps(a4, a5), _mm256_add_ps(a6, a7)));
+	a0 = _mm256_add_ps(a0, _mm256_add_ps(_mm256_add_ps(a8, a9), _mm256_add_ps(a10, a11)));
+	_mm256_storeu_ps(lanes, a0);
+	for (int l = 0; l < 8; l++)
+		s += lanes[l];
+	return s;
+}
+#endif
+
+static float read_portable(const float *a, size_t n)
+{
+	float s[8] = {0};
+	size_t i = 0;
+	for (; i + 8 <= n; i += 8)
+		for (int l = 0; l < 8; l++)
+			s[l] += a[i + l];
+	for (; i < n; i++)
+		s[0] += a[i];
+	return s[0] + s[1] + s[2] + s[3] + s[4] + s[5] + s[6] + s[7];
+}
+
+static float fma_portable(long iters)
+{
+	float acc[8];
+	for (int j = 0; j < 8; j++)
+		acc[j] = (float)j;
+	for (long i = 0; i < iters; i++)
+		for (int j = 0; j < 8; j++)
+			acc[j] = acc[j] * 0.999f + 1e-7f;
+	return acc[0] + acc[7];
+}
+
+static float read_chunk(enum spp_isa isa, const float *a, size_t n)
+{
+#if defined(__x86_64__)
+	if (isa >= SPP_ISA_AVX512)
+		return read_avx512(a, n);
+	if (isa >= SPP_ISA_AVX2)
+		return read_avx2(a, n);
+#endif
+	(void)isa;
+	return read_portable(a, n);
+}
+
+/* FLOPs per iteration of each FMA probe: chains x lanes x 2. */
+static double fma_flops_per_iter(enum spp_isa isa)
+{
+	return isa >= SPP_ISA_AVX512 ? 12 * 16 * 2 : isa >= SPP_ISA_AVX2 ? 12 * 8 * 2 : 8 * 2;
+}
+
+static float fma_run(enum spp_isa isa, long iters)
+{
+#if defined(__x86_64__)
+	if (isa >= SPP_ISA_AVX512)
+		return fma_avx512(iters);
+	if (isa >= SPP_ISA_AVX2)
+		return fma_avx2(iters);
+#endif
+	(void)isa;
+	return fma_portable(iters);
+}
+
+/* Arrays several times any plausible last-level cache, so they stream from DRAM. */
+#define PROBE_BYTES (UINT64_C(768) << 20)
+
+struct probe_arrays {
+	float *a, *b, *c;
+	size_t n;          /* elements of each array */
+};
+
+static int probe_alloc(struct probe_arrays *p)
+{
+	p->n = PROBE_BYTES / 3 / sizeof(float) / 64 * 64;
+	p->a = aligned_alloc(64, p->n * sizeof(float));
+	p->b = aligned_alloc(64, p->n * sizeof(float));
+	p->c = aligned_alloc(64, p->n * sizeof(float));
+	if (!p->a || !p->b || !p->c)
+		return -1;
+	/* first touch in parallel, so pages spread over the threads that use them */
+#pragma omp parallel for schedule(static)
+	for (size_t i = 0; i < p->n; i++) {
+		p->a[i] = 0.0f;
+		p->b[i] = 1.0f;
+		p->c[i] = 2.0f;
+	}
+	return 0;
+}
+
+static void probe_free(struct probe_arrays *p)
+{
+	free(p->a);
+	free(p->b);
+	free(p->c);
+}
+
+/* Best of repeated runs within `seconds`, STREAM's convention. */
+static void measure(struct probe_arrays *p, int threads, enum spp_isa isa,
+		    double seconds, struct spp_calibration *out)
+{
+	double best_read = 1e30, best_triad = 1e30, best_fma = 1e30;
+	const long fma_iters = 4000000;
+	volatile float sink = 0;
+	double t0 = now_s();
+
+	for (int rep = 0; rep < 3 || now_s() - t0 < seconds; rep++) {
+		double t = now_s();
+		float total = 0;
+#pragma omp parallel num_threads(threads) reduction(+ : total)
+		{
+			int tid = omp_get_thread_num(), nt = omp_get_num_threads();
+			size_t per = (p->n / (size_t)nt) / 64 * 64;
+			size_t begin = per * (size_t)tid;
+			size_t len = tid == nt - 1 ? p->n - begin : per;
+			if (rep == 0)
+				pin_self(tid);
+			total += read_chunk(isa, p->b + begin, len);
+		}
+		t = now_s() - t;
+		sink += total;
+		if (t < best_read)
+			best_read = t;
+
+		t = now_s();
+		const float s = 3.0f;
+		float *a = p->a;
+		const float *b = p->b, *c = p->c;
+#pragma omp parallel for simd num_threads(threads) schedule(static)
+		for (size_t i = 0; i < p->n; i++)
+			a[i] = b[i] + s * c[i];
+		t = now_s() - t;
+		sink += p->a[rep % p->n];
+		if (t < best_triad)
+			best_triad = t;
+
+		t = now_s();
+#pragma omp parallel num_threads(threads) reduction(+ : total)
+		total += fma_run(isa, fma_iters);
+		t = now_s() - t;
+		sink += total;
+		if (t < best_fma)
+			best_fma = t;
+	}
+	(void)sink;
+	out->threads = threads;
+	out->read_gbs = (double)(p->n * sizeof(float)) / best_read / 1e9;
+	out->triad_gbs = 3.0 * (double)(p->n * sizeof(float)) / best_triad / 1e9;
+	out->peak_gflops = (double)threads * (double)fma_iters * fma_flops_per_iter(isa) /
+			   best_fma / 1e9;
+	snprintf(out->isa, sizeof(out->isa), "%s", spp_isa_name(isa));
+}
+
+/* ---- the cache ---- */
+
+int spp_calibration_path(char *buf, size_t len)
+{
+	const char *xdg = getenv("XDG_CACHE_HOME");
+	const char *home = getenv("HOME");
+	int n;
+
+	if (xdg && *xdg)
+		n = snprintf(buf, len, "%s/spprof", xdg);
+	else if (home && *home)
+		n = snprintf(buf, len, "%s/.cache/spprof", home);
+	else
+		return -1;
+	return n > 0 && (size_t)n < len ? 0 : -1;
+}
+
+static void machine_id(char *buf, size_t len)
+{
+	FILE *f = fopen("/etc/machine-id", "r");
+
+	buf[0] = '\0';
+	if (f) {
+		if (fgets(buf, (int)len, f))
+			buf[strcspn(buf, "\n")] = '\0';
+		fclose(f);
+	}
+	if (!buf[0] && gethostname(buf, len) != 0)
+		snprintf(buf, len, "unknown");
+}
+
+static cJSON *load_cache(const char *file)
+{
+	FILE *f = fopen(file, "rb");
+	char *text = NULL;
+	long n;
+	cJSON *doc = NULL;
+
+	if (!f)
+		return NULL;
+	if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) > 0 && n < (1 << 24) &&
+	    fseek(f, 0, SEEK_SET) == 0 && (text = malloc((size_t)n + 1)) &&
+	    fread(text, 1, (size_t)n, f) == (size_t)n) {
+		text[n] = '\0';
+		doc = cJSON_Parse(text);
+	}
+	free(text);
+	fclose(f);
+	if (doc && !cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(doc, "entries"))) {
+		cJSON_Delete(doc);
+		doc = NULL;
+	}
+	return doc;
+}
+
+static int entry_matches(const cJSON *e, const char *id, const char *cpu, int threads)
+{
+	const cJSON *m = cJSON_GetObjectItemCaseSensitive(e, "machine");
+	const cJSON *c = cJSON_GetObjectItemCaseSensitive(e, "cpu");
+	const cJSON *t = cJSON_GetObjectItemCaseSensitive(e, "threads");
+
+	return cJSON_IsString(m) && strcmp(m->valuestring, id) == 0 &&
+	       cJSON_IsString(c) && strcmp(c->valuestring, cpu) == 0 &&
+	       cJSON_IsNumber(t) && t->valueint == threads;
+}
+
+static double entry_num(const cJSON *e, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(e, key);
+	return cJSON_IsNumber(v) ? v->valuedouble : 0.0;
+}
+
+int spp_calibration_load(const char *cpu, int threads, struct spp_calibration *out)
+{
+	char dir[4096], file[4200], id[128];
+	const cJSON *e;
+	cJSON *doc;
+	int rc = -1;
+
+	if (spp_calibration_path(dir, sizeof(dir)))
+		return -1;
+	snprintf(file, sizeof(file), "%s/calibration.json", dir);
+	doc = load_cache(file);
+	if (!doc)
+		return -1;
+	machine_id(id, sizeof(id));
+	cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(doc, "entries")) {
+		const cJSON *isa = cJSON_GetObjectItemCaseSensitive(e, "isa");
+		const cJSON *when = cJSON_GetObjectItemCaseSensitive(e, "when");
+
+		if (!entry_matches(e, id, cpu, threads))
+			continue;
+		memset(out, 0, sizeof(*out));
+		out->threads = threads;
+		out->read_gbs = entry_num(e, "read_gbs");
+		out->triad_gbs = entry_num(e, "triad_gbs");
+		out->peak_gflops = entry_num(e, "peak_gflops");
+		if (cJSON_IsString(isa))
+			snprintf(out->isa, sizeof(out->isa), "%s", isa->valuestring);
+		if (cJSON_IsString(when))
+			snprintf(out->when, sizeof(out->when), "%s", when->valuestring);
+		rc = out->read_gbs > 0 && out->peak_gflops > 0 ? 0 : -1;
+		break;
+	}
+	cJSON_Delete(doc);
+	return rc;
+}
+
+/* mkdir -p for the cache folder. */
+static int make_dirs(char *path)
+{
+	for (char *p = path + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(path, 0755) != 0 && errno != EEXIST) {
+			*p = '/';
+			return -1;
+		}
+		*p = '/';
+	}
+	return mkdir(path, 0755) != 0 && errno != EEXIST ? -1 : 0;
+}
+
+static int store(const char *cpu, const struct spp_calibration *cal, int count,
+		 struct spp_error *err)
+{
+	char dir[4096], file[4200], id[128];
+	struct spp_atomic_file af;
+	cJSON *doc, *entries, *e, *next;
+	char *text;
+	int rc;
+
+	if (spp_calibration_path(dir, sizeof(dir)))
+		return spp_error_set(err, SPP_E_OUTPUT,
+				     "cannot store the calibration: neither XDG_CACHE_HOME nor HOME is set");
+	if (make_dirs(dir))
+		return spp_error_set(err, SPP_E_OUTPUT, "cannot create '%s': %s", dir,
+				     strerror(errno));
+	snprintf(file, sizeof(file), "%s/calibration.json", dir);
+	machine_id(id, sizeof(id));
+	doc = load_cache(file);
+	if (!doc) {
+		doc = cJSON_CreateObject();
+		cJSON_AddItemToObject(doc, "entries", cJSON_CreateArray());
+	}
+	cJSON_DeleteItemFromObjectCaseSensitive(doc, "schema");
+	cJSON_AddStringToObject(doc, "schema", CAL_SCHEMA);
+	entries = cJSON_GetObjectItemCaseSensitive(doc, "entries");
+	/* replace this machine's entries for the measured thread counts */
+	for (e = entries->child; e; e = next) {
+		next = e->next;
+		for (int i = 0; i < count; i++)
+			if (entry_matches(e, id, cpu, cal[i].threads)) {
+				cJSON_Delete(cJSON_DetachItemViaPointer(entries, e));
+				break;
+			}
+	}
+	for (int i = 0; i < count; i++) {
+		e = cJSON_CreateObject();
+		cJSON_AddStringToObject(e, "machine", id);
+		cJSON_AddStringToObject(e, "cpu", cpu);
+		cJSON_AddNumberToObject(e, "threads", cal[i].threads);
+		cJSON_AddNumberToObject(e, "read_gbs", cal[i].read_gbs);
+		cJSON_AddNumberToObject(e, "triad_gbs", cal[i].triad_gbs);
+		cJSON_AddNumberToObject(e, "peak_gflops", cal[i].peak_gflops);
+		cJSON_AddStringToObject(e, "isa", cal[i].isa);
+		cJSON_AddStringToObject(e, "when", cal[i].when);
+		cJSON_AddItemToArray(entries, e);
+	}
+	text = cJSON_Print(doc);
+	cJSON_Delete(doc);
+	if (!text)
+		return spp_error_set(err, SPP_E_NOMEM, "out of memory writing '%s'", file);
+	rc = spp_atomic_open(&af, file, err);
+	if (rc == 0) {
+		fputs(text, af.f);
+		fputc('\n', af.f);
+		rc = spp_atomic_commit(&af, err);
+	}
+	free(text);
+	return rc;
+}
+
+int spp_calibrate(int max_threads, double seconds_per_probe,
+		  struct spp_calibration *out, struct spp_error *err)
+{
+	struct probe_arrays p = {0};
+	struct spp_machine m;
+	char when[32];
+	time_t now = time(NULL);
+	struct tm tm;
+	int rc;
+
+	spp_machine_describe(&m, max_threads);
+	if (probe_alloc(&p)) {
+		probe_free(&p);
+		return spp_error_set(err, SPP_E_NOMEM,
+				     "calibrate: cannot allocate %llu MiB of probe arrays",
+				     (unsigned long long)(PROBE_BYTES >> 20));
+	}
+	gmtime_r(&now, &tm);
+	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	for (int t = 1; t <= max_threads; t++) {
+		measure(&p, t, m.isa, seconds_per_probe, &out[t - 1]);
+		snprintf(out[t - 1].when, sizeof(out[t - 1].when), "%s", when);
+	}
+	probe_free(&p);
+	rc = store(m.cpu, out, max_threads, err);
+	return rc;
+}

@@ -1,0 +1,258 @@
+#include "profiler/machine.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
+
+/* Read the first line of a small sysfs/proc file; 0 or -1. */
+static int read_line(const char *path, char *buf, size_t len)
+{
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return -1;
+	if (!fgets(buf, (int)len, f)) {
+		fclose(f);
+		return -1;
+	}
+	fclose(f);
+	buf[strcspn(buf, "\n")] = '\0';
+	return 0;
+}
+
+static void trim(char *s)
+{
+	size_t n = strlen(s);
+	char *p = s;
+
+	while (n && isspace((unsigned char)s[n - 1]))
+		s[--n] = '\0';
+	while (*p && isspace((unsigned char)*p))
+		p++;
+	memmove(s, p, strlen(p) + 1);
+}
+
+static void cpuinfo_field(const char *key, char *out, size_t len)
+{
+	FILE *f = fopen("/proc/cpuinfo", "r");
+	char line[512];
+	size_t klen = strlen(key);
+
+	out[0] = '\0';
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		char *colon = strchr(line, ':');
+		if (strncmp(line, key, klen) != 0 || !colon)
+			continue;
+		snprintf(out, len, "%s", colon + 1);
+		trim(out);
+		break;
+	}
+	fclose(f);
+}
+
+static void hypervisor_name(char *out, size_t len)
+{
+	out[0] = '\0';
+#if defined(__x86_64__) || defined(__i386__)
+	unsigned a, b, c, d;
+	char sig[13];
+
+	if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & (1u << 31)))
+		return;
+	__cpuid(0x40000000, a, b, c, d);
+	memcpy(sig, &b, 4);
+	memcpy(sig + 4, &c, 4);
+	memcpy(sig + 8, &d, 4);
+	sig[12] = '\0';
+	if (strcmp(sig, "KVMKVMKVM") == 0)
+		snprintf(out, len, "KVM");
+	else if (strcmp(sig, "Microsoft Hv") == 0)
+		snprintf(out, len, "Hyper-V");
+	else if (strcmp(sig, "VMwareVMware") == 0)
+		snprintf(out, len, "VMware");
+	else if (strcmp(sig, "XenVMMXenVMM") == 0)
+		snprintf(out, len, "Xen");
+	else
+		snprintf(out, len, "%s", sig[0] ? sig : "unknown");
+#endif
+}
+
+/* "48K" / "2048K" / "1M" as sysfs writes them. */
+static uint64_t parse_size(const char *s)
+{
+	char *end = NULL;
+	uint64_t v = strtoull(s, &end, 10);
+
+	if (end && (*end == 'K' || *end == 'k'))
+		v <<= 10;
+	else if (end && *end == 'M')
+		v <<= 20;
+	else if (end && *end == 'G')
+		v <<= 30;
+	return v;
+}
+
+/* Logical CPUs in a sysfs cpu list such as "0-3,8". */
+static int count_cpu_list(const char *s)
+{
+	int n = 0;
+
+	while (*s) {
+		char *end;
+		long a = strtol(s, &end, 10), b;
+		if (end == s)
+			break;
+		b = a;
+		if (*end == '-')
+			b = strtol(end + 1, &end, 10);
+		n += (int)(b - a + 1);
+		s = end;
+		if (*s == ',')
+			s++;
+	}
+	return n;
+}
+
+static void caches_from_sysfs(struct spp_machine *m)
+{
+	for (int i = 0; i < 16 && m->ncaches < SPP_MAX_CACHES; i++) {
+		char path[128], buf[128];
+		struct spp_cache_level *c = &m->caches[m->ncaches];
+
+		snprintf(path, sizeof(path),
+			 "/sys/devices/system/cpu/cpu0/cache/index%d/level", i);
+		if (read_line(path, buf, sizeof(buf)))
+			break;
+		memset(c, 0, sizeof(*c));
+		c->level = atoi(buf);
+#define SYSFS(field) \
+	(snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu0/cache/index%d/" field, i), \
+	 read_line(path, buf, sizeof(buf)) == 0)
+		if (SYSFS("type"))
+			snprintf(c->type, sizeof(c->type), "%.15s",
+				 strcmp(buf, "Data") == 0 ? "data" :
+				 strcmp(buf, "Instruction") == 0 ? "instruction" :
+				 strcmp(buf, "Unified") == 0 ? "unified" : buf);
+		if (SYSFS("size"))
+			c->size = parse_size(buf);
+		if (SYSFS("ways_of_associativity"))
+			c->ways = atoi(buf);
+		if (SYSFS("coherency_line_size"))
+			c->line = atoi(buf);
+		if (SYSFS("shared_cpu_list"))
+			c->shared_by = count_cpu_list(buf);
+#undef SYSFS
+		m->ncaches++;
+	}
+	if (m->ncaches)
+		snprintf(m->cache_source, sizeof(m->cache_source), "sysfs");
+}
+
+#if defined(__x86_64__) || defined(__i386__)
+/* Deterministic cache parameters: Intel leaf 4, AMD leaf 0x8000001d. */
+static void caches_from_cpuid(struct spp_machine *m)
+{
+	unsigned leaf = strcmp(m->vendor, "AuthenticAMD") == 0 ? 0x8000001du : 4u;
+	unsigned max = __get_cpuid_max(leaf & 0x80000000u, NULL);
+
+	if (max < leaf)
+		return;
+	for (unsigned i = 0; i < 16 && m->ncaches < SPP_MAX_CACHES; i++) {
+		unsigned a, b, c, d;
+		struct spp_cache_level *cl = &m->caches[m->ncaches];
+		unsigned type;
+
+		__cpuid_count(leaf, i, a, b, c, d);
+		type = a & 0x1f;
+		if (type == 0)
+			break;
+		memset(cl, 0, sizeof(*cl));
+		cl->level = (int)((a >> 5) & 7);
+		snprintf(cl->type, sizeof(cl->type), "%s",
+			 type == 1 ? "data" : type == 2 ? "instruction" : "unified");
+		cl->ways = (int)((b >> 22) & 0x3ff) + 1;
+		cl->line = (int)(b & 0xfff) + 1;
+		cl->size = (uint64_t)cl->ways * (((b >> 12) & 0x3ff) + 1) *
+			   (uint64_t)cl->line * ((uint64_t)c + 1);
+		cl->shared_by = (int)((a >> 14) & 0xfff) + 1;
+		m->ncaches++;
+	}
+	if (m->ncaches)
+		snprintf(m->cache_source, sizeof(m->cache_source), "cpuid");
+}
+#endif
+
+/*
+ * Virtual machines pass the host's figures through, so a 2-CPU guest can
+ * "have" a 480 MiB L3. Flag what no real cache hierarchy looks like.
+ */
+static void check_caches(struct spp_machine *m)
+{
+	uint64_t prev = 0;
+	int prev_level = 0;
+
+	m->cache_note[0] = '\0';
+	if (m->ncaches == 0) {
+		snprintf(m->cache_note, sizeof(m->cache_note),
+			 "the OS reports no cache geometry");
+		return;
+	}
+	for (int i = 0; i < m->ncaches; i++) {
+		const struct spp_cache_level *c = &m->caches[i];
+
+		if (strcmp(c->type, "instruction") == 0)
+			continue;
+		if (c->size == 0 || (c->ways > 0 && c->line > 0 &&
+				     c->size % ((uint64_t)c->ways * c->line))) {
+			snprintf(m->cache_note, sizeof(m->cache_note),
+				 "L%d size %llu bytes does not divide into %d ways of %d-byte lines",
+				 c->level, (unsigned long long)c->size, c->ways, c->line);
+			return;
+		}
+		if (c->level > prev_level && prev && c->size < prev) {
+			snprintf(m->cache_note, sizeof(m->cache_note),
+				 "L%d (%llu KiB) is smaller than the level below it",
+				 c->level, (unsigned long long)(c->size >> 10));
+			return;
+		}
+		/* no shipping CPU has more than 32 MiB of last-level cache per core */
+		if (c->level >= 3 && c->shared_by > 0 &&
+		    c->size / (uint64_t)c->shared_by > (UINT64_C(32) << 20)) {
+			snprintf(m->cache_note, sizeof(m->cache_note),
+				 "L%d of %llu MiB shared by %d CPUs is implausible: likely the "
+				 "host's figure passed through by the hypervisor",
+				 c->level, (unsigned long long)(c->size >> 20), c->shared_by);
+			return;
+		}
+		prev = c->size;
+		prev_level = c->level;
+	}
+}
+
+void spp_machine_describe(struct spp_machine *m, int threads)
+{
+	memset(m, 0, sizeof(*m));
+	cpuinfo_field("model name", m->cpu, sizeof(m->cpu));
+	cpuinfo_field("vendor_id", m->vendor, sizeof(m->vendor));
+	hypervisor_name(m->hypervisor, sizeof(m->hypervisor));
+	m->isa = spp_isa_detect();
+	m->logical_cpus = (int)sysconf(_SC_NPROCESSORS_ONLN);
+	m->threads = threads > 0 ? threads : m->logical_cpus;
+	caches_from_sysfs(m);
+#if defined(__x86_64__) || defined(__i386__)
+	if (m->ncaches == 0)
+		caches_from_cpuid(m);
+#endif
+	check_caches(m);
+	spp_blas_info(&m->blas);
+	m->have_calibration =
+		spp_calibration_load(m->cpu, m->threads, &m->cal) == 0;
+}

@@ -1,0 +1,88 @@
+/* The report's "machine" block, shared by analyze reports and `spprof info`. */
+#include "reports/report.h"
+
+#include "profiler/machine.h"
+
+static cJSON *str_or_null(const char *s)
+{
+	return s && *s ? cJSON_CreateString(s) : cJSON_CreateNull();
+}
+
+static cJSON *num_or_null(double v)
+{
+	return v > 0 ? cJSON_CreateNumber(v) : cJSON_CreateNull();
+}
+
+static cJSON *caches_json(const struct spp_machine *m)
+{
+	cJSON *arr = cJSON_CreateArray();
+
+	for (int i = 0; arr && i < m->ncaches; i++) {
+		const struct spp_cache_level *c = &m->caches[i];
+		cJSON *o = cJSON_CreateObject();
+
+		cJSON_AddNumberToObject(o, "level", c->level);
+		cJSON_AddStringToObject(o, "type", c->type);
+		cJSON_AddItemToObject(o, "size", num_or_null((double)c->size));
+		cJSON_AddItemToObject(o, "ways", num_or_null(c->ways));
+		cJSON_AddItemToObject(o, "line", num_or_null(c->line));
+		cJSON_AddItemToObject(o, "shared_by", num_or_null(c->shared_by));
+		cJSON_AddItemToArray(arr, o);
+	}
+	return arr;
+}
+
+static cJSON *blas_json(const struct spp_blas_info *b)
+{
+	cJSON *o = cJSON_CreateObject();
+
+	cJSON_AddItemToObject(o, "name", str_or_null(b->name));
+	cJSON_AddItemToObject(o, "version", str_or_null(b->version));
+	cJSON_AddItemToObject(o, "core", str_or_null(b->core));
+	cJSON_AddItemToObject(o, "threads", num_or_null(b->max_threads));
+	cJSON_AddItemToObject(o, "coretype_env", str_or_null(b->coretype_env));
+	cJSON_AddItemToObject(o, "config", str_or_null(b->config));
+	return o;
+}
+
+static cJSON *calibration_json(const struct spp_machine *m)
+{
+	cJSON *o;
+
+	if (!m->have_calibration)
+		return cJSON_CreateNull();
+	o = cJSON_CreateObject();
+	cJSON_AddNumberToObject(o, "threads", m->cal.threads);
+	cJSON_AddItemToObject(o, "read_gbs", num_or_null(m->cal.read_gbs));
+	cJSON_AddItemToObject(o, "triad_gbs", num_or_null(m->cal.triad_gbs));
+	cJSON_AddItemToObject(o, "peak_gflops", num_or_null(m->cal.peak_gflops));
+	cJSON_AddItemToObject(o, "isa", str_or_null(m->cal.isa));
+	cJSON_AddItemToObject(o, "when", str_or_null(m->cal.when));
+	return o;
+}
+
+cJSON *spp_report_machine(const struct spp_machine *m)
+{
+	cJSON *o = cJSON_CreateObject();
+
+	if (!o)
+		return NULL;
+	cJSON_AddItemToObject(o, "cpu", str_or_null(m->cpu));
+	cJSON_AddItemToObject(o, "vendor", str_or_null(m->vendor));
+	cJSON_AddItemToObject(o, "hypervisor", str_or_null(m->hypervisor));
+	cJSON_AddStringToObject(o, "isa", spp_isa_name(m->isa));
+	cJSON_AddNumberToObject(o, "logical_cpus", m->logical_cpus);
+	cJSON_AddNumberToObject(o, "threads", m->threads);
+	cJSON_AddItemToObject(o, "caches", caches_json(m));
+	cJSON_AddItemToObject(o, "cache_source", str_or_null(m->cache_source));
+	cJSON_AddItemToObject(o, "cache_note", str_or_null(m->cache_note));
+	cJSON_AddItemToObject(o, "peak_bw_gbs",
+			      num_or_null(m->have_calibration ? m->cal.read_gbs : 0));
+	cJSON_AddItemToObject(o, "peak_gflops",
+			      num_or_null(m->have_calibration ? m->cal.peak_gflops : 0));
+	cJSON_AddItemToObject(o, "calibration", calibration_json(m));
+	cJSON_AddItemToObject(o, "counters", cJSON_CreateNull());
+	cJSON_AddItemToObject(o, "dense_blas", blas_json(&m->blas));
+	cJSON_AddItemToObject(o, "gpus", cJSON_CreateArray());
+	return o;
+}

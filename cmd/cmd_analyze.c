@@ -1,5 +1,6 @@
 /* spprof analyze: load a model, analyse every layer, report. */
 #include <getopt.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,13 +16,23 @@ const char cmd_analyze_usage[] =
 	"\n"
 	"Profile every layer of MODEL (a .safetensors file, or the\n"
 	"model.safetensors.index.json of a sharded checkpoint): sparsity and its\n"
-	"pattern, dense and sparse FLOPs, storage per format (DESIGN section 3).\n"
+	"pattern, dense and sparse FLOPs, storage per format (DESIGN section 3),\n"
+	"then run the dense baseline (OpenBLAS) and every sparse format on each\n"
+	"layer: each output is checked against dense, then timed with dense and\n"
+	"sparse runs interleaved (DESIGN section 4).\n"
 	"\n"
 	"options:\n"
 	"  --static            static metrics only (no kernel runs)\n"
 	"  --n N               N of each layer's Y = W.X (batch x tokens); default 128\n"
-	"  --threads T         threads for the scan; default: all cores\n"
-	"  --seed S            seed for synthetic inputs; default 1\n"
+	"  --threads T         threads for the scan and the runs; default: all cores\n"
+	"  --formats F,...     formats to run (csr, coo, bsr4, bsr8, bsr16, bitmask,\n"
+	"                      nm1_4, nm2_4, nm4_8); default all; dense always runs\n"
+	"  --backends B,...    backends to run; default cpu (the only one built)\n"
+	"  --repeat R          timed runs per format (after 2 warm-up runs); default:\n"
+	"                      until the time budget is used, 5 to 1000 runs\n"
+	"  --time-budget S     seconds of timed runs per layer; default 0.2\n"
+	"  --cold              evict the caches before every timed run\n"
+	"  --seed S            seed of the activations X (uniform in [-1, 1]); default 1\n"
 	"  --format F          text, json or csv; default text, or from -o's extension\n"
 	"  -o, --output FILE   write the report to FILE atomically instead of stdout\n"
 	"  --quiet             no progress or warnings on stderr\n"
@@ -35,6 +46,11 @@ enum {
 	OPT_SEED,
 	OPT_FORMAT,
 	OPT_QUIET,
+	OPT_FORMATS,
+	OPT_BACKENDS,
+	OPT_REPEAT,
+	OPT_BUDGET,
+	OPT_COLD,
 };
 
 static const struct option analyze_options[] = {
@@ -45,8 +61,70 @@ static const struct option analyze_options[] = {
 	{"format", required_argument, NULL, OPT_FORMAT},
 	{"output", required_argument, NULL, 'o'},
 	{"quiet", no_argument, NULL, OPT_QUIET},
+	{"formats", required_argument, NULL, OPT_FORMATS},
+	{"backends", required_argument, NULL, OPT_BACKENDS},
+	{"repeat", required_argument, NULL, OPT_REPEAT},
+	{"time-budget", required_argument, NULL, OPT_BUDGET},
+	{"cold", no_argument, NULL, OPT_COLD},
 	{NULL, 0, NULL, 0},
 };
+
+/* "csr,bsr4": each a CPU format ("dense" is always run and accepted). 0, or a usage exit code. */
+static int parse_formats(const char *list, struct spp_analyze_opts *o)
+{
+	char buf[512], *save = NULL;
+
+	if (snprintf(buf, sizeof(buf), "%s", list) >= (int)sizeof(buf))
+		return cmd_usage_error("analyze", "--formats list too long");
+	o->nformats = 0;
+	for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		const struct spp_format_ops *f = spp_cpu_format_find(t);
+		int dup = 0;
+
+		if (strcmp(t, "dense") == 0)
+			continue;
+		if (!f)
+			return cmd_usage_error("analyze", "unknown format '%s' in --formats", t);
+		for (int i = 0; i < o->nformats; i++)
+			dup |= o->formats[i] == f;
+		if (!dup && o->nformats < SPP_MAX_FORMATS)
+			o->formats[o->nformats++] = f;
+	}
+	if (o->nformats == 0 && !strstr(list, "dense"))
+		return cmd_usage_error("analyze", "--formats names no format");
+	/* "dense" alone is an empty list, not the default of all */
+	o->formats_set = 1;
+	return 0;
+}
+
+/* 0 ok, 2 usage, 3 a backend this build lacks. */
+static int parse_backends(const char *list)
+{
+	char buf[256], *save = NULL;
+	int n = 0;
+
+	if (snprintf(buf, sizeof(buf), "%s", list) >= (int)sizeof(buf))
+		return cmd_usage_error("analyze", "--backends list too long");
+	for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save), n++) {
+		if (strcmp(t, "cpu") == 0)
+			continue;
+		if (strcmp(t, "cuda") == 0) {
+			fprintf(stderr, "spprof: no CUDA backend in this build\n");
+			return 3;
+		}
+		return cmd_usage_error("analyze", "unknown backend '%s' in --backends (cpu, cuda)", t);
+	}
+	return n ? 0 : cmd_usage_error("analyze", "--backends names no backend");
+}
+
+static void progress(void *ctx, int layer, int nlayers, const char *name)
+{
+	(void)ctx;
+	fprintf(stderr, "\r\033[Kspprof: running layer %d/%d %.60s", layer + 1, nlayers, name);
+	if (layer + 1 == nlayers)
+		fputs("\n", stderr);
+	fflush(stderr);
+}
 
 int cmd_analyze(int argc, char **argv)
 {
@@ -91,6 +169,31 @@ int cmd_analyze(int argc, char **argv)
 		case OPT_QUIET:
 			quiet = 1;
 			break;
+		case OPT_FORMATS:
+			if ((rc = parse_formats(optarg, &opts)))
+				return rc;
+			break;
+		case OPT_BACKENDS:
+			if ((rc = parse_backends(optarg)))
+				return rc;
+			break;
+		case OPT_REPEAT:
+			if (cmd_parse_i64(optarg, 1, 1000000, &v))
+				return cmd_usage_error("analyze", "--repeat wants 1..1000000, not '%s'", optarg);
+			opts.repeat = (int)v;
+			break;
+		case OPT_BUDGET: {
+			char *end = NULL;
+			double d = strtod(optarg, &end);
+
+			if (!*optarg || *end || !isfinite(d) || d <= 0 || d > 86400)
+				return cmd_usage_error("analyze", "--time-budget wants seconds in (0, 86400], not '%s'", optarg);
+			opts.time_budget_s = d;
+			break;
+		}
+		case OPT_COLD:
+			opts.cold = 1;
+			break;
 		case ':':
 			return cmd_usage_error("analyze", "option '%s' needs a value", argv[optind - 1]);
 		default:
@@ -104,6 +207,8 @@ int cmd_analyze(int argc, char **argv)
 	if (!format_name && output && spp_report_format_from_path(output, &fmt))
 		fmt = SPP_REPORT_TEXT;
 
+	if (!quiet && !opts.static_only && isatty(STDERR_FILENO))
+		opts.progress = progress;
 	rc = spp_analyze_run(argv[optind], &opts, &a, &err);
 	if (rc)
 		return cmd_fail(&err);

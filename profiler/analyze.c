@@ -1,16 +1,25 @@
 #include "profiler/analyze.h"
 
+#include <math.h>
 #include <omp.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "profiler/runtime_env.h"
+
+/* Eviction buffer when no cache size is known: larger than most LLCs. */
+#define DEFAULT_EVICT_BYTES ((size_t)256 << 20)
+/* libgomp's default spin (300000 iterations) lasts a few ms at most. */
+#define GOMP_SETTLE_NS 20e6
+
 void spp_analyze_opts_init(struct spp_analyze_opts *o)
 {
 	memset(o, 0, sizeof(*o));
 	o->n = 128;
 	o->seed = 1;
+	o->time_budget_s = 0.2;
 }
 
 __attribute__((format(printf, 3, 4)))
@@ -43,16 +52,158 @@ static int model_totals(struct spp_analysis *a, struct spp_error *err)
 
 	t->tensors = (uint64_t)m->ntensors;
 	t->bytes = m->bytes;
-	for (int i = 0; i < m->ntensors; i++) {
+	for (int i = 0, li = 0; i < m->ntensors; i++) {
 		uint64_t nnz = 0;
-		rc = spp_static_tensor_nnz(&m->tensors[i], &nnz, err);
-		if (rc)
-			return rc;
+		/* a layer's view covers its whole tensor: reuse its count rather
+		 * than read the weights a second time (layers are in tensor order) */
+		while (li < a->nlayers && a->layers[li].weight < &m->tensors[i])
+			li++;
+		if (li < a->nlayers && a->layers[li].weight == &m->tensors[i] &&
+		    a->stats[li].numel == m->tensors[i].numel) {
+			nnz = a->stats[li].counts.nnz;
+		} else {
+			rc = spp_static_tensor_nnz(&m->tensors[i], &nnz, err);
+			if (rc)
+				return rc;
+		}
 		t->params += m->tensors[i].numel;
 		t->nnz += nnz;
 	}
 	t->sparsity = t->params ? 1.0 - (double)t->nnz / (double)t->params : 0.0;
 	return spp_model_hash(m, &t->hash, err);
+}
+
+/* Largest cache of the machine, in bytes; 0 when unknown. */
+static size_t largest_cache(const struct spp_machine *m)
+{
+	uint64_t max = 0;
+
+	for (int i = 0; i < m->ncaches; i++)
+		if (m->caches[i].size > max)
+			max = m->caches[i].size;
+	return (size_t)max;
+}
+
+/*
+ * How runs share the cores with the two thread pools (OpenMP for the
+ * sparse kernels, OpenBLAS's pthreads for dense). One thread: no worker
+ * wakes, interleave. Passive waiting in both: interleave. Otherwise idle
+ * workers of one pool spin on the cores the other needs, so time each
+ * format in its own block and sleep out the spin between pools.
+ */
+static void choose_schedule(struct spp_analysis *a, struct spp_run_opts *ro)
+{
+	struct spp_run_settings *s = &a->settings;
+	const char *t = getenv("OPENBLAS_THREAD_TIMEOUT");
+	int timeout = t && *t ? atoi(t) : 28;
+	char env[200];
+	const char *why;
+
+	if (timeout < 4)
+		timeout = 4;
+	if (timeout > 30)
+		timeout = 30;
+	spp_runtime_env_describe(env, sizeof(env));
+	if (s->threads == 1) {
+		ro->bench.schedule = SPP_SCHED_INTERLEAVED;
+		why = "one thread: no worker pool wakes, dense and sparse runs interleaved";
+	} else if (spp_runtime_env_passive()) {
+		ro->bench.schedule = SPP_SCHED_INTERLEAVED;
+		why = "idle OpenMP and OpenBLAS threads sleep, dense and sparse runs interleaved";
+	} else {
+		ro->bench.schedule = SPP_SCHED_BLOCKED;
+		ro->bench.settle_ns[0] = GOMP_SETTLE_NS;
+		/* OpenBLAS spins 2^timeout cycles; 2 GHz is a slow clock for that bound */
+		ro->bench.settle_ns[1] = ldexp(1.0, timeout) / 2.0;
+		why = "idle threads spin: each format timed in its own block, with a pause "
+		      "between the OpenBLAS and OpenMP blocks until the other pool sleeps";
+	}
+	snprintf(s->schedule, sizeof(s->schedule), "%s",
+		 ro->bench.schedule == SPP_SCHED_BLOCKED ? "blocked" : "interleaved");
+	snprintf(s->thread_policy, sizeof(s->thread_policy), "%s; %s", env, why);
+}
+
+static int run_layers(struct spp_analysis *a, struct spp_error *err)
+{
+	const struct spp_analyze_opts *o = &a->opts;
+	struct spp_run_settings *s = &a->settings;
+	const struct spp_format_ops *all[SPP_MAX_FORMATS];
+	const struct spp_format_ops *const *fmts = o->formats;
+	struct spp_flusher fl = {0};
+	struct spp_run_opts ro;
+	int nf = o->nformats, rc = SPP_OK;
+
+	if (!o->formats_set) {
+		for (nf = 0; nf < SPP_MAX_FORMATS && spp_cpu_formats[nf]; nf++)
+			all[nf] = spp_cpu_formats[nf];
+		fmts = all;
+	}
+	spp_run_opts_init(&ro);
+	s->threads = ro.threads = o->threads > 0 ? o->threads : omp_get_max_threads();
+	ro.isa = a->machine->isa;
+	ro.seed = o->seed;
+	ro.bench.repeat = o->repeat;
+	ro.bench.budget_ns = o->time_budget_s * 1e9;
+	ro.peak_gbs = a->machine->have_calibration ? a->machine->cal.read_gbs : 0;
+	ro.cold = o->cold;
+	choose_schedule(a, &ro);
+	s->warmup = ro.bench.warmup;
+	s->min_repeats = ro.bench.min_repeats;
+	s->max_repeats = ro.bench.max_repeats;
+	s->verify_rtol = ro.verify_rtol;
+	if (o->cold) {
+		size_t bytes = 2 * largest_cache(a->machine);
+
+		if (!bytes)
+			bytes = DEFAULT_EVICT_BYTES;
+		rc = spp_flusher_init(&fl, bytes, err);
+		if (rc)
+			return rc;
+		ro.flusher = &fl;
+		snprintf(s->cold_method, sizeof(s->cold_method),
+			 "%s of W, X, Y, then a %.0f MiB read (2x the largest cache)",
+			 spp_cache_flush_method(), (double)bytes / (1 << 20));
+	}
+	/* the BLAS pool exists from here on, so pinning the caller leaves it unpinned */
+	{
+		float w1 = 1, x1 = 1, y1 = 0;
+		struct spp_matrix one = {1, 1, &w1};
+
+		spp_dense_gemm(&one, &x1, &y1, 1, s->threads);
+	}
+	s->pinned = spp_pin_threads(s->threads);
+	a->runs = calloc((size_t)a->nlayers, sizeof(*a->runs));
+	if (!a->runs) {
+		rc = spp_error_set(err, SPP_E_NOMEM, "out of memory");
+		goto done;
+	}
+	for (int i = 0; i < a->nlayers; i++) {
+		if (o->progress)
+			o->progress(o->progress_ctx, i, a->nlayers, a->layers[i].name);
+		rc = spp_layer_measure(&a->layers[i], &a->stats[i], fmts, nf, &ro,
+				       &a->runs[i], err);
+		if (rc)
+			goto done;
+		for (int r = 0; r < a->runs[i].nruns; r++) {
+			const struct spp_run *run = &a->runs[i].runs[r];
+
+			if (run->status == SPP_RUN_FAILED &&
+			    (rc = add_warning(a, err, "'%s': %s: %s", a->layers[i].name,
+					      run->format, run->reason)))
+				goto done;
+			if (run->status == SPP_RUN_UNSUPPORTED && r == 0 &&
+			    (rc = add_warning(a, err, "'%s': no kernel runs: %s",
+					      a->layers[i].name, run->reason)))
+				goto done;
+		}
+	}
+	rc = add_warning(a, err, "cache figures: no counter backend yet, so every run's cache is null");
+	if (!rc && !ro.peak_gbs)
+		rc = add_warning(a, err, "bw_util: no calibrated peak bandwidth for %d thread%s (run 'spprof calibrate')",
+				 s->threads, s->threads == 1 ? "" : "s");
+done:
+	spp_flusher_fini(&fl);
+	return rc;
 }
 
 int spp_analyze_run(const char *path, const struct spp_analyze_opts *o,
@@ -99,8 +250,14 @@ int spp_analyze_run(const char *path, const struct spp_analyze_opts *o,
 		if (rc)
 			goto fail;
 	}
-	if (!o->static_only) {
-		rc = add_warning(a, err, "kernel runs are not built yet: static metrics only");
+	a->machine = calloc(1, sizeof(*a->machine));
+	if (!a->machine) {
+		rc = spp_error_set(err, SPP_E_NOMEM, "out of memory");
+		goto fail;
+	}
+	spp_machine_describe(a->machine, o->threads > 0 ? o->threads : omp_get_max_threads());
+	if (!o->static_only && a->nlayers) {
+		rc = run_layers(a, err);
 		if (rc)
 			goto fail;
 	}
@@ -115,6 +272,10 @@ void spp_analysis_destroy(struct spp_analysis *a)
 {
 	if (!a)
 		return;
+	for (int i = 0; a->runs && i < a->nlayers; i++)
+		spp_layer_runs_release(&a->runs[i]);
+	free(a->runs);
+	free(a->machine);
 	for (int i = 0; i < a->nwarnings; i++)
 		free(a->warnings[i]);
 	free(a->warnings);

@@ -8,20 +8,35 @@
 
 #include <stdint.h>
 
+#include "kernels/kernels.h"
 #include "profiler/error.h"
 #include "profiler/hash.h"
 #include "profiler/layer.h"
+#include "profiler/machine.h"
 #include "profiler/model.h"
+#include "profiler/run.h"
 #include "profiler/static.h"
+
+#define SPP_MAX_FORMATS 32
 
 struct spp_analyze_opts {
 	int64_t n;        /* N of every layer without a model-given N; default 128 */
 	int threads;      /* 0: OpenMP's default */
 	int static_only;  /* skip kernel runs */
-	uint64_t seed;
+	uint64_t seed;    /* X of the kernel runs */
+	/* kernel runs (ignored with static_only) */
+	const struct spp_format_ops *formats[SPP_MAX_FORMATS];
+	int nformats;
+	int formats_set;  /* 0: every CPU format; 1: formats[0..nformats-1] (may be none) */
+	int repeat;       /* > 0: timed runs per format; 0: until the time budget */
+	double time_budget_s; /* per layer; default 0.2 */
+	int cold;         /* evict caches before each timed run */
+	/* called before each layer's runs (progress display); may be NULL */
+	void (*progress)(void *ctx, int layer, int nlayers, const char *name);
+	void *progress_ctx;
 };
 
-/* Defaults: n 128, threads 0, static_only 0, seed 1. */
+/* Defaults: n 128, threads 0, static_only 0, seed 1, all formats, budget 0.2 s. */
 void spp_analyze_opts_init(struct spp_analyze_opts *o);
 
 struct spp_model_totals {
@@ -42,6 +57,17 @@ struct spp_analysis {
 	struct spp_analyze_opts opts;
 	char **warnings;                /* nwarnings owned strings */
 	int nwarnings;
+	struct spp_machine *machine;    /* owned; NULL when not described */
+	struct spp_layer_runs *runs;    /* nlayers, owned; NULL without kernel runs */
+	struct spp_run_settings {
+		int threads;            /* threads the runs used */
+		int pinned;             /* threads pinned to a CPU (0: none) */
+		int warmup, min_repeats, max_repeats;
+		double verify_rtol;
+		char schedule[16];      /* "interleaved" or "blocked" */
+		char thread_policy[512];
+		char cold_method[96];   /* how caches are evicted; "" when warm */
+	} settings;
 };
 
 /*

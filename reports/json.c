@@ -3,6 +3,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -163,10 +164,20 @@ static void build_model(struct build *b, cJSON *root, const struct spp_analysis 
 	add_num(b, m, "layers", a->nlayers);
 }
 
-static void build_machine(struct build *b, cJSON *root)
+static void build_machine(struct build *b, cJSON *root, const struct spp_analysis *a)
 {
 	char cpu[256];
-	cJSON *m = add_obj(b, root, "machine");
+	cJSON *m;
+
+	if (a->machine) {
+		m = checked(b, spp_report_machine(a->machine));
+		if (m && root)
+			cJSON_AddItemToObject(root, "machine", m);
+		else
+			cJSON_Delete(m);
+		return;
+	}
+	m = add_obj(b, root, "machine");
 
 	add_str(b, m, "cpu", cpu_model(cpu, sizeof(cpu)) ? cpu : NULL);
 	add_num(b, m, "threads", omp_get_max_threads());
@@ -179,20 +190,99 @@ static void build_machine(struct build *b, cJSON *root)
 	add_arr(b, m, "gpus");
 }
 
-static void build_settings(struct build *b, cJSON *root,
-			   const struct spp_analyze_opts *o)
+/* Settings of the kernel runs; absent from a static report, which ran none. */
+static void build_run_settings(struct build *b, cJSON *s, const struct spp_analysis *a)
 {
+	const struct spp_analyze_opts *o = &a->opts;
+	const struct spp_run_settings *rs = &a->settings;
+	cJSON *f = cJSON_GetObjectItemCaseSensitive(s, "formats");
+	cJSON *be = cJSON_GetObjectItemCaseSensitive(s, "backends");
+
+	push(b, f, cJSON_CreateString("dense"));
+	for (int i = 0; i < (o->formats_set ? o->nformats : SPP_MAX_FORMATS); i++) {
+		const struct spp_format_ops *ops = o->formats_set ? o->formats[i] : spp_cpu_formats[i];
+
+		if (!ops)
+			break;
+		push(b, f, cJSON_CreateString(ops->key));
+	}
+	push(b, be, cJSON_CreateString("cpu"));
+	add_num(b, s, "run_threads", rs->threads);
+	add_num_or_null(b, s, "time_budget_s", o->repeat <= 0, o->time_budget_s);
+	add_num(b, s, "warmup", rs->warmup);
+	add_num(b, s, "min_repeats", rs->min_repeats);
+	add_num(b, s, "max_repeats", rs->max_repeats);
+	add_bool(b, s, "cold", o->cold);
+	add_str(b, s, "cold_method", rs->cold_method[0] ? rs->cold_method : NULL);
+	add_num(b, s, "verify_rtol", rs->verify_rtol);
+	add_str(b, s, "verify_rule", "|y - y_dense| <= verify_rtol * (|W|.|X|) for every element; "
+		"dense itself against a double-precision reference on 4 columns");
+	add_str(b, s, "schedule", rs->schedule);
+	add_str(b, s, "thread_policy", rs->thread_policy);
+	add_num(b, s, "pinned", rs->pinned);
+	add_str(b, s, "percentiles", "linear interpolation between closest ranks (numpy default)");
+	add_str(b, s, "x", "uniform in [-1, 1] from seed (splitmix64)");
+}
+
+static void build_settings(struct build *b, cJSON *root, const struct spp_analysis *a)
+{
+	const struct spp_analyze_opts *o = &a->opts;
 	cJSON *s = add_obj(b, root, "settings");
 
 	add_num(b, s, "n", (double)o->n);
 	add_null(b, s, "batch");
 	add_num_or_null(b, s, "threads", o->threads > 0, o->threads);
-	add_null(b, s, "repeats");
+	add_num_or_null(b, s, "repeats", a->runs && o->repeat > 0, o->repeat);
 	add_arr(b, s, "formats");
 	add_arr(b, s, "backends");
 	/* a double holds seeds up to 2^53 exactly; larger ones round */
 	add_num(b, s, "seed", (double)o->seed);
 	add_bool(b, s, "static", o->static_only);
+	if (a->runs)
+		build_run_settings(b, s, a);
+}
+
+/* A figure of a run: NAN is unknown. */
+static void add_fig(struct build *b, cJSON *o, const char *key, double v)
+{
+	add_num_or_null(b, o, key, isfinite(v), v);
+}
+
+static cJSON *build_run(struct build *b, const struct spp_run *r)
+{
+	cJSON *o = checked(b, cJSON_CreateObject());
+	cJSON *t;
+	int timed = r->status == SPP_RUN_OK && r->time.repeats > 0;
+
+	if (!o)
+		return NULL;
+	add_str(b, o, "backend", r->backend);
+	add_str(b, o, "format", r->format);
+	add_str(b, o, "status", spp_run_status_name(r->status));
+	if (r->status != SPP_RUN_OK)
+		add_str(b, o, "reason", r->reason);
+	if (timed) {
+		t = add_obj(b, o, "time_ns");
+		add_num(b, t, "median", r->time.median);
+		add_num(b, t, "p10", r->time.p10);
+		add_num(b, t, "p90", r->time.p90);
+		add_num(b, t, "repeats", r->time.repeats);
+	} else {
+		add_null(b, o, "time_ns");
+	}
+	add_fig(b, o, "speedup", timed ? r->speedup : NAN);
+	add_fig(b, o, "efficiency", timed ? r->efficiency : NAN);
+	add_fig(b, o, "gap", timed ? r->gap : NAN);
+	add_fig(b, o, "gflops", timed ? r->gflops : NAN);
+	add_fig(b, o, "bytes_moved", r->status == SPP_RUN_OK ? r->bytes_moved : NAN);
+	add_fig(b, o, "bandwidth_gbs", timed ? r->bandwidth_gbs : NAN);
+	add_fig(b, o, "bw_util", timed ? r->bw_util : NAN);
+	add_fig(b, o, "imbalance", timed ? r->imbalance : NAN);
+	add_fig(b, o, "nnz_imbalance", r->nnz_imbalance);
+	add_fig(b, o, "max_error", r->max_error);
+	/* no counter backend yet: unknown, never 0 (the warnings say so) */
+	add_null(b, o, "cache");
+	return o;
 }
 
 static void build_pattern(struct build *b, cJSON *layer,
@@ -242,10 +332,11 @@ static void build_storage(struct build *b, cJSON *layer,
 }
 
 static cJSON *build_layer(struct build *b, const struct spp_layer *l,
-			  const struct spp_layer_static *s)
+			  const struct spp_layer_static *s,
+			  const struct spp_layer_runs *runs)
 {
 	cJSON *o = checked(b, cJSON_CreateObject());
-	cJSON *shape, *fl;
+	cJSON *shape, *fl, *ra;
 
 	if (!o)
 		return NULL;
@@ -270,7 +361,9 @@ static cJSON *build_layer(struct build *b, const struct spp_layer *l,
 			s->counts.nnz > 0 && s->theoretical_speedup > 0,
 			s->theoretical_speedup);
 	build_storage(b, o, s);
-	add_arr(b, o, "runs");
+	ra = add_arr(b, o, "runs");
+	for (int i = 0; runs && i < runs->nruns; i++)
+		push(b, ra, build_run(b, &runs->runs[i]));
 	add_obj(b, o, "breakeven");
 	add_null(b, o, "recommendation");
 	return o;
@@ -340,11 +433,12 @@ cJSON *spp_report_build(const struct spp_analysis *a, const char *tool_version,
 	created_time(created, sizeof(created));
 	add_str(&b, root, "created", created);
 	build_model(&b, root, a);
-	build_machine(&b, root);
-	build_settings(&b, root, &a->opts);
+	build_machine(&b, root, a);
+	build_settings(&b, root, a);
 	layers = add_arr(&b, root, "layers");
 	for (int i = 0; i < a->nlayers && !b.oom; i++)
-		push(&b, layers, build_layer(&b, &a->layers[i], &a->stats[i]));
+		push(&b, layers, build_layer(&b, &a->layers[i], &a->stats[i],
+					     a->runs ? &a->runs[i] : NULL));
 	build_summary(&b, root, a);
 	warnings = add_arr(&b, root, "warnings");
 	for (int i = 0; i < a->nwarnings; i++)

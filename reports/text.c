@@ -31,6 +31,7 @@ struct cell {
 struct column {
 	const char *title;
 	int right;                                   /* figures align right */
+	int runs;                                    /* shown only when the report has runs */
 	void (*layer)(const cJSON *layer, struct cell *c);
 	void (*total)(const cJSON *report, struct cell *c); /* NULL: blank */
 };
@@ -226,7 +227,8 @@ static void col_nm24(const cJSON *l, struct cell *c)
 		set_null(c);
 		return;
 	}
-	snprintf(c->text, sizeof(c->text), "%.2f", v);
+	/* truncated, not rounded: 0.9965 compliant groups is not 2:4 */
+	snprintf(c->text, sizeof(c->text), "%.2f", floor(v * 100) / 100);
 	c->style = v >= 1 ? GOOD : PLAIN;
 }
 
@@ -365,19 +367,100 @@ static void tot_best_ratio(const cJSON *r, struct cell *c)
 	best_cells(spp_cell_path(r, "summary.storage"), layer_count(r), NULL, c);
 }
 
+
+/* "12.3 us": a duration in ns with three significant digits. */
+static void set_time(struct cell *c, int known, double ns)
+{
+	static const char *const unit[] = {"ns", "us", "ms", "s"};
+	int u = 0;
+
+	if (!known) {
+		set_null(c);
+		return;
+	}
+	while (u < 3 && fabs(ns) >= 1000) {
+		ns /= 1000;
+		u++;
+	}
+	snprintf(c->text, sizeof(c->text), fabs(ns) < 10 ? "%.2f %s" : fabs(ns) < 100 ? "%.1f %s" : "%.0f %s",
+		 ns, unit[u]);
+	c->style = PLAIN;
+}
+
+static const cJSON *run_of(const cJSON *l, const char *format)
+{
+	const cJSON *runs = spp_cell_get(l, "runs"), *r;
+
+	cJSON_ArrayForEach(r, (cJSON_IsArray(runs) ? runs : NULL)) {
+		const char *f = spp_cell_str(r, "format");
+
+		if (f && strcmp(f, format) == 0)
+			return r;
+	}
+	return NULL;
+}
+
+/* The sparse run with the largest speedup; NULL when none has one. */
+static const cJSON *fastest_run(const cJSON *l, double *speedup)
+{
+	const cJSON *runs = spp_cell_get(l, "runs"), *r, *best = NULL;
+
+	cJSON_ArrayForEach(r, (cJSON_IsArray(runs) ? runs : NULL)) {
+		const char *f = spp_cell_str(r, "format");
+		double v;
+
+		if (!f || strcmp(f, "dense") == 0 || !spp_cell_num(r, "speedup", &v))
+			continue;
+		if (!best || v > *speedup) {
+			best = r;
+			*speedup = v;
+		}
+	}
+	return best;
+}
+
+static void col_dense_time(const cJSON *l, struct cell *c)
+{
+	double v = 0;
+	int known = spp_cell_num(run_of(l, "dense"), "time_ns.median", &v);
+
+	set_time(c, known, v);
+}
+
+static void col_fastest(const cJSON *l, struct cell *c)
+{
+	double v = 0;
+	const cJSON *r = fastest_run(l, &v);
+
+	set_str(c, r ? spp_cell_str(r, "format") : NULL);
+}
+
+static void col_fastest_speedup(const cJSON *l, struct cell *c)
+{
+	double v = 0;
+	const cJSON *r = fastest_run(l, &v);
+
+	set_ratio(c, r != NULL, v);
+	if (r && v > 1)
+		c->style = GOOD;
+}
+
 static const struct column columns[] = {
-	{"layer", 0, col_name, tot_name},
-	{"op", 0, col_op, NULL},
-	{"shape", 0, col_shape, NULL},
-	{"dtype", 0, col_dtype, NULL},
-	{"sparsity", 1, col_sparsity, tot_sparsity},
-	{"class", 0, col_class, NULL},
-	{"2:4", 1, col_nm24, NULL},
-	{"FLOPs", 1, col_flops, tot_flops},
-	{"ideal", 1, col_ideal, tot_ideal},
-	{"csr", 1, col_csr, tot_csr},
-	{"best", 0, col_best, tot_best},
-	{"ratio", 1, col_best_ratio, tot_best_ratio},
+	{"layer", 0, 0, col_name, tot_name},
+	{"op", 0, 0, col_op, NULL},
+	{"shape", 0, 0, col_shape, NULL},
+	{"dtype", 0, 0, col_dtype, NULL},
+	{"sparsity", 1, 0, col_sparsity, tot_sparsity},
+	{"class", 0, 0, col_class, NULL},
+	{"2:4", 1, 0, col_nm24, NULL},
+	{"FLOPs", 1, 0, col_flops, tot_flops},
+	{"ideal", 1, 0, col_ideal, tot_ideal},
+	{"csr", 1, 0, col_csr, tot_csr},
+	{"best", 0, 0, col_best, tot_best},
+	{"ratio", 1, 0, col_best_ratio, tot_best_ratio},
+	{"dense time", 1, 1, col_dense_time, NULL},
+	{"fastest", 0, 1, col_fastest, NULL},
+	{"speedup", 1, 1, col_fastest_speedup, NULL},
 };
 #define NCOL ((int)(sizeof(columns) / sizeof(columns[0])))
 
@@ -418,36 +501,50 @@ static void grow(int *w, const struct cell *c)
 }
 
 static void put_row(FILE *f, const cJSON *report, const cJSON *layer,
-		    const int *w, int color, const char *row_style)
+		    const int *w, int ncol, int color, const char *row_style)
 {
 	struct cell c;
 
-	for (int i = 0; i < NCOL; i++) {
+	for (int i = 0; i < ncol; i++) {
 		cell_at(i, report, layer, &c);
-		put_cell(f, c.text, c.style, w[i], columns[i].right, i == NCOL - 1,
+		put_cell(f, c.text, c.style, w[i], columns[i].right, i == ncol - 1,
 			 color, row_style);
 	}
 }
 
-static void put_rule(FILE *f, const int *w)
+static void put_rule(FILE *f, const int *w, int ncol)
 {
-	int total = 2 * (NCOL - 1);
+	int total = 2 * (ncol - 1);
 
-	for (int i = 0; i < NCOL; i++)
+	for (int i = 0; i < ncol; i++)
 		total += w[i];
 	for (int i = 0; i < total; i++)
 		fputc('-', f);
 	fputc('\n', f);
 }
 
+/* Whether any layer has kernel runs (a static report has none). */
+static int has_runs(const cJSON *report)
+{
+	const cJSON *layers = spp_cell_get(report, "layers"), *l;
+
+	cJSON_ArrayForEach(l, (cJSON_IsArray(layers) ? layers : NULL))
+		if (cJSON_GetArraySize(spp_cell_get(l, "runs")) > 0)
+			return 1;
+	return 0;
+}
+
 static void write_table(const cJSON *report, FILE *f, int color)
 {
 	const cJSON *layers = spp_cell_get(report, "layers"), *l;
-	int w[NCOL];
+	int w[NCOL], ncol = 0, runs = has_runs(report);
 	struct cell c;
 
+	/* the run columns come last, so the visible ones are a prefix */
+	while (ncol < NCOL && (runs || !columns[ncol].runs))
+		ncol++;
 	/* widths first, then print: cells are cheap to compute twice */
-	for (int i = 0; i < NCOL; i++) {
+	for (int i = 0; i < ncol; i++) {
 		w[i] = width(columns[i].title);
 		cJSON_ArrayForEach(l, layers) {
 			cell_at(i, report, l, &c);
@@ -456,14 +553,199 @@ static void write_table(const cJSON *report, FILE *f, int color)
 		cell_at(i, report, NULL, &c);
 		grow(&w[i], &c);
 	}
-	for (int i = 0; i < NCOL; i++)
+	for (int i = 0; i < ncol; i++)
 		put_cell(f, columns[i].title, PLAIN, w[i], columns[i].right,
-			 i == NCOL - 1, color, ANSI_BOLD);
-	put_rule(f, w);
+			 i == ncol - 1, color, ANSI_BOLD);
+	put_rule(f, w, ncol);
 	cJSON_ArrayForEach(l, layers)
-		put_row(f, report, l, w, color, "");
-	put_rule(f, w);
-	put_row(f, report, NULL, w, color, ANSI_BOLD);
+		put_row(f, report, l, w, ncol, color, "");
+	put_rule(f, w, ncol);
+	put_row(f, report, NULL, w, ncol, color, ANSI_BOLD);
+}
+
+/*
+ * The runs table: one row per layer x run, with the layer name on its
+ * first row only. Cells come from (layer, run) pairs.
+ */
+struct run_column {
+	const char *title;
+	int right;
+	void (*cell)(const cJSON *layer, const cJSON *run, struct cell *c);
+};
+
+static void rc_layer(const cJSON *l, const cJSON *r, struct cell *c)
+{
+	const cJSON *runs = spp_cell_get(l, "runs");
+
+	if (runs && runs->child == r)
+		col_name(l, c);
+	else
+		set_text(c, "");
+}
+
+static void rc_format(const cJSON *l, const cJSON *r, struct cell *c)
+{
+	(void)l;
+	set_str(c, spp_cell_str(r, "format"));
+}
+
+static void rc_status(const cJSON *l, const cJSON *r, struct cell *c)
+{
+	const char *s = spp_cell_str(r, "status");
+
+	(void)l;
+	set_str(c, s && strcmp(s, "not_applicable") == 0 ? "n/a" : s);
+	if (s && strcmp(s, "ok") != 0)
+		c->style = DIM;
+}
+
+static void rc_time(const cJSON *l, const cJSON *r, struct cell *c)
+{
+	double v = 0;
+	int known = spp_cell_num(r, "time_ns.median", &v);
+
+	(void)l;
+	set_time(c, known, v);
+}
+
+static void rc_spread(const cJSON *l, const cJSON *r, struct cell *c)
+{
+	struct cell a, b;
+	double p10 = 0, p90 = 0;
+	int known = spp_cell_num(r, "time_ns.p10", &p10) && spp_cell_num(r, "time_ns.p90", &p90);
+
+	(void)l;
+	if (!known) {
+		set_null(c);
+		return;
+	}
+	set_time(&a, 1, p10);
+	set_time(&b, 1, p90);
+	snprintf(c->text, sizeof(c->text), "%.40s\xe2\x80\x93%.40s", a.text, b.text);
+	c->style = PLAIN;
+}
+
+static void rc_repeats(const cJSON *l, const cJSON *r, struct cell *c)
+{
+	double v;
+
+	(void)l;
+	if (!spp_cell_num(r, "time_ns.repeats", &v)) {
+		set_null(c);
+		return;
+	}
+	spp_cell_number(v, c->text, sizeof(c->text));
+	c->style = PLAIN;
+}
+
+static void rc_speedup(const cJSON *l, const cJSON *r, struct cell *c)
+{
+	double v = 0;
+	int known = spp_cell_num(r, "speedup", &v);
+
+	(void)l;
+	set_ratio(c, known, v);
+	if (known && v > 1)
+		c->style = GOOD;
+}
+
+static void rc_efficiency(const cJSON *l, const cJSON *r, struct cell *c)
+{
+	double v = 0;
+	int known = spp_cell_num(r, "efficiency", &v);
+
+	(void)l;
+	if (!known) {
+		set_null(c);
+		return;
+	}
+	snprintf(c->text, sizeof(c->text), "%.1f%%", v * 100);
+	c->style = PLAIN;
+}
+
+static void rc_gflops(const cJSON *l, const cJSON *r, struct cell *c)
+{
+	double v;
+
+	(void)l;
+	if (!spp_cell_num(r, "gflops", &v)) {
+		set_null(c);
+		return;
+	}
+	snprintf(c->text, sizeof(c->text), "%.1f", v);
+	c->style = PLAIN;
+}
+
+static void rc_gbs(const cJSON *l, const cJSON *r, struct cell *c)
+{
+	double v, u;
+
+	(void)l;
+	if (!spp_cell_num(r, "bandwidth_gbs", &v)) {
+		set_null(c);
+		return;
+	}
+	if (spp_cell_num(r, "bw_util", &u))
+		snprintf(c->text, sizeof(c->text), "%.1f (%.0f%%)", v, u * 100);
+	else
+		snprintf(c->text, sizeof(c->text), "%.1f", v);
+	c->style = PLAIN;
+}
+
+static void rc_imbalance(const cJSON *l, const cJSON *r, struct cell *c)
+{
+	double v;
+
+	(void)l;
+	if (!spp_cell_num(r, "imbalance", &v)) {
+		set_null(c);
+		return;
+	}
+	snprintf(c->text, sizeof(c->text), "%.2f", v);
+	c->style = PLAIN;
+}
+
+static const struct run_column run_columns[] = {
+	{"layer", 0, rc_layer},
+	{"format", 0, rc_format},
+	{"status", 0, rc_status},
+	{"time", 1, rc_time},
+	{"p10\xe2\x80\x93p90", 1, rc_spread},
+	{"runs", 1, rc_repeats},
+	{"speedup", 1, rc_speedup},
+	{"efficiency", 1, rc_efficiency},
+	{"GFLOP/s", 1, rc_gflops},
+	{"GB/s", 1, rc_gbs},
+	{"imbalance", 1, rc_imbalance},
+};
+#define NRCOL ((int)(sizeof(run_columns) / sizeof(run_columns[0])))
+
+static void write_runs_table(const cJSON *report, FILE *f, int color)
+{
+	const cJSON *layers = spp_cell_get(report, "layers"), *l, *r;
+	int w[NRCOL];
+	struct cell c;
+
+	for (int i = 0; i < NRCOL; i++) {
+		w[i] = width(run_columns[i].title);
+		cJSON_ArrayForEach(l, layers)
+			cJSON_ArrayForEach(r, (cJSON_IsArray(spp_cell_get(l, "runs")) ? spp_cell_get(l, "runs") : NULL)) {
+				run_columns[i].cell(l, r, &c);
+				grow(&w[i], &c);
+			}
+	}
+	fputc('\n', f);
+	for (int i = 0; i < NRCOL; i++)
+		put_cell(f, run_columns[i].title, PLAIN, w[i], run_columns[i].right,
+			 i == NRCOL - 1, color, ANSI_BOLD);
+	put_rule(f, w, NRCOL);
+	cJSON_ArrayForEach(l, layers)
+		cJSON_ArrayForEach(r, (cJSON_IsArray(spp_cell_get(l, "runs")) ? spp_cell_get(l, "runs") : NULL))
+			for (int i = 0; i < NRCOL; i++) {
+				run_columns[i].cell(l, r, &c);
+				put_cell(f, c.text, c.style, w[i], run_columns[i].right,
+					 i == NRCOL - 1, color, "");
+			}
 }
 
 /* A header line: "label     value". */
@@ -474,6 +756,47 @@ static void header_line(FILE *f, int color, const char *label, const char *value
 	set_str(&c, value);
 	fprintf(f, "%s%-9s%s %s\n", color ? ANSI_BOLD : "", label,
 		color ? ANSI_RESET : "", c.text);
+}
+
+/*
+ * What the runs ran on and how they were timed: only in a report that has
+ * a machine description (BLAS) and run settings.
+ */
+static void write_machine_lines(const cJSON *r, FILE *f, int color)
+{
+	const cJSON *m = spp_cell_get(r, "machine"), *s = spp_cell_get(r, "settings");
+	const char *cpu = spp_cell_str(m, "cpu"), *sched = spp_cell_str(s, "schedule");
+	char line[512], reps[64];
+	double v, t = 0, rt = 0;
+	size_t used;
+
+	if (!cJSON_IsObject(spp_cell_get(m, "dense_blas")))
+		return;
+	spp_cell_num(m, "threads", &t);
+	used = (size_t)snprintf(line, sizeof(line), "%.120s, %s, %.0f thread%s, %s %s (%s)",
+				cpu ? cpu : NULL_CELL,
+				spp_cell_str(m, "isa") ? spp_cell_str(m, "isa") : NULL_CELL, t,
+				t == 1 ? "" : "s",
+				spp_cell_str(m, "dense_blas.name") ? spp_cell_str(m, "dense_blas.name") : "BLAS",
+				spp_cell_str(m, "dense_blas.version") ? spp_cell_str(m, "dense_blas.version") : "",
+				spp_cell_str(m, "dense_blas.core") ? spp_cell_str(m, "dense_blas.core") : NULL_CELL);
+	if (spp_cell_num(m, "peak_bw_gbs", &v) && used < sizeof(line))
+		snprintf(line + used, sizeof(line) - used, ", peak %.1f GB/s", v);
+	header_line(f, color, "machine", line);
+	if (!sched)
+		return;
+	spp_cell_num(s, "run_threads", &rt);
+	if (spp_cell_num(s, "repeats", &v))
+		snprintf(reps, sizeof(reps), "%.0f runs each", v);
+	else if (spp_cell_num(s, "time_budget_s", &v))
+		snprintf(reps, sizeof(reps), "%g s per layer", v);
+	else
+		snprintf(reps, sizeof(reps), "%s", NULL_CELL);
+	spp_cell_num(s, "verify_rtol", &v);
+	snprintf(line, sizeof(line), "%s, %s, %s, %.0f thread%s, verified to %g x |W|.|X|",
+		 sched, reps, cJSON_IsTrue(spp_cell_get(s, "cold")) ? "cold" : "warm",
+		 rt, rt == 1 ? "" : "s", v);
+	header_line(f, color, "runs", line);
 }
 
 static void write_header(const cJSON *r, FILE *f, int color)
@@ -522,6 +845,7 @@ static void write_header(const cJSON *r, FILE *f, int color)
 		snprintf(b, sizeof(b), "%.0f (default)", v);
 	snprintf(line, sizeof(line), "N %s, threads %s", a, b);
 	header_line(f, color, "settings", line);
+	write_machine_lines(r, f, color);
 	fputc('\n', f);
 }
 
@@ -547,9 +871,11 @@ int spp_report_write_text(const cJSON *report, FILE *f,
 	int color = o && o->color;
 
 	write_header(report, f, color);
-	if (cJSON_IsArray(layers) && cJSON_GetArraySize(layers) > 0)
+	if (cJSON_IsArray(layers) && cJSON_GetArraySize(layers) > 0) {
 		write_table(report, f, color);
-	else
+		if (has_runs(report))
+			write_runs_table(report, f, color);
+	} else
 		fputs("no GEMM layers\n", f);
 	write_warnings(report, f, color);
 	if (ferror(f))

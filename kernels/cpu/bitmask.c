@@ -1,0 +1,177 @@
+/*
+ * bitmask: one bit per element of W, plus the non-zero values.
+ *
+ * Storage (what `bytes` counts): M*ceil(K/8) mask bytes (bit c%8 of byte
+ * c/8 of a row is column c) + nnz fp32 values in row-major order + (M+1)
+ * int32 row offsets into the values: M*ceil(K/8) + nnz*4 + (M+1)*4.
+ *
+ * At N = 1 the vector kernels decode 16 mask bits at a time into a dense
+ * vector of W (expand) and multiply it by a contiguous slice of x, so no
+ * gather is needed: this is the format for low sparsity at N = 1. At
+ * N >= 2 they walk the set bits. Untiled.
+ *
+ * Partition: rows, balancing non-zeros.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels/cpu/cpu.h"
+
+static void bitmask_release(struct spp_encoded *e)
+{
+	struct cpu_bitmask *b;
+
+	if (!e)
+		return;
+	b = e->impl;
+	if (b) {
+		cpu_free(b->mask);
+		cpu_free(b->ptr);
+		cpu_free(b->val);
+		free(b->lo);
+	}
+	cpu_release_common(e);
+}
+
+static int bitmask_encode(const struct spp_matrix *w, int threads,
+			  struct spp_encoded *out, struct spp_error *err)
+{
+	int64_t m = w->m, k = w->k, nnz = 0, z = 0;
+	int64_t *row_cum = NULL;
+	struct cpu_bitmask *b = NULL;
+	int rc = 0;
+
+	memset(out, 0, sizeof(*out));
+	if (threads < 1)
+		return spp_error_set(err, SPP_E_USAGE, "bitmask: threads must be >= 1, got %d", threads);
+	row_cum = malloc((size_t)(m + 1) * sizeof(*row_cum));
+	b = calloc(1, sizeof(*b));
+	if (!row_cum || !b) {
+		rc = spp_error_set(err, SPP_E_NOMEM, "bitmask: cannot allocate the row index");
+		goto out;
+	}
+	out->ops = &spp_cpu_bitmask;
+	out->impl = b;
+	row_cum[0] = 0;
+	for (int64_t i = 0; i < m; i++) {
+		for (int64_t j = 0; j < k; j++)
+			nnz += w->v[i * k + j] != 0.0f;
+		row_cum[i + 1] = nnz;
+	}
+	if (nnz > INT32_MAX) {
+		rc = spp_error_set(err, SPP_E_UNSUPPORTED,
+				   "bitmask: %lld non-zeros exceed the int32 offsets", (long long)nnz);
+		goto out;
+	}
+	b->stride = (k + 7) / 8;
+	b->mask = cpu_alloc((size_t)(m * b->stride));
+	b->ptr = cpu_alloc((size_t)(m + 1) * sizeof(*b->ptr));
+	b->val = cpu_alloc((size_t)nnz * sizeof(*b->val));
+	b->lo = malloc((size_t)(threads + 1) * sizeof(*b->lo));
+	if (!b->mask || !b->ptr || !b->val || !b->lo) {
+		rc = spp_error_set(err, SPP_E_NOMEM, "bitmask: cannot allocate %lld non-zeros", (long long)nnz);
+		goto out;
+	}
+	for (int64_t i = 0; i < m; i++) {
+		b->ptr[i] = (int32_t)z;
+		for (int64_t j = 0; j < k; j++) {
+			float v = w->v[i * k + j];
+
+			if (v != 0.0f) {
+				b->mask[i * b->stride + j / 8] |= (uint8_t)(1u << (j % 8));
+				b->val[z++] = v;
+			}
+		}
+	}
+	b->ptr[m] = (int32_t)z;
+	out->m = m;
+	out->k = k;
+	out->nnz = nnz;
+	out->bytes = (uint64_t)(m * b->stride) + (uint64_t)nnz * 4 + (uint64_t)(m + 1) * 4;
+	cpu_partition(row_cum, m, threads, b->lo);
+	rc = cpu_set_parts(out, threads, b->lo, row_cum, err);
+out:
+	free(row_cum);
+	if (rc)
+		bitmask_release(out);
+	return rc;
+}
+
+/* Portable: column by column of each row, a value per set bit. */
+static void bitmask_part_c(const struct spp_encoded *w, int64_t r0, int64_t r1,
+			   const float *x, float *y, int64_t n)
+{
+	const struct cpu_bitmask *b = w->impl;
+	int64_t k = w->k;
+
+	if (n == 1) {
+		for (int64_t i = r0; i < r1; i++) {
+			const uint8_t *mr = b->mask + i * b->stride;
+			int32_t off = b->ptr[i];
+			float s = 0;
+
+			for (int64_t c = 0; c < k; c++)
+				if (mr[c / 8] >> (c % 8) & 1)
+					s += b->val[off++] * x[c];
+			y[i] = s;
+		}
+		return;
+	}
+	for (int64_t j0 = 0; j0 < n; j0 += 64) {
+		int64_t cw = n - j0 < 64 ? n - j0 : 64;
+
+		for (int64_t i = r0; i < r1; i++) {
+			const uint8_t *mr = b->mask + i * b->stride;
+			int32_t off = b->ptr[i];
+			float *yr = y + i * n + j0;
+
+			for (int64_t q = 0; q < cw; q++)
+				yr[q] = 0;
+			for (int64_t c = 0; c < k; c++) {
+				if (mr[c / 8] >> (c % 8) & 1) {
+					float v = b->val[off++];
+					const float *xr = x + c * n + j0;
+
+					for (int64_t q = 0; q < cw; q++)
+						yr[q] += v * xr[q];
+				}
+			}
+		}
+	}
+}
+
+static void bitmask_part(const struct spp_encoded *w, int p, const float *x,
+			 float *y, int64_t n, enum spp_isa isa)
+{
+	const struct cpu_bitmask *b = w->impl;
+	int64_t r0 = b->lo[p], r1 = b->lo[p + 1];
+
+	if (r0 >= r1)
+		return;
+#if CPU_X86
+	if (isa == SPP_ISA_AVX512) {
+		cpu_bitmask_part_avx512(w, r0, r1, x, y, n);
+		return;
+	}
+	if (isa == SPP_ISA_AVX2) {
+		cpu_bitmask_part_avx2(w, r0, r1, x, y, n);
+		return;
+	}
+#endif
+	(void)isa;
+	bitmask_part_c(w, r0, r1, x, y, n);
+}
+
+static int bitmask_spmm(const struct spp_encoded *w, const float *x, float *y,
+			int64_t n, const struct spp_exec *ex)
+{
+	cpu_run_parts(w, bitmask_part, x, y, n, ex);
+	return 0;
+}
+
+const struct spp_format_ops spp_cpu_bitmask = {
+	.key = "bitmask",
+	.encode = bitmask_encode,
+	.spmm = bitmask_spmm,
+	.release = bitmask_release,
+};

@@ -1,0 +1,146 @@
+/* bsrB kernels for AVX2 (see bsr.c for the layout). */
+#include "kernels/cpu/cpu.h"
+
+#if CPU_X86
+#include "kernels/cpu/seg_avx2.h"
+
+/*
+ * N >= 2: a register tile of rg rows (from row r0 of the block) x nv ymm;
+ * rg*nv <= 8 leaves room in the 16 ymm registers for X and the broadcast.
+ */
+INL256 void bsr_tile256(const int B, const int rg, const int nv, const int full,
+			const struct cpu_bsr *s, int64_t br, int r0, int64_t k,
+			int64_t rr, const float *x, float *y, int64_t n, __m256i mt)
+{
+	__m256 a[8][4];
+
+#pragma GCC unroll 8
+	for (int r = 0; r < rg; r++)
+#pragma GCC unroll 4
+		for (int v = 0; v < nv; v++)
+			a[r][v] = _mm256_setzero_ps();
+	for (int32_t q = s->ptr[br]; q < s->ptr[br + 1]; q++) {
+		int64_t bc = s->bcol[q];
+		int kc = k - bc * B < B ? (int)(k - bc * B) : B;
+		const float *wb = s->val + (int64_t)q * B * B + r0 * B;
+		const float *xb = x + bc * B * n;
+
+		for (int c = 0; c < kc; c++) {
+			__m256 xv[4];
+
+#pragma GCC unroll 4
+			for (int v = 0; v < nv; v++)
+				xv[v] = ld256(full || v < nv - 1, mt, xb + c * n + 8 * v);
+#pragma GCC unroll 8
+			for (int r = 0; r < rg; r++) {
+				__m256 wv = _mm256_broadcast_ss(wb + r * B + c);
+
+#pragma GCC unroll 4
+				for (int v = 0; v < nv; v++)
+					a[r][v] = _mm256_fmadd_ps(wv, xv[v], a[r][v]);
+			}
+		}
+	}
+#pragma GCC unroll 8
+	for (int r = 0; r < rg; r++)
+		if (r0 + r < rr)
+#pragma GCC unroll 4
+			for (int v = 0; v < nv; v++)
+				st256(full || v < nv - 1, mt, y + (br * B + r0 + r) * n + 8 * v, a[r][v]);
+}
+
+/* N = 1: one accumulator per block row (B = 16: two ymm per row). */
+INL256 void bsr_vec256(const int B, const struct cpu_bsr *s, int64_t br,
+		       int64_t k, int64_t rr, const float *x, float *y)
+{
+	__m256 a[16];
+	__m128 h[4];
+
+#pragma GCC unroll 16
+	for (int r = 0; r < B; r++)
+		a[r] = _mm256_setzero_ps();
+#pragma GCC unroll 4
+	for (int r = 0; r < 4; r++)
+		h[r] = _mm_setzero_ps();
+	for (int32_t q = s->ptr[br]; q < s->ptr[br + 1]; q++) {
+		int64_t bc = s->bcol[q];
+		int64_t kc = k - bc * B < B ? k - bc * B : B;
+		const float *wb = s->val + (int64_t)q * B * B;
+
+		if (B == 4) {
+			__m128 xv = _mm_maskload_ps(x + bc * B, _mm256_castsi256_si128(tail_mask256(kc)));
+
+#pragma GCC unroll 4
+			for (int r = 0; r < 4; r++)
+				h[r] = _mm_fmadd_ps(_mm_loadu_ps(wb + r * 4), xv, h[r]);
+		} else {
+#pragma GCC unroll 2
+			for (int c8 = 0; c8 < B; c8 += 8) {
+				__m256 xv = _mm256_maskload_ps(x + bc * B + c8,
+							       tail_mask256(kc - c8 < 0 ? 0 : kc - c8));
+
+#pragma GCC unroll 16
+				for (int r = 0; r < B; r++)
+					a[r] = _mm256_fmadd_ps(_mm256_loadu_ps(wb + r * B + c8), xv, a[r]);
+			}
+		}
+	}
+	for (int r = 0; r < rr; r++) {
+		if (B == 4) {
+			__m128 t = h[r];
+
+			t = _mm_add_ps(t, _mm_movehl_ps(t, t));
+			t = _mm_add_ss(t, _mm_movehdup_ps(t));
+			y[br * B + r] = _mm_cvtss_f32(t);
+		} else {
+			y[br * B + r] = hsum256(a[r]);
+		}
+	}
+}
+
+INL256 void bsr_rows256(const int B, const struct cpu_bsr *s, int64_t b0,
+			int64_t b1, int64_t m, int64_t k, const float *x,
+			float *y, int64_t n)
+{
+	const int nvmax = B == 4 ? 2 : 1, rg = B == 4 ? 4 : 8;
+	const int64_t cwmax = 8 * nvmax;
+
+	for (int64_t br = b0; br < b1; br++) {
+		int64_t rr = m - br * B < B ? m - br * B : B;
+
+		if (n == 1) {
+			bsr_vec256(B, s, br, k, rr, x, y);
+			continue;
+		}
+		for (int64_t j0 = 0; j0 < n; j0 += cwmax) {
+			int64_t cw = n - j0 < cwmax ? n - j0 : cwmax;
+			__m256i mt = tail_mask256(cw % 8 ? cw % 8 : 8);
+			int nv = (int)((cw + 7) / 8), full = cw % 8 == 0;
+
+			for (int r0 = 0; r0 < B && r0 < rr; r0 += rg) {
+				if (nv == 2 && full)
+					bsr_tile256(B, rg, B == 4 ? 2 : 1, 1, s, br, r0, k, rr, x + j0, y + j0, n, mt);
+				else if (nv == 2)
+					bsr_tile256(B, rg, B == 4 ? 2 : 1, 0, s, br, r0, k, rr, x + j0, y + j0, n, mt);
+				else if (full)
+					bsr_tile256(B, rg, 1, 1, s, br, r0, k, rr, x + j0, y + j0, n, mt);
+				else
+					bsr_tile256(B, rg, 1, 0, s, br, r0, k, rr, x + j0, y + j0, n, mt);
+			}
+		}
+	}
+}
+
+CPU_AVX2 void cpu_bsr_part_avx2(const struct spp_encoded *w, int64_t b0,
+				int64_t b1, const float *x, float *y, int64_t n)
+{
+	const struct cpu_bsr *s = w->impl;
+
+	if (s->b == 4)
+		bsr_rows256(4, s, b0, b1, w->m, w->k, x, y, n);
+	else if (s->b == 8)
+		bsr_rows256(8, s, b0, b1, w->m, w->k, x, y, n);
+	else
+		bsr_rows256(16, s, b0, b1, w->m, w->k, x, y, n);
+}
+#endif

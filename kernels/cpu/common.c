@@ -1,0 +1,144 @@
+/*
+ * What every CPU format shares: padded buffers, the non-zero-balanced
+ * partition, the K-tile width, and the OpenMP driver that runs the parts
+ * and records per-thread busy time.
+ */
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+
+#include "kernels/cpu/buffer.h"
+#include "kernels/cpu/cpu.h"
+
+#define HUGE ((size_t)2 << 20)
+
+void *cpu_alloc(size_t bytes)
+{
+	/*
+	 * Large buffers on 2 MiB boundaries with a transparent-huge-page hint:
+	 * the kernels touch W's pages in a stream and X's rows at random, and
+	 * page walks (costly under virtualisation) were measured to cost up to
+	 * a third of the time with 4 KiB pages.
+	 */
+	size_t align = bytes >= HUGE ? HUGE : 64, size = bytes + CPU_PAD;
+	void *p = NULL;
+
+	if (align == HUGE)
+		size = (size + HUGE - 1) / HUGE * HUGE;
+	if (posix_memalign(&p, align, size) != 0)
+		return NULL;
+#ifdef MADV_HUGEPAGE
+	if (align == HUGE)
+		madvise(p, size, MADV_HUGEPAGE); /* a hint: failure is harmless */
+#endif
+	memset(p, 0, size);
+	return p;
+}
+
+void cpu_free(void *p)
+{
+	free(p);
+}
+
+void *spp_buffer_alloc(size_t bytes)
+{
+	return cpu_alloc(bytes);
+}
+
+void spp_buffer_free(void *p)
+{
+	free(p);
+}
+
+void cpu_partition(const int64_t *cum, int64_t units, int parts, int64_t *lo)
+{
+	int64_t total = cum[units];
+
+	lo[0] = 0;
+	for (int p = 1; p < parts; p++) {
+		/* first unit whose cumulative cost reaches p/parts of the total */
+		int64_t target = (int64_t)((double)total * p / parts);
+		int64_t a = lo[p - 1], b = units;
+
+		while (a < b) {
+			int64_t mid = a + (b - a) / 2;
+
+			if (cum[mid] < target)
+				a = mid + 1;
+			else
+				b = mid;
+		}
+		lo[p] = a;
+	}
+	lo[parts] = units;
+}
+
+double cpu_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+int64_t cpu_tile_width(int64_t k, double density)
+{
+	/*
+	 * 128 X rows of a 64-column chunk are 32 KiB, which leaves room in a
+	 * 48 KiB L1 for the streamed W and the Y row (measured at 30 %
+	 * sparsity, N = 64: 96 to 192 columns within 3 %, 256 a third slower).
+	 * Sparser matrices get wider tiles so that a (row, tile) segment keeps
+	 * about 64 non-zeros: with fewer, the Y row load and store per segment
+	 * cost more than L1 saves (measured at 90 % and 95 %, N = 64: 64 best
+	 * of 16, 32, 64, 128 and untiled, by 5 to 15 %).
+	 */
+	int64_t w = 128;
+
+	if (density > 0 && 64.0 / density > (double)w)
+		w = (int64_t)(64.0 / density);
+	w = (w + 15) / 16 * 16;
+	return w >= k ? (k > 0 ? k : 1) : w;
+}
+
+int cpu_set_parts(struct spp_encoded *out, int threads, const int64_t *lo,
+		  const int64_t *nnz_cum, struct spp_error *err)
+{
+	out->part_nnz = calloc((size_t)threads, sizeof(*out->part_nnz));
+	if (!out->part_nnz)
+		return spp_error_set(err, SPP_E_NOMEM, "cannot allocate the partition of %d parts", threads);
+	out->nparts = threads;
+	for (int p = 0; p < threads; p++)
+		out->part_nnz[p] = nnz_cum[lo[p + 1]] - nnz_cum[lo[p]];
+	return 0;
+}
+
+void cpu_release_common(struct spp_encoded *e)
+{
+	free(e->part_nnz);
+	free(e->impl);
+	memset(e, 0, sizeof(*e));
+}
+
+void cpu_run_parts(const struct spp_encoded *w, cpu_part_fn fn, const float *x,
+		   float *y, int64_t n, const struct spp_exec *ex)
+{
+	int threads = ex->threads > 0 ? ex->threads : 1;
+
+	if (ex->busy_ns)
+		for (int t = 0; t < threads; t++)
+			ex->busy_ns[t] = 0;
+
+#pragma omp parallel num_threads(threads)
+	{
+		int t = omp_get_thread_num(), nt = omp_get_num_threads();
+		double t0 = ex->busy_ns ? cpu_now_ns() : 0;
+
+		/* a runtime that grants fewer threads still runs every part */
+		for (int p = t; n > 0 && p < w->nparts; p += nt)
+			fn(w, p, x, y, n, ex->isa);
+		if (ex->busy_ns && t < threads)
+			ex->busy_ns[t] = cpu_now_ns() - t0;
+	}
+}

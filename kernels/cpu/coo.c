@@ -1,0 +1,155 @@
+/*
+ * coo: (row, column, value) triplets sorted by row, then column.
+ *
+ * Storage (what `bytes` counts): nnz * (4 value + 4 row + 4 column) =
+ * nnz*(4+8). The kernels find each row's run of triplets by comparing row
+ * indices, so a row's product stays in registers like csr's, without the
+ * row offsets (and without K tiles: coo is the untiled baseline).
+ *
+ * Partition: at row starts, balancing non-zeros; a part also zeroes the
+ * empty rows of its row range.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels/cpu/cpu.h"
+
+static void coo_release(struct spp_encoded *e)
+{
+	struct cpu_coo *c;
+
+	if (!e)
+		return;
+	c = e->impl;
+	if (c) {
+		cpu_free(c->row);
+		cpu_free(c->col);
+		cpu_free(c->val);
+		free(c->lo);
+		free(c->rlo);
+	}
+	cpu_release_common(e);
+}
+
+static int coo_encode(const struct spp_matrix *w, int threads,
+		      struct spp_encoded *out, struct spp_error *err)
+{
+	int64_t m = w->m, k = w->k, nnz = 0, z = 0;
+	int64_t *row_cum = NULL;
+	struct cpu_coo *c = NULL;
+	int rc = 0;
+
+	memset(out, 0, sizeof(*out));
+	if (threads < 1)
+		return spp_error_set(err, SPP_E_USAGE, "coo: threads must be >= 1, got %d", threads);
+	row_cum = malloc((size_t)(m + 1) * sizeof(*row_cum));
+	c = calloc(1, sizeof(*c));
+	if (!row_cum || !c) {
+		rc = spp_error_set(err, SPP_E_NOMEM, "coo: cannot allocate the row index");
+		goto out;
+	}
+	out->ops = &spp_cpu_coo;
+	out->impl = c;
+	row_cum[0] = 0;
+	for (int64_t i = 0; i < m; i++) {
+		for (int64_t j = 0; j < k; j++)
+			nnz += w->v[i * k + j] != 0.0f;
+		row_cum[i + 1] = nnz;
+	}
+	if (nnz > INT32_MAX || m > INT32_MAX) {
+		rc = spp_error_set(err, SPP_E_UNSUPPORTED,
+				   "coo: %lld non-zeros exceed the int32 indices", (long long)nnz);
+		goto out;
+	}
+	c->row = cpu_alloc((size_t)nnz * sizeof(*c->row));
+	c->col = cpu_alloc((size_t)nnz * sizeof(*c->col));
+	c->val = cpu_alloc((size_t)nnz * sizeof(*c->val));
+	c->lo = malloc((size_t)(threads + 1) * sizeof(*c->lo));
+	c->rlo = malloc((size_t)(threads + 1) * sizeof(*c->rlo));
+	if (!c->row || !c->col || !c->val || !c->lo || !c->rlo) {
+		rc = spp_error_set(err, SPP_E_NOMEM, "coo: cannot allocate %lld non-zeros", (long long)nnz);
+		goto out;
+	}
+	for (int64_t i = 0; i < m; i++)
+		for (int64_t j = 0; j < k; j++) {
+			float v = w->v[i * k + j];
+
+			if (v != 0.0f) {
+				c->row[z] = (int32_t)i;
+				c->col[z] = (int32_t)j;
+				c->val[z] = v;
+				z++;
+			}
+		}
+	out->m = m;
+	out->k = k;
+	out->nnz = nnz;
+	out->bytes = (uint64_t)nnz * 12;
+	cpu_partition(row_cum, m, threads, c->rlo);
+	for (int p = 0; p <= threads; p++)
+		c->lo[p] = row_cum[c->rlo[p]];
+	rc = cpu_set_parts(out, threads, c->rlo, row_cum, err);
+out:
+	free(row_cum);
+	if (rc)
+		coo_release(out);
+	return rc;
+}
+
+/* Portable: zero the part's rows, then per 64-column chunk every triplet. */
+static void coo_part_c(const struct spp_encoded *w, int64_t z0, int64_t z1,
+		       int64_t r0, int64_t r1, const float *x, float *y, int64_t n)
+{
+	const struct cpu_coo *c = w->impl;
+
+	for (int64_t i = r0 * n; i < r1 * n; i++)
+		y[i] = 0;
+	for (int64_t j0 = 0; j0 < n; j0 += 64) {
+		int64_t cw = n - j0 < 64 ? n - j0 : 64;
+
+		for (int64_t z = z0; z < z1; z++) {
+			float v = c->val[z];
+			float *yr = y + (int64_t)c->row[z] * n + j0;
+			const float *xr = x + (int64_t)c->col[z] * n + j0;
+
+			for (int64_t q = 0; q < cw; q++)
+				yr[q] += v * xr[q];
+		}
+	}
+}
+
+static void coo_part(const struct spp_encoded *w, int p, const float *x,
+		     float *y, int64_t n, enum spp_isa isa)
+{
+	const struct cpu_coo *c = w->impl;
+	int64_t z0 = c->lo[p], z1 = c->lo[p + 1], r0 = c->rlo[p], r1 = c->rlo[p + 1];
+
+	if (r0 >= r1)
+		return;
+#if CPU_X86
+	if (isa == SPP_ISA_AVX512) {
+		cpu_coo_part_avx512(w, z0, z1, r0, r1, x, y, n);
+		return;
+	}
+	if (isa == SPP_ISA_AVX2) {
+		cpu_coo_part_avx2(w, z0, z1, r0, r1, x, y, n);
+		return;
+	}
+#endif
+	(void)isa;
+	coo_part_c(w, z0, z1, r0, r1, x, y, n);
+}
+
+static int coo_spmm(const struct spp_encoded *w, const float *x, float *y,
+		    int64_t n, const struct spp_exec *ex)
+{
+	cpu_run_parts(w, coo_part, x, y, n, ex);
+	return 0;
+}
+
+const struct spp_format_ops spp_cpu_coo = {
+	.key = "coo",
+	.encode = coo_encode,
+	.spmm = coo_spmm,
+	.release = coo_release,
+};

@@ -1,0 +1,157 @@
+/*
+ * Internal to kernels/cpu: the buffers of each CPU format, the work
+ * partition shared by all of them, and the vector kernels each format
+ * exports from its per-ISA file (csr_avx512.c, ...).
+ *
+ * Every format keeps its fp32 values and int32 indices in buffers it owns
+ * (allocated by cpu_alloc, zero-filled and padded by CPU_PAD bytes so that a
+ * vector load that runs a little past the last element stays in bounds).
+ * The partition is computed at encode time: part p covers the units (rows,
+ * block rows or non-zeros) [lo[p], lo[p+1]); a part may be empty.
+ */
+#ifndef SPP_KERNELS_CPU_CPU_H
+#define SPP_KERNELS_CPU_CPU_H
+
+#include <stdint.h>
+#include <string.h>
+
+#include "kernels/kernels.h"
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define CPU_X86 1
+#define CPU_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,fma,popcnt,bmi,bmi2")))
+#define CPU_AVX2 __attribute__((target("avx2,fma,popcnt,bmi,bmi2")))
+#else
+#define CPU_X86 0
+#endif
+
+#define CPU_PAD 128
+
+/* Zeroed, 64-byte aligned, CPU_PAD spare bytes; NULL on failure. */
+void *cpu_alloc(size_t bytes);
+void cpu_free(void *p);
+
+/*
+ * Split `units` units whose cumulative cost is cum[0..units] (cum[0] == 0)
+ * into `parts` consecutive ranges of about equal cost: lo[0..parts].
+ */
+void cpu_partition(const int64_t *cum, int64_t units, int parts, int64_t *lo);
+
+/* CLOCK_MONOTONIC in ns. */
+double cpu_now_ns(void);
+
+/*
+ * K-tile width (columns) for a matrix of the given density, so that the
+ * rows of X one tile touches (256 bytes each for a 64-column chunk) stay
+ * in L1 while a tile segment still holds enough non-zeros to amortise the
+ * load and store of the Y row accumulators. Returns k when one tile fits.
+ */
+int64_t cpu_tile_width(int64_t k, double density);
+
+/* Fill out->nparts/part_nnz from a partition and per-unit nnz prefix. */
+int cpu_set_parts(struct spp_encoded *out, int threads, const int64_t *lo,
+		  const int64_t *nnz_cum, struct spp_error *err);
+
+/* Release what every format shares: part_nnz and the impl struct. */
+void cpu_release_common(struct spp_encoded *e);
+
+/*
+ * Run part(w, p, ...) for every part on ex->threads OpenMP threads,
+ * recording each thread's busy time when ex->busy_ns is set.
+ */
+typedef void (*cpu_part_fn)(const struct spp_encoded *w, int part,
+			    const float *x, float *y, int64_t n, enum spp_isa isa);
+void cpu_run_parts(const struct spp_encoded *w, cpu_part_fn fn, const float *x,
+		   float *y, int64_t n, const struct spp_exec *ex);
+
+/* csr: K-tiled; values and columns in (tile, row) order. */
+struct cpu_csr {
+	int64_t tiles, tile_w;  /* tile t holds columns [t*tile_w, (t+1)*tile_w) */
+	int32_t *ptr;           /* tiles*m + 1: segment (t, i) is [ptr[t*m+i], ptr[t*m+i+1]) */
+	uint16_t *col;          /* nnz column indices relative to the tile's first */
+	float *val;             /* nnz values */
+	int64_t *lo;            /* nparts + 1 row boundaries */
+};
+
+/* coo: (row, col, val) triplets sorted by row then column. */
+struct cpu_coo {
+	int32_t *row, *col;
+	float *val;
+	int64_t *lo;            /* nparts + 1 boundaries in non-zeros, at row starts */
+	int64_t *rlo;           /* the same boundaries in rows */
+};
+
+/* bsrB: B x B blocks, row-major inside a block, zero-padded at the edges. */
+struct cpu_bsr {
+	int b;
+	int64_t mb, kb;         /* block rows, block columns */
+	int64_t nzb;
+	int32_t *ptr;           /* mb + 1 */
+	int32_t *bcol;          /* nzb block-column indices */
+	float *val;             /* nzb * b * b */
+	int64_t *lo;            /* nparts + 1 block-row boundaries */
+};
+
+/* bitmask: one bit per element (row stride ceil(k/8) bytes, bit c%8 of byte c/8). */
+struct cpu_bitmask {
+	int64_t stride;         /* bytes per mask row */
+	uint8_t *mask;
+	int32_t *ptr;           /* m + 1 offsets of each row's values */
+	float *val;             /* nnz values in row-major order */
+	int64_t *lo;            /* nparts + 1 row boundaries */
+};
+
+/*
+ * nmN_M: each row is ceil(k/M) groups of M columns; a group keeps exactly N
+ * (value, position) slots, padded with value 0 at position 0. Slot s of row
+ * i is global slot S = i*groups*N + s, value val[S], column
+ * (s/N)*M + position; positions are `bits` = ceil(log2 M) bits each, packed
+ * little-endian: bits [S*bits, S*bits + bits) of the byte stream pos.
+ */
+struct cpu_nm {
+	int keep, group, bits;  /* N, M, bits per position */
+	int64_t groups;         /* per row */
+	int64_t tile_g;         /* groups per K tile */
+	float *val;
+	uint8_t *pos;
+	int64_t *lo;            /* nparts + 1 row boundaries */
+};
+
+/* Position of global slot S (reads up to 8 bytes: the buffers are padded). */
+static inline unsigned cpu_nm_pos(const struct cpu_nm *s, int64_t S)
+{
+	int64_t bit = S * s->bits;
+	uint64_t v;
+
+	memcpy(&v, s->pos + (bit >> 3), 8);
+	return (unsigned)(v >> (bit & 7)) & ((1u << s->bits) - 1);
+}
+
+#if CPU_X86
+void cpu_csr_part_avx512(const struct spp_encoded *w, int64_t r0, int64_t r1,
+			 const float *x, float *y, int64_t n);
+void cpu_csr_part_avx2(const struct spp_encoded *w, int64_t r0, int64_t r1,
+		       const float *x, float *y, int64_t n);
+void cpu_coo_part_avx512(const struct spp_encoded *w, int64_t z0, int64_t z1,
+			 int64_t r0, int64_t r1, const float *x, float *y, int64_t n);
+void cpu_coo_part_avx2(const struct spp_encoded *w, int64_t z0, int64_t z1,
+		       int64_t r0, int64_t r1, const float *x, float *y, int64_t n);
+void cpu_bsr_part_avx512(const struct spp_encoded *w, int64_t b0, int64_t b1,
+			 const float *x, float *y, int64_t n);
+void cpu_bsr_part_avx2(const struct spp_encoded *w, int64_t b0, int64_t b1,
+		       const float *x, float *y, int64_t n);
+void cpu_bitmask_part_avx512(const struct spp_encoded *w, int64_t r0, int64_t r1,
+			     const float *x, float *y, int64_t n);
+void cpu_bitmask_part_avx2(const struct spp_encoded *w, int64_t r0, int64_t r1,
+			   const float *x, float *y, int64_t n);
+void cpu_nm_part_avx512(const struct spp_encoded *w, int64_t r0, int64_t r1,
+			const float *x, float *y, int64_t n);
+void cpu_nm_part_avx2(const struct spp_encoded *w, int64_t r0, int64_t r1,
+		      const float *x, float *y, int64_t n);
+#endif
+
+extern const struct spp_format_ops spp_cpu_csr, spp_cpu_coo, spp_cpu_bsr4,
+	spp_cpu_bsr8, spp_cpu_bsr16, spp_cpu_bitmask, spp_cpu_nm1_4,
+	spp_cpu_nm2_4, spp_cpu_nm4_8;
+
+#endif

@@ -1,0 +1,191 @@
+/*
+ * csr: compressed sparse rows, split along K into tiles.
+ *
+ * Storage (what `bytes` counts): nnz fp32 values + nnz uint16 column
+ * indices relative to the tile's first column + (tiles*M + 1) int32
+ * segment offsets. The non-zeros of row i in K tile t form segment
+ * (t, i) = [ptr[t*M+i], ptr[t*M+i+1]); segments are stored in (tile, row)
+ * order. bytes = nnz*(4+2) + (tiles*M + 1)*4. Tiles are at most 65536
+ * columns wide so that the 16-bit indices always hold; they cut W's bytes
+ * by a quarter, which matters at N = 1 where CSR streams W from memory.
+ *
+ * Why: at N >= 2 the cost is fetching the X row of each non-zero, so the
+ * kernels sweep one K tile (cpu_tile_width columns) over all rows before
+ * the next, keeping that tile's X rows in L1, and W streams in storage
+ * order. (Row-major storage with per-tile offsets was measured: it helps
+ * N = 1 little and costs N = 64 a third, the tile sweep then reading W
+ * from M places at once.) At N = 1 the kernels sweep the same order and
+ * add each segment's dot product to y.
+ *
+ * Partition: rows, balancing non-zeros; a part runs every tile of its rows.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels/cpu/cpu.h"
+
+static void csr_release(struct spp_encoded *e)
+{
+	struct cpu_csr *c;
+
+	if (!e)
+		return;
+	c = e->impl;
+	if (c) {
+		cpu_free(c->ptr);
+		cpu_free(c->col);
+		cpu_free(c->val);
+		free(c->lo);
+	}
+	cpu_release_common(e);
+}
+
+static int csr_encode(const struct spp_matrix *w, int threads,
+		      struct spp_encoded *out, struct spp_error *err)
+{
+	int64_t m = w->m, k = w->k, nnz = 0, cursor = 0;
+	int64_t *row_cum = NULL;
+	struct cpu_csr *c = NULL;
+	int rc = 0;
+
+	memset(out, 0, sizeof(*out));
+	if (threads < 1)
+		return spp_error_set(err, SPP_E_USAGE, "csr: threads must be >= 1, got %d", threads);
+	row_cum = malloc((size_t)(m + 1) * sizeof(*row_cum));
+	c = calloc(1, sizeof(*c));
+	if (!row_cum || !c) {
+		rc = spp_error_set(err, SPP_E_NOMEM, "csr: cannot allocate the row index");
+		goto out;
+	}
+	out->ops = &spp_cpu_csr;
+	out->impl = c;
+	row_cum[0] = 0;
+	for (int64_t i = 0; i < m; i++) {
+		for (int64_t j = 0; j < k; j++)
+			nnz += w->v[i * k + j] != 0.0f;
+		row_cum[i + 1] = nnz;
+	}
+	if (nnz > INT32_MAX) {
+		rc = spp_error_set(err, SPP_E_UNSUPPORTED,
+				   "csr: %lld non-zeros exceed the int32 offsets", (long long)nnz);
+		goto out;
+	}
+	c->tile_w = cpu_tile_width(k, m * k > 0 ? (double)nnz / (double)(m * k) : 0);
+	if (c->tile_w > 65536)
+		c->tile_w = 65536;
+	c->tiles = k > 0 ? (k + c->tile_w - 1) / c->tile_w : 1;
+	c->ptr = cpu_alloc((size_t)(c->tiles * m + 1) * sizeof(*c->ptr));
+	c->col = cpu_alloc((size_t)nnz * sizeof(*c->col));
+	c->val = cpu_alloc((size_t)nnz * sizeof(*c->val));
+	c->lo = malloc((size_t)(threads + 1) * sizeof(*c->lo));
+	if (!c->ptr || !c->col || !c->val || !c->lo) {
+		rc = spp_error_set(err, SPP_E_NOMEM, "csr: cannot allocate %lld non-zeros", (long long)nnz);
+		goto out;
+	}
+	for (int64_t t = 0; t < c->tiles; t++) {
+		int64_t k0 = t * c->tile_w, k1 = k0 + c->tile_w < k ? k0 + c->tile_w : k;
+
+		for (int64_t i = 0; i < m; i++) {
+			c->ptr[t * m + i] = (int32_t)cursor;
+			for (int64_t j = k0; j < k1; j++) {
+				float v = w->v[i * k + j];
+
+				if (v != 0.0f) {
+					c->col[cursor] = (uint16_t)(j - k0);
+					c->val[cursor] = v;
+					cursor++;
+				}
+			}
+		}
+	}
+	c->ptr[c->tiles * m] = (int32_t)cursor;
+	out->m = m;
+	out->k = k;
+	out->nnz = nnz;
+	out->bytes = (uint64_t)nnz * 6 + (uint64_t)(c->tiles * m + 1) * 4;
+	cpu_partition(row_cum, m, threads, c->lo);
+	rc = cpu_set_parts(out, threads, c->lo, row_cum, err);
+out:
+	free(row_cum);
+	if (rc)
+		csr_release(out);
+	return rc;
+}
+
+/*
+ * The portable kernel, in the order of the vector kernels: tile by tile,
+ * every row of the part; at N >= 2 per 64-column chunk of Y.
+ */
+static void csr_part_c(const struct spp_encoded *w, int64_t r0, int64_t r1,
+		       const float *x, float *y, int64_t n)
+{
+	const struct cpu_csr *c = w->impl;
+	int64_t m = w->m;
+
+	if (n == 1) {
+		for (int64_t t = 0; t < c->tiles; t++)
+			for (int64_t i = r0; i < r1; i++) {
+				float s = 0;
+
+				for (int32_t j = c->ptr[t * m + i]; j < c->ptr[t * m + i + 1]; j++)
+					s += c->val[j] * x[t * c->tile_w + c->col[j]];
+				y[i] = t == 0 ? s : y[i] + s;
+			}
+		return;
+	}
+	for (int64_t j0 = 0; j0 < n; j0 += 64) {
+		int64_t cw = n - j0 < 64 ? n - j0 : 64;
+
+		for (int64_t t = 0; t < c->tiles; t++)
+			for (int64_t i = r0; i < r1; i++) {
+				float *yr = y + i * n + j0;
+
+				if (t == 0)
+					for (int64_t q = 0; q < cw; q++)
+						yr[q] = 0;
+				for (int32_t j = c->ptr[t * m + i]; j < c->ptr[t * m + i + 1]; j++) {
+					float v = c->val[j];
+					const float *xr = x + (t * c->tile_w + c->col[j]) * n + j0;
+
+					for (int64_t q = 0; q < cw; q++)
+						yr[q] += v * xr[q];
+				}
+			}
+	}
+}
+
+static void csr_part(const struct spp_encoded *w, int p, const float *x,
+		     float *y, int64_t n, enum spp_isa isa)
+{
+	const struct cpu_csr *c = w->impl;
+	int64_t r0 = c->lo[p], r1 = c->lo[p + 1];
+
+	if (r0 >= r1)
+		return;
+#if CPU_X86
+	if (isa == SPP_ISA_AVX512) {
+		cpu_csr_part_avx512(w, r0, r1, x, y, n);
+		return;
+	}
+	if (isa == SPP_ISA_AVX2) {
+		cpu_csr_part_avx2(w, r0, r1, x, y, n);
+		return;
+	}
+#endif
+	(void)isa;
+	csr_part_c(w, r0, r1, x, y, n);
+}
+
+static int csr_spmm(const struct spp_encoded *w, const float *x, float *y,
+		    int64_t n, const struct spp_exec *ex)
+{
+	cpu_run_parts(w, csr_part, x, y, n, ex);
+	return 0;
+}
+
+const struct spp_format_ops spp_cpu_csr = {
+	.key = "csr",
+	.encode = csr_encode,
+	.spmm = csr_spmm,
+	.release = csr_release,
+};

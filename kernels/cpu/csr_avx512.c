@@ -1,0 +1,52 @@
+/* csr kernels for AVX-512 (see csr.c for the layout). */
+#include "kernels/cpu/cpu.h"
+
+#if CPU_X86
+#include "kernels/cpu/seg_avx512.h"
+
+INL512 void csr_chunk512(const int nv, const int full, const struct cpu_csr *c,
+			 int64_t m, int64_t r0, int64_t r1, const float *x,
+			 float *y, int64_t n, __mmask16 mt)
+{
+	for (int64_t t = 0; t < c->tiles; t++)
+		for (int64_t i = r0; i < r1; i++) {
+			int32_t lo = c->ptr[t * m + i], hi = c->ptr[t * m + i + 1];
+
+			if (t > 0 && lo == hi)
+				continue;
+			/* the next row's Y chunk, so that reading it does not stall */
+			if (t > 0 && i + 1 < r1)
+				for (int v = 0; v < nv; v++)
+					_mm_prefetch((const char *)(y + (i + 1) * n + 16 * v), _MM_HINT_T0);
+			seg512(nv, full, mt, 1, c->col + lo, c->val + lo, hi - lo, x + t * c->tile_w * n, n,
+			       y + i * n, t == 0);
+		}
+}
+
+CPU_AVX512 void cpu_csr_part_avx512(const struct spp_encoded *w, int64_t r0,
+				    int64_t r1, const float *x, float *y, int64_t n)
+{
+	const struct cpu_csr *c = w->impl;
+	int64_t m = w->m;
+
+	if (n == 1) {
+		/* tile by tile too, so that W streams in storage order */
+		for (int64_t t = 0; t < c->tiles; t++)
+			for (int64_t i = r0; i < r1; i++) {
+				int32_t lo = c->ptr[t * m + i], hi = c->ptr[t * m + i + 1];
+				float d = lo == hi ? 0.0f : _mm512_reduce_add_ps(dot512(1, c->col + lo, c->val + lo, hi - lo, x + t * c->tile_w, _mm512_setzero_ps()));
+
+				y[i] = t == 0 ? d : y[i] + d;
+			}
+		return;
+	}
+	for (int64_t j0 = 0; j0 < n; j0 += 64) {
+		int64_t cw = n - j0 < 64 ? n - j0 : 64;
+		__mmask16 mt = tail_mask512(cw);
+
+#define CSR_BODY(nv, full) csr_chunk512(nv, full, c, m, r0, r1, x + j0, y + j0, n, mt)
+		CHUNK512_DISPATCH(cw, CSR_BODY);
+#undef CSR_BODY
+	}
+}
+#endif

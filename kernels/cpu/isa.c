@@ -1,0 +1,58 @@
+/*
+ * Run-time choice of the vector code path: what the CPU implements
+ * (cpuid) and what the OS saves on a context switch (xgetbv), since a CPU
+ * with AVX-512 under an OS that does not save zmm state must not use it.
+ */
+#include "kernels/cpu/cpu.h"
+
+#if CPU_X86
+#include <cpuid.h>
+
+static uint64_t xgetbv0(void)
+{
+	uint32_t lo, hi;
+
+	__asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+	return ((uint64_t)hi << 32) | lo;
+}
+#endif
+
+const char *spp_isa_name(enum spp_isa isa)
+{
+	switch (isa) {
+	case SPP_ISA_PORTABLE: return "portable";
+	case SPP_ISA_AVX2: return "avx2";
+	case SPP_ISA_AVX512: return "avx512";
+	default: return "unknown";
+	}
+}
+
+enum spp_isa spp_isa_detect(void)
+{
+#if CPU_X86
+	unsigned a, b, c, d;
+	uint64_t xcr0;
+	int avx2, avx512;
+
+	if (!__get_cpuid(1, &a, &b, &c, &d))
+		return SPP_ISA_PORTABLE;
+	/* OSXSAVE, AVX, FMA, POPCNT */
+	if (!(c & (1u << 27)) || !(c & (1u << 28)) || !(c & (1u << 12)) || !(c & (1u << 23)))
+		return SPP_ISA_PORTABLE;
+	xcr0 = xgetbv0();
+	if ((xcr0 & 0x6) != 0x6) /* xmm and ymm state */
+		return SPP_ISA_PORTABLE;
+	if (!__get_cpuid_count(7, 0, &a, &b, &c, &d))
+		return SPP_ISA_PORTABLE;
+	/* AVX2, BMI1, BMI2 */
+	avx2 = (b & (1u << 5)) && (b & (1u << 3)) && (b & (1u << 8));
+	/* F, DQ, BW, VL and the opmask, zmm0-15 upper and zmm16-31 state */
+	avx512 = avx2 && (b & (1u << 16)) && (b & (1u << 17)) && (b & (1u << 30)) &&
+		 (b & (1u << 31)) && (xcr0 & 0xe0) == 0xe0;
+	if (avx512)
+		return SPP_ISA_AVX512;
+	if (avx2)
+		return SPP_ISA_AVX2;
+#endif
+	return SPP_ISA_PORTABLE;
+}

@@ -1,0 +1,275 @@
+/* nmN_M kernels for AVX-512 (see nm.c for the layout). */
+#include <string.h>
+
+#include "kernels/cpu/cpu.h"
+
+#if CPU_X86
+#include "kernels/cpu/seg_avx512.h"
+
+#define NM_PF_ROWS 16
+
+/* Positions of the 8 global slots from S as bytes (bits <= 7). */
+INL512 uint64_t nm_pos8(const struct cpu_nm *s, int64_t S, uint64_t rep)
+{
+	int64_t bit = S * s->bits;
+	uint64_t v;
+
+	memcpy(&v, s->pos + (bit >> 3), 8);
+	return _pdep_u64(v >> (bit & 7), rep);
+}
+
+/*
+ * N = 1, when N divides 16: 16 slots cover a window of 16/N groups, at
+ * most 64 columns (nx = 1, 2 or 4 vectors of x). W is not expanded; x is
+ * permuted into the slots' order instead (vpermps / vpermt2ps), which
+ * replaces a gather by one or two shuffles. The packed positions are
+ * spread to bytes with pdep. Other N:M run the scalar loop below.
+ */
+/* x of one window, permuted to the slots' order (xs: the window's vectors). */
+INL512 __m512 nm_permx(const int nx, __m512i idx, const __m512 *xs)
+{
+	if (nx == 1)
+		return _mm512_permutexvar_ps(idx, xs[0]);
+	if (nx == 2)
+		return _mm512_permutex2var_ps(xs[0], idx, xs[1]);
+	return _mm512_mask_blend_ps(_mm512_test_epi32_mask(idx, _mm512_set1_epi32(32)),
+				    _mm512_permutex2var_ps(xs[0], idx, xs[1]),
+				    _mm512_permutex2var_ps(xs[2], idx, xs[3]));
+}
+
+INL512 float nm_dot512(const int nx, const struct cpu_nm *s, int64_t row,
+		       int64_t k, const float *x)
+{
+	const int64_t keep = s->keep, group = s->group, slots = s->groups * keep;
+	const int64_t win = 16 / keep * group, S0 = row * slots;
+	const uint64_t rep = ((1ull << s->bits) - 1) * 0x0101010101010101ull;
+	const float *val = s->val + S0;
+	/* windows of 16 slots whose x lies wholly inside K */
+	const int64_t full = slots / 16 < k / win ? slots / 16 : k / win;
+	__m512i lg = _mm512_mullo_epi32(
+		_mm512_srli_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+				  __builtin_ctz((unsigned)keep)),
+		_mm512_set1_epi32((int)group));
+	__m512 a0 = _mm512_setzero_ps(), a1 = a0;
+	int64_t wi = 0;
+
+	for (; wi + 2 <= full; wi += 2) {
+		int64_t sl = wi * 16, c = wi * win;
+		__m512 xs0[4], xs1[4];
+		__m512i i0 = _mm512_add_epi32(lg, _mm512_cvtepu8_epi32(_mm_set_epi64x(
+			(long long)nm_pos8(s, S0 + sl + 8, rep), (long long)nm_pos8(s, S0 + sl, rep))));
+		__m512i i1 = _mm512_add_epi32(lg, _mm512_cvtepu8_epi32(_mm_set_epi64x(
+			(long long)nm_pos8(s, S0 + sl + 24, rep), (long long)nm_pos8(s, S0 + sl + 16, rep))));
+
+		/* W streams from memory; as in dot512 the prefetcher falls behind */
+		_mm_prefetch((const char *)(val + sl + DOT_PF), _MM_HINT_T0);
+		_mm_prefetch((const char *)(val + sl + DOT_PF + 16), _MM_HINT_T0);
+		if ((sl & 63) == 0)
+			_mm_prefetch((const char *)s->pos + (S0 + sl + DOT_PF) * s->bits / 8, _MM_HINT_T0);
+#pragma GCC unroll 4
+		for (int v = 0; v < nx; v++) {
+			xs0[v] = _mm512_loadu_ps(x + c + 16 * v);
+			xs1[v] = _mm512_loadu_ps(x + c + win + 16 * v);
+		}
+		a0 = _mm512_fmadd_ps(_mm512_loadu_ps(val + sl), nm_permx(nx, i0, xs0), a0);
+		a1 = _mm512_fmadd_ps(_mm512_loadu_ps(val + sl + 16), nm_permx(nx, i1, xs1), a1);
+	}
+	/* the rest one window at a time, x past K read as 0, slots past the row masked */
+	for (; wi * 16 < slots; wi++) {
+		int64_t sl = wi * 16, c = wi * win;
+		__mmask16 ms = tail_mask512(slots - sl < 16 ? slots - sl : 16);
+		__m512i idx = _mm512_add_epi32(lg, _mm512_cvtepu8_epi32(_mm_set_epi64x(
+			(long long)nm_pos8(s, S0 + sl + 8, rep), (long long)nm_pos8(s, S0 + sl, rep))));
+		__m512 xs[4];
+
+#pragma GCC unroll 4
+		for (int v = 0; v < nx; v++) {
+			int64_t left = k - c - 16 * v;
+			__mmask16 mx = left <= 0 ? 0 : tail_mask512(left < 16 ? left : 16);
+
+			xs[v] = _mm512_maskz_loadu_ps(mx, x + c + 16 * v);
+		}
+		/* masked: a lane past the row must not add 0 * inf */
+		a0 = _mm512_mask3_fmadd_ps(_mm512_maskz_loadu_ps(ms, val + sl), nm_permx(nx, idx, xs), a0, ms);
+	}
+	return _mm512_reduce_add_ps(_mm512_add_ps(a0, a1));
+}
+
+/* N = 1 for any N:M: scalar, slot by slot. */
+INL512 float nm_dot_scalar(const struct cpu_nm *s, int64_t row, const float *x)
+{
+	int64_t S0 = row * s->groups * s->keep;
+	float acc = 0;
+
+	for (int64_t g = 0; g < s->groups; g++)
+		for (int64_t q = 0; q < s->keep; q++) {
+			int64_t S = S0 + g * s->keep + q;
+
+			acc += s->val[S] * x[g * s->group + cpu_nm_pos(s, S)];
+		}
+	return acc;
+}
+
+/*
+ * N >= 2: a Y row chunk in registers over the slots of groups [g0, g1),
+ * two accumulator sets as in seg512. KEEP and GROUP are constants for the
+ * listed formats (0: read them from s). With `vec` (KEEP divides 16,
+ * positions of at most 7 bits, K*N < 2^31) the X row offsets of 16 slots
+ * are decoded at once with vector code, so that the per-slot work is
+ * csr's; decoding slot by slot was measured 40 % slower at N = 64.
+ */
+INL512 void nm_seg512(const int nv, const int full, const int KEEP, const int GROUP,
+		      const int vec, __mmask16 mt, const struct cpu_nm *s, int64_t S0,
+		      int64_t g0, int64_t g1, const float *x, int64_t n, float *yr,
+		      int zero)
+{
+	const int64_t keep = KEEP ? KEEP : s->keep, group = GROUP ? GROUP : s->group;
+	const float *val = s->val + S0;
+	__m512 a[2][4];
+
+#pragma GCC unroll 4
+	for (int v = 0; v < nv; v++) {
+		a[0][v] = zero ? _mm512_setzero_ps() : ld512(full || v < nv - 1, mt, yr + 16 * v);
+		a[1][v] = _mm512_setzero_ps();
+	}
+	if (vec) {
+		const uint64_t rep = ((1ull << s->bits) - 1) * 0x0101010101010101ull;
+		const __m512i lg = _mm512_mullo_epi32(
+			_mm512_srli_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+					  __builtin_ctz((unsigned)keep)),
+			_mm512_set1_epi32((int)group));
+		int64_t sl = g0 * keep, end = g1 * keep;
+		int32_t off[16];
+
+		for (; sl < end; sl += 16) {
+			__m512i col = _mm512_add_epi32(
+				_mm512_add_epi32(lg, _mm512_set1_epi32((int)(sl / keep * group))),
+				_mm512_cvtepu8_epi32(_mm_set_epi64x((long long)nm_pos8(s, S0 + sl + 8, rep),
+								    (long long)nm_pos8(s, S0 + sl, rep))));
+			int64_t cnt = end - sl < 16 ? end - sl : 16, j = 0;
+
+			_mm512_storeu_si512(off, _mm512_mullo_epi32(col, _mm512_set1_epi32((int)n)));
+			for (; j + 2 <= cnt; j += 2) {
+#pragma GCC unroll 2
+				for (int u = 0; u < 2; u++) {
+					const float *xr = x + off[j + u];
+					__m512 wv = _mm512_set1_ps(val[sl + j + u]);
+
+#pragma GCC unroll 4
+					for (int v = 0; v < nv; v++)
+						a[u][v] = _mm512_fmadd_ps(wv, ld512(full || v < nv - 1, mt, xr + 16 * v), a[u][v]);
+				}
+			}
+			if (j < cnt) {
+				const float *xr = x + off[j];
+				__m512 wv = _mm512_set1_ps(val[sl + j]);
+
+#pragma GCC unroll 4
+				for (int v = 0; v < nv; v++)
+					a[0][v] = _mm512_fmadd_ps(wv, ld512(full || v < nv - 1, mt, xr + 16 * v), a[0][v]);
+			}
+		}
+	} else {
+		for (int64_t g = g0; g < g1; g++) {
+			const float *xg = x + g * group * n;
+
+			for (int64_t q = 0; q < keep; q++) {
+				const float *xr = xg + (int64_t)cpu_nm_pos(s, S0 + g * keep + q) * n;
+				__m512 wv = _mm512_set1_ps(val[g * keep + q]);
+
+#pragma GCC unroll 4
+				for (int v = 0; v < nv; v++)
+					a[q & 1][v] = _mm512_fmadd_ps(wv, ld512(full || v < nv - 1, mt, xr + 16 * v), a[q & 1][v]);
+			}
+		}
+	}
+#pragma GCC unroll 4
+	for (int v = 0; v < nv; v++)
+		st512(full || v < nv - 1, mt, yr + 16 * v, _mm512_add_ps(a[0][v], a[1][v]));
+}
+
+INL512 void nm_chunk512(const int nv, const int full, const int KEEP, const int GROUP,
+			const struct cpu_nm *s, int64_t r0, int64_t r1, int64_t k,
+			const float *x, float *y, int64_t n, __mmask16 mt)
+{
+	const int64_t slots = s->groups * s->keep;
+	/* tiles start on 16-slot boundaries: tile_g*KEEP is a multiple of 16 */
+	const int vec = KEEP && 16 % KEEP == 0 && (s->tile_g * KEEP) % 16 == 0 &&
+			s->bits <= 7 && (double)(k + s->group) * (double)n < 2147483647.0;
+	int64_t g0 = 0;
+
+	do {
+		int64_t g1 = g0 + s->tile_g < s->groups ? g0 + s->tile_g : s->groups;
+
+		for (int64_t i = r0; i < r1; i++) {
+			/*
+			 * Rows are stored whole, so a tile's slots of successive rows
+			 * are a row apart: prefetch a few rows ahead, beyond what the
+			 * hardware prefetcher follows, and the next row's Y chunk.
+			 */
+			if (i + NM_PF_ROWS < r1) {
+				int64_t S = (i + NM_PF_ROWS) * slots + g0 * s->keep;
+				int64_t len = (g1 - g0) * s->keep;
+
+				for (int64_t q = 0; q < len; q += 16)
+					_mm_prefetch((const char *)(s->val + S + q), _MM_HINT_T0);
+				for (int64_t q = 0; q < len * s->bits / 8 + 1; q += 64)
+					_mm_prefetch((const char *)s->pos + S * s->bits / 8 + q, _MM_HINT_T0);
+			}
+			if (g0 > 0 && i + 1 < r1)
+				for (int v = 0; v < nv; v++)
+					_mm_prefetch((const char *)(y + (i + 1) * n + 16 * v), _MM_HINT_T0);
+			if (vec)
+				nm_seg512(nv, full, KEEP, GROUP, 1, mt, s, i * slots, g0, g1, x, n,
+					  y + i * n, g0 == 0);
+			else
+				nm_seg512(nv, full, KEEP, GROUP, 0, mt, s, i * slots, g0, g1, x, n,
+					  y + i * n, g0 == 0);
+		}
+		g0 = g1;
+	} while (g0 < s->groups);
+}
+
+CPU_AVX512 void cpu_nm_part_avx512(const struct spp_encoded *w, int64_t r0,
+				   int64_t r1, const float *x, float *y, int64_t n)
+{
+	const struct cpu_nm *s = w->impl;
+
+	if (n == 1) {
+		int64_t win = 16 % s->keep == 0 ? 16 / s->keep * s->group : 0;
+
+		for (int64_t i = r0; i < r1; i++) {
+			if (win == 0 || win > 64 || s->bits > 7)
+				y[i] = nm_dot_scalar(s, i, x);
+			else if (win <= 16)
+				y[i] = nm_dot512(1, s, i, w->k, x);
+			else if (win <= 32)
+				y[i] = nm_dot512(2, s, i, w->k, x);
+			else
+				y[i] = nm_dot512(4, s, i, w->k, x);
+		}
+		return;
+	}
+	for (int64_t j0 = 0; j0 < n; j0 += 64) {
+		int64_t cw = n - j0 < 64 ? n - j0 : 64;
+		__mmask16 mt = tail_mask512(cw);
+
+#define NM_BODY(nv, full) nm_chunk512(nv, full, KP, GP, s, r0, r1, w->k, x + j0, y + j0, n, mt)
+		/* constant N:M for the listed formats; KEEP needs N*bits <= 57 */
+		if (s->keep == 2 && s->group == 4) {
+			enum { KP = 2, GP = 4 };
+			CHUNK512_DISPATCH(cw, NM_BODY);
+		} else if (s->keep == 4 && s->group == 8) {
+			enum { KP = 4, GP = 8 };
+			CHUNK512_DISPATCH(cw, NM_BODY);
+		} else if (s->keep == 1 && s->group == 4) {
+			enum { KP = 1, GP = 4 };
+			CHUNK512_DISPATCH(cw, NM_BODY);
+		} else {
+			enum { KP = 0, GP = 0 };
+			CHUNK512_DISPATCH(cw, NM_BODY);
+		}
+#undef NM_BODY
+	}
+}
+#endif

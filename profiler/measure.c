@@ -1,0 +1,364 @@
+#include "profiler/measure.h"
+
+#include <errno.h>
+#include <omp.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#include <immintrin.h>
+#define HAVE_X86 1
+#else
+#define HAVE_X86 0
+#endif
+
+static double monotonic_ns(void *ctx)
+{
+	struct timespec ts;
+
+	(void)ctx;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+void spp_clock_monotonic(struct spp_clock *c)
+{
+	c->now_ns = monotonic_ns;
+	c->ctx = NULL;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+double spp_percentile_sorted(const double *sorted, int n, double p)
+{
+	double pos, frac;
+	int lo;
+
+	if (n <= 1)
+		return n == 1 ? sorted[0] : 0;
+	if (p <= 0)
+		return sorted[0];
+	if (p >= 1)
+		return sorted[n - 1];
+	pos = p * (double)(n - 1);
+	lo = (int)pos;
+	frac = pos - lo;
+	if (lo >= n - 1)
+		return sorted[n - 1];
+	return sorted[lo] + frac * (sorted[lo + 1] - sorted[lo]);
+}
+
+int spp_time_stats(double *samples, int n, struct spp_time_stats *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (n <= 0)
+		return -1;
+	qsort(samples, (size_t)n, sizeof(*samples), cmp_double);
+	out->median = spp_percentile_sorted(samples, n, 0.5);
+	out->p10 = spp_percentile_sorted(samples, n, 0.1);
+	out->p90 = spp_percentile_sorted(samples, n, 0.9);
+	out->repeats = n;
+	return 0;
+}
+
+double spp_max_over_mean(const double *v, int n)
+{
+	double max = 0, sum = 0;
+
+	if (n <= 0)
+		return 0;
+	for (int i = 0; i < n; i++) {
+		sum += v[i];
+		if (i == 0 || v[i] > max)
+			max = v[i];
+	}
+	return sum > 0 ? max / (sum / n) : 0;
+}
+
+void spp_bench_opts_init(struct spp_bench_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->warmup = 2;
+	o->budget_ns = 0.2e9;
+	o->min_repeats = 5;
+	o->max_repeats = 1000;
+	o->schedule = SPP_SCHED_INTERLEAVED;
+	spp_clock_monotonic(&o->clock);
+}
+
+/* Per item: its samples and per-run imbalance. */
+struct track {
+	double *t, *imb;
+	int n, nimb;
+};
+
+struct bench {
+	const struct spp_bench_item *items;
+	int n;
+	const struct spp_bench_opts *o;
+	struct track *tr;
+	double *busy;
+	struct spp_error *err;
+};
+
+static double now(const struct bench *b)
+{
+	return b->o->clock.now_ns(b->o->clock.ctx);
+}
+
+static int call(struct bench *b, int i, int timed)
+{
+	const struct spp_bench_item *it = &b->items[i];
+	struct track *tr = &b->tr[i];
+	double t0, t1;
+	int rc;
+
+	if (timed && b->o->before)
+		b->o->before(b->o->before_ctx, i);
+	t0 = timed ? now(b) : 0;
+	rc = it->run(it->ctx, it->nthreads > 0 ? b->busy : NULL);
+	t1 = timed ? now(b) : 0;
+	if (rc)
+		return spp_error_set(b->err, rc, "timed call %d of %d failed (%s)", i,
+				     b->n, spp_status_message(rc));
+	if (!timed)
+		return SPP_OK;
+	tr->t[tr->n++] = t1 - t0;
+	if (it->nthreads > 0) {
+		double imb = spp_max_over_mean(b->busy, it->nthreads);
+
+		if (imb > 0)
+			tr->imb[tr->nimb++] = imb;
+	}
+	return SPP_OK;
+}
+
+static int enough(const struct spp_bench_opts *o, int done, double elapsed, double budget)
+{
+	int min = o->min_repeats > 0 ? o->min_repeats : 1;
+	int max = o->max_repeats > min ? o->max_repeats : min;
+
+	if (o->repeat > 0)
+		return done >= o->repeat;
+	return done >= max || (done >= min && elapsed >= budget);
+}
+
+static int run_interleaved(struct bench *b)
+{
+	const struct spp_bench_opts *o = b->o;
+	double start;
+	int rc;
+
+	for (int w = 0; w < o->warmup; w++)
+		for (int j = 0; j < b->n; j++)
+			if ((rc = call(b, (w + j) % b->n, 0)))
+				return rc;
+	start = now(b);
+	for (int r = 0; !enough(o, r, now(b) - start, o->budget_ns); r++)
+		for (int j = 0; j < b->n; j++)
+			if ((rc = call(b, (r + j) % b->n, 1)))
+				return rc;
+	return SPP_OK;
+}
+
+static void sleep_ns(double ns)
+{
+	struct timespec ts;
+
+	if (!(ns > 0))
+		return;
+	ts.tv_sec = (time_t)(ns / 1e9);
+	ts.tv_nsec = (long)(ns - (double)ts.tv_sec * 1e9);
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+		;
+}
+
+static int run_blocked(struct bench *b)
+{
+	const struct spp_bench_opts *o = b->o;
+	int rc, pool = 0;
+
+	for (int i = 0; i < b->n; i++) {
+		int p = b->items[i].pool ? 1 : 0;
+		double start;
+
+		if (p != pool)
+			sleep_ns(o->settle_ns[pool]);
+		pool = p;
+		for (int w = 0; w < o->warmup; w++)
+			if ((rc = call(b, i, 0)))
+				return rc;
+		start = now(b);
+		for (int r = 0; !enough(o, r, now(b) - start, o->budget_ns / b->n); r++)
+			if ((rc = call(b, i, 1)))
+				return rc;
+	}
+	return SPP_OK;
+}
+
+int spp_bench_run(const struct spp_bench_item *items, int n,
+		  const struct spp_bench_opts *o, struct spp_bench_result *out,
+		  struct spp_error *err)
+{
+	struct bench b = {items, n, o, NULL, NULL, err};
+	int cap = o->repeat > 0 ? o->repeat : (o->max_repeats > o->min_repeats ? o->max_repeats : o->min_repeats);
+	int maxthreads = 1, rc;
+
+	if (cap < 1)
+		cap = 1;
+	memset(out, 0, (size_t)(n > 0 ? n : 0) * sizeof(*out));
+	if (n <= 0)
+		return SPP_OK;
+	for (int i = 0; i < n; i++)
+		if (items[i].nthreads > maxthreads)
+			maxthreads = items[i].nthreads;
+	b.tr = calloc((size_t)n, sizeof(*b.tr));
+	b.busy = calloc((size_t)maxthreads, sizeof(*b.busy));
+	rc = b.tr && b.busy ? SPP_OK : SPP_E_NOMEM;
+	for (int i = 0; i < n && !rc; i++) {
+		b.tr[i].t = malloc((size_t)cap * sizeof(double));
+		b.tr[i].imb = malloc((size_t)cap * sizeof(double));
+		if (!b.tr[i].t || !b.tr[i].imb)
+			rc = SPP_E_NOMEM;
+	}
+	if (rc) {
+		spp_error_set(err, rc, "out of memory for %d x %d timings", n, cap);
+		goto done;
+	}
+	rc = o->schedule == SPP_SCHED_BLOCKED ? run_blocked(&b) : run_interleaved(&b);
+	if (rc)
+		goto done;
+	for (int i = 0; i < n; i++) {
+		struct spp_time_stats imb;
+
+		spp_time_stats(b.tr[i].t, b.tr[i].n, &out[i].time);
+		if (!spp_time_stats(b.tr[i].imb, b.tr[i].nimb, &imb))
+			out[i].imbalance = imb.median;
+	}
+done:
+	for (int i = 0; b.tr && i < n; i++) {
+		free(b.tr[i].t);
+		free(b.tr[i].imb);
+	}
+	free(b.tr);
+	free(b.busy);
+	return rc;
+}
+
+int spp_flusher_init(struct spp_flusher *f, size_t bytes, struct spp_error *err)
+{
+	memset(f, 0, sizeof(*f));
+	if (!bytes)
+		return SPP_OK;
+	f->buf = malloc(bytes);
+	if (!f->buf)
+		return spp_error_set(err, SPP_E_NOMEM,
+				     "out of memory for a %zu-byte cache eviction buffer", bytes);
+	/* touch every page now, so that flushes never pay for page faults */
+	memset(f->buf, 1, bytes);
+	f->bytes = bytes;
+	return SPP_OK;
+}
+
+void spp_flusher_fini(struct spp_flusher *f)
+{
+	free(f->buf);
+	memset(f, 0, sizeof(*f));
+}
+
+#if HAVE_X86
+static int have_clflushopt(void)
+{
+	unsigned a, b, c, d;
+
+	if (!__get_cpuid_count(7, 0, &a, &b, &c, &d))
+		return 0;
+	return (b >> 23) & 1;
+}
+
+__attribute__((target("clflushopt")))
+static void flush_opt(const unsigned char *p, size_t n)
+{
+	for (size_t i = 0; i < n; i += 64)
+		_mm_clflushopt((void *)(p + i));
+	if (n)
+		_mm_clflushopt((void *)(p + n - 1));
+}
+
+static void flush_plain(const unsigned char *p, size_t n)
+{
+	for (size_t i = 0; i < n; i += 64)
+		_mm_clflush(p + i);
+	if (n)
+		_mm_clflush(p + n - 1);
+}
+#endif
+
+const char *spp_cache_flush_method(void)
+{
+#if HAVE_X86
+	return have_clflushopt() ? "clflushopt" : "clflush";
+#else
+	return "none";
+#endif
+}
+
+void spp_cache_flush(struct spp_flusher *f, const struct spp_range *r, int nr)
+{
+#if HAVE_X86
+	int opt = have_clflushopt();
+
+	for (int i = 0; i < nr; i++) {
+		if (!r[i].p || !r[i].n)
+			continue;
+		if (opt)
+			flush_opt(r[i].p, r[i].n);
+		else
+			flush_plain(r[i].p, r[i].n);
+	}
+	_mm_mfence();
+#else
+	(void)r;
+	(void)nr;
+#endif
+	if (f && f->buf) {
+		const unsigned char *buf = f->buf;
+		size_t bytes = f->bytes;
+		double s = 0;
+
+		/* one read per line is enough to claim it */
+#pragma omp parallel for reduction(+ : s) schedule(static)
+		for (size_t i = 0; i < bytes; i += 64)
+			s += buf[i];
+		f->sink = s;
+	}
+}
+
+int spp_pin_threads(int threads)
+{
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	int pinned = 0;
+
+	if (threads < 1 || ncpu < 1)
+		return 0;
+#pragma omp parallel num_threads(threads) reduction(+ : pinned)
+	{
+		cpu_set_t set;
+		int t = omp_get_thread_num();
+
+		CPU_ZERO(&set);
+		CPU_SET((int)(t % ncpu), &set);
+		pinned += pthread_setaffinity_np(pthread_self(), sizeof(set), &set) == 0;
+	}
+	return pinned;
+}

@@ -1,0 +1,145 @@
+/*
+ * Measurement: timing statistics, the benchmark harness that runs a set of
+ * timed calls (the dense baseline and each format of a layer) warm-up
+ * first, then interleaved round after round until a repeat count or a time
+ * budget is reached, cache eviction for cold runs, and thread pinning.
+ *
+ * Written once for every format (DESIGN section 4): nothing here knows what
+ * a call computes. The clock is a parameter so that tests drive the
+ * harness with deterministic times.
+ */
+#ifndef SPP_PROFILER_MEASURE_H
+#define SPP_PROFILER_MEASURE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "profiler/error.h"
+
+/* A clock in nanoseconds; tests inject a fake one. */
+struct spp_clock {
+	double (*now_ns)(void *ctx);
+	void *ctx;
+};
+
+/* CLOCK_MONOTONIC. */
+void spp_clock_monotonic(struct spp_clock *c);
+
+struct spp_time_stats {
+	double median, p10, p90; /* ns */
+	int repeats;             /* samples behind the figures */
+};
+
+/*
+ * Percentile p (0..1) of n sorted samples by linear interpolation between
+ * closest ranks (Hyndman-Fan type 7, numpy's default): position p*(n-1),
+ * so the median of an even count is the mean of the middle two and one
+ * sample is every percentile. n must be > 0.
+ */
+double spp_percentile_sorted(const double *sorted, int n, double p);
+
+/*
+ * Median, p10, p90 and count of n samples; sorts samples in place.
+ * Returns 0, or -1 (figures zeroed) when n <= 0.
+ */
+int spp_time_stats(double *samples, int n, struct spp_time_stats *out);
+
+/* max / mean of n values; 0 when n <= 0 or the mean is not positive. */
+double spp_max_over_mean(const double *v, int n);
+
+/* One timed call of the harness. */
+struct spp_bench_item {
+	/*
+	 * Run once; fill busy_ns[0..nthreads-1] with each thread's busy time
+	 * when nthreads > 0. Returns 0 or a negative status (stops the harness).
+	 */
+	int (*run)(void *ctx, double *busy_ns);
+	void *ctx;
+	int nthreads;  /* entries of busy_ns it fills; 0: it reports none */
+	int pool;      /* thread pool it runs on: 0 OpenMP (the caller's), 1 another (BLAS) */
+};
+
+enum spp_schedule {
+	SPP_SCHED_INTERLEAVED, /* round r runs items r, r+1, ... (mod n) once each */
+	SPP_SCHED_BLOCKED,     /* all of item 0's runs, then item 1's, ... */
+};
+
+struct spp_bench_opts {
+	int warmup;            /* untimed runs of each item before its first timed run */
+	int repeat;            /* > 0: exactly this many timed runs of each item */
+	double budget_ns;      /* repeat == 0: run until the timed rounds took this long */
+	int min_repeats;       /* repeat == 0: at least this many (>= 1) */
+	int max_repeats;       /* repeat == 0: at most this many */
+	enum spp_schedule schedule;
+	/*
+	 * Blocked schedule: before a block whose item runs on another pool
+	 * than the block before (the first block follows pool 0, the
+	 * caller's), sleep settle_ns[previous pool] so that the pool left
+	 * behind stops spinning before timing starts. 0: no sleep.
+	 */
+	double settle_ns[2];
+	struct spp_clock clock;
+	/* called before each timed run, outside the timed region (cold runs); may be NULL */
+	void (*before)(void *ctx, int item);
+	void *before_ctx;
+};
+
+/* Defaults: warmup 2, repeat 0, budget 0.2 s, min 5, max 1000, interleaved, monotonic clock. */
+void spp_bench_opts_init(struct spp_bench_opts *o);
+
+struct spp_bench_result {
+	struct spp_time_stats time;
+	double imbalance;      /* median over runs of max/mean busy time; 0 unknown */
+};
+
+/*
+ * Time n items. Warm-up runs first (each item `warmup` times, in the
+ * schedule's order), then timed runs: interleaved rounds (the starting
+ * item rotates each round so that no item always follows the same one),
+ * or blocks per item. With repeat > 0 each item runs exactly repeat timed
+ * times; otherwise rounds continue until at least min_repeats are done and
+ * the timed rounds (flushes included) have used budget_ns, or max_repeats
+ * are done; a blocked schedule gives each item budget_ns / n and settles
+ * between pools (settle_ns).
+ * out[i] is item i's result. Returns 0, SPP_E_NOMEM, or the first failing
+ * item's status (err says which item).
+ */
+int spp_bench_run(const struct spp_bench_item *items, int n,
+		  const struct spp_bench_opts *o, struct spp_bench_result *out,
+		  struct spp_error *err);
+
+/* A memory range a run touches. */
+struct spp_range {
+	const void *p;
+	size_t n;
+};
+
+/*
+ * Evict data from the caches for a cold run: flush each range's lines
+ * (clflushopt where the CPU has it, clflush on other x86), then, when
+ * evict_bytes > 0, read a buffer that large (about 2x the largest cache)
+ * with all threads so that data held in buffers the caller cannot name is
+ * evicted too. The buffer lives in f; spp_flusher_init allocates it.
+ */
+struct spp_flusher {
+	unsigned char *buf;
+	size_t bytes;
+	volatile double sink;
+};
+
+/* Returns 0 or SPP_E_NOMEM; bytes 0 gives a flusher with ranges only. */
+int spp_flusher_init(struct spp_flusher *f, size_t bytes, struct spp_error *err);
+void spp_flusher_fini(struct spp_flusher *f);
+void spp_cache_flush(struct spp_flusher *f, const struct spp_range *r, int nr);
+
+/* How spp_cache_flush evicts ranges here: "clflushopt", "clflush" or "none". */
+const char *spp_cache_flush_method(void);
+
+/*
+ * Pin OpenMP threads 0..threads-1 to CPUs t mod online CPUs, each setting
+ * its own affinity inside a parallel region. Returns the number of threads
+ * pinned (threads when all worked; 0 where the OS refuses or lacks it).
+ */
+int spp_pin_threads(int threads);
+
+#endif

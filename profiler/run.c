@@ -1,0 +1,418 @@
+#include "profiler/run.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "profiler/decode.h"
+#include "profiler/rng.h"
+
+/* Columns of the dense baseline checked against the double-precision reference. */
+#define REF_COLUMNS 4
+
+const char *spp_run_status_name(enum spp_run_status s)
+{
+	switch (s) {
+	case SPP_RUN_OK:
+		return "ok";
+	case SPP_RUN_FAILED:
+		return "failed";
+	case SPP_RUN_NOT_APPLICABLE:
+		return "not_applicable";
+	case SPP_RUN_UNSUPPORTED:
+		return "unsupported";
+	}
+	return "?";
+}
+
+void spp_run_opts_init(struct spp_run_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->threads = 1;
+	o->isa = spp_isa_detect();
+	o->seed = 1;
+	spp_bench_opts_init(&o->bench);
+	o->verify_rtol = 1e-4;
+}
+
+void spp_run_figures(const struct spp_run_inputs *in, struct spp_run *r)
+{
+	double flops = 2.0 * (double)in->nnz * (double)in->n;
+	double xy = 4.0 * (double)in->k * (double)in->n + 4.0 * (double)in->m * (double)in->n;
+
+	r->speedup = r->efficiency = r->gap = r->gflops = NAN;
+	r->bytes_moved = r->bandwidth_gbs = r->bw_util = NAN;
+	if (in->w_bytes >= 0)
+		r->bytes_moved = in->w_bytes + xy;
+	if (!(in->t_ns > 0))
+		return;
+	if (in->t_dense_ns > 0)
+		r->speedup = in->t_dense_ns / in->t_ns;
+	if (in->theoretical_speedup > 0 && isfinite(r->speedup)) {
+		r->efficiency = r->speedup / in->theoretical_speedup;
+		r->gap = 1 - r->efficiency;
+	}
+	/* FLOP/ns and byte/ns are G per second */
+	r->gflops = flops / in->t_ns;
+	if (isfinite(r->bytes_moved)) {
+		r->bandwidth_gbs = r->bytes_moved / in->t_ns;
+		if (in->peak_gbs > 0)
+			r->bw_util = r->bandwidth_gbs / in->peak_gbs;
+	}
+}
+
+void spp_layer_runs_release(struct spp_layer_runs *r)
+{
+	if (!r)
+		return;
+	free(r->runs);
+	r->runs = NULL;
+	r->nruns = 0;
+}
+
+static void run_init(struct spp_run *r, const char *format)
+{
+	memset(r, 0, sizeof(*r));
+	r->backend = "cpu";
+	snprintf(r->format, sizeof(r->format), "%s", format);
+	r->speedup = r->efficiency = r->gap = r->gflops = NAN;
+	r->bytes_moved = r->bandwidth_gbs = r->bw_util = NAN;
+	r->imbalance = r->nnz_imbalance = r->max_error = NAN;
+}
+
+__attribute__((format(printf, 3, 4)))
+static void set_status(struct spp_run *r, enum spp_run_status s, const char *fmt, ...)
+{
+	va_list ap;
+
+	r->status = s;
+	va_start(ap, fmt);
+	vsnprintf(r->reason, sizeof(r->reason), fmt, ap);
+	va_end(ap);
+}
+
+/*
+ * Check y against the dense result yd element-wise: |y - yd| <= rtol * b,
+ * b = (|W|.|X|), the scale of the rounding error any summation order can
+ * make. Entries that are NaN in both agree (a NaN weight). Returns 1 when
+ * it holds; *worst is the largest |y - yd| / b seen, at (*wi, *wj).
+ */
+static int check(const float *y, const float *yd, const float *b, int64_t m,
+		 int64_t n, double rtol, double *worst, int64_t *wi, int64_t *wj)
+{
+	int ok = 1;
+
+	*worst = 0;
+	*wi = *wj = -1;
+	for (int64_t i = 0; i < m; i++)
+		for (int64_t j = 0; j < n; j++) {
+			double a = y[i * n + j], d = yd[i * n + j], s = b[i * n + j];
+			double diff = fabs(a - d);
+			double rel = s > 0 ? diff / s : (diff > 0 ? INFINITY : 0);
+
+			if (isnan(a) && isnan(d))
+				continue;
+			if (a == d)
+				continue;
+			if (!(diff <= rtol * s)) {
+				if (ok || !(rel <= *worst)) {
+					*worst = isnan(rel) ? INFINITY : rel;
+					*wi = i;
+					*wj = j;
+				}
+				ok = 0;
+			} else if (ok && rel > *worst) {
+				*worst = rel;
+				*wi = i;
+				*wj = j;
+			}
+		}
+	return ok;
+}
+
+/* Buffers of one layer's runs. */
+struct layer_bufs {
+	float *w, *x, *yd, *y, *wabs, *xabs, *bound;
+	float *xs, *ys, *bs;  /* REF_COLUMNS-column slices for the reference check */
+};
+
+static void bufs_free(struct layer_bufs *b)
+{
+	free(b->w), free(b->x), free(b->yd), free(b->y);
+	free(b->wabs), free(b->xabs), free(b->bound);
+	free(b->xs), free(b->ys), free(b->bs);
+	memset(b, 0, sizeof(*b));
+}
+
+static float *falloc(int64_t a, int64_t b, int *fail)
+{
+	float *p;
+
+	if (a < 0 || b < 0 || (b && (uint64_t)a > SIZE_MAX / sizeof(float) / (uint64_t)b)) {
+		*fail = 1;
+		return NULL;
+	}
+	p = malloc((size_t)(a * b > 0 ? a * b : 1) * sizeof(float));
+	*fail |= p == NULL;
+	return p;
+}
+
+/* One timed call: the dense baseline or a format. */
+struct item_ctx {
+	const struct spp_format_ops *ops;  /* NULL: dense */
+	const struct spp_encoded *enc;
+	const struct spp_matrix *w;
+	const float *x;
+	float *y;
+	int64_t n;
+	struct spp_exec ex;
+};
+
+static int item_run(void *p, double *busy_ns)
+{
+	struct item_ctx *c = p;
+
+	if (!c->ops) {
+		spp_dense_gemm(c->w, c->x, c->y, c->n, c->ex.threads);
+		return SPP_OK;
+	}
+	c->ex.busy_ns = busy_ns;
+	return c->ops->spmm(c->enc, c->x, c->y, c->n, &c->ex);
+}
+
+struct flush_ctx {
+	const struct spp_run_opts *o;
+	struct spp_range r[3];  /* W (dense only), X, Y */
+};
+
+static void before_run(void *p, int item)
+{
+	struct flush_ctx *f = p;
+
+	/* an encoded W is opaque here, so the eviction buffer covers it */
+	spp_cache_flush(f->o->flusher, f->r + (item == 0 ? 0 : 1), item == 0 ? 3 : 2);
+}
+
+/* The dense baseline against the double-precision reference on a few columns. */
+static int check_dense(struct layer_bufs *B, const struct spp_matrix *w,
+		       int64_t n, double rtol, struct spp_run *r)
+{
+	int64_t m = w->m, k = w->k, c = n < REF_COLUMNS ? n : REF_COLUMNS, wi, wj;
+	int64_t cols[REF_COLUMNS];
+	struct spp_matrix wa = {m, k, B->wabs};
+	float *yds = B->y;  /* scratch: the dense result's columns */
+	double worst;
+	int ok;
+
+	for (int64_t s = 0; s < c; s++)
+		cols[s] = c > 1 ? s * (n - 1) / (c - 1) : 0;
+	for (int64_t i = 0; i < k; i++)
+		for (int64_t s = 0; s < c; s++)
+			B->xs[i * c + s] = B->x[i * n + cols[s]];
+	spp_reference_gemm(w, B->xs, B->ys, c);
+	for (int64_t i = 0; i < k * c; i++)
+		B->xs[i] = fabsf(B->xs[i]);
+	spp_reference_gemm(&wa, B->xs, B->bs, c);
+	for (int64_t i = 0; i < m; i++)
+		for (int64_t s = 0; s < c; s++)
+			yds[i * c + s] = B->yd[i * n + cols[s]];
+	ok = check(yds, B->ys, B->bs, m, c, rtol, &worst, &wi, &wj);
+	r->max_error = worst;
+	if (!ok)
+		set_status(r, SPP_RUN_FAILED,
+			   "dense result differs from the reference by %.3g x (|W|.|X|) at (%lld, %lld), bound %.3g",
+			   worst, (long long)wi, (long long)cols[wj < 0 ? 0 : wj], rtol);
+	return ok;
+}
+
+/* Decode, make X and the check's bound, run dense once. 0 or SPP_E_NOMEM. */
+static int prepare(const struct spp_layer *l, const struct spp_run_opts *o,
+		   struct layer_bufs *B, struct spp_error *err)
+{
+	int64_t m = l->view.m, k = l->view.k, n = l->n;
+	int64_t c = n < REF_COLUMNS ? n : REF_COLUMNS;
+	struct spp_rng rng;
+	int fail = 0;
+
+	B->w = falloc(m, k, &fail);
+	B->wabs = falloc(m, k, &fail);
+	B->x = falloc(k, n, &fail);
+	B->xabs = falloc(k, n, &fail);
+	B->yd = falloc(m, n, &fail);
+	B->y = falloc(m, n, &fail);
+	B->bound = falloc(m, n, &fail);
+	B->xs = falloc(k, c, &fail);
+	B->ys = falloc(m, c, &fail);
+	B->bs = falloc(m, c, &fail);
+	if (fail)
+		return spp_error_set(err, SPP_E_NOMEM,
+				     "tensor '%s': out of memory for the %lldx%lldx%lld runs",
+				     l->name, (long long)m, (long long)k, (long long)n);
+	spp_rng_seed(&rng, o->seed);
+	for (int64_t i = 0; i < k * n; i++) {
+		B->x[i] = (float)(2 * spp_rng_uniform(&rng) - 1);
+		B->xabs[i] = fabsf(B->x[i]);
+	}
+	return SPP_OK;
+}
+
+int spp_layer_measure(const struct spp_layer *l, const struct spp_layer_static *st,
+		      const struct spp_format_ops *const *formats, int nformats,
+		      const struct spp_run_opts *o, struct spp_layer_runs *out,
+		      struct spp_error *err)
+{
+	int64_t m = l->view.m, k = l->view.k, n = l->n;
+	struct layer_bufs B = {0};
+	struct spp_encoded *enc = NULL;
+	struct spp_bench_item *items = NULL;
+	struct item_ctx *ctx = NULL;
+	struct spp_bench_result *res = NULL;
+	int *run_of = NULL, *encoded = NULL, nitems = 0, rc, dense_ok;
+	struct spp_matrix w = {m, k, NULL}, wa = {m, k, NULL};
+	struct spp_bench_opts bo = o->bench;
+	struct flush_ctx fc;
+	struct spp_error e2;
+
+	out->nruns = 0;
+	out->runs = calloc((size_t)nformats + 1, sizeof(*out->runs));
+	if (!out->runs)
+		return spp_error_set(err, SPP_E_NOMEM, "out of memory");
+	out->nruns = nformats + 1;
+	run_init(&out->runs[0], "dense");
+	for (int f = 0; f < nformats; f++)
+		run_init(&out->runs[f + 1], formats[f]->key);
+
+	if (!spp_decode_supported(l->weight->dtype)) {
+		for (int r = 0; r < out->nruns; r++)
+			set_status(&out->runs[r], SPP_RUN_UNSUPPORTED,
+				   "%s weights have no fp32 decoding for the kernels",
+				   spp_dtype_name(l->weight->dtype));
+		return SPP_OK;
+	}
+	rc = prepare(l, o, &B, err);
+	if (rc)
+		goto fail;
+	rc = spp_layer_decode(l, B.w, err);
+	if (rc)
+		goto fail;
+	for (int64_t i = 0; i < m * k; i++)
+		B.wabs[i] = fabsf(B.w[i]);
+	w.v = B.w;
+	wa.v = B.wabs;
+	spp_dense_gemm(&w, B.x, B.yd, n, o->threads);
+	spp_dense_gemm(&wa, B.xabs, B.bound, n, o->threads);
+	dense_ok = check_dense(&B, &w, n, o->verify_rtol, &out->runs[0]);
+
+	enc = calloc((size_t)nformats + 1, sizeof(*enc));
+	items = calloc((size_t)nformats + 1, sizeof(*items));
+	ctx = calloc((size_t)nformats + 1, sizeof(*ctx));
+	res = calloc((size_t)nformats + 1, sizeof(*res));
+	run_of = calloc((size_t)nformats + 1, sizeof(*run_of));
+	encoded = calloc((size_t)nformats + 1, sizeof(*encoded));
+	if (!enc || !items || !ctx || !res || !run_of || !encoded) {
+		rc = spp_error_set(err, SPP_E_NOMEM, "out of memory");
+		goto fail;
+	}
+	if (dense_ok) {
+		ctx[0] = (struct item_ctx){NULL, NULL, &w, B.x, B.y, n, {o->threads, o->isa, NULL}};
+		items[0] = (struct spp_bench_item){item_run, &ctx[0], 0, 1};
+		run_of[0] = 0;
+		nitems = 1;
+	}
+	for (int f = 0; f < nformats; f++) {
+		struct spp_run *r = &out->runs[f + 1];
+		struct spp_encoded *en = &enc[f];
+		struct spp_exec ex = {o->threads, o->isa, NULL};
+		double worst;
+		int64_t wi, wj;
+
+		spp_error_clear(&e2);
+		rc = formats[f]->encode(&w, o->threads, en, &e2);
+		if (rc == SPP_E_UNSUPPORTED) {
+			set_status(r, SPP_RUN_NOT_APPLICABLE, "%s", e2.msg[0] ? e2.msg : "format cannot hold this layer");
+			continue;
+		}
+		if (rc) {
+			set_status(r, SPP_RUN_FAILED, "encode failed: %s", e2.msg[0] ? e2.msg : spp_status_message(rc));
+			continue;
+		}
+		encoded[f] = 1;
+		if (en->nparts > 0 && en->part_nnz) {
+			double *pn = malloc((size_t)en->nparts * sizeof(double));
+
+			if (pn) {
+				for (int p = 0; p < en->nparts; p++)
+					pn[p] = (double)en->part_nnz[p];
+				r->nnz_imbalance = spp_max_over_mean(pn, en->nparts);
+				if (!(r->nnz_imbalance > 0))
+					r->nnz_imbalance = NAN;
+				free(pn);
+			}
+		}
+		if (!dense_ok) {
+			set_status(r, SPP_RUN_FAILED, "no verified dense result to check against");
+			continue;
+		}
+		/* NaN everywhere: an output the kernel does not write fails the check */
+		for (int64_t i = 0; i < m * n; i++)
+			B.y[i] = NAN;
+		rc = formats[f]->spmm(en, B.x, B.y, n, &ex);
+		if (rc) {
+			set_status(r, SPP_RUN_FAILED, "kernel failed: %s", spp_status_message(rc));
+			continue;
+		}
+		if (!check(B.y, B.yd, B.bound, m, n, o->verify_rtol, &worst, &wi, &wj)) {
+			r->max_error = worst;
+			set_status(r, SPP_RUN_FAILED,
+				   "output differs from dense by %.3g x (|W|.|X|) at (%lld, %lld), bound %.3g",
+				   worst, (long long)wi, (long long)wj, o->verify_rtol);
+			continue;
+		}
+		r->max_error = worst;
+		ctx[nitems] = (struct item_ctx){formats[f], en, &w, B.x, B.y, n, {o->threads, o->isa, NULL}};
+		items[nitems] = (struct spp_bench_item){item_run, &ctx[nitems], o->threads, 0};
+		run_of[nitems] = f + 1;
+		nitems++;
+	}
+	rc = SPP_OK;
+	if (nitems == 0)
+		goto done;
+
+	fc.o = o;
+	fc.r[0] = (struct spp_range){B.w, (size_t)(m * k) * sizeof(float)};
+	fc.r[1] = (struct spp_range){B.x, (size_t)(k * n) * sizeof(float)};
+	fc.r[2] = (struct spp_range){B.y, (size_t)(m * n) * sizeof(float)};
+	if (o->cold) {
+		bo.before = before_run;
+		bo.before_ctx = &fc;
+	}
+	rc = spp_bench_run(items, nitems, &bo, res, err);
+	if (rc)
+		goto fail;
+	for (int i = 0; i < nitems; i++) {
+		struct spp_run *r = &out->runs[run_of[i]];
+		struct spp_run_inputs in = {
+			m, k, n, st->counts.nnz,
+			run_of[i] == 0 ? 4.0 * (double)m * (double)k : (double)enc[run_of[i] - 1].bytes,
+			st->theoretical_speedup, o->peak_gbs,
+			res[i].time.median, dense_ok ? res[0].time.median : 0,
+		};
+
+		r->time = res[i].time;
+		spp_run_figures(&in, r);
+		if (res[i].imbalance > 0)
+			r->imbalance = res[i].imbalance;
+	}
+	goto done;
+fail:
+	spp_layer_runs_release(out);
+done:
+	for (int f = 0; encoded && f < nformats; f++)
+		if (encoded[f])
+			formats[f]->release(&enc[f]);
+	free(enc), free(items), free(ctx), free(res), free(run_of), free(encoded);
+	bufs_free(&B);
+	return rc;
+}

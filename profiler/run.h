@@ -1,0 +1,95 @@
+/*
+ * Kernel runs of one layer (DESIGN section 4): decode W to fp32, make X,
+ * run the dense baseline and every format, check each output against the
+ * dense result, time the ones that pass (interleaved, profiler/measure.h)
+ * and derive the measured figures. Written once for every format: a
+ * format is only its row of struct spp_format_ops.
+ *
+ * The layer's runs are owned by struct spp_layer_runs until
+ * spp_layer_runs_release().
+ */
+#ifndef SPP_PROFILER_RUN_H
+#define SPP_PROFILER_RUN_H
+
+#include <stdint.h>
+
+#include "kernels/kernels.h"
+#include "profiler/error.h"
+#include "profiler/layer.h"
+#include "profiler/measure.h"
+#include "profiler/static.h"
+
+enum spp_run_status {
+	SPP_RUN_OK,              /* verified and timed */
+	SPP_RUN_FAILED,          /* output failed the check, or the kernel failed: no time */
+	SPP_RUN_NOT_APPLICABLE,  /* the format cannot hold this layer (reason says why) */
+	SPP_RUN_UNSUPPORTED,     /* the layer's dtype has no fp32 decoding: nothing ran */
+};
+
+/* "ok", "failed", "not_applicable", "unsupported". */
+const char *spp_run_status_name(enum spp_run_status s);
+
+/* One layer x backend x format. Figures are NAN when unknown (reported null). */
+struct spp_run {
+	const char *backend;         /* "cpu" (static string) */
+	char format[16];             /* "dense", "csr", ... */
+	enum spp_run_status status;
+	char reason[256];            /* why not ok; "" when ok */
+	struct spp_time_stats time;  /* repeats 0: not timed */
+	double speedup, efficiency, gap, gflops;
+	double bytes_moved, bandwidth_gbs, bw_util;
+	double imbalance, nnz_imbalance;
+	double max_error;            /* worst |y - y_dense| / (|W|.|X|) of the check; NAN: not checked */
+};
+
+struct spp_layer_runs {
+	struct spp_run *runs;        /* the dense baseline first, then each format */
+	int nruns;
+};
+
+struct spp_run_opts {
+	int threads;                 /* >= 1: OpenMP and BLAS threads */
+	enum spp_isa isa;            /* vector path of the kernels */
+	uint64_t seed;               /* X: uniform in [-1, 1] from this seed */
+	struct spp_bench_opts bench; /* warm-up, repeats, budget, schedule, clock */
+	int cold;                    /* evict caches before each timed run */
+	struct spp_flusher *flusher; /* cold: eviction buffer for opaque buffers; may be NULL */
+	double verify_rtol;          /* |y - y_dense| <= rtol * (|W|.|X|) element-wise */
+	double peak_gbs;             /* calibrated read bandwidth; 0: unknown (bw_util null) */
+};
+
+/* Defaults: 1 thread, detected ISA, seed 1, spp_bench_opts_init, warm, rtol 1e-4, no peak. */
+void spp_run_opts_init(struct spp_run_opts *o);
+
+/* What the figures of one run are derived from. */
+struct spp_run_inputs {
+	int64_t m, k, n;
+	uint64_t nnz;
+	double w_bytes;              /* encoded W as the kernel reads it (dense: M*K*4) */
+	double theoretical_speedup;  /* static; 0 unknown */
+	double peak_gbs;             /* 0 unknown */
+	double t_ns, t_dense_ns;     /* medians */
+};
+
+/*
+ * The figures of DESIGN section 4 from medians: speedup, efficiency, gap,
+ * gflops (sparse FLOPs 2*nnz*N / time), bytes_moved (W + X (K*N*4) + Y
+ * (M*N*4)), bandwidth_gbs and bw_util. Unknown inputs leave NAN. Pure.
+ */
+void spp_run_figures(const struct spp_run_inputs *in, struct spp_run *r);
+
+/*
+ * Measure layer l (static figures st) with the dense baseline and the n
+ * formats given. Per-format problems (cannot encode, failed check,
+ * undecodable dtype) are statuses in out, not errors. Returns 0, or
+ * SPP_E_NOMEM / SPP_E_RUNTIME (out released). out is the caller's.
+ */
+int spp_layer_measure(const struct spp_layer *l, const struct spp_layer_static *st,
+		      const struct spp_format_ops *const *formats, int nformats,
+		      const struct spp_run_opts *o, struct spp_layer_runs *out,
+		      struct spp_error *err);
+
+/* Free the runs; accepts NULL and a zeroed struct. */
+void spp_layer_runs_release(struct spp_layer_runs *r);
+
+#endif

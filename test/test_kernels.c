@@ -1,0 +1,473 @@
+/*
+ * CPU sparse formats and SpMM kernels: every format against the plain
+ * reference product over ragged shapes, sparsities, N, thread counts and
+ * every vector path this CPU has; the work partition and busy times; N:M
+ * refusal; the stored bytes of each format on a hand-computed case.
+ *
+ * Error bound (per element of Y):
+ *   |y - ref| <= 1e-4 * sum_k |w[i][k]| * |x[k][j]| + 1e-6
+ * (fp32 accumulation in any order against a double-accumulated reference).
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "kernels/kernels.h"
+
+enum kind { UNSTRUCTURED, BLOCKS, NM };
+
+static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
+
+static uint64_t next_u64(void)
+{
+	/* xorshift64*: independent of the library's generators */
+	rng_state ^= rng_state >> 12;
+	rng_state ^= rng_state << 25;
+	rng_state ^= rng_state >> 27;
+	return rng_state * 0x2545f4914f6cdd1dull;
+}
+
+static double uniform(void)
+{
+	return (double)(next_u64() >> 11) / 9007199254740992.0;
+}
+
+/* A non-zero value in [-1, -1/16] or [1/16, 1]. */
+static float nz_value(void)
+{
+	float v = (float)(0.0625 + 0.9375 * uniform());
+
+	return next_u64() & 1 ? v : -v;
+}
+
+/*
+ * W (m x k) of a kind: UNSTRUCTURED drops each element with probability
+ * s; BLOCKS drops each aligned b x b block with probability s, the rest
+ * dense; NM keeps `keep` random positions of each group of b along K, each
+ * then dropped with probability s (so s = 0 is exactly keep:b).
+ */
+static float *make_w(int64_t m, int64_t k, enum kind kind, double s, int b, int keep)
+{
+	float *w = calloc((size_t)(m * k) + 1, sizeof(*w));
+
+	assert_non_null(w);
+	if (kind == UNSTRUCTURED) {
+		for (int64_t i = 0; i < m * k; i++)
+			w[i] = uniform() < s ? 0.0f : nz_value();
+	} else if (kind == BLOCKS) {
+		for (int64_t bi = 0; bi < m; bi += b)
+			for (int64_t bj = 0; bj < k; bj += b) {
+				if (uniform() < s)
+					continue;
+				for (int64_t i = bi; i < bi + b && i < m; i++)
+					for (int64_t j = bj; j < bj + b && j < k; j++)
+						w[i * k + j] = nz_value();
+			}
+	} else {
+		for (int64_t i = 0; i < m; i++)
+			for (int64_t g = 0; g < k; g += b) {
+				int len = (int)(k - g < b ? k - g : b), placed = 0;
+
+				/* keep positions chosen without repetition */
+				while (placed < keep && placed < len) {
+					int64_t j = g + (int64_t)(next_u64() % (uint64_t)len);
+
+					if (w[i * k + j] != 0.0f)
+						continue;
+					w[i * k + j] = nz_value();
+					placed++;
+				}
+				for (int64_t j = g; j < g + len; j++)
+					if (w[i * k + j] != 0.0f && uniform() < s)
+						w[i * k + j] = 0.0f;
+			}
+	}
+	return w;
+}
+
+static float *make_x(int64_t k, int64_t n)
+{
+	float *x = malloc((size_t)(k * n + 1) * sizeof(*x));
+
+	assert_non_null(x);
+	for (int64_t i = 0; i < k * n; i++)
+		x[i] = (float)(2 * uniform() - 1);
+	return x;
+}
+
+/* The bound of each element: 1e-4 * sum_k |w||x| + 1e-6. */
+static double *make_bound(const float *w, const float *x, int64_t m, int64_t k, int64_t n)
+{
+	double *b = calloc((size_t)(m * n) + 1, sizeof(*b));
+
+	assert_non_null(b);
+	for (int64_t i = 0; i < m; i++)
+		for (int64_t kk = 0; kk < k; kk++) {
+			double a = fabs(w[i * k + kk]);
+
+			if (a == 0)
+				continue;
+			for (int64_t j = 0; j < n; j++)
+				b[i * n + j] += a * fabs(x[kk * n + j]);
+		}
+	for (int64_t i = 0; i < m * n; i++)
+		b[i] = 1e-4 * b[i] + 1e-6;
+	return b;
+}
+
+struct ctx {
+	enum spp_isa best;
+	long checks;
+};
+
+/* Encode w with fmt for `threads`, run every ISA, compare with ref. */
+static void check_format(struct ctx *c, const struct spp_format_ops *fmt,
+			 const struct spp_matrix *w, const float *x,
+			 const float *ref, const double *bound, int64_t n,
+			 int threads, int expect_ok)
+{
+	struct spp_encoded e;
+	struct spp_error err = { 0 };
+	int64_t sum = 0;
+	double busy[3];
+	float *y;
+	int rc;
+
+	rc = fmt->encode(w, threads, &e, &err);
+	if (!expect_ok && rc == SPP_E_UNSUPPORTED) {
+		assert_non_null(strstr(err.msg, "of groups hold more than"));
+		return;
+	}
+	if (rc != 0)
+		fail_msg("%s: encode %lldx%lld: %s", fmt->key, (long long)w->m, (long long)w->k, err.msg);
+	assert_int_equal(e.nparts, threads);
+	for (int p = 0; p < e.nparts; p++)
+		sum += e.part_nnz[p];
+	assert_int_equal(sum, e.nnz);
+	y = malloc((size_t)(w->m * n + 1) * sizeof(*y));
+	assert_non_null(y);
+	for (int isa = 0; isa <= (int)c->best; isa++) {
+		struct spp_exec ex = { .threads = threads, .isa = (enum spp_isa)isa, .busy_ns = busy };
+
+		/* NaN everywhere: a kernel must write every element of Y */
+		for (int64_t i = 0; i < w->m * n; i++)
+			y[i] = NAN;
+		assert_int_equal(fmt->spmm(&e, x, y, n, &ex), 0);
+		for (int64_t i = 0; i < w->m * n; i++)
+			if (!(fabs((double)y[i] - (double)ref[i]) <= bound[i]))
+				fail_msg("%s isa=%s threads=%d %lldx%lld n=%lld: y[%lld][%lld] = %.9g, reference %.9g (bound %.3g)",
+					 fmt->key, spp_isa_name((enum spp_isa)isa), threads,
+					 (long long)w->m, (long long)w->k, (long long)n,
+					 (long long)(i / n), (long long)(i % n), y[i], ref[i], bound[i]);
+		c->checks++;
+	}
+	free(y);
+	fmt->release(&e);
+	assert_null(e.impl);
+}
+
+static struct ctx make_ctx(void)
+{
+	struct ctx c = { .best = spp_isa_detect() };
+
+	for (int isa = (int)c.best + 1; isa < SPP_ISA_COUNT; isa++)
+		printf("# note: this CPU lacks %s: its kernels are not run\n",
+		       spp_isa_name((enum spp_isa)isa));
+	return c;
+}
+
+/* Check every format in fmts (NULL-terminated) on w at every N. */
+static void check_matrix(struct ctx *c, const struct spp_format_ops *const *fmts,
+			 const float *wv, int64_t m, int64_t k, int unstructured)
+{
+	static const int64_t ns[] = { 1, 3, 16, 17, 64, 65 };
+	struct spp_matrix w = { m, k, wv };
+
+	for (size_t ni = 0; ni < sizeof(ns) / sizeof(ns[0]); ni++) {
+		int64_t n = ns[ni];
+		float *x = make_x(k, n);
+		float *ref = malloc((size_t)(m * n) * sizeof(*ref));
+		double *bound = make_bound(wv, x, m, k, n);
+
+		assert_non_null(ref);
+		spp_reference_gemm(&w, x, ref, n);
+		for (int f = 0; fmts[f]; f++)
+			for (int t = 1; t <= 3; t++)
+				check_format(c, fmts[f], &w, x, ref, bound, n, t,
+					     !unstructured || !fmts[f]->keep);
+		free(x);
+		free(ref);
+		free(bound);
+	}
+}
+
+static void test_formats_vs_reference(void **state)
+{
+	static const int64_t shapes[][2] = {
+		{ 1, 1 }, { 7, 13 }, { 33, 70 }, { 64, 64 }, { 129, 257 }, { 200, 31 },
+	};
+	static const double sparsities[] = { 0, 0.5, 0.9, 0.99, 1.0 };
+	struct ctx c = make_ctx();
+
+	(void)state;
+	for (size_t si = 0; si < sizeof(shapes) / sizeof(shapes[0]); si++)
+		for (size_t pi = 0; pi < sizeof(sparsities) / sizeof(sparsities[0]); pi++) {
+			int64_t m = shapes[si][0], k = shapes[si][1];
+			double s = sparsities[pi];
+			float *wv = make_w(m, k, UNSTRUCTURED, s, 0, 0);
+
+			/* every format on unstructured W (N:M refuses or holds it) */
+			check_matrix(&c, spp_cpu_formats, wv, m, k, 1);
+			free(wv);
+			/* bsrB on B x B block-sparse W, nmN_M on N:M W */
+			for (int f = 0; spp_cpu_formats[f]; f++) {
+				const struct spp_format_ops *one[2] = { spp_cpu_formats[f], NULL };
+
+				if (!one[0]->block)
+					continue;
+				wv = make_w(m, k, one[0]->keep ? NM : BLOCKS, s, one[0]->block, one[0]->keep);
+				check_matrix(&c, one, wv, m, k, 0);
+				free(wv);
+			}
+		}
+	printf("# %ld kernel runs checked against the reference\n", c.checks);
+	assert_true(c.checks > 1000);
+}
+
+/* A wide matrix so that csr and nm run several K tiles at N = 64. */
+static void test_k_tiles(void **state)
+{
+	struct ctx c = make_ctx();
+	int64_t m = 40, k = 1500;
+
+	(void)state;
+	for (int f = 0; spp_cpu_formats[f]; f++) {
+		const struct spp_format_ops *fmt = spp_cpu_formats[f];
+		float *wv = make_w(m, k, fmt->keep ? NM : UNSTRUCTURED, 0.7, fmt->block, fmt->keep);
+		struct spp_matrix w = { m, k, wv };
+
+		for (int64_t n = 64; n >= 1; n -= 63) {
+			float *x = make_x(k, n), *ref = malloc((size_t)(m * n) * sizeof(*ref));
+			double *bound = make_bound(wv, x, m, k, n);
+
+			assert_non_null(ref);
+			spp_reference_gemm(&w, x, ref, n);
+			check_format(&c, fmt, &w, x, ref, bound, n, 2, 1);
+			free(x);
+			free(ref);
+			free(bound);
+		}
+		free(wv);
+	}
+}
+
+/* part_nnz, nparts and busy time on a matrix with rows of unequal weight. */
+static void test_partition_and_busy(void **state)
+{
+	int64_t m = 96, k = 300, n = 16;
+	float *wv = make_w(m, k, UNSTRUCTURED, 0.5, 0, 0);
+	struct spp_matrix w = { m, k, wv };
+	float *x = make_x(k, n), *y = malloc((size_t)(m * n) * sizeof(*y));
+
+	(void)state;
+	assert_non_null(y);
+	/* the first 16 rows dense, so rows are a poor proxy for work */
+	for (int64_t i = 0; i < 16 * k; i++)
+		wv[i] = nz_value();
+	for (int f = 0; spp_cpu_formats[f]; f++) {
+		const struct spp_format_ops *fmt = spp_cpu_formats[f];
+		struct spp_encoded e;
+		struct spp_error err;
+		double busy[3] = { -1, -1, -1 };
+		struct spp_exec ex = { .threads = 3, .isa = spp_isa_detect(), .busy_ns = busy };
+		int64_t sum = 0, mx = 0, nnz = 0;
+
+		if (fmt->keep)
+			continue; /* not N:M compliant: refused, tested below */
+		assert_int_equal(fmt->encode(&w, 3, &e, &err), 0);
+		for (int64_t i = 0; i < m * k; i++)
+			nnz += wv[i] != 0.0f;
+		assert_int_equal(e.nnz, nnz);
+		assert_int_equal(e.nparts, 3);
+		for (int p = 0; p < 3; p++) {
+			sum += e.part_nnz[p];
+			mx = e.part_nnz[p] > mx ? e.part_nnz[p] : mx;
+		}
+		assert_int_equal(sum, nnz);
+		if (!fmt->block) /* balanced by non-zeros within a row's worth */
+			assert_true(mx <= nnz / 3 + k);
+		assert_int_equal(fmt->spmm(&e, x, y, n, &ex), 0);
+		for (int p = 0; p < 3; p++)
+			if (e.part_nnz[p] > 0)
+				assert_true(busy[p] > 0);
+		fmt->release(&e);
+	}
+	free(wv);
+	free(x);
+	free(y);
+}
+
+static void test_nm_refusal(void **state)
+{
+	float wv[8 * 8] = { 0 };
+	struct spp_matrix w = { 8, 8, wv };
+	struct spp_encoded e;
+	struct spp_error err = { 0 };
+	const struct spp_format_ops *nm24 = spp_cpu_format_find("nm2_4");
+
+	(void)state;
+	assert_non_null(nm24);
+	/* one group (row 0, columns 0..3) holds 3 non-zeros: 1 of 16 groups */
+	wv[0] = wv[1] = wv[2] = 1.0f;
+	assert_int_equal(nm24->encode(&w, 1, &e, &err), SPP_E_UNSUPPORTED);
+	assert_int_equal(err.code, SPP_E_UNSUPPORTED);
+	assert_non_null(strstr(err.msg, "6.25% of groups hold more than 2 non-zeros"));
+	assert_null(e.impl);
+	/* 1:4 refuses the same matrix: 1 of 16 groups holds more than 1 */
+	assert_int_equal(spp_cpu_format_find("nm1_4")->encode(&w, 1, &e, &err), SPP_E_UNSUPPORTED);
+	assert_non_null(strstr(err.msg, "6.25% of groups hold more than 1 non-zeros"));
+	/* 4:8 holds it */
+	assert_int_equal(spp_cpu_format_find("nm4_8")->encode(&w, 1, &e, &err), 0);
+	spp_cpu_format_find("nm4_8")->release(&e);
+}
+
+/*
+ * W (4 x 8), 6 non-zeros: row 0 columns 0, 1; row 1 column 5; row 2
+ * empty; row 3 columns 2, 3, 7. Bytes per format, by hand:
+ *   csr (one K tile; uint16 columns): 6*(4+2) + (4*1+1)*4 = 56
+ *   coo: 6*(4+8) = 72
+ *   bsr4: 2 blocks (both 4x4 blocks hold a non-zero): 2*16*4 + 2*4 + 2*4 = 144
+ *   bsr8: 1 block: 64*4 + 4 + 2*4 = 268
+ *   bsr16: 1 block: 256*4 + 4 + 2*4 = 1036
+ *   bitmask: 4*1 + 6*4 + 5*4 = 48
+ *   nm2_4: 16 slots (4 rows * 2 groups * 2) * 4 + ceil(16 * 2 bits / 8) = 68
+ *   nm4_8: 16 slots (4 rows * 1 group * 4) * 4 + ceil(16 * 3 bits / 8) = 70
+ *   nm1_4: refused (row 0, group 0 holds 2)
+ */
+static void test_bytes(void **state)
+{
+	static const struct { const char *key; uint64_t bytes; } want[] = {
+		{ "csr", 56 }, { "coo", 72 }, { "bsr4", 144 }, { "bsr8", 268 },
+		{ "bsr16", 1036 }, { "bitmask", 48 }, { "nm2_4", 68 }, { "nm4_8", 70 },
+	};
+	float wv[4 * 8] = { 0 };
+	struct spp_matrix w = { 4, 8, wv };
+	struct spp_encoded e;
+	struct spp_error err;
+
+	(void)state;
+	wv[0] = 1;
+	wv[1] = 2;
+	wv[8 + 5] = 3;
+	wv[24 + 2] = 4;
+	wv[24 + 3] = 5;
+	wv[24 + 7] = 6;
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		const struct spp_format_ops *fmt = spp_cpu_format_find(want[i].key);
+
+		assert_non_null(fmt);
+		assert_int_equal(fmt->encode(&w, 2, &e, &err), 0);
+		if (e.bytes != want[i].bytes)
+			fail_msg("%s: %llu bytes, want %llu", want[i].key,
+				 (unsigned long long)e.bytes, (unsigned long long)want[i].bytes);
+		assert_int_equal(e.nnz, 6);
+		assert_ptr_equal(e.ops, fmt);
+		fmt->release(&e);
+	}
+	assert_int_equal(spp_cpu_format_find("nm1_4")->encode(&w, 1, &e, &err), SPP_E_UNSUPPORTED);
+}
+
+static void test_release_and_registry(void **state)
+{
+	static const char *const keys[] = {
+		"csr", "coo", "bsr4", "bsr8", "bsr16", "bitmask", "nm1_4", "nm2_4", "nm4_8",
+	};
+	int f = 0;
+
+	(void)state;
+	for (; spp_cpu_formats[f]; f++) {
+		struct spp_encoded zero;
+
+		assert_true(f < 9);
+		assert_string_equal(spp_cpu_formats[f]->key, keys[f]);
+		assert_ptr_equal(spp_cpu_format_find(keys[f]), spp_cpu_formats[f]);
+		spp_cpu_formats[f]->release(NULL);
+		memset(&zero, 0, sizeof(zero));
+		spp_cpu_formats[f]->release(&zero);
+	}
+	assert_int_equal(f, 9);
+	assert_null(spp_cpu_format_find("csc"));
+	assert_null(spp_cpu_format_find(NULL));
+	assert_int_equal(spp_cpu_format_find("bsr8")->block, 8);
+	assert_int_equal(spp_cpu_format_find("nm4_8")->keep, 4);
+	assert_int_equal(spp_cpu_format_find("nm4_8")->block, 8);
+	assert_string_equal(spp_isa_name(SPP_ISA_PORTABLE), "portable");
+	assert_string_equal(spp_isa_name(SPP_ISA_AVX2), "avx2");
+	assert_string_equal(spp_isa_name(SPP_ISA_AVX512), "avx512");
+	assert_true(spp_isa_detect() < SPP_ISA_COUNT);
+}
+
+static void test_dense_and_blas(void **state)
+{
+	static const int64_t ns[] = { 1, 5 };
+	int64_t m = 37, k = 53;
+	float *wv = make_w(m, k, UNSTRUCTURED, 0.3, 0, 0);
+	struct spp_matrix w = { m, k, wv };
+	struct spp_blas_info info;
+
+	(void)state;
+	for (size_t ni = 0; ni < 2; ni++) {
+		int64_t n = ns[ni];
+		float *x = make_x(k, n), *y = malloc((size_t)(m * n) * sizeof(*y));
+		float *ref = malloc((size_t)(m * n) * sizeof(*ref));
+		double *bound = make_bound(wv, x, m, k, n);
+
+		assert_non_null(y);
+		assert_non_null(ref);
+		spp_reference_gemm(&w, x, ref, n);
+		/* an independent check of the reference itself: one element */
+		{
+			double s = 0;
+
+			for (int64_t kk = 0; kk < k; kk++)
+				s += (double)wv[3 * k + kk] * x[kk * n + (n - 1)];
+			assert_true(fabs(s - ref[3 * n + n - 1]) <= 1e-6);
+		}
+		spp_dense_gemm(&w, x, y, n, 2);
+		for (int64_t i = 0; i < m * n; i++)
+			assert_true(fabs((double)y[i] - ref[i]) <= bound[i]);
+		free(x);
+		free(y);
+		free(ref);
+		free(bound);
+	}
+	free(wv);
+	spp_blas_info(&info);
+	assert_string_equal(info.name, "OpenBLAS");
+	assert_true(strlen(info.core) > 0);
+	assert_true(strlen(info.version) > 0);
+	assert_non_null(strstr(info.config, info.version));
+	assert_true(info.max_threads >= 1);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_release_and_registry),
+		cmocka_unit_test(test_bytes),
+		cmocka_unit_test(test_nm_refusal),
+		cmocka_unit_test(test_partition_and_busy),
+		cmocka_unit_test(test_k_tiles),
+		cmocka_unit_test(test_dense_and_blas),
+		cmocka_unit_test(test_formats_vs_reference),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

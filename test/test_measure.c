@@ -1,0 +1,698 @@
+/*
+ * Measurement: timing statistics, the harness driven by a fake clock,
+ * decoding weights to fp32, one layer's runs (verification, statuses,
+ * figures) and analyze end to end with kernel runs.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <cjson/cJSON.h>
+
+#include "kernels/kernels.h"
+#include "profiler/decode.h"
+#include "profiler/measure.h"
+#include "profiler/run.h"
+#include "profiler/static.h"
+#include "reports/report.h"
+#include "test/harness.h"
+
+#define NEAR(a, b) assert_true(fabs((double)(a) - (double)(b)) <= 1e-9 * fmax(1, fabs((double)(b))))
+
+static void test_stats(void **state)
+{
+	double odd[] = {5, 1, 3}, even[] = {4, 1, 3, 2}, one[] = {7};
+	struct spp_time_stats s;
+
+	(void)state;
+	/* type 7: position p * (n - 1) in the sorted samples */
+	assert_int_equal(spp_time_stats(odd, 3, &s), 0);
+	NEAR(s.median, 3);
+	NEAR(s.p10, 1.4);  /* 0.2 of the way from 1 to 3 */
+	NEAR(s.p90, 4.6);  /* 0.8 of the way from 3 to 5 */
+	assert_int_equal(s.repeats, 3);
+	assert_int_equal(spp_time_stats(even, 4, &s), 0);
+	NEAR(s.median, 2.5);
+	NEAR(s.p10, 1.3);
+	NEAR(s.p90, 3.7);
+	assert_int_equal(spp_time_stats(one, 1, &s), 0);
+	NEAR(s.median, 7);
+	NEAR(s.p10, 7);
+	NEAR(s.p90, 7);
+	assert_int_equal(s.repeats, 1);
+	assert_int_equal(spp_time_stats(one, 0, &s), -1);
+	assert_int_equal(s.repeats, 0);
+	NEAR(spp_max_over_mean((double[]){1, 3}, 2), 1.5);
+	NEAR(spp_max_over_mean((double[]){0, 0}, 2), 0);
+}
+
+/* A fake clock the fake items advance by their known durations. */
+struct fake {
+	double t;
+	int log[256];
+	int nlog;
+	int before;
+	int fail_at;  /* call number that fails; -1 never */
+};
+
+static double fake_now(void *ctx)
+{
+	return ((struct fake *)ctx)->t;
+}
+
+struct fake_item {
+	struct fake *f;
+	int id;
+	double dur;
+};
+
+static int fake_run(void *ctx, double *busy)
+{
+	struct fake_item *it = ctx;
+	struct fake *f = it->f;
+
+	if (f->nlog == f->fail_at)
+		return SPP_E_RUNTIME;
+	if (f->nlog < 256)
+		f->log[f->nlog] = it->id;
+	f->nlog++;
+	f->t += it->dur;
+	if (busy) {
+		busy[0] = 1;
+		busy[1] = 3;
+	}
+	return 0;
+}
+
+static void fake_before(void *ctx, int item)
+{
+	(void)item;
+	((struct fake *)ctx)->before++;
+}
+
+static void bench_setup(struct fake *f, struct fake_item *fi, struct spp_bench_item *items,
+			struct spp_bench_opts *o)
+{
+	static const double dur[3] = {100, 30, 50};
+
+	memset(f, 0, sizeof(*f));
+	f->fail_at = -1;
+	for (int i = 0; i < 3; i++) {
+		fi[i] = (struct fake_item){f, i, dur[i]};
+		items[i] = (struct spp_bench_item){fake_run, &fi[i], i == 2 ? 2 : 0, 0};
+	}
+	spp_bench_opts_init(o);
+	o->clock = (struct spp_clock){fake_now, f};
+}
+
+static void test_harness_interleaved(void **state)
+{
+	static const int want[] = {0, 1, 2, /* warm-up */ 0, 1, 2, 1, 2, 0, 2, 0, 1};
+	struct fake f;
+	struct fake_item fi[3];
+	struct spp_bench_item items[3];
+	struct spp_bench_opts o;
+	struct spp_bench_result res[3];
+	struct spp_error err = {0};
+
+	(void)state;
+	bench_setup(&f, fi, items, &o);
+	o.warmup = 1;
+	o.repeat = 3;
+	o.before = fake_before;
+	o.before_ctx = &f;
+	assert_int_equal(spp_bench_run(items, 3, &o, res, &err), 0);
+	assert_int_equal(f.nlog, 12);
+	for (int i = 0; i < 12; i++)
+		assert_int_equal(f.log[i], want[i]);
+	/* one flush per timed run, none for warm-up */
+	assert_int_equal(f.before, 9);
+	NEAR(res[0].time.median, 100);
+	NEAR(res[1].time.p90, 30);
+	NEAR(res[2].time.p10, 50);
+	assert_int_equal(res[1].time.repeats, 3);
+	/* item 2 reports busy times 1 and 3: max / mean 1.5; the others none */
+	NEAR(res[2].imbalance, 1.5);
+	NEAR(res[0].imbalance, 0);
+}
+
+static void test_harness_budget(void **state)
+{
+	struct fake f;
+	struct fake_item fi[3];
+	struct spp_bench_item items[3];
+	struct spp_bench_opts o;
+	struct spp_bench_result res[3];
+	struct spp_error err = {0};
+
+	(void)state;
+	/* a round takes 180: 900 after 5 rounds is under 1000, 1080 after 6 is not */
+	bench_setup(&f, fi, items, &o);
+	o.warmup = 0;
+	o.budget_ns = 1000;
+	o.min_repeats = 2;
+	assert_int_equal(spp_bench_run(items, 3, &o, res, &err), 0);
+	assert_int_equal(res[0].time.repeats, 6);
+	assert_int_equal(f.nlog, 18);
+
+	/* the maximum stops it first */
+	bench_setup(&f, fi, items, &o);
+	o.budget_ns = 1e12;
+	o.min_repeats = 1;
+	o.max_repeats = 4;
+	assert_int_equal(spp_bench_run(items, 3, &o, res, &err), 0);
+	assert_int_equal(res[1].time.repeats, 4);
+	assert_int_equal(f.nlog, 2 * 3 + 4 * 3);
+
+	/* a spent budget still gives the minimum */
+	bench_setup(&f, fi, items, &o);
+	o.budget_ns = 1;
+	o.min_repeats = 3;
+	assert_int_equal(spp_bench_run(items, 3, &o, res, &err), 0);
+	assert_int_equal(res[2].time.repeats, 3);
+
+	/* blocked: each item's warm-up and runs together, budget / 3 each */
+	bench_setup(&f, fi, items, &o);
+	o.schedule = SPP_SCHED_BLOCKED;
+	o.warmup = 1;
+	o.budget_ns = 600;  /* 200 per item: 2 of 100, 7 of 30, 4 of 50 */
+	o.min_repeats = 1;
+	assert_int_equal(spp_bench_run(items, 3, &o, res, &err), 0);
+	assert_int_equal(res[0].time.repeats, 2);
+	assert_int_equal(res[1].time.repeats, 7);
+	assert_int_equal(res[2].time.repeats, 4);
+	assert_int_equal(f.nlog, 3 + 13);
+	for (int i = 0; i < f.nlog; i++)
+		assert_int_equal(f.log[i], i < 3 ? 0 : i < 11 ? 1 : 2);
+
+	/* a failing call stops the harness with its status */
+	bench_setup(&f, fi, items, &o);
+	o.repeat = 2;
+	f.fail_at = 4;
+	assert_int_equal(spp_bench_run(items, 3, &o, res, &err), SPP_E_RUNTIME);
+	assert_non_null(strstr(err.msg, "failed"));
+}
+
+/* A one-row tensor [1, k] of dtype dt over bytes. */
+static void row_tensor(struct spp_tensor *t, struct spp_layer *l, enum spp_dtype dt,
+		       const void *bytes, int k, int elem)
+{
+	memset(t, 0, sizeof(*t));
+	t->name = "t";
+	t->dtype = dt;
+	t->ndim = 2;
+	t->shape[0] = 1;
+	t->shape[1] = k;
+	t->numel = (uint64_t)k;
+	t->data = bytes;
+	t->nbytes = (uint64_t)k * (uint64_t)elem;
+	spp_layer_init(l, t, 1);
+}
+
+static void expect_row(enum spp_dtype dt, const void *bytes, int k, int elem,
+		       const float *want)
+{
+	struct spp_tensor t;
+	struct spp_layer l;
+	struct spp_error err = {0};
+	float got[8];
+
+	row_tensor(&t, &l, dt, bytes, k, elem);
+	assert_int_equal(spp_layer_decode(&l, got, &err), 0);
+	for (int j = 0; j < k; j++) {
+		if (isnan(want[j])) {
+			assert_true(isnan(got[j]));
+			continue;
+		}
+		if (got[j] != want[j])
+			fail_msg("%s[%d]: %.9g, want %.9g", spp_dtype_name(dt), j, got[j], want[j]);
+	}
+}
+
+static void test_decode(void **state)
+{
+	static const uint8_t f16[] = {0x00, 0x3c, 0x00, 0xc0, 0x00, 0x38, 0x00, 0x80};
+	static const uint8_t bf16[] = {0x80, 0x3f, 0x40, 0xc0};
+	static const uint8_t i8[] = {0xfb, 0x7f}, u8[] = {200, 0};
+	static const uint8_t i16[] = {0x18, 0xfc}, u16[] = {0xe8, 0xfd};
+	static const uint8_t i32[] = {0xff, 0xff, 0xff, 0xff}, u32[] = {0x00, 0x00, 0x00, 0x80};
+	static const uint8_t i64[] = {0xfe, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
+	static const uint8_t u64[] = {0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01};
+	static const uint8_t e4m3[] = {0x38, 0x7e, 0x01, 0xff, 0xb0, 0x00};
+	static const uint8_t e5m2[] = {0x3c, 0x7c, 0x01, 0xc0};
+	double f64[] = {0.1, -2.5};
+	float f32[] = {1.5f, -0.0f, 3e-40f};
+	struct spp_tensor t;
+	struct spp_layer l;
+	struct spp_error err = {0};
+	uint8_t f4[1] = {0};
+	float out[2];
+
+	(void)state;
+	expect_row(SPP_DTYPE_F32, f32, 3, 4, f32);
+	expect_row(SPP_DTYPE_F16, f16, 4, 2, (float[]){1, -2, 0.5f, -0.0f});
+	expect_row(SPP_DTYPE_BF16, bf16, 2, 2, (float[]){1, -3});
+	expect_row(SPP_DTYPE_F64, f64, 2, 8, (float[]){0.1f, -2.5f});
+	expect_row(SPP_DTYPE_I8, i8, 2, 1, (float[]){-5, 127});
+	expect_row(SPP_DTYPE_U8, u8, 2, 1, (float[]){200, 0});
+	expect_row(SPP_DTYPE_I16, i16, 1, 2, (float[]){-1000});
+	expect_row(SPP_DTYPE_U16, u16, 1, 2, (float[]){65000});
+	expect_row(SPP_DTYPE_I32, i32, 1, 4, (float[]){-1});
+	expect_row(SPP_DTYPE_U32, u32, 1, 4, (float[]){2147483648.0f});
+	expect_row(SPP_DTYPE_I64, i64, 1, 8, (float[]){-2});
+	expect_row(SPP_DTYPE_U64, u64, 1, 8, (float[]){72057594037927936.0f});
+	/* E4M3: 1.0, max 448, smallest subnormal 2^-9, NaN, -0.5 (0xb0), 0 */
+	expect_row(SPP_DTYPE_F8_E4M3, e4m3, 6, 1,
+		   (float[]){1, 448, 1.0f / 512, NAN, -0.5f, 0});
+	/* E5M2: 1.0, +inf, smallest subnormal 2^-16, -2 */
+	expect_row(SPP_DTYPE_F8_E5M2, e5m2, 4, 1, (float[]){1, INFINITY, 1.0f / 65536, -2});
+
+	/* no fp32 decoding for F4 */
+	row_tensor(&t, &l, SPP_DTYPE_F4, f4, 2, 1);
+	t.nbytes = 1;
+	assert_int_equal(spp_layer_decode(&l, out, &err), SPP_E_UNSUPPORTED);
+	assert_non_null(strstr(err.msg, "F4"));
+	assert_false(spp_decode_supported(SPP_DTYPE_C64));
+}
+
+static void test_decode_conv(void **state)
+{
+	/* OIHW [2, 3, 2, 1] holding its element index; K ordered (kh, kw, c), c fastest */
+	static const float want[2][6] = {{0, 2, 4, 1, 3, 5}, {6, 8, 10, 7, 9, 11}};
+	float data[12], out[12];
+	struct spp_tensor t;
+	struct spp_layer l;
+	struct spp_error err = {0};
+
+	(void)state;
+	for (int i = 0; i < 12; i++)
+		data[i] = (float)i;
+	memset(&t, 0, sizeof(t));
+	t.name = "conv";
+	t.dtype = SPP_DTYPE_F32;
+	t.ndim = 4;
+	t.shape[0] = 2, t.shape[1] = 3, t.shape[2] = 2, t.shape[3] = 1;
+	t.numel = 12;
+	t.data = (const unsigned char *)data;
+	t.nbytes = sizeof(data);
+	spp_layer_init(&l, &t, 1);
+	assert_int_equal(l.view.m, 2);
+	assert_int_equal(l.view.k, 6);
+	assert_int_equal(spp_layer_decode(&l, out, &err), 0);
+	for (int i = 0; i < 2; i++)
+		for (int j = 0; j < 6; j++)
+			assert_true(out[i * 6 + j] == want[i][j]);
+	/* a tensor shorter than its view is refused */
+	t.nbytes = 44;
+	assert_int_equal(spp_layer_decode(&l, out, &err), SPP_E_FORMAT);
+}
+
+static void test_figures(void **state)
+{
+	struct spp_run_inputs in = {100, 200, 10, 2000, 24404, 10, 50, 1000, 5000};
+	struct spp_run r;
+
+	(void)state;
+	memset(&r, 0, sizeof(r));
+	spp_run_figures(&in, &r);
+	NEAR(r.speedup, 5);
+	NEAR(r.efficiency, 0.5);
+	NEAR(r.gap, 0.5);
+	NEAR(r.gflops, 2.0 * 2000 * 10 / 1000);
+	NEAR(r.bytes_moved, 24404 + 200 * 10 * 4 + 100 * 10 * 4);
+	NEAR(r.bandwidth_gbs, 36404.0 / 1000);
+	NEAR(r.bw_util, 36.404 / 50);
+	/* unknown peak and ideal speedup stay unknown */
+	in.peak_gbs = 0;
+	in.theoretical_speedup = 0;
+	spp_run_figures(&in, &r);
+	assert_true(isnan(r.bw_util));
+	assert_true(isnan(r.efficiency) && isnan(r.gap));
+	NEAR(r.speedup, 5);
+	/* no time: no rate */
+	in.t_ns = 0;
+	spp_run_figures(&in, &r);
+	assert_true(isnan(r.speedup) && isnan(r.gflops) && isnan(r.bandwidth_gbs));
+	NEAR(r.bytes_moved, 36404);
+}
+
+/* A test-only format: csr's encoding, with an output that is off by one. */
+static int broken_spmm(const struct spp_encoded *w, const float *x, float *y,
+		       int64_t n, const struct spp_exec *ex)
+{
+	int rc = spp_cpu_format_find("csr")->spmm(w, x, y, n, ex);
+
+	y[n + 1] += 1;
+	return rc;
+}
+
+/* Writes nothing: the check sees the NaN fill. */
+static int lazy_spmm(const struct spp_encoded *w, const float *x, float *y,
+		     int64_t n, const struct spp_exec *ex)
+{
+	(void)w, (void)x, (void)y, (void)n, (void)ex;
+	return 0;
+}
+
+static int csr_encode(const struct spp_matrix *w, int threads,
+		      struct spp_encoded *out, struct spp_error *err)
+{
+	return spp_cpu_format_find("csr")->encode(w, threads, out, err);
+}
+
+static void csr_release(struct spp_encoded *e)
+{
+	spp_cpu_format_find("csr")->release(e);
+}
+
+static const struct spp_format_ops broken = {"broken", 0, 0, csr_encode, broken_spmm, csr_release};
+static const struct spp_format_ops lazy = {"lazy", 0, 0, csr_encode, lazy_spmm, csr_release};
+
+/* An 8 x 16 F32 layer, 2:4 along K (or not), N = 5. */
+struct small_layer {
+	float w[8 * 16];
+	struct spp_tensor t;
+	struct spp_layer l;
+	struct spp_layer_static st;
+};
+
+static void small_layer(struct small_layer *s, int nm24)
+{
+	struct spp_static_counts c;
+	struct spp_error err = {0};
+
+	for (int i = 0; i < 8 * 16; i++) {
+		int j = i % 16;
+
+		/* 2:4: positions 0 and 2 of each group; else 3 of 4 in the first group */
+		s->w[i] = (nm24 ? j % 4 == 0 || j % 4 == 2 : j % 4 != 3 || j < 4) ? (float)(i % 7) - 2.5f : 0;
+	}
+	memset(&s->t, 0, sizeof(s->t));
+	s->t.name = "small.weight";
+	s->t.dtype = SPP_DTYPE_F32;
+	s->t.ndim = 2;
+	s->t.shape[0] = 8, s->t.shape[1] = 16;
+	s->t.numel = 128;
+	s->t.data = (const unsigned char *)s->w;
+	s->t.nbytes = sizeof(s->w);
+	spp_layer_init(&s->l, &s->t, 5);
+	assert_int_equal(spp_static_count(&s->l, &c, &err), 0);
+	spp_static_derive(&c, SPP_DTYPE_F32, 5, &s->st);
+}
+
+static const struct spp_run *run_named(const struct spp_layer_runs *r, const char *f)
+{
+	for (int i = 0; i < r->nruns; i++)
+		if (strcmp(r->runs[i].format, f) == 0)
+			return &r->runs[i];
+	fail_msg("no run '%s'", f);
+	return NULL;
+}
+
+static void test_layer_runs(void **state)
+{
+	const struct spp_format_ops *fmts[16];
+	struct small_layer s;
+	struct spp_layer_runs out = {0};
+	struct spp_run_opts o;
+	struct spp_error err = {0};
+	const struct spp_run *d, *r;
+	int nf = 0;
+
+	(void)state;
+	for (; spp_cpu_formats[nf]; nf++)
+		fmts[nf] = spp_cpu_formats[nf];
+	fmts[nf++] = &broken;
+	fmts[nf++] = &lazy;
+	spp_run_opts_init(&o);
+	o.threads = 2;
+	o.bench.repeat = 3;
+	o.bench.warmup = 1;
+
+	small_layer(&s, 1);
+	assert_int_equal(spp_layer_measure(&s.l, &s.st, fmts, nf, &o, &out, &err), 0);
+	assert_int_equal(out.nruns, nf + 1);
+	d = &out.runs[0];
+	assert_string_equal(d->format, "dense");
+	assert_string_equal(d->backend, "cpu");
+	assert_int_equal(d->status, SPP_RUN_OK);
+	assert_int_equal(d->time.repeats, 3);
+	assert_true(d->speedup == 1);
+	/* dense W is M*K*4 bytes; X 16*5*4, Y 8*5*4 */
+	NEAR(d->bytes_moved, 8 * 16 * 4 + 16 * 5 * 4 + 8 * 5 * 4);
+	NEAR(d->efficiency, 1 / s.st.theoretical_speedup);
+	for (int i = 1; i < out.nruns; i++) {
+		r = &out.runs[i];
+		if (strcmp(r->format, "nm1_4") == 0) {
+			/* 2 of every 4 kept: not 1:4 */
+			assert_int_equal(r->status, SPP_RUN_NOT_APPLICABLE);
+			assert_true(strlen(r->reason) > 0);
+			assert_int_equal(r->time.repeats, 0);
+		} else if (strcmp(r->format, "broken") == 0 || strcmp(r->format, "lazy") == 0) {
+			assert_int_equal(r->status, SPP_RUN_FAILED);
+			assert_non_null(strstr(r->reason, "differs"));
+			assert_int_equal(r->time.repeats, 0);
+			assert_true(isnan(r->speedup));
+		} else {
+			if (r->status != SPP_RUN_OK)
+				fail_msg("%s: %s", r->format, r->reason);
+			assert_int_equal(r->time.repeats, 3);
+			/* the figures follow from the medians */
+			NEAR(r->speedup, d->time.median / r->time.median);
+			NEAR(r->gflops, 2.0 * 64 * 5 / r->time.median);
+			assert_true(r->max_error <= o.verify_rtol);
+			assert_true(r->nnz_imbalance >= 1);
+			assert_true(r->imbalance >= 1);
+		}
+	}
+	r = run_named(&out, "csr");
+	NEAR(r->efficiency, r->speedup / 2);
+	spp_layer_runs_release(&out);
+
+	/* unstructured: no N:M format holds it */
+	small_layer(&s, 0);
+	assert_int_equal(spp_layer_measure(&s.l, &s.st, fmts, nf - 2, &o, &out, &err), 0);
+	r = run_named(&out, "nm2_4");
+	assert_int_equal(r->status, SPP_RUN_NOT_APPLICABLE);
+	assert_true(strlen(r->reason) > 0);
+	assert_int_equal(run_named(&out, "bsr4")->status, SPP_RUN_OK);
+	spp_layer_runs_release(&out);
+
+	/* a dtype with no decoding: every run says so */
+	s.t.dtype = SPP_DTYPE_F4;
+	assert_int_equal(spp_layer_measure(&s.l, &s.st, fmts, 2, &o, &out, &err), 0);
+	assert_int_equal(out.nruns, 3);
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(out.runs[i].status, SPP_RUN_UNSUPPORTED);
+		assert_non_null(strstr(out.runs[i].reason, "F4"));
+	}
+	spp_layer_runs_release(&out);
+	spp_layer_runs_release(&out);
+}
+
+static void test_cold_and_blocked(void **state)
+{
+	const struct spp_format_ops *fmts[1] = {spp_cpu_format_find("bitmask")};
+	struct small_layer s;
+	struct spp_layer_runs out = {0};
+	struct spp_flusher fl;
+	struct spp_run_opts o;
+	struct spp_error err = {0};
+
+	(void)state;
+	small_layer(&s, 0);
+	spp_run_opts_init(&o);
+	o.bench.repeat = 2;
+	o.bench.schedule = SPP_SCHED_BLOCKED;
+	o.cold = 1;
+	assert_int_equal(spp_flusher_init(&fl, 1 << 20, &err), 0);
+	o.flusher = &fl;
+	assert_int_equal(spp_layer_measure(&s.l, &s.st, fmts, 1, &o, &out, &err), 0);
+	assert_int_equal(out.runs[0].status, SPP_RUN_OK);
+	assert_int_equal(out.runs[1].status, SPP_RUN_OK);
+	assert_int_equal(out.runs[1].time.repeats, 2);
+	spp_layer_runs_release(&out);
+	spp_flusher_fini(&fl);
+	assert_true(spp_pin_threads(1) <= 1);
+}
+
+static const cJSON *get(const cJSON *o, const char *k)
+{
+	return cJSON_GetObjectItemCaseSensitive(o, k);
+}
+
+static void test_end_to_end(void **state)
+{
+	const char *root = getenv("SPP_SAMPLE_MODELS");
+	char *dir = harness_tmpdir(), *model, *json, *csv, *text;
+	struct harness_run r;
+	struct spp_error err = {0};
+	const cJSON *layers, *l, *run, *s;
+	cJSON *rep = NULL;
+	int nlayers = 0;
+
+	(void)state;
+	assert_non_null(root);
+	model = harness_join(root, "mixed_cnn.safetensors");
+	json = harness_join(dir, "r.json");
+	csv = harness_join(dir, "r.csv");
+	{
+		const char *args[] = {"analyze", model, "--repeat", "3", "--format", "json", "-o", json, NULL};
+
+		assert_int_equal(harness_spprof(&r, args), 0);
+		if (r.status != 0)
+			fail_msg("exit %d: %s", r.status, r.err);
+		harness_run_free(&r);
+	}
+	/* the loader accepts a report with runs */
+	assert_int_equal(spp_report_load(json, &rep, &err), 0);
+	s = get(rep, "settings");
+	assert_true(get(s, "repeats")->valuedouble == 3);
+	assert_true(cJSON_IsNumber(get(s, "verify_rtol")));
+	assert_true(cJSON_IsString(get(s, "thread_policy")));
+	assert_true(cJSON_IsObject(get(get(rep, "machine"), "dense_blas")));
+	layers = get(rep, "layers");
+	cJSON_ArrayForEach(l, layers) {
+		const cJSON *runs = get(l, "runs");
+		int ok = 0;
+
+		nlayers++;
+		assert_int_equal(cJSON_GetArraySize(runs), 10);
+		assert_string_equal(get(runs->child, "format")->valuestring, "dense");
+		cJSON_ArrayForEach(run, runs) {
+			const char *st = get(run, "status")->valuestring;
+
+			assert_string_equal(get(run, "backend")->valuestring, "cpu");
+			assert_true(cJSON_IsNull(get(run, "cache")));
+			if (strcmp(st, "ok") == 0) {
+				ok++;
+				assert_true(get(get(run, "time_ns"), "repeats")->valuedouble == 3);
+				assert_true(get(get(run, "time_ns"), "median")->valuedouble > 0);
+				assert_true(cJSON_IsNumber(get(run, "speedup")));
+				assert_true(cJSON_IsNumber(get(run, "gflops")));
+				assert_true(cJSON_IsNumber(get(run, "bytes_moved")));
+				assert_true(cJSON_IsNumber(get(run, "bandwidth_gbs")));
+				if (run == runs->child)
+					assert_true(get(run, "speedup")->valuedouble == 1);
+			} else {
+				assert_string_equal(st, "not_applicable");
+				assert_true(strlen(get(run, "reason")->valuestring) > 0);
+				assert_true(cJSON_IsNull(get(run, "time_ns")));
+				assert_true(cJSON_IsNull(get(run, "speedup")));
+			}
+		}
+		/* dense and the general formats hold any layer */
+		assert_true(ok >= 7);
+	}
+	assert_int_equal(nlayers, 9);
+	cJSON_Delete(rep);
+
+	/* the text table shows the runs; the CSV has a row per layer x run */
+	{
+		const char *args[] = {"report", json, NULL};
+
+		assert_int_equal(harness_spprof(&r, args), 0);
+		assert_int_equal(r.status, 0);
+		assert_non_null(strstr(r.out, "fastest"));
+		assert_non_null(strstr(r.out, "efficiency"));
+		harness_run_free(&r);
+	}
+	{
+		const char *args[] = {"report", json, "--format", "csv", "-o", csv, NULL};
+
+		assert_int_equal(harness_spprof(&r, args), 0);
+		assert_int_equal(r.status, 0);
+		harness_run_free(&r);
+		text = harness_slurp(csv, NULL);
+		assert_non_null(text);
+		assert_int_equal(harness_count_lines(text), 1 + 9 * 10);
+		assert_non_null(strstr(text, "time_ns.median"));
+		free(text);
+	}
+	free(model), free(json), free(csv);
+	harness_rmtree(dir);
+}
+
+static void test_cli_options(void **state)
+{
+	const char *root = getenv("SPP_SAMPLE_MODELS");
+	char *model = harness_join(root, "bert_block_nm2_4.safetensors");
+	struct harness_run r;
+	cJSON *rep;
+	const cJSON *runs;
+
+	(void)state;
+	{
+		const char *args[] = {"analyze", model, "--backends", "cuda", NULL};
+
+		assert_int_equal(harness_spprof(&r, args), 0);
+		assert_int_equal(r.status, 3);
+		assert_non_null(strstr(r.err, "no CUDA backend"));
+		harness_run_free(&r);
+	}
+	{
+		const char *args[] = {"analyze", model, "--backends", "tpu", NULL};
+
+		assert_int_equal(harness_spprof(&r, args), 0);
+		assert_int_equal(r.status, 2);
+		harness_run_free(&r);
+	}
+	{
+		const char *args[] = {"analyze", model, "--formats", "csr,bogus", NULL};
+
+		assert_int_equal(harness_spprof(&r, args), 0);
+		assert_int_equal(r.status, 2);
+		assert_non_null(strstr(r.err, "bogus"));
+		harness_run_free(&r);
+	}
+	{
+		const char *args[] = {"analyze", model, "--time-budget", "-1", NULL};
+
+		assert_int_equal(harness_spprof(&r, args), 0);
+		assert_int_equal(r.status, 2);
+		harness_run_free(&r);
+	}
+	{
+		const char *args[] = {"analyze", model, "--formats", "nm2_4,csr", "--threads", "1",
+				      "--time-budget", "0.01", "--format", "json", NULL};
+
+		assert_int_equal(harness_spprof(&r, args), 0);
+		if (r.status != 0)
+			fail_msg("exit %d: %s", r.status, r.err);
+		rep = cJSON_Parse(r.out);
+		assert_non_null(rep);
+		runs = get(cJSON_GetArrayItem(get(rep, "layers"), 0), "runs");
+		assert_int_equal(cJSON_GetArraySize(runs), 3);
+		assert_string_equal(get(cJSON_GetArrayItem(runs, 1), "format")->valuestring, "nm2_4");
+		/* the sample is 2:4: nm2_4 runs and is verified */
+		assert_string_equal(get(cJSON_GetArrayItem(runs, 1), "status")->valuestring, "ok");
+		assert_true(cJSON_IsFalse(get(get(rep, "settings"), "cold")));
+		assert_true(get(get(cJSON_GetArrayItem(runs, 1), "time_ns"), "repeats")->valuedouble >= 5);
+		cJSON_Delete(rep);
+		harness_run_free(&r);
+	}
+	free(model);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_stats),
+		cmocka_unit_test(test_harness_interleaved),
+		cmocka_unit_test(test_harness_budget),
+		cmocka_unit_test(test_decode),
+		cmocka_unit_test(test_decode_conv),
+		cmocka_unit_test(test_figures),
+		cmocka_unit_test(test_layer_runs),
+		cmocka_unit_test(test_cold_and_blocked),
+		cmocka_unit_test(test_end_to_end),
+		cmocka_unit_test(test_cli_options),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -406,8 +406,8 @@ static int make_dirs(char *path)
 	return mkdir(path, 0755) != 0 && errno != EEXIST ? -1 : 0;
 }
 
-static int store(const char *cpu, const struct spp_calibration *cal, int count,
-		 struct spp_error *err)
+int spp_calibration_store(const char *cpu, const struct spp_calibration *cal,
+			  int count, struct spp_error *err)
 {
 	char dir[4096], file[4200], id[128];
 	struct spp_atomic_file af;
@@ -490,6 +490,6 @@ int spp_calibrate(int max_threads, double seconds_per_probe,
 		snprintf(out[t - 1].when, sizeof(out[t - 1].when), "%s", when);
 	}
 	probe_free(&p);
-	rc = store(m.cpu, out, max_threads, err);
+	rc = spp_calibration_store(m.cpu, out, max_threads, err);
 	return rc;
 }

@@ -194,7 +194,7 @@ static void caches_from_cpuid(struct spp_machine *m)
  * Virtual machines pass the host's figures through, so a 2-CPU guest can
  * "have" a 480 MiB L3. Flag what no real cache hierarchy looks like.
  */
-static void check_caches(struct spp_machine *m)
+void spp_machine_check_caches(struct spp_machine *m)
 {
 	uint64_t prev = 0;
 	int prev_level = 0;
@@ -251,7 +251,7 @@ void spp_machine_describe(struct spp_machine *m, int threads)
 	if (m->ncaches == 0)
 		caches_from_cpuid(m);
 #endif
-	check_caches(m);
+	spp_machine_check_caches(m);
 	spp_blas_info(&m->blas);
 	m->have_calibration =
 		spp_calibration_load(m->cpu, m->threads, &m->cal) == 0;

@@ -67,6 +67,20 @@ int spp_calibration_path(char *buf, size_t len);
 int spp_calibrate(int max_threads, double seconds_per_probe,
 		  struct spp_calibration *out, struct spp_error *err);
 
+/*
+ * Store calibrations for this machine and cpu in the cache, replacing the
+ * entries of the same thread counts. Returns 0 or SPP_E_OUTPUT.
+ */
+int spp_calibration_store(const char *cpu, const struct spp_calibration *cal,
+			  int count, struct spp_error *err);
+
+/*
+ * Check a cache hierarchy for what no real CPU has (sizes that do not
+ * divide into ways x lines, a level smaller than the one below it, more
+ * than 32 MiB of last-level cache per core); fills m->cache_note.
+ */
+void spp_machine_check_caches(struct spp_machine *m);
+
 /* Load the cached calibration for this CPU and thread count; 0 or -1. */
 int spp_calibration_load(const char *cpu, int threads, struct spp_calibration *out);
 

@@ -1,0 +1,206 @@
+/*
+ * The machine description and the calibration cache: cache-geometry
+ * sanity notes on hand-made hierarchies, the cache file round trip, and
+ * `spprof info` / `spprof calibrate` through the binary.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <cjson/cJSON.h>
+
+#include "profiler/machine.h"
+#include "test/harness.h"
+
+static void add_cache(struct spp_machine *m, int level, const char *type,
+		      uint64_t size, int ways, int shared_by)
+{
+	struct spp_cache_level *c = &m->caches[m->ncaches++];
+
+	memset(c, 0, sizeof(*c));
+	c->level = level;
+	snprintf(c->type, sizeof(c->type), "%s", type);
+	c->size = size;
+	c->ways = ways;
+	c->line = 64;
+	c->shared_by = shared_by;
+}
+
+static void test_cache_notes(void **state)
+{
+	struct spp_machine m;
+
+	(void)state;
+	/* a real client CPU: no note */
+	memset(&m, 0, sizeof(m));
+	add_cache(&m, 1, "data", 48 << 10, 12, 2);
+	add_cache(&m, 1, "instruction", 32 << 10, 8, 2);
+	add_cache(&m, 2, "unified", 2 << 20, 16, 2);
+	add_cache(&m, 3, "unified", 30 << 20, 12, 16);
+	spp_machine_check_caches(&m);
+	assert_string_equal(m.cache_note, "");
+
+	/* this VM: the host's 480 MiB L3 seen by a 2-CPU guest */
+	m.caches[3].size = UINT64_C(480) << 20;
+	m.caches[3].ways = 16;
+	m.caches[3].shared_by = 2;
+	spp_machine_check_caches(&m);
+	assert_non_null(strstr(m.cache_note, "L3 of 480 MiB shared by 2 CPUs is implausible"));
+
+	/* L2 smaller than L1 */
+	memset(&m, 0, sizeof(m));
+	add_cache(&m, 1, "data", 64 << 10, 8, 1);
+	add_cache(&m, 2, "unified", 32 << 10, 8, 1);
+	spp_machine_check_caches(&m);
+	assert_non_null(strstr(m.cache_note, "L2 (32 KiB) is smaller"));
+
+	/* a size that does not divide into ways x lines */
+	memset(&m, 0, sizeof(m));
+	add_cache(&m, 1, "data", 48 << 10, 7, 1);
+	spp_machine_check_caches(&m);
+	assert_non_null(strstr(m.cache_note, "does not divide"));
+
+	/* nothing reported at all */
+	memset(&m, 0, sizeof(m));
+	spp_machine_check_caches(&m);
+	assert_non_null(strstr(m.cache_note, "no cache geometry"));
+}
+
+static void test_calibration_round_trip(void **state)
+{
+	char *dir = harness_tmpdir();
+	struct spp_calibration cal[2], got;
+	struct spp_error err = {0};
+
+	(void)state;
+	assert_non_null(dir);
+	setenv("XDG_CACHE_HOME", dir, 1);
+	memset(cal, 0, sizeof(cal));
+	for (int i = 0; i < 2; i++) {
+		cal[i].threads = i + 1;
+		cal[i].read_gbs = 10.5 * (i + 1);
+		cal[i].triad_gbs = 12.25 * (i + 1);
+		cal[i].peak_gflops = 100.0 * (i + 1);
+		snprintf(cal[i].isa, sizeof(cal[i].isa), "avx2");
+		snprintf(cal[i].when, sizeof(cal[i].when), "2026-01-0%dT00:00:00Z", i + 1);
+	}
+	assert_int_equal(spp_calibration_load("Test CPU", 1, &got), -1);
+	assert_int_equal(spp_calibration_store("Test CPU", cal, 2, &err), 0);
+	assert_int_equal(spp_calibration_load("Test CPU", 2, &got), 0);
+	assert_int_equal(got.threads, 2);
+	assert_true(got.read_gbs == 21.0 && got.triad_gbs == 24.5 && got.peak_gflops == 200.0);
+	assert_string_equal(got.isa, "avx2");
+	assert_string_equal(got.when, "2026-01-02T00:00:00Z");
+	/* another CPU or thread count is not this entry */
+	assert_int_equal(spp_calibration_load("Other CPU", 2, &got), -1);
+	assert_int_equal(spp_calibration_load("Test CPU", 3, &got), -1);
+
+	/* storing one thread count again replaces it and keeps the other */
+	cal[0].read_gbs = 7.0;
+	assert_int_equal(spp_calibration_store("Test CPU", cal, 1, &err), 0);
+	assert_int_equal(spp_calibration_load("Test CPU", 1, &got), 0);
+	assert_true(got.read_gbs == 7.0);
+	assert_int_equal(spp_calibration_load("Test CPU", 2, &got), 0);
+	assert_true(got.read_gbs == 21.0);
+
+	/* a corrupt cache file reads as no calibration, and is rewritten */
+	char *file = harness_join(dir, "spprof/calibration.json");
+	assert_int_equal(harness_write(file, "{not json", 9), 0);
+	assert_int_equal(spp_calibration_load("Test CPU", 1, &got), -1);
+	assert_int_equal(spp_calibration_store("Test CPU", cal, 1, &err), 0);
+	assert_int_equal(spp_calibration_load("Test CPU", 1, &got), 0);
+	free(file);
+	unsetenv("XDG_CACHE_HOME");
+	harness_rmtree(dir);
+}
+
+static void test_info_binary(void **state)
+{
+	struct harness_run r;
+	const char *args[] = {"info", "--format", "json", NULL};
+	const char *text_args[] = {"info", NULL};
+	const char *bad[] = {"info", "--format", "yaml", NULL};
+	cJSON *doc;
+	const cJSON *blas;
+
+	(void)state;
+	assert_int_equal(harness_spprof(&r, args), 0);
+	assert_int_equal(r.status, 0);
+	doc = cJSON_Parse(r.out);
+	assert_non_null(doc);
+	assert_true(cJSON_IsString(cJSON_GetObjectItemCaseSensitive(doc, "isa")));
+	assert_true(cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(doc, "caches")));
+	blas = cJSON_GetObjectItemCaseSensitive(doc, "dense_blas");
+	assert_string_equal(cJSON_GetObjectItemCaseSensitive(blas, "name")->valuestring,
+			    "OpenBLAS");
+	/* the core type OpenBLAS runs is named, and OPENBLAS_CORETYPE as set */
+	assert_true(cJSON_IsString(cJSON_GetObjectItemCaseSensitive(blas, "core")));
+	{
+		const char *env = getenv("OPENBLAS_CORETYPE");
+		const cJSON *ct = cJSON_GetObjectItemCaseSensitive(blas, "coretype_env");
+		if (env && *env)
+			assert_string_equal(ct->valuestring, env);
+		else
+			assert_true(cJSON_IsNull(ct));
+	}
+	cJSON_Delete(doc);
+	harness_run_free(&r);
+
+	assert_int_equal(harness_spprof(&r, text_args), 0);
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.out, "dense blas   OpenBLAS"));
+	assert_non_null(strstr(r.out, "vector isa"));
+	harness_run_free(&r);
+
+	assert_int_equal(harness_spprof(&r, bad), 0);
+	assert_int_equal(r.status, 2);
+	harness_run_free(&r);
+}
+
+/* A real (short) calibration through the binary, then info reports it. */
+static void test_calibrate_binary(void **state)
+{
+	char *dir = harness_tmpdir();
+	const char *cal_args[] = {"calibrate", "--threads", "1", "--seconds", "0.05", NULL};
+	const char *info_args[] = {"info", "--threads", "1", "--format", "json", NULL};
+	const cJSON *cal;
+	struct harness_run r;
+	double read_gbs = 0, gflops = 0;
+	cJSON *doc;
+
+	(void)state;
+	setenv("XDG_CACHE_HOME", dir, 1);
+	assert_int_equal(harness_spprof(&r, cal_args), 0);
+	assert_int_equal(r.status, 0);
+	/* "threads  read GB/s  triad GB/s  peak GFLOP/s  isa" then one row */
+	assert_int_equal(sscanf(strchr(r.out, '\n') + 1, "%*d %lf %*f %lf", &read_gbs, &gflops), 2);
+	assert_true(read_gbs > 0.1 && gflops > 0.1);
+	harness_run_free(&r);
+
+	assert_int_equal(harness_spprof(&r, info_args), 0);
+	doc = cJSON_Parse(r.out);
+	assert_non_null(doc);
+	cal = cJSON_GetObjectItemCaseSensitive(doc, "calibration");
+	assert_true(cJSON_IsObject(cal));
+	assert_true(cJSON_GetObjectItemCaseSensitive(doc, "peak_bw_gbs")->valuedouble > 0.1);
+	cJSON_Delete(doc);
+	harness_run_free(&r);
+	unsetenv("XDG_CACHE_HOME");
+	harness_rmtree(dir);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_cache_notes),
+		cmocka_unit_test(test_calibration_round_trip),
+		cmocka_unit_test(test_info_binary),
+		cmocka_unit_test(test_calibrate_binary),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

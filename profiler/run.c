@@ -1,5 +1,7 @@
 #include "profiler/run.h"
 
+#include "kernels/cpu/buffer.h"
+
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -8,9 +10,12 @@
 
 #include "profiler/decode.h"
 #include "profiler/rng.h"
+#include "profiler/runtime_env.h"
 
 /* Columns of the dense baseline checked against the double-precision reference. */
 #define REF_COLUMNS 4
+/* libgomp's default spin (300000 iterations) lasts a few ms at most. */
+#define GOMP_SETTLE_NS 20e6
 
 const char *spp_run_status_name(enum spp_run_status s)
 {
@@ -132,17 +137,17 @@ static int check(const float *y, const float *yd, const float *b, int64_t m,
 	return ok;
 }
 
-/* Buffers of one layer's runs. */
+/* Buffers of one layer's runs (W itself is the caller's). */
 struct layer_bufs {
-	float *w, *x, *yd, *y, *wabs, *xabs, *bound;
+	float *x, *yd, *y, *wabs, *xabs, *bound;
 	float *xs, *ys, *bs;  /* REF_COLUMNS-column slices for the reference check */
 };
 
 static void bufs_free(struct layer_bufs *b)
 {
-	free(b->w), free(b->x), free(b->yd), free(b->y);
-	free(b->wabs), free(b->xabs), free(b->bound);
-	free(b->xs), free(b->ys), free(b->bs);
+	spp_buffer_free(b->x), spp_buffer_free(b->yd), spp_buffer_free(b->y);
+	spp_buffer_free(b->wabs), spp_buffer_free(b->xabs), spp_buffer_free(b->bound);
+	spp_buffer_free(b->xs), spp_buffer_free(b->ys), spp_buffer_free(b->bs);
 	memset(b, 0, sizeof(*b));
 }
 
@@ -154,7 +159,9 @@ static float *falloc(int64_t a, int64_t b, int *fail)
 		*fail = 1;
 		return NULL;
 	}
-	p = malloc((size_t)(a * b > 0 ? a * b : 1) * sizeof(float));
+	/* huge-page backed for large operands: dense and sparse runs read
+	 * the same buffers, so page walks cost both sides alike */
+	p = spp_buffer_alloc((size_t)(a * b > 0 ? a * b : 1) * sizeof(float));
 	*fail |= p == NULL;
 	return p;
 }
@@ -227,16 +234,15 @@ static int check_dense(struct layer_bufs *B, const struct spp_matrix *w,
 	return ok;
 }
 
-/* Decode, make X and the check's bound, run dense once. 0 or SPP_E_NOMEM. */
-static int prepare(const struct spp_layer *l, const struct spp_run_opts *o,
-		   struct layer_bufs *B, struct spp_error *err)
+/* Buffers, X and |X|. 0 or SPP_E_NOMEM. */
+static int prepare(int64_t m, int64_t k, int64_t n, const char *name,
+		   const struct spp_run_opts *o, struct layer_bufs *B,
+		   struct spp_error *err)
 {
-	int64_t m = l->view.m, k = l->view.k, n = l->n;
 	int64_t c = n < REF_COLUMNS ? n : REF_COLUMNS;
 	struct spp_rng rng;
 	int fail = 0;
 
-	B->w = falloc(m, k, &fail);
 	B->wabs = falloc(m, k, &fail);
 	B->x = falloc(k, n, &fail);
 	B->xabs = falloc(k, n, &fail);
@@ -248,8 +254,8 @@ static int prepare(const struct spp_layer *l, const struct spp_run_opts *o,
 	B->bs = falloc(m, c, &fail);
 	if (fail)
 		return spp_error_set(err, SPP_E_NOMEM,
-				     "tensor '%s': out of memory for the %lldx%lldx%lld runs",
-				     l->name, (long long)m, (long long)k, (long long)n);
+				     "'%s': out of memory for the %lldx%lldx%lld runs",
+				     name, (long long)m, (long long)k, (long long)n);
 	spp_rng_seed(&rng, o->seed);
 	for (int64_t i = 0; i < k * n; i++) {
 		B->x[i] = (float)(2 * spp_rng_uniform(&rng) - 1);
@@ -258,23 +264,10 @@ static int prepare(const struct spp_layer *l, const struct spp_run_opts *o,
 	return SPP_OK;
 }
 
-int spp_layer_measure(const struct spp_layer *l, const struct spp_layer_static *st,
-		      const struct spp_format_ops *const *formats, int nformats,
-		      const struct spp_run_opts *o, struct spp_layer_runs *out,
-		      struct spp_error *err)
+static int runs_init(struct spp_layer_runs *out,
+		     const struct spp_format_ops *const *formats, int nformats,
+		     struct spp_error *err)
 {
-	int64_t m = l->view.m, k = l->view.k, n = l->n;
-	struct layer_bufs B = {0};
-	struct spp_encoded *enc = NULL;
-	struct spp_bench_item *items = NULL;
-	struct item_ctx *ctx = NULL;
-	struct spp_bench_result *res = NULL;
-	int *run_of = NULL, *encoded = NULL, nitems = 0, rc, dense_ok;
-	struct spp_matrix w = {m, k, NULL}, wa = {m, k, NULL};
-	struct spp_bench_opts bo = o->bench;
-	struct flush_ctx fc;
-	struct spp_error e2;
-
 	out->nruns = 0;
 	out->runs = calloc((size_t)nformats + 1, sizeof(*out->runs));
 	if (!out->runs)
@@ -283,23 +276,76 @@ int spp_layer_measure(const struct spp_layer *l, const struct spp_layer_static *
 	run_init(&out->runs[0], "dense");
 	for (int f = 0; f < nformats; f++)
 		run_init(&out->runs[f + 1], formats[f]->key);
+	return SPP_OK;
+}
+
+int spp_layer_measure(const struct spp_layer *l, const struct spp_layer_static *st,
+		      const struct spp_format_ops *const *formats, int nformats,
+		      const struct spp_run_opts *o, struct spp_layer_runs *out,
+		      struct spp_error *err)
+{
+	int64_t m = l->view.m, k = l->view.k;
+	struct spp_matrix w = {m, k, NULL};
+	float *wbuf = NULL;
+	int rc, fail = 0;
 
 	if (!spp_decode_supported(l->weight->dtype)) {
+		rc = runs_init(out, formats, nformats, err);
+		if (rc)
+			return rc;
 		for (int r = 0; r < out->nruns; r++)
 			set_status(&out->runs[r], SPP_RUN_UNSUPPORTED,
 				   "%s weights have no fp32 decoding for the kernels",
 				   spp_dtype_name(l->weight->dtype));
 		return SPP_OK;
 	}
-	rc = prepare(l, o, &B, err);
+	wbuf = falloc(m, k, &fail);
+	if (fail) {
+		out->runs = NULL;
+		out->nruns = 0;
+		return spp_error_set(err, SPP_E_NOMEM,
+				     "tensor '%s': out of memory for the %lldx%lld weights",
+				     l->name, (long long)m, (long long)k);
+	}
+	rc = spp_layer_decode(l, wbuf, err);
+	if (!rc) {
+		w.v = wbuf;
+		rc = spp_matrix_measure(&w, l->n, st->counts.nnz, st->theoretical_speedup,
+					l->name, formats, nformats, o, out, err);
+	} else {
+		out->runs = NULL;
+		out->nruns = 0;
+	}
+	spp_buffer_free(wbuf);
+	return rc;
+}
+
+int spp_matrix_measure(const struct spp_matrix *wm, int64_t n, uint64_t nnz,
+		       double theoretical_speedup, const char *name,
+		       const struct spp_format_ops *const *formats, int nformats,
+		       const struct spp_run_opts *o, struct spp_layer_runs *out,
+		       struct spp_error *err)
+{
+	int64_t m = wm->m, k = wm->k;
+	struct layer_bufs B = {0};
+	struct spp_encoded *enc = NULL;
+	struct spp_bench_item *items = NULL;
+	struct item_ctx *ctx = NULL;
+	struct spp_bench_result *res = NULL;
+	int *run_of = NULL, *encoded = NULL, nitems = 0, rc, dense_ok;
+	struct spp_matrix w = *wm, wa = {m, k, NULL};
+	struct spp_bench_opts bo = o->bench;
+	struct flush_ctx fc;
+	struct spp_error e2;
+
+	rc = runs_init(out, formats, nformats, err);
 	if (rc)
-		goto fail;
-	rc = spp_layer_decode(l, B.w, err);
+		return rc;
+	rc = prepare(m, k, n, name, o, &B, err);
 	if (rc)
 		goto fail;
 	for (int64_t i = 0; i < m * k; i++)
-		B.wabs[i] = fabsf(B.w[i]);
-	w.v = B.w;
+		B.wabs[i] = fabsf(w.v[i]);
 	wa.v = B.wabs;
 	spp_dense_gemm(&w, B.x, B.yd, n, o->threads);
 	spp_dense_gemm(&wa, B.xabs, B.bound, n, o->threads);
@@ -381,7 +427,7 @@ int spp_layer_measure(const struct spp_layer *l, const struct spp_layer_static *
 		goto done;
 
 	fc.o = o;
-	fc.r[0] = (struct spp_range){B.w, (size_t)(m * k) * sizeof(float)};
+	fc.r[0] = (struct spp_range){w.v, (size_t)(m * k) * sizeof(float)};
 	fc.r[1] = (struct spp_range){B.x, (size_t)(k * n) * sizeof(float)};
 	fc.r[2] = (struct spp_range){B.y, (size_t)(m * n) * sizeof(float)};
 	if (o->cold) {
@@ -394,9 +440,9 @@ int spp_layer_measure(const struct spp_layer *l, const struct spp_layer_static *
 	for (int i = 0; i < nitems; i++) {
 		struct spp_run *r = &out->runs[run_of[i]];
 		struct spp_run_inputs in = {
-			m, k, n, st->counts.nnz,
+			m, k, n, nnz,
 			run_of[i] == 0 ? 4.0 * (double)m * (double)k : (double)enc[run_of[i] - 1].bytes,
-			st->theoretical_speedup, o->peak_gbs,
+			theoretical_speedup, o->peak_gbs,
 			res[i].time.median, dense_ok ? res[0].time.median : 0,
 		};
 
@@ -415,4 +461,53 @@ done:
 	free(enc), free(items), free(ctx), free(res), free(run_of), free(encoded);
 	bufs_free(&B);
 	return rc;
+}
+
+/*
+ * How runs share the cores with the two thread pools (OpenMP for the
+ * sparse kernels, OpenBLAS's pthreads for dense). One thread: no worker
+ * wakes, interleave. Passive waiting in both: interleave. Otherwise idle
+ * workers of one pool spin on the cores the other needs, so time each
+ * format in its own block and sleep out the spin between pools.
+ */
+void spp_run_thread_policy(int threads, struct spp_run_opts *o, char *schedule,
+			   size_t schedule_n, char *policy, size_t policy_n)
+{
+	const char *t = getenv("OPENBLAS_THREAD_TIMEOUT");
+	int timeout = t && *t ? atoi(t) : 28;
+	char env[200];
+	const char *why;
+
+	if (timeout < 4)
+		timeout = 4;
+	if (timeout > 30)
+		timeout = 30;
+	spp_runtime_env_describe(env, sizeof(env));
+	if (threads == 1) {
+		o->bench.schedule = SPP_SCHED_INTERLEAVED;
+		why = "one thread: no worker pool wakes, dense and sparse runs interleaved";
+	} else if (spp_runtime_env_passive()) {
+		o->bench.schedule = SPP_SCHED_INTERLEAVED;
+		why = "idle OpenMP and OpenBLAS threads sleep, dense and sparse runs interleaved";
+	} else {
+		o->bench.schedule = SPP_SCHED_BLOCKED;
+		o->bench.settle_ns[0] = GOMP_SETTLE_NS;
+		/* OpenBLAS spins 2^timeout cycles; 2 GHz is a slow clock for that bound */
+		o->bench.settle_ns[1] = ldexp(1.0, timeout) / 2.0;
+		why = "idle threads spin: each format timed in its own block, with a pause "
+		      "between the OpenBLAS and OpenMP blocks until the other pool sleeps";
+	}
+	snprintf(schedule, schedule_n, "%s",
+		 o->bench.schedule == SPP_SCHED_BLOCKED ? "blocked" : "interleaved");
+	snprintf(policy, policy_n, "%s; %s", env, why);
+}
+
+int spp_run_threads_prepare(int threads)
+{
+	float w1 = 1, x1 = 1, y1 = 0;
+	struct spp_matrix one = {1, 1, &w1};
+
+	/* the BLAS pool exists from here on, so pinning the caller leaves it unpinned */
+	spp_dense_gemm(&one, &x1, &y1, 1, threads);
+	return spp_pin_threads(threads);
 }

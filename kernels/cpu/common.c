@@ -91,8 +91,9 @@ int64_t cpu_tile_width(int64_t k, double density)
 	 * sparsity, N = 64: 96 to 192 columns within 3 %, 256 a third slower).
 	 * Sparser matrices get wider tiles so that a (row, tile) segment keeps
 	 * about 64 non-zeros: with fewer, the Y row load and store per segment
-	 * cost more than L1 saves (measured at 90 % and 95 %, N = 64: 64 best
-	 * of 16, 32, 64, 128 and untiled, by 5 to 15 %).
+	 * cost more than L1 saves (measured at 90 % and 95 %, N = 64: 64 within
+	 * 2 % of the best of 16, 32, 64, 128 and untiled; 16 was 7 to 17 %
+	 * slower, untiled 5 to 17 %).
 	 */
 	int64_t w = 128;
 

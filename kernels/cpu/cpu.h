@@ -3,7 +3,7 @@
  * partition shared by all of them, and the vector kernels each format
  * exports from its per-ISA file (csr_avx512.c, ...).
  *
- * Every format keeps its fp32 values and int32 indices in buffers it owns
+ * Every format keeps its fp32 values and its indices in buffers it owns
  * (allocated by cpu_alloc, zero-filled and padded by CPU_PAD bytes so that a
  * vector load that runs a little past the last element stays in bounds).
  * The partition is computed at encode time: part p covers the units (rows,
@@ -27,7 +27,10 @@
 
 #define CPU_PAD 128
 
-/* Zeroed, 64-byte aligned, CPU_PAD spare bytes; NULL on failure. */
+/*
+ * Zeroed, CPU_PAD spare bytes, 64-byte aligned (2 MiB aligned with a
+ * transparent-huge-page hint from 2 MiB up); NULL on failure.
+ */
 void *cpu_alloc(size_t bytes);
 void cpu_free(void *p);
 

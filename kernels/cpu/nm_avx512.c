@@ -6,7 +6,7 @@
 #if CPU_X86
 #include "kernels/cpu/seg_avx512.h"
 
-#define NM_PF_ROWS 16
+#define NM_PF_ROWS 8
 
 /* Positions of the 8 global slots from S as bytes (bits <= 7). */
 INL512 uint64_t nm_pos8(const struct cpu_nm *s, int64_t S, uint64_t rep)
@@ -114,9 +114,10 @@ INL512 float nm_dot_scalar(const struct cpu_nm *s, int64_t row, const float *x)
  * N >= 2: a Y row chunk in registers over the slots of groups [g0, g1),
  * two accumulator sets as in seg512. KEEP and GROUP are constants for the
  * listed formats (0: read them from s). With `vec` (KEEP divides 16,
- * positions of at most 7 bits, K*N < 2^31) the X row offsets of 16 slots
+ * GROUP <= 16, K*N < 2^31) the X row offsets of 16 slots
  * are decoded at once with vector code, so that the per-slot work is
- * csr's; decoding slot by slot was measured 40 % slower at N = 64.
+ * csr's; the decode of every 16 slots still makes 2:4 about 25 % slower
+ * than csr on the same matrix at N = 64 (measured).
  */
 INL512 void nm_seg512(const int nv, const int full, const int KEEP, const int GROUP,
 		      const int vec, __mmask16 mt, const struct cpu_nm *s, int64_t S0,
@@ -138,22 +139,37 @@ INL512 void nm_seg512(const int nv, const int full, const int KEEP, const int GR
 			_mm512_srli_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
 					  __builtin_ctz((unsigned)keep)),
 			_mm512_set1_epi32((int)group));
-		int64_t sl = g0 * keep, end = g1 * keep;
-		int32_t off[16];
+		const __m512i iota = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+		/* position * n by table lookup (M <= 16): vpermd, not vpmulld on the FMA port */
+		const __m512i posn = _mm512_mullo_epi32(iota, _mm512_set1_epi32((int)n));
+		const __m512i lgn = _mm512_mullo_epi32(lg, _mm512_set1_epi32((int)n));
+		const int64_t beg = g0 * keep, end = g1 * keep;
+		/*
+		 * Offsets of the next 16 slots are decoded while this 16 run: a
+		 * 4-byte load right after the 64-byte store that holds it waits
+		 * for the store to commit (no forwarding), measured 15 % slower.
+		 */
+		int32_t off[2][16];
 
-		for (; sl < end; sl += 16) {
-			__m512i col = _mm512_add_epi32(
-				_mm512_add_epi32(lg, _mm512_set1_epi32((int)(sl / keep * group))),
-				_mm512_cvtepu8_epi32(_mm_set_epi64x((long long)nm_pos8(s, S0 + sl + 8, rep),
-								    (long long)nm_pos8(s, S0 + sl, rep))));
-			int64_t cnt = end - sl < 16 ? end - sl : 16, j = 0;
+		for (int64_t sl = beg; sl < end + 16; sl += 16) {
+			int64_t cnt = sl - 16 >= beg ? (end - (sl - 16) < 16 ? end - (sl - 16) : 16) : 0, j = 0;
+			const int32_t *o = off[((sl - beg) / 16 + 1) & 1];
+			const float *vp = val + sl - 16;
 
-			_mm512_storeu_si512(off, _mm512_mullo_epi32(col, _mm512_set1_epi32((int)n)));
+			if (sl < end) {
+				__m512i pos = _mm512_cvtepu8_epi32(_mm_set_epi64x(
+					(long long)nm_pos8(s, S0 + sl + 8, rep), (long long)nm_pos8(s, S0 + sl, rep)));
+				__m512i o16 = _mm512_add_epi32(
+					_mm512_add_epi32(lgn, _mm512_set1_epi32((int)(sl / keep * group * n))),
+					_mm512_permutexvar_epi32(pos, posn));
+
+				_mm512_storeu_si512(off[((sl - beg) / 16) & 1], o16);
+			}
 			for (; j + 2 <= cnt; j += 2) {
 #pragma GCC unroll 2
 				for (int u = 0; u < 2; u++) {
-					const float *xr = x + off[j + u];
-					__m512 wv = _mm512_set1_ps(val[sl + j + u]);
+					const float *xr = x + o[j + u];
+					__m512 wv = _mm512_set1_ps(vp[j + u]);
 
 #pragma GCC unroll 4
 					for (int v = 0; v < nv; v++)
@@ -161,8 +177,8 @@ INL512 void nm_seg512(const int nv, const int full, const int KEEP, const int GR
 				}
 			}
 			if (j < cnt) {
-				const float *xr = x + off[j];
-				__m512 wv = _mm512_set1_ps(val[sl + j]);
+				const float *xr = x + o[j];
+				__m512 wv = _mm512_set1_ps(vp[j]);
 
 #pragma GCC unroll 4
 				for (int v = 0; v < nv; v++)
@@ -194,7 +210,7 @@ INL512 void nm_chunk512(const int nv, const int full, const int KEEP, const int 
 {
 	const int64_t slots = s->groups * s->keep;
 	/* tiles start on 16-slot boundaries: tile_g*KEEP is a multiple of 16 */
-	const int vec = KEEP && 16 % KEEP == 0 && (s->tile_g * KEEP) % 16 == 0 &&
+	const int vec = KEEP && 16 % KEEP == 0 && GROUP <= 16 && (s->tile_g * KEEP) % 16 == 0 &&
 			s->bits <= 7 && (double)(k + s->group) * (double)n < 2147483647.0;
 	int64_t g0 = 0;
 

@@ -7,12 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "profiler/runtime_env.h"
 
 /* Eviction buffer when no cache size is known: larger than most LLCs. */
 #define DEFAULT_EVICT_BYTES ((size_t)256 << 20)
-/* libgomp's default spin (300000 iterations) lasts a few ms at most. */
-#define GOMP_SETTLE_NS 20e6
 
 void spp_analyze_opts_init(struct spp_analyze_opts *o)
 {
@@ -73,56 +70,6 @@ static int model_totals(struct spp_analysis *a, struct spp_error *err)
 	return spp_model_hash(m, &t->hash, err);
 }
 
-/* Largest cache of the machine, in bytes; 0 when unknown. */
-static size_t largest_cache(const struct spp_machine *m)
-{
-	uint64_t max = 0;
-
-	for (int i = 0; i < m->ncaches; i++)
-		if (m->caches[i].size > max)
-			max = m->caches[i].size;
-	return (size_t)max;
-}
-
-/*
- * How runs share the cores with the two thread pools (OpenMP for the
- * sparse kernels, OpenBLAS's pthreads for dense). One thread: no worker
- * wakes, interleave. Passive waiting in both: interleave. Otherwise idle
- * workers of one pool spin on the cores the other needs, so time each
- * format in its own block and sleep out the spin between pools.
- */
-static void choose_schedule(struct spp_analysis *a, struct spp_run_opts *ro)
-{
-	struct spp_run_settings *s = &a->settings;
-	const char *t = getenv("OPENBLAS_THREAD_TIMEOUT");
-	int timeout = t && *t ? atoi(t) : 28;
-	char env[200];
-	const char *why;
-
-	if (timeout < 4)
-		timeout = 4;
-	if (timeout > 30)
-		timeout = 30;
-	spp_runtime_env_describe(env, sizeof(env));
-	if (s->threads == 1) {
-		ro->bench.schedule = SPP_SCHED_INTERLEAVED;
-		why = "one thread: no worker pool wakes, dense and sparse runs interleaved";
-	} else if (spp_runtime_env_passive()) {
-		ro->bench.schedule = SPP_SCHED_INTERLEAVED;
-		why = "idle OpenMP and OpenBLAS threads sleep, dense and sparse runs interleaved";
-	} else {
-		ro->bench.schedule = SPP_SCHED_BLOCKED;
-		ro->bench.settle_ns[0] = GOMP_SETTLE_NS;
-		/* OpenBLAS spins 2^timeout cycles; 2 GHz is a slow clock for that bound */
-		ro->bench.settle_ns[1] = ldexp(1.0, timeout) / 2.0;
-		why = "idle threads spin: each format timed in its own block, with a pause "
-		      "between the OpenBLAS and OpenMP blocks until the other pool sleeps";
-	}
-	snprintf(s->schedule, sizeof(s->schedule), "%s",
-		 ro->bench.schedule == SPP_SCHED_BLOCKED ? "blocked" : "interleaved");
-	snprintf(s->thread_policy, sizeof(s->thread_policy), "%s; %s", env, why);
-}
-
 static int run_layers(struct spp_analysis *a, struct spp_error *err)
 {
 	const struct spp_analyze_opts *o = &a->opts;
@@ -146,13 +93,14 @@ static int run_layers(struct spp_analysis *a, struct spp_error *err)
 	ro.bench.budget_ns = o->time_budget_s * 1e9;
 	ro.peak_gbs = a->machine->have_calibration ? a->machine->cal.read_gbs : 0;
 	ro.cold = o->cold;
-	choose_schedule(a, &ro);
+	spp_run_thread_policy(s->threads, &ro, s->schedule, sizeof(s->schedule),
+			      s->thread_policy, sizeof(s->thread_policy));
 	s->warmup = ro.bench.warmup;
 	s->min_repeats = ro.bench.min_repeats;
 	s->max_repeats = ro.bench.max_repeats;
 	s->verify_rtol = ro.verify_rtol;
 	if (o->cold) {
-		size_t bytes = 2 * largest_cache(a->machine);
+		size_t bytes = 2 * (size_t)spp_machine_largest_cache(a->machine);
 
 		if (!bytes)
 			bytes = DEFAULT_EVICT_BYTES;
@@ -161,17 +109,10 @@ static int run_layers(struct spp_analysis *a, struct spp_error *err)
 			return rc;
 		ro.flusher = &fl;
 		snprintf(s->cold_method, sizeof(s->cold_method),
-			 "%s of W, X, Y, then a %.0f MiB read (2x the largest cache)",
+			 "%s of W, X, Y, then a %.0f MiB read (2x the largest believable cache)",
 			 spp_cache_flush_method(), (double)bytes / (1 << 20));
 	}
-	/* the BLAS pool exists from here on, so pinning the caller leaves it unpinned */
-	{
-		float w1 = 1, x1 = 1, y1 = 0;
-		struct spp_matrix one = {1, 1, &w1};
-
-		spp_dense_gemm(&one, &x1, &y1, 1, s->threads);
-	}
-	s->pinned = spp_pin_threads(s->threads);
+	s->pinned = spp_run_threads_prepare(s->threads);
 	a->runs = calloc((size_t)a->nlayers, sizeof(*a->runs));
 	if (!a->runs) {
 		rc = spp_error_set(err, SPP_E_NOMEM, "out of memory");

@@ -190,6 +190,24 @@ static void caches_from_cpuid(struct spp_machine *m)
 }
 #endif
 
+/* no shipping CPU has more than this much last-level cache per core */
+#define MAX_LLC_PER_CPU (UINT64_C(32) << 20)
+
+uint64_t spp_machine_largest_cache(const struct spp_machine *m)
+{
+	uint64_t max = 0;
+
+	for (int i = 0; i < m->ncaches; i++) {
+		uint64_t size = m->caches[i].size;
+		if (m->caches[i].shared_by > 0 &&
+		    size > MAX_LLC_PER_CPU * (uint64_t)m->caches[i].shared_by)
+			size = MAX_LLC_PER_CPU * (uint64_t)m->caches[i].shared_by;
+		if (size > max)
+			max = size;
+	}
+	return max;
+}
+
 /*
  * Virtual machines pass the host's figures through, so a 2-CPU guest can
  * "have" a 480 MiB L3. Flag what no real cache hierarchy looks like.
@@ -223,9 +241,8 @@ void spp_machine_check_caches(struct spp_machine *m)
 				 c->level, (unsigned long long)(c->size >> 10));
 			return;
 		}
-		/* no shipping CPU has more than 32 MiB of last-level cache per core */
 		if (c->level >= 3 && c->shared_by > 0 &&
-		    c->size / (uint64_t)c->shared_by > (UINT64_C(32) << 20)) {
+		    c->size / (uint64_t)c->shared_by > MAX_LLC_PER_CPU) {
 			snprintf(m->cache_note, sizeof(m->cache_note),
 				 "L%d of %llu MiB shared by %d CPUs is implausible: likely the "
 				 "host's figure passed through by the hypervisor",

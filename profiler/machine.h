@@ -81,6 +81,13 @@ int spp_calibration_store(const char *cpu, const struct spp_calibration *cal,
  */
 void spp_machine_check_caches(struct spp_machine *m);
 
+/*
+ * Size of the largest cache, believable part only: a level reported larger
+ * than 32 MiB per sharing CPU (see spp_machine_check_caches) counts as
+ * 32 MiB per CPU. 0 when nothing is known.
+ */
+uint64_t spp_machine_largest_cache(const struct spp_machine *m);
+
 /* Load the cached calibration for this CPU and thread count; 0 or -1. */
 int spp_calibration_load(const char *cpu, int threads, struct spp_calibration *out);
 

@@ -44,6 +44,7 @@ static void test_cache_notes(void **state)
 	add_cache(&m, 3, "unified", 30 << 20, 12, 16);
 	spp_machine_check_caches(&m);
 	assert_string_equal(m.cache_note, "");
+	assert_true(spp_machine_largest_cache(&m) == UINT64_C(30) << 20);
 
 	/* this VM: the host's 480 MiB L3 seen by a 2-CPU guest */
 	m.caches[3].size = UINT64_C(480) << 20;
@@ -51,6 +52,8 @@ static void test_cache_notes(void **state)
 	m.caches[3].shared_by = 2;
 	spp_machine_check_caches(&m);
 	assert_non_null(strstr(m.cache_note, "L3 of 480 MiB shared by 2 CPUs is implausible"));
+	/* only the believable part counts: 32 MiB per sharing CPU */
+	assert_true(spp_machine_largest_cache(&m) == UINT64_C(64) << 20);
 
 	/* L2 smaller than L1 */
 	memset(&m, 0, sizeof(m));

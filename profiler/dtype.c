@@ -4,8 +4,8 @@
 #include <string.h>
 
 static const struct spp_dtype_info dtype_rows[SPP_DTYPE_COUNT] = {
-#define SPP_DTYPE_ROW(id, name, bits, is_float, has_zero, mask)                \
-	[SPP_DTYPE_##id] = {name, bits, is_float, has_zero, mask},
+#define SPP_DTYPE_ROW(id, name, bits, is_float, has_zero, mask, st)            \
+	[SPP_DTYPE_##id] = {name, bits, is_float, has_zero, mask, st},
 	SPP_DTYPE_LIST(SPP_DTYPE_ROW)
 #undef SPP_DTYPE_ROW
 };

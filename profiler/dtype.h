@@ -13,30 +13,35 @@
 #include <stdint.h>
 
 #define SPP_DTYPE_LIST(X)                                                      \
-	/* id, name, bits, is_float, has_zero, zero_mask */                    \
-	X(BOOL, "BOOL", 8, 0, 1, 0xffu)                                        \
-	X(U8, "U8", 8, 0, 1, 0xffu)                                            \
-	X(I8, "I8", 8, 0, 1, 0xffu)                                            \
-	X(U16, "U16", 16, 0, 1, 0xffffu)                                       \
-	X(I16, "I16", 16, 0, 1, 0xffffu)                                       \
-	X(U32, "U32", 32, 0, 1, 0xffffffffu)                                   \
-	X(I32, "I32", 32, 0, 1, 0xffffffffu)                                   \
-	X(U64, "U64", 64, 0, 1, 0xffffffffffffffffu)                           \
-	X(I64, "I64", 64, 0, 1, 0xffffffffffffffffu)                           \
-	X(F16, "F16", 16, 1, 1, 0x7fffu)                                       \
-	X(BF16, "BF16", 16, 1, 1, 0x7fffu)                                     \
-	X(F32, "F32", 32, 1, 1, 0x7fffffffu)                                   \
-	X(F64, "F64", 64, 1, 1, 0x7fffffffffffffffu)                           \
-	X(F8_E4M3, "F8_E4M3", 8, 1, 1, 0x7fu)                                  \
-	X(F8_E5M2, "F8_E5M2", 8, 1, 1, 0x7fu)                                  \
-	X(F8_E8M0, "F8_E8M0", 8, 1, 0, 0xffu)                                  \
-	X(F6_E2M3, "F6_E2M3", 6, 1, 1, 0x1fu)                                  \
-	X(F6_E3M2, "F6_E3M2", 6, 1, 1, 0x1fu)                                  \
-	X(F4, "F4", 4, 1, 1, 0x7u)                                             \
-	X(C64, "C64", 64, 1, 1, 0x7fffffff7fffffffu)
+	/* id, name, bits, is_float, has_zero, zero_mask, in safetensors */   \
+	X(BOOL, "BOOL", 8, 0, 1, 0xffu, 1)                                     \
+	X(U8, "U8", 8, 0, 1, 0xffu, 1)                                         \
+	X(I8, "I8", 8, 0, 1, 0xffu, 1)                                         \
+	X(U16, "U16", 16, 0, 1, 0xffffu, 1)                                    \
+	X(I16, "I16", 16, 0, 1, 0xffffu, 1)                                    \
+	X(U32, "U32", 32, 0, 1, 0xffffffffu, 1)                                \
+	X(I32, "I32", 32, 0, 1, 0xffffffffu, 1)                                \
+	X(U64, "U64", 64, 0, 1, 0xffffffffffffffffu, 1)                        \
+	X(I64, "I64", 64, 0, 1, 0xffffffffffffffffu, 1)                        \
+	X(F16, "F16", 16, 1, 1, 0x7fffu, 1)                                    \
+	X(BF16, "BF16", 16, 1, 1, 0x7fffu, 1)                                  \
+	X(F32, "F32", 32, 1, 1, 0x7fffffffu, 1)                                \
+	X(F64, "F64", 64, 1, 1, 0x7fffffffffffffffu, 1)                        \
+	X(F8_E4M3, "F8_E4M3", 8, 1, 1, 0x7fu, 1)                               \
+	X(F8_E5M2, "F8_E5M2", 8, 1, 1, 0x7fu, 1)                               \
+	X(F8_E8M0, "F8_E8M0", 8, 1, 0, 0xffu, 1)                               \
+	X(F6_E2M3, "F6_E2M3", 6, 1, 1, 0x1fu, 1)                               \
+	X(F6_E3M2, "F6_E3M2", 6, 1, 1, 0x1fu, 1)                               \
+	X(F4, "F4", 4, 1, 1, 0x7u, 1)                                          \
+	X(C64, "C64", 64, 1, 1, 0x7fffffff7fffffffu, 1)                        \
+	/* ONNX's FNUZ floats have one zero, 0x00 (0x80 is their NaN) */      \
+	X(F8_E4M3FNUZ, "F8_E4M3FNUZ", 8, 1, 1, 0xffu, 0)                       \
+	X(F8_E5M2FNUZ, "F8_E5M2FNUZ", 8, 1, 1, 0xffu, 0)                       \
+	X(I4, "I4", 4, 0, 1, 0xfu, 0)                                          \
+	X(U4, "U4", 4, 0, 1, 0xfu, 0)
 
 enum spp_dtype {
-#define SPP_DTYPE_ENUM(id, name, bits, is_float, has_zero, mask) SPP_DTYPE_##id,
+#define SPP_DTYPE_ENUM(id, name, bits, is_float, has_zero, mask, st) SPP_DTYPE_##id,
 	SPP_DTYPE_LIST(SPP_DTYPE_ENUM)
 #undef SPP_DTYPE_ENUM
 	SPP_DTYPE_COUNT
@@ -48,6 +53,7 @@ struct spp_dtype_info {
 	int is_float;
 	int has_zero;
 	uint64_t zero_mask;
+	int in_safetensors; /* a dtype string of the safetensors format */
 };
 
 /* Facts about t; NULL when t is out of range. Static storage. */
@@ -56,7 +62,11 @@ const struct spp_dtype_info *spp_dtype_info(enum spp_dtype t);
 /* Name of t ("F32"); "?" when out of range. */
 const char *spp_dtype_name(enum spp_dtype t);
 
-/* Look a safetensors dtype string up; returns 0 and sets *out, or -1. */
+/*
+ * Look a dtype name up; returns 0 and sets *out, or -1. Names of types that
+ * safetensors does not define (ONNX's FNUZ floats, I4/U4) resolve too: a
+ * safetensors parser checks in_safetensors.
+ */
 int spp_dtype_from_name(const char *name, enum spp_dtype *out);
 
 /*

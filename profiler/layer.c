@@ -74,6 +74,37 @@ void spp_layer_init(struct spp_layer *l, const struct spp_tensor *t, int64_t n)
 	}
 }
 
+static int layers_from_descs(const struct spp_model *m, int64_t n,
+			     struct spp_layer **out, int *count,
+			     struct spp_error *err)
+{
+	struct spp_layer *layers = calloc((size_t)m->nlayer_descs, sizeof(*layers));
+
+	if (!layers)
+		return spp_error_set(err, SPP_E_NOMEM, "out of memory for %d layers",
+				     m->nlayer_descs);
+	for (int i = 0; i < m->nlayer_descs; i++) {
+		const struct spp_layer_desc *d = &m->layer_descs[i];
+		struct spp_layer *l = &layers[i];
+
+		l->name = d->name ? d->name : m->tensors[d->tensor].name;
+		l->node_name = d->node_name;
+		l->op_type = d->op_type;
+		l->op = (enum spp_op)d->op;
+		l->weight = &m->tensors[d->tensor];
+		l->view = (struct spp_gemm_view){
+			.m = d->m, .k = d->k, .base = d->base,
+			.row_stride = d->row_stride, .inner = d->inner,
+			.inner_stride = d->inner_stride, .outer_stride = d->outer_stride,
+		};
+		l->n = d->n > 0 ? d->n : n;
+		l->n_source = d->n > 0 ? "model" : "option";
+	}
+	*out = layers;
+	*count = m->nlayer_descs;
+	return SPP_OK;
+}
+
 int spp_layers_from_model(const struct spp_model *m, int64_t n,
 			  struct spp_layer **out, int *count,
 			  struct spp_error *err)
@@ -83,6 +114,8 @@ int spp_layers_from_model(const struct spp_model *m, int64_t n,
 
 	*out = NULL;
 	*count = 0;
+	if (m->nlayer_descs > 0)
+		return layers_from_descs(m, n, out, count, err);
 	for (int i = 0; i < m->ntensors; i++)
 		nl += spp_tensor_is_layer(&m->tensors[i]);
 	if (nl == 0)

@@ -34,7 +34,9 @@ struct spp_gemm_view {
 };
 
 struct spp_layer {
-	const char *name;                 /* borrowed from the tensor */
+	const char *name;                 /* borrowed from the tensor or the model's layer desc */
+	const char *node_name;            /* graph node (borrowed), NULL without a graph */
+	const char *op_type;              /* graph op type (borrowed), NULL without a graph */
 	enum spp_op op;
 	const struct spp_tensor *weight;  /* borrowed from the model */
 	struct spp_gemm_view view;
@@ -59,7 +61,9 @@ int spp_tensor_is_layer(const struct spp_tensor *t);
 void spp_layer_init(struct spp_layer *l, const struct spp_tensor *t, int64_t n);
 
 /*
- * Derive the layers of a model (tensors in file order). *out is a heap
+ * The layers of a model: the model's own layer descriptions when its format
+ * has a graph (N from the graph where it gave one, n_source "model"), else
+ * derived from tensor ranks in file order. *out is a heap
  * array of *count layers (free() it); NULL with 0 layers is valid.
  * Returns 0 or SPP_E_NOMEM.
  */

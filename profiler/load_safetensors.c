@@ -152,7 +152,8 @@ static int parse_entry(const cJSON *entry, struct spp_tensor *t, uint64_t data_s
 	if (!cJSON_IsString(dtype))
 		return fault(err, file, "tensor '%s': 'dtype' is %s, not a string",
 			     t->name, json_kind(dtype));
-	if (spp_dtype_from_name(dtype->valuestring, &t->dtype))
+	if (spp_dtype_from_name(dtype->valuestring, &t->dtype) ||
+	    !spp_dtype_info(t->dtype)->in_safetensors)
 		return fault(err, file, "tensor '%s': unknown dtype '%s'", t->name,
 			     dtype->valuestring);
 	info = spp_dtype_info(t->dtype);

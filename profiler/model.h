@@ -29,15 +29,49 @@ struct spp_tensor {
 	int file;                  /* index into spp_model.files */
 };
 
+/*
+ * A GEMM layer as a format with a graph (ONNX) describes it. Files without a
+ * graph leave the model's list empty and layers are derived from tensor
+ * ranks (profiler/layer.h). Strings owned by the model.
+ */
+struct spp_layer_desc {
+	int tensor;                /* index of the weight in spp_model.tensors */
+	int op;                    /* enum spp_op of profiler/layer.h */
+	/* the GEMM view, as struct spp_gemm_view of profiler/layer.h */
+	int64_t m, k;
+	uint64_t base;
+	int64_t row_stride, inner, inner_stride, outer_stride;
+	int64_t n;                 /* N from the graph's static shapes; 0: use --n */
+	char *name;                /* layer name: the weight tensor's, made unique */
+	char *node_name;           /* graph node name, NULL when none */
+	char *op_type;             /* graph op type ("Gemm", "Conv", ...), NULL when none */
+};
+
 struct spp_model {
 	char *path;                /* the path the user gave (owned) */
-	const char *format;        /* "safetensors", static string */
+	const char *format;        /* "safetensors", ..., static string */
 	struct spp_mapped_file *files;
 	int nfiles;
 	struct spp_tensor *tensors;
 	int ntensors;
 	uint64_t bytes;            /* sum of the sizes of all files */
+	/* layers from a graph; NULL / 0: derive from tensor ranks */
+	struct spp_layer_desc *layer_descs;
+	int nlayer_descs;
+	/*
+	 * Buffers the model owns, for tensor data that is not a byte range of
+	 * a file: decoded typed fields, synthesized values of pattern-only
+	 * matrices, inflated archive members. Freed with the model.
+	 */
+	void **owned;
+	int nowned;
 };
+
+/*
+ * Hand a malloc'd buffer to the model (freed by spp_model_destroy);
+ * on SPP_E_NOMEM the buffer is freed here. Returns 0 or SPP_E_NOMEM.
+ */
+int spp_model_own(struct spp_model *m, void *buf, struct spp_error *err);
 
 /*
  * Open a model file of any supported format (a safetensors file or a

@@ -8,6 +8,7 @@
 
 #include "cmd/cmd.h"
 #include "config.h"
+#include "kernels/peers.h"
 #include "profiler/analyze.h"
 #include "reports/report.h"
 
@@ -28,6 +29,8 @@ const char cmd_analyze_usage[] =
 	"  --formats F,...     formats to run (csr, coo, bsr4, bsr8, bsr16, bitmask,\n"
 	"                      nm1_4, nm2_4, nm4_8); default all; dense always runs\n"
 	"  --backends B,...    backends to run; default cpu (the only one built)\n"
+	"  --peers P,...       reference libraries run beside the formats, checked and\n"
+	"                      timed the same way (librsb, when built with it)\n"
 	"  --repeat R          timed runs per format (after 2 warm-up runs); default:\n"
 	"                      until the time budget is used, 5 to 1000 runs\n"
 	"  --time-budget S     seconds of timed runs per layer; default 0.2\n"
@@ -51,6 +54,7 @@ enum {
 	OPT_REPEAT,
 	OPT_BUDGET,
 	OPT_COLD,
+	OPT_PEERS,
 };
 
 static const struct option analyze_options[] = {
@@ -66,6 +70,7 @@ static const struct option analyze_options[] = {
 	{"repeat", required_argument, NULL, OPT_REPEAT},
 	{"time-budget", required_argument, NULL, OPT_BUDGET},
 	{"cold", no_argument, NULL, OPT_COLD},
+	{"peers", required_argument, NULL, OPT_PEERS},
 	{NULL, 0, NULL, 0},
 };
 
@@ -95,6 +100,34 @@ static int parse_formats(const char *list, struct spp_analyze_opts *o)
 	/* "dense" alone is an empty list, not the default of all */
 	o->formats_set = 1;
 	return 0;
+}
+
+/* "librsb": each a reference peer built into this binary. 0, or exit code 2. */
+static int parse_peers(const char *list, struct spp_analyze_opts *o)
+{
+	char buf[256], *save = NULL;
+
+	if (snprintf(buf, sizeof(buf), "%s", list) >= (int)sizeof(buf))
+		return cmd_usage_error("analyze", "--peers list too long");
+	o->npeers = 0;
+	for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		const struct spp_format_ops *p = spp_cpu_peer_find(t);
+		int dup = 0;
+
+		if (!p && spp_cpu_peer_known(t)) {
+			fprintf(stderr, "spprof analyze: peer '%s' is not built into this spprof "
+					"(install its library and rebuild, e.g. -D%s=enabled)\n", t, t);
+			return 2;
+		}
+		if (!p)
+			return cmd_usage_error("analyze", "unknown peer '%s' in --peers (known: %s)",
+					       t, spp_cpu_peer_names());
+		for (int i = 0; i < o->npeers; i++)
+			dup |= o->peers[i] == p;
+		if (!dup && o->npeers < SPP_MAX_PEERS)
+			o->peers[o->npeers++] = p;
+	}
+	return o->npeers ? 0 : cmd_usage_error("analyze", "--peers names no peer");
 }
 
 /* 0 ok, 2 usage, 3 a backend this build lacks. */
@@ -193,6 +226,10 @@ int cmd_analyze(int argc, char **argv)
 		}
 		case OPT_COLD:
 			opts.cold = 1;
+			break;
+		case OPT_PEERS:
+			if ((rc = parse_peers(optarg, &opts)))
+				return rc;
 			break;
 		case ':':
 			return cmd_usage_error("analyze", "option '%s' needs a value", argv[optind - 1]);

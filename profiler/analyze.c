@@ -45,46 +45,63 @@ static int model_totals(struct spp_analysis *a, struct spp_error *err)
 {
 	const struct spp_model *m = a->model;
 	struct spp_model_totals *t = &a->totals;
-	int rc;
+	int *whole = NULL; /* per tensor: a layer whose view covers all of it, or -1 */
+	int rc = SPP_OK;
 
 	t->tensors = (uint64_t)m->ntensors;
 	t->bytes = m->bytes;
-	for (int i = 0, li = 0; i < m->ntensors; i++) {
+	if (m->ntensors) {
+		whole = malloc((size_t)m->ntensors * sizeof(*whole));
+		if (!whole)
+			return spp_error_set(err, SPP_E_NOMEM, "out of memory");
+	}
+	for (int i = 0; i < m->ntensors; i++)
+		whole[i] = -1;
+	for (int li = 0; li < a->nlayers; li++) {
+		int ti = (int)(a->layers[li].weight - m->tensors);
+		if (a->stats[li].numel == m->tensors[ti].numel)
+			whole[ti] = li;
+	}
+	for (int i = 0; i < m->ntensors; i++) {
 		uint64_t nnz = 0;
-		/* a layer's view covers its whole tensor: reuse its count rather
-		 * than read the weights a second time (layers are in tensor order) */
-		while (li < a->nlayers && a->layers[li].weight < &m->tensors[i])
-			li++;
-		if (li < a->nlayers && a->layers[li].weight == &m->tensors[i] &&
-		    a->stats[li].numel == m->tensors[i].numel) {
-			nnz = a->stats[li].counts.nnz;
+		/* a layer's count already covers its whole tensor: reuse it
+		 * rather than read the weights a second time */
+		if (whole[i] >= 0) {
+			nnz = a->stats[whole[i]].counts.nnz;
 		} else {
 			rc = spp_static_tensor_nnz(&m->tensors[i], &nnz, err);
 			if (rc)
-				return rc;
+				goto out;
 		}
 		t->params += m->tensors[i].numel;
 		t->nnz += nnz;
 	}
 	t->sparsity = t->params ? 1.0 - (double)t->nnz / (double)t->params : 0.0;
-	return spp_model_hash(m, &t->hash, err);
+	rc = spp_model_hash(m, &t->hash, err);
+out:
+	free(whole);
+	return rc;
 }
 
 static int run_layers(struct spp_analysis *a, struct spp_error *err)
 {
 	const struct spp_analyze_opts *o = &a->opts;
 	struct spp_run_settings *s = &a->settings;
-	const struct spp_format_ops *all[SPP_MAX_FORMATS];
-	const struct spp_format_ops *const *fmts = o->formats;
+	const struct spp_format_ops *fmts[SPP_MAX_FORMATS + SPP_MAX_PEERS];
 	struct spp_flusher fl = {0};
 	struct spp_run_opts ro;
-	int nf = o->nformats, rc = SPP_OK;
+	int nf = 0, rc = SPP_OK;
 
 	if (!o->formats_set) {
 		for (nf = 0; nf < SPP_MAX_FORMATS && spp_cpu_formats[nf]; nf++)
-			all[nf] = spp_cpu_formats[nf];
-		fmts = all;
+			fmts[nf] = spp_cpu_formats[nf];
+	} else {
+		for (nf = 0; nf < o->nformats && nf < SPP_MAX_FORMATS; nf++)
+			fmts[nf] = o->formats[nf];
 	}
+	/* a peer is one more format: checked and timed by the same loop */
+	for (int p = 0; p < o->npeers && p < SPP_MAX_PEERS; p++)
+		fmts[nf++] = o->peers[p];
 	spp_run_opts_init(&ro);
 	s->threads = ro.threads = o->threads > 0 ? o->threads : omp_get_max_threads();
 	ro.isa = a->machine->isa;

@@ -18,6 +18,7 @@
 #include "profiler/static.h"
 
 #define SPP_MAX_FORMATS 32
+#define SPP_MAX_PEERS 4
 
 struct spp_analyze_opts {
 	int64_t n;        /* N of every layer without a model-given N; default 128 */
@@ -28,6 +29,9 @@ struct spp_analyze_opts {
 	const struct spp_format_ops *formats[SPP_MAX_FORMATS];
 	int nformats;
 	int formats_set;  /* 0: every CPU format; 1: formats[0..nformats-1] (may be none) */
+	/* reference peers (kernels/peers.h) run after the formats, as formats */
+	const struct spp_format_ops *peers[SPP_MAX_PEERS];
+	int npeers;
 	int repeat;       /* > 0: timed runs per format; 0: until the time budget */
 	double time_budget_s; /* per layer; default 0.2 */
 	int cold;         /* evict caches before each timed run */

@@ -27,6 +27,8 @@ int spp_decode_supported(enum spp_dtype t)
 	case SPP_DTYPE_F64:
 	case SPP_DTYPE_F8_E4M3:
 	case SPP_DTYPE_F8_E5M2:
+	case SPP_DTYPE_Q8_0:
+	case SPP_DTYPE_Q4_0:
 		return 1;
 	default:
 		return 0;
@@ -121,6 +123,23 @@ static float decode_one(enum spp_dtype t, const unsigned char *p)
 	}
 }
 
+/*
+ * Element i of a ggml Q8_0 / Q4_0 tensor: d * q with d the block's f16
+ * scale; Q8_0 codes are int8, Q4_0 codes nibbles q - 8 (byte j of a block
+ * holds value j low, value j + 16 high).
+ */
+static float decode_quant(enum spp_dtype t, int block_bytes,
+			  const unsigned char *data, uint64_t i)
+{
+	const unsigned char *b = data + (i / 32) * (uint64_t)block_bytes;
+	unsigned j = (unsigned)(i % 32);
+	float d = spp_f16_to_f32((uint16_t)load_le(b, 2));
+
+	if (t == SPP_DTYPE_Q8_0)
+		return d * (float)(int8_t)b[2 + j];
+	return d * (float)((int)(j < 16 ? b[2 + j] & 0xfu : b[2 + j - 16] >> 4) - 8);
+}
+
 int spp_layer_decode(const struct spp_layer *l, float *out, struct spp_error *err)
 {
 	const struct spp_tensor *t = l->weight;
@@ -135,13 +154,20 @@ int spp_layer_decode(const struct spp_layer *l, float *out, struct spp_error *er
 				     t->name, spp_dtype_name(t->dtype));
 	bytes = info->bits / 8;
 	if (m > 0 && k > 0) {
+		uint64_t need = 0;
+
 		uint64_t last = spp_view_index(v, m - 1, k - 1), first = spp_view_index(v, 0, 0);
 		uint64_t hi = last > first ? last : first;
 
 		/* the view is affine in (i, j), so its extreme indices sit at corners */
 		hi = hi > spp_view_index(v, m - 1, 0) ? hi : spp_view_index(v, m - 1, 0);
 		hi = hi > spp_view_index(v, 0, k - 1) ? hi : spp_view_index(v, 0, k - 1);
-		if (!t->data || (hi + 1) * (uint64_t)bytes > t->nbytes)
+		/* a block type reads the whole block of its last element */
+		if (info->bits == 0)
+			need = (hi / 32 + 1) * (uint64_t)info->block_bytes;
+		else
+			need = (hi + 1) * (uint64_t)bytes;
+		if (!t->data || need > t->nbytes)
 			return spp_error_set(err, SPP_E_FORMAT,
 					     "tensor '%s': the %lldx%lld view reads past its %llu bytes",
 					     t->name, (long long)m, (long long)k,
@@ -153,6 +179,12 @@ int spp_layer_decode(const struct spp_layer *l, float *out, struct spp_error *er
 
 		if (SPP_HOST_LE && t->dtype == SPP_DTYPE_F32 && v->inner == k && v->inner_stride == 1) {
 			memcpy(row, t->data + spp_view_index(v, i, 0) * 4, (size_t)k * 4);
+			continue;
+		}
+		if (info->bits == 0) {
+			for (int64_t j = 0; j < k; j++)
+				row[j] = decode_quant(t->dtype, info->block_bytes, t->data,
+						      spp_view_index(v, i, j));
 			continue;
 		}
 		for (int64_t j = 0; j < k; j++)

@@ -6,8 +6,8 @@
  * Floating types convert exactly where fp32 can hold the value (F16, BF16,
  * F8 E4M3 and E5M2 by their bits; F64 rounds to nearest); integer types
  * give their values (I64/U64 rounded to the nearest float). BOOL gives its
- * byte. Types with no conversion here (F8_E8M0, F6, F4, C64) are
- * SPP_E_UNSUPPORTED.
+ * byte. ggml Q8_0 and Q4_0 give d * code. Types with no conversion here
+ * (F8_E8M0, F6, F4, C64, the other ggml block types) are SPP_E_UNSUPPORTED.
  */
 #ifndef SPP_PROFILER_DECODE_H
 #define SPP_PROFILER_DECODE_H

@@ -4,8 +4,9 @@
 #include <string.h>
 
 static const struct spp_dtype_info dtype_rows[SPP_DTYPE_COUNT] = {
-#define SPP_DTYPE_ROW(id, name, bits, is_float, has_zero, mask, st)            \
-	[SPP_DTYPE_##id] = {name, bits, is_float, has_zero, mask, st},
+#define SPP_DTYPE_ROW(id, name, bits, is_float, has_zero, mask, st, be, bb)    \
+	[SPP_DTYPE_##id] = {name, bits, is_float, has_zero, mask, st,          \
+			    (be) ? (be) : 1, (be) ? (bb) : (bits) / 8},
 	SPP_DTYPE_LIST(SPP_DTYPE_ROW)
 #undef SPP_DTYPE_ROW
 };
@@ -41,7 +42,18 @@ int spp_dtype_nbytes(enum spp_dtype t, uint64_t numel, uint64_t *out)
 	const struct spp_dtype_info *d = spp_dtype_info(t);
 	uint64_t bits;
 
-	if (!d || (numel && (uint64_t)d->bits > UINT64_MAX / numel))
+	if (!d)
+		return -1;
+	if (d->bits == 0) {
+		uint64_t blocks = numel / (uint64_t)d->block_elems;
+
+		if (numel % (uint64_t)d->block_elems ||
+		    (blocks && (uint64_t)d->block_bytes > UINT64_MAX / blocks))
+			return -1;
+		*out = blocks * (uint64_t)d->block_bytes;
+		return 0;
+	}
+	if (numel && (uint64_t)d->bits > UINT64_MAX / numel)
 		return -1;
 	bits = numel * (uint64_t)d->bits;
 	if (bits % 8)
@@ -53,7 +65,11 @@ int spp_dtype_nbytes(enum spp_dtype t, uint64_t numel, uint64_t *out)
 double spp_dtype_value_bytes(enum spp_dtype t)
 {
 	const struct spp_dtype_info *d = spp_dtype_info(t);
-	return d ? d->bits / 8.0 : 0.0;
+	if (!d)
+		return 0.0;
+	if (d->bits == 0)
+		return (double)d->block_bytes / d->block_elems;
+	return d->bits / 8.0;
 }
 
 float spp_f16_to_f32(uint16_t h)

@@ -11,6 +11,7 @@
 #ifndef SPP_PROFILER_RUN_H
 #define SPP_PROFILER_RUN_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "kernels/kernels.h"
@@ -88,6 +89,38 @@ int spp_layer_measure(const struct spp_layer *l, const struct spp_layer_static *
 		      const struct spp_format_ops *const *formats, int nformats,
 		      const struct spp_run_opts *o, struct spp_layer_runs *out,
 		      struct spp_error *err);
+
+/*
+ * The same runs on a W given as fp32 (borrowed, m x k row-major), for W
+ * that is not a model's layer (the breakeven sweep, benchmarks on
+ * matrices from elsewhere): nnz and theoretical_speedup (0: unknown) are
+ * the static figures of w, name is for messages. Same contract as
+ * spp_layer_measure(); a format may be any struct spp_format_ops (a
+ * reference peer such as librsb is timed and checked like the others).
+ */
+int spp_matrix_measure(const struct spp_matrix *w, int64_t n, uint64_t nnz,
+		       double theoretical_speedup, const char *name,
+		       const struct spp_format_ops *const *formats, int nformats,
+		       const struct spp_run_opts *o, struct spp_layer_runs *out,
+		       struct spp_error *err);
+
+/*
+ * The thread policy of timed runs on `threads` threads: set o->bench's
+ * schedule (and the settle pauses between pools) for how the OpenMP and
+ * OpenBLAS pools wait in this process, and describe it in policy (the
+ * waiting policy, where it came from, and the schedule chosen), and the
+ * schedule's name ("interleaved", "blocked") in schedule. Shared by every
+ * command that times runs, so that their figures compare.
+ */
+void spp_run_thread_policy(int threads, struct spp_run_opts *o, char *schedule,
+			   size_t schedule_n, char *policy, size_t policy_n);
+
+/*
+ * Start the BLAS pool with `threads` threads (one tiny GEMM) and then pin
+ * the OpenMP threads (spp_pin_threads), so that the BLAS threads, created
+ * first, stay unpinned. Returns the number of threads pinned.
+ */
+int spp_run_threads_prepare(int threads);
 
 /* Free the runs; accepts NULL and a zeroed struct. */
 void spp_layer_runs_release(struct spp_layer_runs *r);

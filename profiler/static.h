@@ -102,6 +102,14 @@ struct spp_layer_static {
 	double row_nnz_mean, row_nnz_cv;
 	enum spp_pattern_class cls;
 	struct spp_storage storage[SPP_ST_COUNT];
+	/*
+	 * 1 when the layer's dtype has no zero test (ggml block types other
+	 * than Q8_0 / Q4_0): only numel and the GEMM shape are known, every
+	 * other figure is unknown (reported null) and no kernel runs.
+	 * Zero-initialised structs are analysed layers.
+	 */
+	int unsupported;
+	char reason[128];  /* why, when unsupported */
 };
 
 /* Derive every figure of DESIGN section 3 from counts; pure, no failure. */

@@ -51,10 +51,15 @@ __extension__ typedef unsigned __int128 u128;
 
 struct elems {
 	const unsigned char *data;
-	int bits;
+	int bits;                 /* 0 for a block type */
 	uint64_t zm;
 	int never_zero;
+	enum spp_dtype quant;     /* SPP_DTYPE_Q8_0 or _Q4_0 for a block type */
+	int block_bytes;          /* of a 32-value block */
 };
+
+/* ggml blocks of 32 values: an f16 scale d, then the codes */
+#define QBLOCK 32
 
 static inline uint16_t ld16(const unsigned char *p)
 {
@@ -95,16 +100,44 @@ static inline unsigned f6_code(const unsigned char *d, uint64_t i)
 	return v & 0x3fu;
 }
 
+/*
+ * Whether element i of a Q8_0 / Q4_0 tensor is non-zero: its block's scale
+ * is not +-0 and its code does not decode to 0 (Q8_0: q = 0; Q4_0: the
+ * nibble 8, value d * (q - 8)). A Q4_0 block's byte j holds value j in its
+ * low nibble and value j + 16 in its high one.
+ */
+static inline int quant_nonzero(const struct elems *e, uint64_t i)
+{
+	const unsigned char *b = e->data + (i / QBLOCK) * (uint64_t)e->block_bytes;
+	unsigned j = (unsigned)(i % QBLOCK);
+
+	if (((b[0] | (unsigned)b[1] << 8) & 0x7fffu) == 0)
+		return 0;
+	if (e->quant == SPP_DTYPE_Q8_0)
+		return b[2 + j] != 0;
+	return (j < 16 ? b[2 + j] & 0xfu : b[2 + j - 16] >> 4) != 8;
+}
+
 static int elems_init(const struct spp_tensor *t, struct elems *e,
 		      struct spp_error *err)
 {
 	const struct spp_dtype_info *d = spp_dtype_info(t->dtype);
 	uint64_t need;
 
-	if (!d || (d->bits != 4 && d->bits != 6 && d->bits % 8) || d->bits > 64)
+	e->quant = SPP_DTYPE_COUNT;
+	e->block_bytes = 0;
+	if (d && (t->dtype == SPP_DTYPE_Q8_0 || t->dtype == SPP_DTYPE_Q4_0)) {
+		e->quant = t->dtype;
+		e->block_bytes = d->block_bytes;
+	} else if (d && d->bits == 0) {
+		return spp_error_set(err, SPP_E_UNSUPPORTED,
+				     "tensor '%s': %s weights have no zero test",
+				     t->name ? t->name : "?", d->name);
+	} else if (!d || (d->bits != 4 && d->bits != 6 && d->bits % 8) || d->bits > 64) {
 		return spp_error_set(err, SPP_E_UNSUPPORTED,
 				     "tensor '%s': dtype %d has no zero test",
 				     t->name ? t->name : "?", (int)t->dtype);
+	}
 	if (spp_dtype_nbytes(t->dtype, t->numel, &need) != 0 || need > t->nbytes ||
 	    (need && !t->data))
 		return spp_error_set(err, SPP_E_FORMAT,
@@ -126,6 +159,11 @@ static void elem_bytes(const struct elems *e, uint64_t e0, uint64_t n,
 	uint64_t b0 = e0 * (uint64_t)e->bits / 8;
 	uint64_t b1 = ((e0 + n) * (uint64_t)e->bits + 7) / 8;
 
+	if (e->block_bytes) {
+		b0 = e0 / QBLOCK * (uint64_t)e->block_bytes;
+		b1 = (e0 + n + QBLOCK - 1) / QBLOCK * (uint64_t)e->block_bytes;
+	}
+
 	*p = e->data + b0;
 	*len = b1 - b0;
 }
@@ -145,6 +183,11 @@ HOT static void mask_run(const struct elems *e, uint64_t e0, int64_t stride,
 
 	if (e->never_zero) {
 		memset(out, 1, (size_t)n);
+		return;
+	}
+	if (e->block_bytes) {
+		for (int64_t t = 0; t < n; t++)
+			out[t] = (uint8_t)quant_nonzero(e, e0 + (uint64_t)(t * stride));
 		return;
 	}
 #define MASK_TYPED(T, LD)                                                      \
@@ -212,6 +255,11 @@ HOT static uint64_t count_run(const struct elems *e, uint64_t e0, uint64_t n)
 
 	if (e->never_zero)
 		return n;
+	if (e->block_bytes) {
+		for (uint64_t t = 0; t < n; t++)
+			c += (uint64_t)quant_nonzero(e, e0 + t);
+		return c;
+	}
 #define COUNT_TYPED(T, LD)                                                     \
 	do {                                                                   \
 		const unsigned char *p = d + e0 * sizeof(T);                   \
@@ -272,8 +320,12 @@ int spp_static_tensor_nnz(const struct spp_tensor *t, uint64_t *nnz,
 		*nnz = n;
 		return SPP_OK;
 	}
-	/* a multiple of 8 elements, so packed chunks start on a byte */
-	chunk = ((uint64_t)ITEM_BYTES * 8 / (uint64_t)el.bits) & ~(uint64_t)7;
+	/* a multiple of 8 elements, so packed chunks start on a byte, and of
+	 * 32 for block types, so chunks start on a block */
+	if (el.block_bytes)
+		chunk = (uint64_t)ITEM_BYTES / (uint64_t)el.block_bytes * QBLOCK;
+	else
+		chunk = ((uint64_t)ITEM_BYTES * 8 / (uint64_t)el.bits) & ~(uint64_t)7;
 	nchunks = (n + chunk - 1) / chunk;
 	nt = omp_get_max_threads();
 	if ((uint64_t)nt > nchunks)
@@ -593,7 +645,10 @@ int spp_static_count(const struct spp_layer *l, struct spp_static_counts *out,
 	}
 
 	units = (s.m + UNIT_ROWS - 1) / UNIT_ROWS;
-	row_bytes = ((uint64_t)s.k * (uint64_t)s.el.bits + 7) / 8;
+	if (s.el.block_bytes)
+		row_bytes = ((uint64_t)s.k + QBLOCK - 1) / QBLOCK * (uint64_t)s.el.block_bytes;
+	else
+		row_bytes = ((uint64_t)s.k * (uint64_t)s.el.bits + 7) / 8;
 	per_item = (int64_t)(ITEM_BYTES / (UNIT_ROWS * row_bytes));
 	nt = omp_get_max_threads();
 	if (per_item > units / (4 * nt))

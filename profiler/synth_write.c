@@ -19,6 +19,7 @@
  */
 #include "profiler/synth.h"
 #include "profiler/atomic_file.h"
+#include "profiler/synth_fill.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -354,6 +355,38 @@ static int write_layer(FILE *f, const struct spp_synth_layer *l, uint64_t seed,
 				rc = 1;
 				goto out;
 			}
+		}
+	}
+out:
+	gen_release(&g);
+	return rc;
+}
+
+int spp_synth_fill_f32(const struct spp_synth_layer *l, uint64_t seed, float *out,
+		       struct spp_error *err)
+{
+	struct spp_synth_layer f32 = *l;
+	struct gen g;
+	char what[300];
+	int rc;
+
+	/* the pattern stream does not depend on the dtype, so only values change */
+	f32.dtype = SPP_DTYPE_F32;
+	snprintf(what, sizeof(what), "layer '%.256s'", l->name);
+	rc = spp_synth_check_layer(&f32, what, err);
+	if (rc)
+		return rc;
+	rc = gen_init(&g, &f32, seed, 0, err);
+	if (rc)
+		goto out;
+	for (int64_t i = 0; i < g.v.m; i++) {
+		for (int64_t j0 = 0; j0 < g.v.k; j0 += g.chunk) {
+			int64_t n = g.v.k - j0 < g.chunk ? g.v.k - j0 : g.chunk;
+
+			gen_mask(&g, i, j0, n);
+			gen_values(&g, n);
+			/* rows tile storage (gen_init checked), chunks stay in order */
+			memcpy(out + i * g.v.k + j0, g.buf, (size_t)n * sizeof(float));
 		}
 	}
 out:

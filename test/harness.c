@@ -1,5 +1,6 @@
 #include "test/harness.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <ftw.h>
 #include <spawn.h>
@@ -171,4 +172,18 @@ int harness_exists(const char *path)
 {
 	struct stat st;
 	return stat(path, &st) == 0;
+}
+
+int harness_count_entries(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int n = 0;
+
+	if (!d)
+		return -1;
+	while ((e = readdir(d)))
+		n += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
+	closedir(d);
+	return n;
 }

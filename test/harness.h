@@ -37,6 +37,9 @@ void harness_rmtree(char *dir);
 /* dir + "/" + name in a heap string. */
 char *harness_join(const char *dir, const char *name);
 
+/* Number of entries in folder dir, "." and ".." not counted; -1 when unreadable. */
+int harness_count_entries(const char *dir);
+
 /* Whether path exists. */
 int harness_exists(const char *path);
 

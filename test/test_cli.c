@@ -11,11 +11,11 @@
 #include <string.h>
 
 #include <cmocka.h>
-#include <csv.h>
 #include <cjson/cJSON.h>
 
 #include "config.h"
 #include "test/harness.h"
+#include "test/report_read.h"
 
 #define RUN(r, ...)                                                            \
 	do {                                                                   \
@@ -159,13 +159,8 @@ static const cJSON *layer_named(const cJSON *report, const char *name)
 
 static double num(const cJSON *obj, const char *path)
 {
-	char buf[128];
-	char *save = NULL;
-	const cJSON *cur = obj;
+	const cJSON *cur = report_dotted(obj, path);
 
-	snprintf(buf, sizeof(buf), "%s", path);
-	for (char *tok = strtok_r(buf, ".", &save); tok; tok = strtok_r(NULL, ".", &save))
-		cur = cJSON_GetObjectItemCaseSensitive(cur, tok);
 	if (!cJSON_IsNumber(cur))
 		fail_msg("%s is not a number", path);
 	return cur->valuedouble;
@@ -231,65 +226,14 @@ static void test_analyze_json(void **state)
 	harness_rmtree(dir);
 }
 
-struct csv_table {
-	int rows, cols, col;
-	char header[128][128];
-	int nheader;
-	char fc1_nnz[128];
-	int nnz_col, name_col;
-	char name[128];
-};
-
-static void csv_field(void *s, size_t len, void *data)
-{
-	struct csv_table *t = data;
-	char buf[128];
-
-	snprintf(buf, sizeof(buf), "%.*s", (int)(len < 127 ? len : 127), (const char *)s);
-	if (t->rows == 0 && t->nheader < 128) {
-		snprintf(t->header[t->nheader], sizeof(t->header[0]), "%s", buf);
-		if (strcmp(buf, "nnz") == 0)
-			t->nnz_col = t->col;
-		if (strcmp(buf, "name") == 0)
-			t->name_col = t->col;
-		t->nheader++;
-	} else if (t->rows > 0) {
-		if (t->col == t->name_col)
-			snprintf(t->name, sizeof(t->name), "%s", buf);
-		if (t->col == t->nnz_col && strcmp(t->name, "enc.fc1.weight") == 0)
-			snprintf(t->fc1_nnz, sizeof(t->fc1_nnz), "%s", buf);
-	}
-	t->col++;
-}
-
-static void csv_row(int c, void *data)
-{
-	struct csv_table *t = data;
-	(void)c;
-	if (t->rows == 0)
-		t->cols = t->col;
-	else
-		assert_int_equal(t->col, t->cols);
-	t->rows++;
-	t->col = 0;
-}
-
-static int has_column(const struct csv_table *t, const char *name)
-{
-	for (int i = 0; i < t->nheader; i++)
-		if (strcmp(t->header[i], name) == 0)
-			return 1;
-	return 0;
-}
-
 static void test_analyze_csv(void **state)
 {
 	struct harness_run r;
 	char *dir = harness_tmpdir();
 	char *model = write_model(dir);
 	char *csv_path = harness_join(dir, "report.csv");
-	struct csv_table t = {.nnz_col = -1, .name_col = -1};
-	struct csv_parser p;
+	struct csv_table t;
+	int name_col, nnz_col, fc1_row = 0;
 	size_t len;
 	char *text;
 
@@ -299,17 +243,20 @@ static void test_analyze_csv(void **state)
 	harness_run_free(&r);
 	text = harness_slurp(csv_path, &len);
 	assert_non_null(text);
-	assert_int_equal(csv_init(&p, CSV_STRICT | CSV_STRICT_FINI), 0);
-	assert_int_equal(csv_parse(&p, text, len, csv_field, csv_row, &t), len);
-	assert_int_equal(csv_fini(&p, csv_field, csv_row, &t), 0);
-	csv_free(&p);
+	csv_table_parse(text, len, &t);
 	free(text);
 	assert_int_equal(t.rows, 1 + 3);
-	assert_true(has_column(&t, "name"));
-	assert_true(has_column(&t, "pattern.nm2_4"));
-	assert_true(has_column(&t, "storage.csr.bytes"));
-	assert_true(has_column(&t, "flops.dense"));
-	assert_string_equal(t.fc1_nnz, "768");
+	name_col = csv_table_col(&t, "name");
+	csv_table_col(&t, "pattern.nm2_4");
+	csv_table_col(&t, "storage.csr.bytes");
+	csv_table_col(&t, "flops.dense");
+	nnz_col = csv_table_col(&t, "nnz");
+	for (int row = 1; row < t.rows; row++)
+		if (strcmp(t.cell[row][name_col], "enc.fc1.weight") == 0)
+			fc1_row = row;
+	assert_true(fc1_row > 0);
+	assert_string_equal(t.cell[fc1_row][nnz_col], "768");
+	csv_table_free(&t);
 	free(csv_path);
 	free(model);
 	harness_rmtree(dir);

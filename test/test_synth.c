@@ -2,10 +2,10 @@
  * spprof synth: the spec parser, and files written by spp_synth_write()
  * read back twice: with the test's own minimal safetensors reader (which
  * checks the layout byte by byte and maps conv elements with its own OIHW
- * arithmetic, not the library's view), and through spp_model_open() +
- * spp_layers_from_model(). Also the bundled sample models.
+ * arithmetic, not the library's view; synth_reader.c). Written files through
+ * spp_model_open(), the command line and the sample models are in
+ * test_synth_files.c.
  */
-#include <dirent.h>
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -19,294 +19,9 @@
 #include <cmocka.h>
 #include <cjson/cJSON.h>
 
-#include "profiler/layer.h"
-#include "profiler/model.h"
 #include "profiler/synth.h"
 #include "test/harness.h"
-
-/* ---- a minimal reader, independent of profiler/load_safetensors.c ---- */
-
-struct st_tensor {
-	const char *name;
-	enum spp_dtype dtype;
-	int ndim;
-	int64_t shape[4];
-	uint64_t numel;
-	const unsigned char *data;
-};
-
-struct st_file {
-	char *bytes;
-	size_t len;
-	cJSON *header;
-	cJSON *meta;
-	int n;
-	struct st_tensor t[64];
-};
-
-static int elem_size(enum spp_dtype d)
-{
-	return spp_dtype_info(d)->bits / 8;
-}
-
-/* Read and check the whole layout; any violation fails the test. */
-static void st_read(const char *path, struct st_file *f)
-{
-	uint64_t hlen = 0, expect = 0;
-	const char *end = NULL;
-	cJSON *it;
-
-	memset(f, 0, sizeof(*f));
-	f->bytes = harness_slurp(path, &f->len);
-	assert_non_null(f->bytes);
-	assert_true(f->len >= 8);
-	for (int b = 7; b >= 0; b--)
-		hlen = hlen << 8 | (unsigned char)f->bytes[b];
-	assert_true(hlen % 8 == 0);
-	assert_true(8 + hlen <= f->len);
-	assert_int_equal(f->bytes[8], '{');
-	f->header = cJSON_ParseWithLengthOpts(f->bytes + 8, hlen, &end, 0);
-	assert_non_null(f->header);
-	for (const char *p = end; p < f->bytes + 8 + hlen; p++)
-		assert_int_equal(*p, ' ');
-	cJSON_ArrayForEach(it, f->header) {
-		struct st_tensor *t;
-		cJSON *dt, *shape, *offs, *d;
-		uint64_t lo, hi;
-
-		if (strcmp(it->string, "__metadata__") == 0) {
-			f->meta = it;
-			continue;
-		}
-		assert_true(f->n < 64);
-		t = &f->t[f->n++];
-		t->name = it->string;
-		dt = cJSON_GetObjectItemCaseSensitive(it, "dtype");
-		shape = cJSON_GetObjectItemCaseSensitive(it, "shape");
-		offs = cJSON_GetObjectItemCaseSensitive(it, "data_offsets");
-		assert_true(cJSON_IsString(dt) && cJSON_IsArray(shape) && cJSON_IsArray(offs));
-		assert_int_equal(spp_dtype_from_name(dt->valuestring, &t->dtype), 0);
-		t->numel = 1;
-		cJSON_ArrayForEach(d, shape) {
-			assert_true(t->ndim < 4 && cJSON_IsNumber(d) && d->valuedouble >= 1);
-			t->shape[t->ndim++] = (int64_t)d->valuedouble;
-			t->numel *= (uint64_t)d->valuedouble;
-		}
-		assert_int_equal(cJSON_GetArraySize(offs), 2);
-		lo = (uint64_t)cJSON_GetArrayItem(offs, 0)->valuedouble;
-		hi = (uint64_t)cJSON_GetArrayItem(offs, 1)->valuedouble;
-		/* in order, contiguous, no gaps, sized by shape x dtype */
-		assert_true(lo == expect);
-		assert_true(hi - lo == t->numel * (uint64_t)elem_size(t->dtype));
-		expect = hi;
-		t->data = (const unsigned char *)f->bytes + 8 + hlen + lo;
-	}
-	assert_true(8 + hlen + expect == f->len);
-}
-
-static void st_free(struct st_file *f)
-{
-	cJSON_Delete(f->header);
-	free(f->bytes);
-}
-
-static const struct st_tensor *st_get(const struct st_file *f, const char *name)
-{
-	for (int i = 0; i < f->n; i++)
-		if (strcmp(f->t[i].name, name) == 0)
-			return &f->t[i];
-	fail_msg("tensor '%s' not in the file", name);
-	return NULL;
-}
-
-/* Whether storage element idx is zero: value == 0 for F32/F64, bits else. */
-static int is_zero(enum spp_dtype d, const unsigned char *data, uint64_t idx)
-{
-	switch (d) {
-	case SPP_DTYPE_F32: {
-		float v;
-		memcpy(&v, data + idx * 4, 4);
-		return v == 0.0f;
-	}
-	case SPP_DTYPE_F64: {
-		double v;
-		memcpy(&v, data + idx * 8, 8);
-		return v == 0.0;
-	}
-	case SPP_DTYPE_F16:
-	case SPP_DTYPE_BF16: {
-		uint16_t v;
-		memcpy(&v, data + idx * 2, 2);
-		return (v & 0x7fff) == 0;
-	}
-	case SPP_DTYPE_F8_E4M3:
-	case SPP_DTYPE_F8_E5M2:
-		return (data[idx] & 0x7f) == 0;
-	default: {
-		uint64_t v = 0;
-		memcpy(&v, data + idx * (uint64_t)elem_size(d), (size_t)elem_size(d));
-		return v == 0;
-	}
-	}
-}
-
-/* Storage index of W(i, j), by hand: K = (kh, kw, c) with c fastest. */
-static uint64_t w_index(const struct st_tensor *t, int64_t i, int64_t j)
-{
-	if (t->ndim <= 2)
-		return (uint64_t)(i * (t->ndim == 1 ? t->shape[0] : t->shape[1]) + j);
-	int64_t c_n = t->shape[1];
-	int64_t kh_n = t->shape[2], kw_n = t->ndim == 4 ? t->shape[3] : 1;
-	int64_t c = j % c_n, s = j / c_n;
-	int64_t kh = s / kw_n, kw = s % kw_n;
-	return (uint64_t)(((i * c_n + c) * kh_n + kh) * kw_n + kw);
-}
-
-static int64_t w_rows(const struct st_tensor *t)
-{
-	return t->ndim == 1 ? 1 : t->shape[0];
-}
-
-static int64_t w_cols(const struct st_tensor *t)
-{
-	return (int64_t)t->numel / w_rows(t);
-}
-
-static int w_zero(const struct st_tensor *t, int64_t i, int64_t j)
-{
-	return is_zero(t->dtype, t->data, w_index(t, i, j));
-}
-
-static uint64_t count_zeros(const struct st_tensor *t)
-{
-	uint64_t z = 0;
-	for (uint64_t k = 0; k < t->numel; k++)
-		z += (uint64_t)is_zero(t->dtype, t->data, k);
-	return z;
-}
-
-/* ---- checks of each pattern on a tensor read back ---- */
-
-static uint64_t expect_zeros(double s, uint64_t items)
-{
-	return (uint64_t)round(s * (double)items);
-}
-
-/* Every group of m along K (ragged last group) holds exactly min(n, len). */
-static void check_nm(const struct st_tensor *t, int n, int m)
-{
-	for (int64_t i = 0; i < w_rows(t); i++)
-		for (int64_t g = 0; g < w_cols(t); g += m) {
-			int64_t len = w_cols(t) - g < m ? w_cols(t) - g : m;
-			int64_t nz = 0;
-			for (int64_t j = g; j < g + len; j++)
-				nz += !w_zero(t, i, j);
-			if (nz != (len < n ? len : n))
-				fail_msg("'%s' row %lld group at %lld: %lld non-zeros", t->name,
-					 (long long)i, (long long)g, (long long)nz);
-		}
-}
-
-static void check_block(const struct st_tensor *t, int b, double s)
-{
-	int64_t rows = w_rows(t), cols = w_cols(t);
-	uint64_t nblocks = 0, zero_blocks = 0;
-
-	for (int64_t bi = 0; bi < rows; bi += b)
-		for (int64_t bj = 0; bj < cols; bj += b) {
-			int64_t z = 0, n = 0;
-			for (int64_t i = bi; i < bi + b && i < rows; i++)
-				for (int64_t j = bj; j < bj + b && j < cols; j++) {
-					z += w_zero(t, i, j);
-					n++;
-				}
-			assert_true(z == 0 || z == n);
-			nblocks++;
-			zero_blocks += z == n;
-		}
-	assert_int_equal(zero_blocks, expect_zeros(s, nblocks));
-}
-
-static void check_channel(const struct st_tensor *t, double s)
-{
-	int64_t zero_rows = 0;
-
-	for (int64_t i = 0; i < w_rows(t); i++) {
-		int64_t z = 0;
-		for (int64_t j = 0; j < w_cols(t); j++)
-			z += w_zero(t, i, j);
-		assert_true(z == 0 || z == w_cols(t));
-		zero_rows += z == w_cols(t);
-	}
-	assert_int_equal(zero_rows, expect_zeros(s, (uint64_t)w_rows(t)));
-}
-
-/* Check t against the layer it was written from. */
-static void check_layer(const struct st_tensor *t, const struct spp_synth_layer *l)
-{
-	assert_int_equal(t->dtype, l->dtype);
-	assert_int_equal(t->ndim, l->ndim);
-	for (int d = 0; d < l->ndim; d++)
-		assert_int_equal(t->shape[d], l->shape[d]);
-	switch (l->pattern) {
-	case SPP_SYNTH_DENSE:
-		assert_int_equal(count_zeros(t), 0);
-		break;
-	case SPP_SYNTH_UNSTRUCTURED:
-		assert_int_equal(count_zeros(t), expect_zeros(l->sparsity, t->numel));
-		break;
-	case SPP_SYNTH_NM:
-		check_nm(t, l->nm_n, l->nm_m);
-		break;
-	case SPP_SYNTH_BLOCK:
-		check_block(t, l->block, l->sparsity);
-		break;
-	case SPP_SYNTH_CHANNEL:
-		check_channel(t, l->sparsity);
-		break;
-	}
-}
-
-/* ---- helpers ---- */
-
-static struct spp_synth_layer parse_ok(const char *spec)
-{
-	struct spp_synth_layer l;
-	struct spp_error err = {0};
-
-	if (spp_synth_parse_layer(spec, &l, &err) != 0)
-		fail_msg("'%s' refused: %s", spec, err.msg);
-	return l;
-}
-
-/* Parse specs, write them to dir/name with seed; returns the path (heap). */
-static char *write_specs(const char *dir, const char *name, const char *const *specs,
-			 int n, uint64_t seed, struct spp_synth_layer *layers)
-{
-	struct spp_error err = {0};
-	char *path = harness_join(dir, name);
-
-	for (int i = 0; i < n; i++)
-		layers[i] = parse_ok(specs[i]);
-	if (spp_synth_write(path, layers, n, seed, &err) != 0)
-		fail_msg("write '%s': %s", path, err.msg);
-	return path;
-}
-
-static int count_entries(const char *dir)
-{
-	DIR *d = opendir(dir);
-	struct dirent *e;
-	int n = 0;
-
-	assert_non_null(d);
-	while ((e = readdir(d)))
-		n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
-	closedir(d);
-	return n;
-}
-
-/* ---- tests ---- */
+#include "test/synth_reader.h"
 
 static void test_parse_valid(void **state)
 {
@@ -704,7 +419,7 @@ static void test_atomic_and_refusals(void **state)
 	assert_int_equal(spp_synth_write(missing, l, 1, 1, &err), SPP_E_OUTPUT);
 	assert_non_null(strstr(err.msg, missing));
 	assert_false(harness_exists(missing));
-	assert_int_equal(count_entries(dir), 0);
+	assert_int_equal(harness_count_entries(dir), 0);
 
 	/* duplicate names */
 	assert_int_equal(spp_synth_write(good, l, 2, 1, &err), SPP_E_USAGE);
@@ -727,206 +442,25 @@ static void test_atomic_and_refusals(void **state)
 	assert_int_equal(spp_synth_write(good, l, 2, 1, &err), SPP_E_USAGE);
 	l[1].ndim = 2;
 	assert_false(harness_exists(good));
-	assert_int_equal(count_entries(dir), 0);
+	assert_int_equal(harness_count_entries(dir), 0);
 
 	/* success leaves exactly the file; rewriting replaces it whole */
 	assert_int_equal(spp_synth_write(good, l, 2, 1, &err), SPP_OK);
-	assert_int_equal(count_entries(dir), 1);
+	assert_int_equal(harness_count_entries(dir), 1);
 	assert_int_equal(spp_synth_write(good, l, 1, 1, &err), SPP_OK);
 	b = harness_slurp(good, &n);
-	assert_int_equal(count_entries(dir), 1);
+	assert_int_equal(harness_count_entries(dir), 1);
 	free(b);
 
 	/* the rename fails (a folder is in the way): the temp file goes */
 	assert_int_equal(mkdir(sub, 0755), 0);
 	assert_int_equal(spp_synth_write(sub, l, 1, 1, &err), SPP_E_OUTPUT);
 	assert_non_null(strstr(err.msg, sub));
-	assert_int_equal(count_entries(dir), 2);
+	assert_int_equal(harness_count_entries(dir), 2);
 	free(missing);
 	free(good);
 	free(sub);
 	harness_rmtree(dir);
-}
-
-/* Count a layer's zeros through the library's own view of it. */
-static uint64_t view_zeros(const struct spp_layer *ly)
-{
-	uint64_t z = 0;
-	for (int64_t i = 0; i < ly->view.m; i++)
-		for (int64_t j = 0; j < ly->view.k; j++)
-			z += (uint64_t)is_zero(ly->weight->dtype, ly->weight->data,
-					       spp_view_index(&ly->view, i, j));
-	return z;
-}
-
-/* The same files through spp_model_open() and the GEMM views. */
-static void test_through_loader(void **state)
-{
-	static const char *const specs[] = {
-		"embeddings.word_embeddings.weight=50x16:dense:0:F16",
-		"fc1.weight=24x16:nm2_4:0.5:F16",
-		"fc1.bias=24:dense:0:F16",
-		"fc2.weight=16x24:unstructured:0.9:BF16",
-		"conv.weight=16x8x3x3:nm2_4:0.5",
-		"conv1d.weight=8x12x3:block4:0.5:F64",
-		"head.weight=10x16:channel:0.3:I8",
-	};
-	enum { N = sizeof(specs) / sizeof(specs[0]) };
-	struct spp_synth_layer layers[N];
-	struct spp_model *m = NULL;
-	struct spp_layer *ly = NULL;
-	struct spp_error err = {0};
-	char *dir = harness_tmpdir(), *path;
-	int count = 0;
-
-	(void)state;
-	path = write_specs(dir, "l.safetensors", specs, N, 9, layers);
-	if (spp_model_open(path, &m, &err) != 0)
-		fail_msg("spp_model_open: %s", err.msg);
-	assert_int_equal(m->ntensors, N);
-	for (int i = 0; i < N; i++) {
-		assert_string_equal(m->tensors[i].name, layers[i].name);
-		assert_int_equal(m->tensors[i].dtype, layers[i].dtype);
-		assert_int_equal(m->tensors[i].ndim, layers[i].ndim);
-		assert_int_equal(m->tensors[i].nbytes,
-				 m->tensors[i].numel * (uint64_t)elem_size(layers[i].dtype));
-	}
-	assert_int_equal(spp_layers_from_model(m, 128, &ly, &count, &err), 0);
-	/* the embedding and the bias are not layers */
-	assert_int_equal(count, 5);
-	assert_string_equal(ly[0].name, "fc1.weight");
-	assert_int_equal(view_zeros(&ly[0]), 24 * 16 / 2);
-	assert_int_equal(view_zeros(&ly[1]), 346); /* round(0.9 * 384) */
-	assert_int_equal(view_zeros(&ly[2]), 16 * 72 / 2);
-	/* conv: every group of 4 along the view's K holds 2 */
-	for (int64_t i = 0; i < ly[2].view.m; i++)
-		for (int64_t g = 0; g < ly[2].view.k; g += 4) {
-			int nz = 0;
-			for (int64_t j = g; j < g + 4; j++)
-				nz += !is_zero(SPP_DTYPE_F32, ly[2].weight->data,
-					       spp_view_index(&ly[2].view, i, j));
-			assert_int_equal(nz, 2);
-		}
-	/* conv1d 8 x 36, 4x4 blocks: 2 x 9 = 18, 9 zero: 4 x (4x4) rows... count */
-	assert_int_equal(view_zeros(&ly[3]), 9 * 16);
-	assert_int_equal(view_zeros(&ly[4]), 3 * 16); /* round(3.0) rows of 16 */
-	free(ly);
-	spp_model_destroy(m);
-	free(path);
-	harness_rmtree(dir);
-}
-
-/* spprof synth on the command line writes what the library writes. */
-static void test_cli(void **state)
-{
-	const char *spec1 = "fc=12x8:nm2_4:0.5:F16", *spec2 = "c=4x4x3x3:unstructured:0.7";
-	struct spp_synth_layer layers[2];
-	struct harness_run r;
-	char *dir = harness_tmpdir(), *lib, *cli = harness_join(dir, "cli.safetensors");
-	char *b1, *b2;
-	size_t n1, n2;
-	const char *const specs[] = {spec1, spec2};
-
-	(void)state;
-	lib = write_specs(dir, "lib.safetensors", specs, 2, 77, layers);
-	{
-		const char *args[] = {"synth", "-o", cli, "--layer", spec1, "--layer",
-				      spec2, "--seed", "77", NULL};
-		assert_int_equal(harness_spprof(&r, args), 0);
-	}
-	assert_int_equal(r.status, 0);
-	harness_run_free(&r);
-	b1 = harness_slurp(lib, &n1);
-	b2 = harness_slurp(cli, &n2);
-	assert_non_null(b2);
-	assert_int_equal(n1, n2);
-	assert_memory_equal(b1, b2, n1);
-	{
-		const char *args[] = {"synth", "-o", cli, "--layer", "x=4x4:nm2_4:0.3", NULL};
-		assert_int_equal(harness_spprof(&r, args), 0);
-	}
-	assert_int_equal(r.status, 2);
-	assert_non_null(strstr(r.err, "'x=4x4:nm2_4:0.3'"));
-	harness_run_free(&r);
-	free(b1);
-	free(b2);
-	free(lib);
-	free(cli);
-	harness_rmtree(dir);
-}
-
-/* The bundled sample models hold the patterns their README promises. */
-static void test_sample_models(void **state)
-{
-	static const struct {
-		const char *file;
-		enum spp_synth_pattern pattern;
-		double sparsity;
-		int block;
-		enum spp_dtype dtype;
-	} models[] = {
-		{"bert_block_nm2_4.safetensors", SPP_SYNTH_NM, 0.5, 0, SPP_DTYPE_F16},
-		{"bert_block_unstructured90.safetensors", SPP_SYNTH_UNSTRUCTURED, 0.9, 0, SPP_DTYPE_F32},
-		{"bert_block_block4.safetensors", SPP_SYNTH_BLOCK, 0.75, 4, SPP_DTYPE_F32},
-	};
-	static const char *const proj[] = {
-		"attention.self.query.weight", "attention.self.key.weight",
-		"attention.self.value.weight", "attention.output.dense.weight",
-		"intermediate.dense.weight", "output.dense.weight",
-	};
-	const char *dir = getenv("SPP_SAMPLE_MODELS");
-
-	(void)state;
-	if (!dir)
-		skip();
-	for (size_t i = 0; i < sizeof(models) / sizeof(models[0]); i++) {
-		char *path = harness_join(dir, models[i].file), name[128];
-		struct spp_model *m = NULL;
-		struct spp_error err = {0};
-		struct st_file f;
-
-		st_read(path, &f);
-		for (size_t p = 0; p < sizeof(proj) / sizeof(proj[0]); p++) {
-			const struct st_tensor *t;
-			struct spp_synth_layer want = {0};
-
-			snprintf(name, sizeof(name), "encoder.layer.0.%s", proj[p]);
-			t = st_get(&f, name);
-			want.ndim = 2;
-			want.shape[0] = t->shape[0];
-			want.shape[1] = t->shape[1];
-			want.pattern = models[i].pattern;
-			want.nm_n = 2;
-			want.nm_m = 4;
-			want.block = models[i].block;
-			want.sparsity = models[i].sparsity;
-			want.dtype = models[i].dtype;
-			check_layer(t, &want);
-		}
-		assert_int_equal(count_zeros(st_get(&f, "embeddings.word_embeddings.weight")), 0);
-		if (spp_model_open(path, &m, &err) != 0)
-			fail_msg("spp_model_open: %s", err.msg);
-		assert_int_equal(m->ntensors, f.n);
-		spp_model_destroy(m);
-		st_free(&f);
-		free(path);
-	}
-	{
-		char *path = harness_join(dir, "mixed_cnn.safetensors");
-		struct st_file f;
-		int convs = 0, bf16 = 0;
-
-		st_read(path, &f);
-		for (int t = 0; t < f.n; t++) {
-			convs += f.t[t].ndim >= 3;
-			bf16 += f.t[t].dtype == SPP_DTYPE_BF16;
-		}
-		assert_true(convs >= 5);
-		assert_true(bf16 >= 1);
-		check_nm(st_get(&f, "features.2.weight"), 2, 4);
-		st_free(&f);
-		free(path);
-	}
 }
 
 int main(void)

@@ -1,0 +1,184 @@
+/*
+ * The text report's runs table: one row per layer x run, with the layer
+ * name on its first row only. Cells come from (layer, run) pairs, columns
+ * are rows of run_columns.
+ */
+#include "reports/text_table.h"
+
+#include <string.h>
+
+#include "reports/cells.h"
+
+struct run_column {
+	const char *title;
+	int right;
+	void (*cell)(const cJSON *layer, const cJSON *run, struct spp_text_cell *c);
+};
+
+static void rc_layer(const cJSON *l, const cJSON *r, struct spp_text_cell *c)
+{
+	const cJSON *runs = spp_cell_get(l, "runs");
+
+	if (runs && runs->child == r)
+		spp_text_layer_name(l, c);
+	else
+		spp_text_set(c, "");
+}
+
+static void rc_format(const cJSON *l, const cJSON *r, struct spp_text_cell *c)
+{
+	(void)l;
+	spp_text_set_str(c, spp_cell_str(r, "format"));
+}
+
+static void rc_status(const cJSON *l, const cJSON *r, struct spp_text_cell *c)
+{
+	const char *s = spp_cell_str(r, "status");
+
+	(void)l;
+	spp_text_set_str(c, s && strcmp(s, "not_applicable") == 0 ? "n/a" : s);
+	if (s && strcmp(s, "ok") != 0)
+		c->style = SPP_TEXT_DIM;
+}
+
+static void rc_time(const cJSON *l, const cJSON *r, struct spp_text_cell *c)
+{
+	double v = 0;
+	int known = spp_cell_num(r, "time_ns.median", &v);
+
+	(void)l;
+	spp_text_set_time(c, known, v);
+}
+
+static void rc_spread(const cJSON *l, const cJSON *r, struct spp_text_cell *c)
+{
+	struct spp_text_cell a, b;
+	double p10 = 0, p90 = 0;
+	int known = spp_cell_num(r, "time_ns.p10", &p10) && spp_cell_num(r, "time_ns.p90", &p90);
+
+	(void)l;
+	if (!known) {
+		spp_text_set_null(c);
+		return;
+	}
+	spp_text_set_time(&a, 1, p10);
+	spp_text_set_time(&b, 1, p90);
+	snprintf(c->text, sizeof(c->text), "%.40s\xe2\x80\x93%.40s", a.text, b.text);
+	c->style = SPP_TEXT_PLAIN;
+}
+
+static void rc_repeats(const cJSON *l, const cJSON *r, struct spp_text_cell *c)
+{
+	double v;
+
+	(void)l;
+	if (!spp_cell_num(r, "time_ns.repeats", &v)) {
+		spp_text_set_null(c);
+		return;
+	}
+	spp_cell_number(v, c->text, sizeof(c->text));
+	c->style = SPP_TEXT_PLAIN;
+}
+
+static void rc_speedup(const cJSON *l, const cJSON *r, struct spp_text_cell *c)
+{
+	double v = 0;
+	int known = spp_cell_num(r, "speedup", &v);
+
+	(void)l;
+	spp_text_set_ratio(c, known, v);
+	if (known && v > 1)
+		c->style = SPP_TEXT_GOOD;
+}
+
+/* The number at path times scale, in printf format fmt; unknown when absent. */
+static void run_figure(const cJSON *r, const char *path, double scale, const char *fmt,
+		       struct spp_text_cell *c)
+{
+	double v;
+
+	if (!spp_cell_num(r, path, &v)) {
+		spp_text_set_null(c);
+		return;
+	}
+	snprintf(c->text, sizeof(c->text), fmt, v * scale);
+	c->style = SPP_TEXT_PLAIN;
+}
+
+static void rc_efficiency(const cJSON *l, const cJSON *r, struct spp_text_cell *c)
+{
+	(void)l;
+	run_figure(r, "efficiency", 100, "%.1f%%", c);
+}
+
+static void rc_gflops(const cJSON *l, const cJSON *r, struct spp_text_cell *c)
+{
+	(void)l;
+	run_figure(r, "gflops", 1, "%.1f", c);
+}
+
+static void rc_gbs(const cJSON *l, const cJSON *r, struct spp_text_cell *c)
+{
+	double v, u;
+
+	(void)l;
+	if (!spp_cell_num(r, "bandwidth_gbs", &v)) {
+		spp_text_set_null(c);
+		return;
+	}
+	if (spp_cell_num(r, "bw_util", &u))
+		snprintf(c->text, sizeof(c->text), "%.1f (%.0f%%)", v, u * 100);
+	else
+		snprintf(c->text, sizeof(c->text), "%.1f", v);
+	c->style = SPP_TEXT_PLAIN;
+}
+
+static void rc_imbalance(const cJSON *l, const cJSON *r, struct spp_text_cell *c)
+{
+	(void)l;
+	run_figure(r, "imbalance", 1, "%.2f", c);
+}
+
+static const struct run_column run_columns[] = {
+	{"layer", 0, rc_layer},
+	{"format", 0, rc_format},
+	{"status", 0, rc_status},
+	{"time", 1, rc_time},
+	{"p10\xe2\x80\x93p90", 1, rc_spread},
+	{"runs", 1, rc_repeats},
+	{"speedup", 1, rc_speedup},
+	{"efficiency", 1, rc_efficiency},
+	{"GFLOP/s", 1, rc_gflops},
+	{"GB/s", 1, rc_gbs},
+	{"imbalance", 1, rc_imbalance},
+};
+
+#define NRCOL ((int)(sizeof(run_columns) / sizeof(run_columns[0])))
+
+void spp_text_write_runs(const cJSON *report, FILE *f, int color)
+{
+	const cJSON *layers = spp_cell_get(report, "layers"), *l, *r;
+	int w[NRCOL];
+	struct spp_text_cell c;
+
+	for (int i = 0; i < NRCOL; i++) {
+		w[i] = spp_text_width(run_columns[i].title);
+		cJSON_ArrayForEach(l, layers)
+			cJSON_ArrayForEach(r, (cJSON_IsArray(spp_cell_get(l, "runs")) ? spp_cell_get(l, "runs") : NULL)) {
+				run_columns[i].cell(l, r, &c);
+				spp_text_grow(&w[i], &c);
+			}
+	}
+	fputc('\n', f);
+	for (int i = 0; i < NRCOL; i++)
+		spp_text_put_cell(f, run_columns[i].title, SPP_TEXT_PLAIN, w[i], run_columns[i].right,
+			 i == NRCOL - 1, color, ANSI_BOLD);
+	spp_text_put_rule(f, w, NRCOL);
+	cJSON_ArrayForEach(l, layers)
+		cJSON_ArrayForEach(r, (cJSON_IsArray(spp_cell_get(l, "runs")) ? spp_cell_get(l, "runs") : NULL))
+			for (int i = 0; i < NRCOL; i++) {
+				run_columns[i].cell(l, r, &c);
+				spp_text_put_cell(f, c.text, c.style, w[i], run_columns[i].right,
+					 i == NRCOL - 1, color, "");
+			}
+}

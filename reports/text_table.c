@@ -1,0 +1,187 @@
+/*
+ * Cells and aligned columns of the text report's tables.
+ */
+#include "reports/text_table.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "reports/cells.h"
+
+int spp_text_width(const char *s)
+{
+	int w = 0;
+
+	for (; *s; s++)
+		w += ((unsigned char)*s & 0xc0) != 0x80;
+	return w;
+}
+
+/* Copy s, replacing control bytes so a hostile name cannot drive the terminal. */
+void spp_text_set(struct spp_text_cell *c, const char *s)
+{
+	size_t i = 0;
+
+	for (; s[i] && i < sizeof(c->text) - 1; i++)
+		c->text[i] = ((unsigned char)s[i] < 0x20 || s[i] == 0x7f) ? '?' : s[i];
+	/* never end inside a multi-byte sequence */
+	if (s[i])
+		while (i > 0 && ((unsigned char)c->text[i] & 0xc0) == 0x80)
+			i--;
+	c->text[i] = '\0';
+	c->style = SPP_TEXT_PLAIN;
+}
+
+void spp_text_set_null(struct spp_text_cell *c)
+{
+	spp_text_set(c, NULL_CELL);
+	c->style = SPP_TEXT_DIM;
+}
+
+void spp_text_set_str(struct spp_text_cell *c, const char *s)
+{
+	if (s)
+		spp_text_set(c, s);
+	else
+		spp_text_set_null(c);
+}
+
+/* "10.0x": ratios and speedups with three significant digits. */
+void spp_text_set_ratio(struct spp_text_cell *c, int known, double v)
+{
+	if (!known) {
+		spp_text_set_null(c);
+		return;
+	}
+	snprintf(c->text, sizeof(c->text), fabs(v) < 10 ? "%.2fx" : fabs(v) < 100 ? "%.1fx" : "%.0fx", v);
+	c->style = SPP_TEXT_PLAIN;
+}
+
+static void cut_utf8(const char *s, size_t *pos)
+{
+	while (*pos > 0 && ((unsigned char)s[*pos] & 0xc0) == 0x80)
+		(*pos)--;
+}
+
+/*
+ * Elide the middle of a long layer name, cutting at dots where that keeps
+ * most of the room: "model.layers.0.self_attn.q_proj.weight" becomes
+ * "model.layers.0…q_proj.weight". The head keeps up to the first numeric
+ * part (the layer index) and the tail the last parts, since those tell
+ * rows apart; what the head leaves goes to the tail.
+ */
+static void elide(const char *s, int maxw, char *out, size_t n)
+{
+	size_t len = strlen(s), budget = (size_t)maxw - 1, head = 0, room, p;
+
+	if (spp_text_width(s) <= maxw) {
+		snprintf(out, n, "%s", s);
+		return;
+	}
+	for (p = 0; p < len && !head;) {
+		size_t e = p;
+		int digits = 1;
+
+		while (e < len && s[e] != '.') {
+			digits &= s[e] >= '0' && s[e] <= '9';
+			e++;
+		}
+		if (digits && e > p && e + 8 <= budget)
+			head = e;
+		p = e + 1;
+	}
+	if (!head) {
+		head = budget / 2;
+		for (p = head; p > 0 && s[p] != '.'; p--)
+			;
+		if (p > 0 && p >= head / 2)
+			head = p;
+	}
+	cut_utf8(s, &head);
+	room = budget - head;
+	/* the tail starts after a dot if that keeps over half its room */
+	for (p = len - room; p < len && s[p - 1] != '.'; p++)
+		;
+	if (p >= len || 2 * (len - p) <= room)
+		p = len - room;
+	cut_utf8(s, &p);
+	snprintf(out, n, "%.*s" ELLIPSIS "%s", (int)head, s, s + p);
+}
+
+void spp_text_layer_name(const cJSON *l, struct spp_text_cell *c)
+{
+	const char *name = spp_cell_str(l, "name");
+	char buf[sizeof(c->text)];
+
+	if (!name) {
+		spp_text_set_null(c);
+		return;
+	}
+	elide(name, NAME_WIDTH, buf, sizeof(buf));
+	spp_text_set(c, buf);
+}
+
+void spp_text_set_time(struct spp_text_cell *c, int known, double ns)
+{
+	static const char *const unit[] = {"ns", "us", "ms", "s"};
+	int u = 0;
+
+	if (!known) {
+		spp_text_set_null(c);
+		return;
+	}
+	while (u < 3 && fabs(ns) >= 1000) {
+		ns /= 1000;
+		u++;
+	}
+	snprintf(c->text, sizeof(c->text), fabs(ns) < 10 ? "%.2f %s" : fabs(ns) < 100 ? "%.1f %s" : "%.0f %s",
+		 ns, unit[u]);
+	c->style = SPP_TEXT_PLAIN;
+}
+
+void spp_text_put_cell(FILE *f, const char *text, enum spp_text_style st, int w, int right,
+		       int last, int color, const char *row_style)
+{
+	static const char *const style_code[] = {"", ANSI_DIM, ANSI_GREEN};
+	int pad = w - spp_text_width(text);
+
+	if (pad < 0)
+		pad = 0;
+	if (right)
+		fprintf(f, "%*s", pad, "");
+	if (color && (st != SPP_TEXT_PLAIN || *row_style))
+		fprintf(f, "%s%s%s" ANSI_RESET, row_style, style_code[st], text);
+	else
+		fputs(text, f);
+	if (!right && !last)
+		fprintf(f, "%*s", pad, "");
+	fputs(last ? "\n" : "  ", f);
+}
+
+void spp_text_grow(int *w, const struct spp_text_cell *c)
+{
+	if (spp_text_width(c->text) > *w)
+		*w = spp_text_width(c->text);
+}
+
+void spp_text_put_rule(FILE *f, const int *w, int ncol)
+{
+	int total = 2 * (ncol - 1);
+
+	for (int i = 0; i < ncol; i++)
+		total += w[i];
+	for (int i = 0; i < total; i++)
+		fputc('-', f);
+	fputc('\n', f);
+}
+
+/* Whether any layer has kernel runs (a static report has none). */
+int spp_text_has_runs(const cJSON *report)
+{
+	const cJSON *layers = spp_cell_get(report, "layers"), *l;
+
+	cJSON_ArrayForEach(l, (cJSON_IsArray(layers) ? layers : NULL))
+		if (cJSON_GetArraySize(spp_cell_get(l, "runs")) > 0)
+			return 1;
+	return 0;
+}

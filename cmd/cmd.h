@@ -22,12 +22,14 @@ int cmd_report(int argc, char **argv);
 int cmd_synth(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_calibrate(int argc, char **argv);
+int cmd_bench(int argc, char **argv);
 
 extern const char cmd_analyze_usage[];
 extern const char cmd_report_usage[];
 extern const char cmd_synth_usage[];
 extern const char cmd_info_usage[];
 extern const char cmd_calibrate_usage[];
+extern const char cmd_bench_usage[];
 
 /* Print "spprof: MSG" for err on stderr; returns the status's exit code. */
 int cmd_fail(const struct spp_error *err);
@@ -39,6 +41,16 @@ int cmd_usage_error(const char *cmd, const char *fmt, ...)
 /* Strict number parsing for option values: 0 ok, -1 not a number / out of range. */
 int cmd_parse_i64(const char *s, int64_t min, int64_t max, int64_t *out);
 int cmd_parse_u64(const char *s, uint64_t *out);
+
+enum spp_report_format;
+
+/*
+ * The output format of a report command: --format NAME when given (an
+ * unknown name is a usage error of cmd), else from -o FILE's extension,
+ * else text. Returns 0, or 2 after printing the usage error.
+ */
+int cmd_output_format(const char *cmd, const char *format_name,
+		      const char *output, enum spp_report_format *fmt);
 
 /* Whether stderr/stdout should get colour: a terminal and NO_COLOR unset. */
 int cmd_use_color(int fd);

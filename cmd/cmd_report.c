@@ -50,10 +50,8 @@ int cmd_report(int argc, char **argv)
 	}
 	if (optind != argc - 1)
 		return cmd_usage_error("report", optind >= argc ? "no REPORT given" : "one REPORT at a time");
-	if (format_name && spp_report_format_from_name(format_name, &fmt))
-		return cmd_usage_error("report", "unknown --format '%s' (text, json, csv)", format_name);
-	if (!format_name && output && spp_report_format_from_path(output, &fmt))
-		fmt = SPP_REPORT_TEXT;
+	if (cmd_output_format("report", format_name, output, &fmt))
+		return 2;
 
 	rc = spp_report_load(argv[optind], &report, &err);
 	if (rc)

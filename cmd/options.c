@@ -1,4 +1,5 @@
 #include "cmd/cmd.h"
+#include "reports/report.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -61,4 +62,18 @@ int cmd_use_color(int fd)
 	if (nc && *nc)
 		return 0;
 	return isatty(fd);
+}
+
+int cmd_output_format(const char *cmd, const char *format_name,
+		      const char *output, enum spp_report_format *fmt)
+{
+	*fmt = SPP_REPORT_TEXT;
+	if (format_name) {
+		if (spp_report_format_from_name(format_name, fmt))
+			return cmd_usage_error(cmd, "unknown --format '%s'", format_name);
+		return 0;
+	}
+	if (output && spp_report_format_from_path(output, fmt))
+		*fmt = SPP_REPORT_TEXT;
+	return 0;
 }

@@ -54,6 +54,20 @@ int spp_error_set(struct spp_error *err, int code, const char *fmt, ...)
 	return code;
 }
 
+int spp_error_format(struct spp_error *err, const char *file, const char *fmt, ...)
+{
+	char what[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	for (char *p = what; *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			*p = '?';
+	return spp_error_set(err, SPP_E_FORMAT, "'%s': %s", file, what);
+}
+
 void spp_error_clear(struct spp_error *err)
 {
 	if (err) {

@@ -48,6 +48,14 @@ int spp_status_exit_code(int code);
 int spp_error_set(struct spp_error *err, int code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
+/*
+ * A malformed-input error: SPP_E_FORMAT with one line "'file': what", where
+ * control characters in `what` (names taken from the file) become '?' so
+ * the message stays one line. Returns SPP_E_FORMAT. Loaders use this.
+ */
+int spp_error_format(struct spp_error *err, const char *file, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
 /* Reset err to SPP_OK with an empty message; accepts NULL. */
 void spp_error_clear(struct spp_error *err);
 

@@ -12,25 +12,6 @@
 /* JSON numbers are doubles: every integer up to 2^53 is exact, no more. */
 #define MAX_EXACT 9007199254740992.0
 
-static int fault(struct spp_error *err, const char *file, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-/* Every format fault is one line that starts with the quoted file name. */
-static int fault(struct spp_error *err, const char *file, const char *fmt, ...)
-{
-	char what[256];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(what, sizeof(what), fmt, ap);
-	va_end(ap);
-	/* names come from the file: keep the message on one line */
-	for (char *p = what; *p; p++)
-		if ((unsigned char)*p < 0x20 || *p == 0x7f)
-			*p = '?';
-	return spp_error_set(err, SPP_E_FORMAT, "'%s': %s", file, what);
-}
-
 static const char *json_kind(const cJSON *j)
 {
 	if (cJSON_IsString(j))
@@ -67,14 +48,14 @@ static int json_uint(const cJSON *j, uint64_t *out, const char *file,
 	double v;
 
 	if (!cJSON_IsNumber(j))
-		return fault(err, file, "tensor '%s': %s is %s, not a non-negative integer",
+		return spp_error_format(err, file, "tensor '%s': %s is %s, not a non-negative integer",
 			     tensor, what, json_kind(j));
 	v = j->valuedouble;
 	if (v > MAX_EXACT)
-		return fault(err, file, "tensor '%s': %s = %.17g is beyond 2^53",
+		return spp_error_format(err, file, "tensor '%s': %s = %.17g is beyond 2^53",
 			     tensor, what, v);
 	if (!(v >= 0.0) || v != floor(v))
-		return fault(err, file, "tensor '%s': %s = %.17g is not a non-negative integer",
+		return spp_error_format(err, file, "tensor '%s': %s = %.17g is not a non-negative integer",
 			     tensor, what, v);
 	*out = (uint64_t)v;
 	return SPP_OK;
@@ -89,11 +70,11 @@ static int parse_shape(const cJSON *shape, struct spp_tensor *t, const char *fil
 	char what[32];
 
 	if (!cJSON_IsArray(shape))
-		return fault(err, file, "tensor '%s': 'shape' is %s, not an array",
+		return spp_error_format(err, file, "tensor '%s': 'shape' is %s, not an array",
 			     t->name, json_kind(shape));
 	cJSON_ArrayForEach(d, shape) {
 		if (rank == SPP_MAX_DIMS)
-			return fault(err, file, "tensor '%s': rank %d exceeds the limit of %d",
+			return spp_error_format(err, file, "tensor '%s': rank %d exceeds the limit of %d",
 				     t->name, cJSON_GetArraySize(shape), SPP_MAX_DIMS);
 		snprintf(what, sizeof(what), "shape[%d]", rank);
 		rc = json_uint(d, &v, file, t->name, what, err);
@@ -111,7 +92,7 @@ static int parse_shape(const cJSON *shape, struct spp_tensor *t, const char *fil
 	if (has_zero)
 		numel = 0;
 	else if (overflow)
-		return fault(err, file, "tensor '%s': the element count of the shape overflows 64 bits",
+		return spp_error_format(err, file, "tensor '%s': the element count of the shape overflows 64 bits",
 			     t->name);
 	t->ndim = rank;
 	t->numel = numel;
@@ -128,7 +109,7 @@ static int parse_entry(const cJSON *entry, struct spp_tensor *t, uint64_t data_s
 	int rc;
 
 	if (!cJSON_IsObject(entry))
-		return fault(err, file, "tensor '%s': entry is %s, not an object",
+		return spp_error_format(err, file, "tensor '%s': entry is %s, not an object",
 			     t->name, json_kind(entry));
 	cJSON_ArrayForEach(c, entry) {
 		const cJSON **slot = NULL;
@@ -141,20 +122,20 @@ static int parse_entry(const cJSON *entry, struct spp_tensor *t, uint64_t data_s
 		if (!slot)
 			continue; /* unknown keys are allowed */
 		if (*slot)
-			return fault(err, file, "tensor '%s': key '%s' appears twice",
+			return spp_error_format(err, file, "tensor '%s': key '%s' appears twice",
 				     t->name, c->string);
 		*slot = c;
 	}
 	if (!dtype || !shape || !offs)
-		return fault(err, file, "tensor '%s': missing '%s'", t->name,
+		return spp_error_format(err, file, "tensor '%s': missing '%s'", t->name,
 			     !dtype ? "dtype" : !shape ? "shape" : "data_offsets");
 
 	if (!cJSON_IsString(dtype))
-		return fault(err, file, "tensor '%s': 'dtype' is %s, not a string",
+		return spp_error_format(err, file, "tensor '%s': 'dtype' is %s, not a string",
 			     t->name, json_kind(dtype));
 	if (spp_dtype_from_name(dtype->valuestring, &t->dtype) ||
 	    !spp_dtype_info(t->dtype)->in_safetensors)
-		return fault(err, file, "tensor '%s': unknown dtype '%s'", t->name,
+		return spp_error_format(err, file, "tensor '%s': unknown dtype '%s'", t->name,
 			     dtype->valuestring);
 	info = spp_dtype_info(t->dtype);
 
@@ -162,18 +143,18 @@ static int parse_entry(const cJSON *entry, struct spp_tensor *t, uint64_t data_s
 	if (rc)
 		return rc;
 	if (t->numel > UINT64_MAX / (uint64_t)info->bits)
-		return fault(err, file, "tensor '%s': the byte size of shape x dtype overflows 64 bits",
+		return spp_error_format(err, file, "tensor '%s': the byte size of shape x dtype overflows 64 bits",
 			     t->name);
 	if (spp_dtype_nbytes(t->dtype, t->numel, &nbytes))
-		return fault(err, file, "tensor '%s': %" PRIu64 " elements of %s take %" PRIu64
+		return spp_error_format(err, file, "tensor '%s': %" PRIu64 " elements of %s take %" PRIu64
 			     " bits, which do not end on a byte boundary",
 			     t->name, t->numel, info->name, t->numel * (uint64_t)info->bits);
 
 	if (!cJSON_IsArray(offs))
-		return fault(err, file, "tensor '%s': 'data_offsets' is %s, not an array of 2 integers",
+		return spp_error_format(err, file, "tensor '%s': 'data_offsets' is %s, not an array of 2 integers",
 			     t->name, json_kind(offs));
 	if (cJSON_GetArraySize(offs) != 2)
-		return fault(err, file, "tensor '%s': 'data_offsets' has %d entries, not 2",
+		return spp_error_format(err, file, "tensor '%s': 'data_offsets' has %d entries, not 2",
 			     t->name, cJSON_GetArraySize(offs));
 	rc = json_uint(offs->child, &begin, file, t->name, "data_offsets[0]", err);
 	if (!rc)
@@ -181,10 +162,10 @@ static int parse_entry(const cJSON *entry, struct spp_tensor *t, uint64_t data_s
 	if (rc)
 		return rc;
 	if (end < begin)
-		return fault(err, file, "tensor '%s': data_offsets [%" PRIu64 ", %" PRIu64
+		return spp_error_format(err, file, "tensor '%s': data_offsets [%" PRIu64 ", %" PRIu64
 			     ") end before they begin", t->name, begin, end);
 	if (end - begin != nbytes)
-		return fault(err, file, "tensor '%s': data_offsets [%" PRIu64 ", %" PRIu64
+		return spp_error_format(err, file, "tensor '%s': data_offsets [%" PRIu64 ", %" PRIu64
 			     ") hold %" PRIu64 " bytes, shape x dtype needs %" PRIu64,
 			     t->name, begin, end, end - begin, nbytes);
 	t->offset = data_start + begin;
@@ -198,11 +179,11 @@ static int metadata_check(const cJSON *meta, const char *file, struct spp_error 
 	const cJSON *m;
 
 	if (!cJSON_IsObject(meta))
-		return fault(err, file, "'__metadata__' is %s, not an object",
+		return spp_error_format(err, file, "'__metadata__' is %s, not an object",
 			     json_kind(meta));
 	cJSON_ArrayForEach(m, meta) {
 		if (!cJSON_IsString(m))
-			return fault(err, file, "'__metadata__': value of '%s' is %s, not a string",
+			return spp_error_format(err, file, "'__metadata__': value of '%s' is %s, not a string",
 				     m->string, json_kind(m));
 	}
 	return SPP_OK;
@@ -236,21 +217,21 @@ static int tiling_check(const struct spp_tensor *ts, int n, uint64_t data_start,
 	for (int i = 0; i < n; i++) {
 		uint64_t begin = ts[i].offset - data_start;
 		if (begin > pos)
-			return fault(err, file, "tensor '%s' starts at byte %" PRIu64
+			return spp_error_format(err, file, "tensor '%s' starts at byte %" PRIu64
 				     " of the data buffer, expected %" PRIu64 " (gap)",
 				     ts[i].name, begin, pos);
 		if (begin < pos)
-			return fault(err, file, "tensor '%s' starts at byte %" PRIu64
+			return spp_error_format(err, file, "tensor '%s' starts at byte %" PRIu64
 				     " of the data buffer, inside tensor '%s' which ends at %"
 				     PRIu64 " (overlap)", ts[i].name, begin, ts[i - 1].name, pos);
 		pos = begin + ts[i].nbytes;
 		if (pos > data_size)
-			return fault(err, file, "tensor '%s' ends at byte %" PRIu64
+			return spp_error_format(err, file, "tensor '%s' ends at byte %" PRIu64
 				     " of the data buffer, which holds only %" PRIu64
 				     " bytes (file truncated)", ts[i].name, pos, data_size);
 	}
 	if (pos < data_size)
-		return fault(err, file, "the data buffer holds %" PRIu64 " bytes but the tensors end at byte %"
+		return spp_error_format(err, file, "the data buffer holds %" PRIu64 " bytes but the tensors end at byte %"
 			     PRIu64 " (%" PRIu64 " trailing bytes)", data_size, pos, data_size - pos);
 	return SPP_OK;
 }
@@ -263,23 +244,23 @@ static int header_check(const unsigned char *buf, uint64_t size, const char *fil
 	uint64_t n;
 
 	if (size < 8)
-		return fault(err, file, "truncated: %" PRIu64 " bytes, a safetensors file "
+		return spp_error_format(err, file, "truncated: %" PRIu64 " bytes, a safetensors file "
 			     "starts with an 8-byte header length", size);
 	n = le64(buf);
 	if (n > size - 8)
-		return fault(err, file, "header length %" PRIu64 " runs past the end of the file (size %"
+		return spp_error_format(err, file, "header length %" PRIu64 " runs past the end of the file (size %"
 			     PRIu64 ")", n, size);
 	if (n > SPP_SAFETENSORS_MAX_HEADER)
-		return fault(err, file, "header length %" PRIu64 " exceeds the limit of %" PRIu64
+		return spp_error_format(err, file, "header length %" PRIu64 " exceeds the limit of %" PRIu64
 			     " bytes", n, SPP_SAFETENSORS_MAX_HEADER);
 	if (n == 0)
-		return fault(err, file, "header length is 0, the header must hold a JSON object");
+		return spp_error_format(err, file, "header length is 0, the header must hold a JSON object");
 	if (buf[8] != '{')
-		return fault(err, file, "header is not a JSON object: byte 8 is 0x%02x, not '{'",
+		return spp_error_format(err, file, "header is not a JSON object: byte 8 is 0x%02x, not '{'",
 			     buf[8]);
 	nul = memchr(buf + 8, 0, (size_t)n);
 	if (nul)
-		return fault(err, file, "NUL byte in the header at byte %td", nul - buf);
+		return spp_error_format(err, file, "NUL byte in the header at byte %td", nul - buf);
 	*hlen = n;
 	return SPP_OK;
 }
@@ -316,13 +297,13 @@ int spp_safetensors_parse(const unsigned char *buf, uint64_t size,
 	root = cJSON_ParseWithLengthOpts(hdr, (size_t)n, &end, 0);
 	if (!root) {
 		uint64_t at = end && end >= hdr && end <= hdr + n ? (uint64_t)(end - hdr) : 0;
-		rc = fault(err, file, "header is not valid JSON, or nests deeper than %d levels "
+		rc = spp_error_format(err, file, "header is not valid JSON, or nests deeper than %d levels "
 			   "(error near byte %" PRIu64 ")", CJSON_NESTING_LIMIT, 8 + at);
 		goto out;
 	}
 	for (const char *p = end; p < hdr + n; p++) {
 		if (*p != ' ') {
-			rc = fault(err, file, "header has bytes after its JSON object, at byte %td"
+			rc = spp_error_format(err, file, "header has bytes after its JSON object, at byte %td"
 				   " (only spaces may pad it)", 8 + (p - hdr));
 			goto out;
 		}
@@ -340,7 +321,7 @@ int spp_safetensors_parse(const unsigned char *buf, uint64_t size,
 	cJSON_ArrayForEach(c, root) {
 		if (strcmp(c->string, "__metadata__") == 0) {
 			if (meta) {
-				rc = fault(err, file, "'__metadata__' appears twice");
+				rc = spp_error_format(err, file, "'__metadata__' appears twice");
 				goto out;
 			}
 			meta = c;
@@ -363,7 +344,7 @@ int spp_safetensors_parse(const unsigned char *buf, uint64_t size,
 	qsort(ts, (size_t)count, sizeof(*ts), name_cmp);
 	for (int i = 1; i < count; i++) {
 		if (strcmp(ts[i - 1].name, ts[i].name) == 0) {
-			rc = fault(err, file, "tensor '%s' appears twice in the header",
+			rc = spp_error_format(err, file, "tensor '%s' appears twice in the header",
 				   ts[i].name);
 			goto out;
 		}

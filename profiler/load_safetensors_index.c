@@ -35,24 +35,6 @@ struct entry {
 	int file;          /* index of its shard in model->files */
 };
 
-static int fault(struct spp_error *err, const char *file, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static int fault(struct spp_error *err, const char *file, const char *fmt, ...)
-{
-	char what[256];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(what, sizeof(what), fmt, ap);
-	va_end(ap);
-	/* names come from the file: keep the message on one line */
-	for (char *p = what; *p; p++)
-		if ((unsigned char)*p < 0x20 || *p == 0x7f)
-			*p = '?';
-	return spp_error_set(err, SPP_E_FORMAT, "'%s': %s", file, what);
-}
-
 static int nomem(struct spp_error *err, const char *file)
 {
 	return spp_error_set(err, SPP_E_NOMEM, "out of memory loading '%s'", file);
@@ -177,16 +159,16 @@ static int read_index(const char *path, cJSON **root, struct spp_error *err)
 	if (rc)
 		return rc;
 	if (f.size == 0) {
-		rc = fault(err, path, "empty file");
+		rc = spp_error_format(err, path, "empty file");
 		goto out;
 	}
 	if (f.size > SPP_SAFETENSORS_MAX_HEADER) {
-		rc = fault(err, path, "index of %" PRIu64 " bytes exceeds the limit of %" PRIu64
+		rc = spp_error_format(err, path, "index of %" PRIu64 " bytes exceeds the limit of %" PRIu64
 			   " bytes", f.size, SPP_SAFETENSORS_MAX_HEADER);
 		goto out;
 	}
 	if (memchr(f.base, 0, (size_t)f.size)) {
-		rc = fault(err, path, "NUL byte in the index at byte %td",
+		rc = spp_error_format(err, path, "NUL byte in the index at byte %td",
 			   (const unsigned char *)memchr(f.base, 0, (size_t)f.size) - f.base);
 		goto out;
 	}
@@ -199,18 +181,18 @@ static int read_index(const char *path, cJSON **root, struct spp_error *err)
 	text[f.size] = '\0';
 	*root = cJSON_ParseWithLengthOpts(text, (size_t)f.size, &end, 0);
 	if (!*root) {
-		rc = fault(err, path, "not valid JSON (error near byte %td)",
+		rc = spp_error_format(err, path, "not valid JSON (error near byte %td)",
 			   end && end >= text && end <= text + f.size ? end - text : 0);
 		goto out;
 	}
 	for (const char *p = end; p < text + f.size; p++) {
 		if (!strchr(" \t\r\n", *p)) {
-			rc = fault(err, path, "bytes after the JSON object, at byte %td", p - text);
+			rc = spp_error_format(err, path, "bytes after the JSON object, at byte %td", p - text);
 			goto out;
 		}
 	}
 	if (!cJSON_IsObject(*root)) {
-		rc = fault(err, path, "not a JSON object");
+		rc = spp_error_format(err, path, "not a JSON object");
 		goto out;
 	}
 	rc = SPP_OK;
@@ -237,20 +219,20 @@ static int read_weight_map(const cJSON *root, const char *path, struct entry **o
 	*out = NULL;
 	*nout = 0;
 	if (meta && !cJSON_IsObject(meta))
-		return fault(err, path, "'metadata' is not an object");
+		return spp_error_format(err, path, "'metadata' is not an object");
 	if (!wm)
-		return fault(err, path, "missing 'weight_map'");
+		return spp_error_format(err, path, "missing 'weight_map'");
 	if (!cJSON_IsObject(wm))
-		return fault(err, path, "'weight_map' is not an object");
+		return spp_error_format(err, path, "'weight_map' is not an object");
 	n = cJSON_GetArraySize(wm);
 	if (n == 0)
-		return fault(err, path, "'weight_map' is empty");
+		return spp_error_format(err, path, "'weight_map' is empty");
 	cJSON_ArrayForEach(c, wm) {
 		if (!cJSON_IsString(c))
-			return fault(err, path, "weight_map: tensor '%s' maps to a non-string",
+			return spp_error_format(err, path, "weight_map: tensor '%s' maps to a non-string",
 				     c->string);
 		if (shard_name_ok(c->valuestring))
-			return fault(err, path, "weight_map: tensor '%s': shard '%s' is not a "
+			return spp_error_format(err, path, "weight_map: tensor '%s': shard '%s' is not a "
 				     "file inside the index's folder", c->string, c->valuestring);
 	}
 	e = calloc((size_t)n, sizeof(*e));
@@ -267,7 +249,7 @@ static int read_weight_map(const cJSON *root, const char *path, struct entry **o
 	qsort(e, (size_t)n, sizeof(*e), by_name);
 	for (int i = 1; i < n; i++) {
 		if (strcmp(e[i - 1].name, e[i].name) == 0) {
-			rc = fault(err, path, "weight_map: tensor '%s' appears twice", e[i].name);
+			rc = spp_error_format(err, path, "weight_map: tensor '%s' appears twice", e[i].name);
 			goto out;
 		}
 	}
@@ -304,7 +286,7 @@ static int load_shard(struct spp_model *m, const char *dir, const char *shard,
 		goto out;
 	if (n > 0) {
 		if (m->ntensors > INT32_MAX - n) {
-			rc = fault(err, m->path, "more than %d tensors", INT32_MAX);
+			rc = spp_error_format(err, m->path, "more than %d tensors", INT32_MAX);
 			goto out;
 		}
 		grown = realloc(m->tensors, (size_t)(m->ntensors + n) * sizeof(*grown));
@@ -337,16 +319,16 @@ static int cross_check(struct spp_model *m, struct entry *e, int n, const char *
 	qsort(t, (size_t)nt, sizeof(*t), tensor_by_name_file);
 	for (int i = 1; i < nt; i++)
 		if (strcmp(t[i - 1].name, t[i].name) == 0)
-			return fault(err, m->path, "tensor '%s' is stored in two shards, '%s' and '%s'",
+			return spp_error_format(err, m->path, "tensor '%s' is stored in two shards, '%s' and '%s'",
 				     t[i].name, shards[t[i - 1].file], shards[t[i].file]);
 	for (int i = 0; i < n; i++) {
 		struct spp_tensor key = {.name = (char *)e[i].name};
 		struct spp_tensor *hit = bsearch(&key, t, (size_t)nt, sizeof(*t), tensor_by_name);
 		if (!hit)
-			return fault(err, m->path, "tensor '%s' is listed in shard '%s' but is not in it",
+			return spp_error_format(err, m->path, "tensor '%s' is listed in shard '%s' but is not in it",
 				     e[i].name, e[i].shard);
 		if (hit->file != e[i].file)
-			return fault(err, m->path, "tensor '%s' is listed in shard '%s' but is stored in '%s'",
+			return spp_error_format(err, m->path, "tensor '%s' is listed in shard '%s' but is stored in '%s'",
 				     e[i].name, e[i].shard, shards[hit->file]);
 	}
 	qsort(t, (size_t)nt, sizeof(*t), spp_safetensors_tensor_cmp);

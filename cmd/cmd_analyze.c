@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "counters/sim.h"
 #include "cmd/cmd.h"
 #include "config.h"
 #include "kernels/peers.h"
@@ -35,6 +36,12 @@ const char cmd_analyze_usage[] =
 	"                      until the time budget is used, 5 to 1000 runs\n"
 	"  --time-budget S     seconds of timed runs per layer; default 0.2\n"
 	"  --cold              evict the caches before every timed run\n"
+	"  --counters C        cache figures from auto, papi, perf, sim or none;\n"
+	"                      auto: hardware counters where they count cache\n"
+	"                      events here, else sim ('spprof info' says which work)\n"
+	"  --cache-model G     the simulator's hierarchy, such as\n"
+	"                      l1=48K/12,l2=1M/16,llc=32M/16,line=64; default: this\n"
+	"                      machine's, the LLC held to a believable size\n"
 	"  --seed S            seed of the activations X (uniform in [-1, 1]); default 1\n"
 	"  --format F          text, json or csv; default text, or from -o's extension\n"
 	"  -o, --output FILE   write the report to FILE atomically instead of stdout\n"
@@ -55,6 +62,8 @@ enum {
 	OPT_BUDGET,
 	OPT_COLD,
 	OPT_PEERS,
+	OPT_COUNTERS,
+	OPT_CACHE_MODEL,
 };
 
 static const struct option analyze_options[] = {
@@ -71,6 +80,8 @@ static const struct option analyze_options[] = {
 	{"time-budget", required_argument, NULL, OPT_BUDGET},
 	{"cold", no_argument, NULL, OPT_COLD},
 	{"peers", required_argument, NULL, OPT_PEERS},
+	{"counters", required_argument, NULL, OPT_COUNTERS},
+	{"cache-model", required_argument, NULL, OPT_CACHE_MODEL},
 	{NULL, 0, NULL, 0},
 };
 
@@ -231,6 +242,24 @@ int cmd_analyze(int argc, char **argv)
 			if ((rc = parse_peers(optarg, &opts)))
 				return rc;
 			break;
+		case OPT_COUNTERS:
+			if (strcmp(optarg, "auto") && strcmp(optarg, "papi") && strcmp(optarg, "perf") &&
+			    strcmp(optarg, "sim") && strcmp(optarg, "none"))
+				return cmd_usage_error("analyze", "unknown --counters '%s' (auto, papi, perf, sim, none)",
+						       optarg);
+			snprintf(opts.counters.want, sizeof(opts.counters.want), "%s", optarg);
+			break;
+		case OPT_CACHE_MODEL: {
+			struct spp_sim_geometry g;
+			struct spp_error e;
+
+			if (strlen(optarg) >= sizeof(opts.counters.cache_model) ||
+			    spp_sim_geometry_parse(optarg, &g, &e))
+				return cmd_usage_error("analyze", "%s", strlen(optarg) >= sizeof(opts.counters.cache_model)
+									? "--cache-model is too long" : e.msg);
+			snprintf(opts.counters.cache_model, sizeof(opts.counters.cache_model), "%s", optarg);
+			break;
+		}
 		case ':':
 			return cmd_usage_error("analyze", "option '%s' needs a value", argv[optind - 1]);
 		default:

@@ -4,6 +4,8 @@
 #include <string.h>
 
 #include "cmd/cmd.h"
+#include "counters/counters.h"
+#include "counters/sim.h"
 #include "profiler/machine.h"
 #include "reports/report.h"
 
@@ -14,7 +16,8 @@ const char cmd_info_usage[] =
 	"vector ISA, cache sizes (with a note when the OS reports something no real\n"
 	"CPU has), threads, the dense BLAS (name, version, core type in use, and\n"
 	"OPENBLAS_CORETYPE when set), and the calibrated peaks for T threads\n"
-	"(measure them with 'spprof calibrate').\n";
+	"(measure them with 'spprof calibrate'), and each counter backend (papi,\n"
+	"perf, sim, none): whether it counts here, what, and why not.\n";
 
 enum { OPT_THREADS = 1000, OPT_FORMAT };
 
@@ -30,6 +33,46 @@ static void print_size(FILE *f, uint64_t b)
 		fprintf(f, "%llu MiB", (unsigned long long)(b >> 20));
 	else
 		fprintf(f, "%llu KiB", (unsigned long long)(b >> 10));
+}
+
+/* One line per counter backend: works here or not, what it counts, why not. */
+static void print_counters(const struct spp_machine *m)
+{
+	for (int i = 0; i < m->ncounters; i++) {
+		const struct spp_counter_avail *a = &m->counters[i];
+		const struct spp_counter_backend *b = spp_counter_backend_find(a->name);
+		int any = 0;
+
+		printf("%s%s: %s", i ? "             " : "counters     ", a->name,
+		       a->works ? "works" : "unavailable");
+		if (a->works && a->events) {
+			printf(", counts");
+			for (int e = 0; e < SPP_CEV_COUNT; e++)
+				if (a->events >> e & 1)
+					printf("%s %s", any++ ? "," : "", spp_counter_event_name(e));
+		}
+		if (a->why[0])
+			printf("%s%s", a->works ? "; " : ": ", a->why);
+		else if (!a->events && b)
+			printf(" (%s)", b->summary);
+		printf("\n");
+		if (strcmp(a->name, "sim") == 0) {
+			struct spp_sim_geometry g;
+			char geo[96], note[256];
+
+			spp_sim_geometry_from_machine(m, &g, note, sizeof(note));
+			spp_sim_geometry_format(&g, geo, sizeof(geo));
+			printf("               models %s%s%s\n", geo, note[0] ? "; " : "", note);
+		}
+	}
+	if (m->ncounters) {
+		const struct spp_counter_backend *b = NULL;
+		struct spp_error err;
+		char why[512];
+
+		if (spp_counters_select("auto", m->counters, m->ncounters, &b, why, sizeof(why), &err) == 0)
+			printf("             --counters auto: %s\n", why);
+	}
 }
 
 static void print_text(const struct spp_machine *m)
@@ -68,6 +111,7 @@ static void print_text(const struct spp_machine *m)
 	else
 		printf("calibration  none for %d threads: run 'spprof calibrate'\n",
 		       m->threads);
+	print_counters(m);
 }
 
 int cmd_info(int argc, char **argv)

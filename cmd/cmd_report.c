@@ -7,7 +7,7 @@
 #include "reports/report.h"
 
 const char cmd_report_usage[] =
-	"usage: spprof report REPORT.json [--format text|json|csv] [-o FILE]\n"
+	"usage: spprof report REPORT.json [--format text|json|csv|md|html] [-o FILE]\n"
 	"\n"
 	"Load a report written by 'spprof analyze --format json' and render it\n"
 	"again: to stdout, or atomically to FILE (format from --format or the\n"

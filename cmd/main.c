@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cmd/cmd.h"
+#include "cmd/cmd_gate.h"
 #include "config.h"
 
 static int cmd_help(int argc, char **argv);
@@ -29,6 +30,12 @@ static const struct spp_cmd commands[] = {
 	 cmd_calibrate_usage},
 	{"report", cmd_report, "re-render a saved JSON report (text, json, csv)",
 	 cmd_report_usage},
+	{"bench", cmd_bench, "benchmark the CPU formats against dense: DLMC, breakeven sweep",
+	 cmd_bench_usage},
+	{"compare", cmd_compare, "differences between two saved reports, per model and layer",
+	 cmd_compare_usage},
+	{"check", cmd_check, "CI gate: evaluate rules on a report, exit 1 when one fails",
+	 cmd_check_usage},
 	{"synth", cmd_synth, "write a synthetic safetensors model with chosen patterns",
 	 cmd_synth_usage},
 	{"help", cmd_help, "show the commands, or one command's options",

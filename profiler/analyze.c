@@ -1,5 +1,7 @@
 #include "profiler/analyze.h"
 
+#include "counters/sim.h"
+
 #include <math.h>
 #include <omp.h>
 #include <stdarg.h>
@@ -17,6 +19,7 @@ void spp_analyze_opts_init(struct spp_analyze_opts *o)
 	o->n = 128;
 	o->seed = 1;
 	o->time_budget_s = 0.2;
+	spp_counters_opts_init(&o->counters);
 }
 
 __attribute__((format(printf, 3, 4)))
@@ -41,12 +44,28 @@ static int add_warning(struct spp_analysis *a, struct spp_error *err,
 	return SPP_OK;
 }
 
+/*
+ * A layer whose dtype has no zero test (ggml K-quants, IQ types, ...): it is
+ * listed with its shape, every figure unknown, and no kernel runs.
+ */
+static void layer_unsupported(struct spp_layer_static *s, const struct spp_layer *l)
+{
+	memset(s, 0, sizeof(*s));
+	s->unsupported = 1;
+	s->counts.m = l->view.m;
+	s->counts.k = l->view.k;
+	s->numel = (uint64_t)l->view.m * (uint64_t)l->view.k;
+	snprintf(s->reason, sizeof(s->reason), "%s weights have no zero test",
+		 spp_dtype_name(l->weight->dtype));
+}
+
 static int model_totals(struct spp_analysis *a, struct spp_error *err)
 {
 	const struct spp_model *m = a->model;
 	struct spp_model_totals *t = &a->totals;
 	int *whole = NULL; /* per tensor: a layer whose view covers all of it, or -1 */
-	int rc = SPP_OK;
+	uint64_t blind = 0; /* weights of tensors with no zero test */
+	int nblind = 0, rc = SPP_OK;
 
 	t->tensors = (uint64_t)m->ntensors;
 	t->bytes = m->bytes;
@@ -59,7 +78,7 @@ static int model_totals(struct spp_analysis *a, struct spp_error *err)
 		whole[i] = -1;
 	for (int li = 0; li < a->nlayers; li++) {
 		int ti = (int)(a->layers[li].weight - m->tensors);
-		if (a->stats[li].numel == m->tensors[ti].numel)
+		if (!a->stats[li].unsupported && a->stats[li].numel == m->tensors[ti].numel)
 			whole[ti] = li;
 	}
 	for (int i = 0; i < m->ntensors; i++) {
@@ -70,6 +89,13 @@ static int model_totals(struct spp_analysis *a, struct spp_error *err)
 			nnz = a->stats[whole[i]].counts.nnz;
 		} else {
 			rc = spp_static_tensor_nnz(&m->tensors[i], &nnz, err);
+			if (rc == SPP_E_UNSUPPORTED) {
+				/* no zero test: its weights count, as non-zeros */
+				nnz = m->tensors[i].numel;
+				blind += nnz;
+				nblind++;
+				rc = SPP_OK;
+			}
 			if (rc)
 				goto out;
 		}
@@ -77,10 +103,57 @@ static int model_totals(struct spp_analysis *a, struct spp_error *err)
 		t->nnz += nnz;
 	}
 	t->sparsity = t->params ? 1.0 - (double)t->nnz / (double)t->params : 0.0;
+	if (nblind &&
+	    (rc = add_warning(a, err,
+			      "model totals count the %llu weights of %d tensor%s whose dtype has no zero test as non-zero",
+			      (unsigned long long)blind, nblind, nblind == 1 ? "" : "s")))
+		goto out;
 	rc = spp_model_hash(m, &t->hash, err);
 out:
 	free(whole);
 	return rc;
+}
+
+/*
+ * The counter backend of the runs (--counters, machine probes) and, for
+ * the simulator, the geometry it models (--cache-model, else the
+ * machine's with the LLC held to a believable size). The choice and its
+ * reason go in the warnings, since every run's cache block depends on it.
+ */
+static int counters_setup(struct spp_analysis *a, struct spp_run_opts *ro,
+			  struct spp_sim_geometry *g, struct spp_error *err)
+{
+	const struct spp_counters_opts *c = &a->opts.counters;
+	const struct spp_counter_backend *b = NULL;
+	char why[512], note[256] = "", geo[96];
+	int rc;
+
+	rc = spp_counters_select(c->want, a->machine->counters, a->machine->ncounters, &b,
+				 why, sizeof(why), err);
+	if (rc)
+		return rc;
+	ro->counters = b;
+	ro->sim_budget = c->sim_budget;
+	for (int i = 0; i < a->machine->ncaches; i++)
+		if (a->machine->caches[i].level == 1 && a->machine->caches[i].line > 0)
+			ro->cache_line = a->machine->caches[i].line;
+	if (strcmp(b->name, "none") == 0)
+		return add_warning(a, err, "cache figures: --counters none, so every run's cache is null");
+	if (strcmp(b->name, "sim") != 0)
+		return add_warning(a, err, "cache figures: %s; the dense baseline runs on OpenBLAS's own "
+				   "threads, which are not counted, so its cache is null", why);
+	if (c->cache_model[0]) {
+		rc = spp_sim_geometry_parse(c->cache_model, g, err);
+		if (rc)
+			return rc;
+	} else {
+		spp_sim_geometry_from_machine(a->machine, g, note, sizeof(note));
+	}
+	ro->sim_geometry = g;
+	spp_sim_geometry_format(g, geo, sizeof(geo));
+	return add_warning(a, err, "cache figures: %s; simulated %s%s%s; the dense baseline (OpenBLAS) "
+			   "and peers have no traced kernel, so their cache is null",
+			   why, geo, note[0] ? "; " : "", note);
 }
 
 static int run_layers(struct spp_analysis *a, struct spp_error *err)
@@ -90,6 +163,7 @@ static int run_layers(struct spp_analysis *a, struct spp_error *err)
 	const struct spp_format_ops *fmts[SPP_MAX_FORMATS + SPP_MAX_PEERS];
 	struct spp_flusher fl = {0};
 	struct spp_run_opts ro;
+	struct spp_sim_geometry geometry;
 	int nf = 0, rc = SPP_OK;
 
 	if (!o->formats_set) {
@@ -110,6 +184,9 @@ static int run_layers(struct spp_analysis *a, struct spp_error *err)
 	ro.bench.budget_ns = o->time_budget_s * 1e9;
 	ro.peak_gbs = a->machine->have_calibration ? a->machine->cal.read_gbs : 0;
 	ro.cold = o->cold;
+	rc = counters_setup(a, &ro, &geometry, err);
+	if (rc)
+		return rc;
 	spp_run_thread_policy(s->threads, &ro, s->schedule, sizeof(s->schedule),
 			      s->thread_policy, sizeof(s->thread_policy));
 	s->warmup = ro.bench.warmup;
@@ -136,6 +213,8 @@ static int run_layers(struct spp_analysis *a, struct spp_error *err)
 		goto done;
 	}
 	for (int i = 0; i < a->nlayers; i++) {
+		if (a->stats[i].unsupported)
+			continue; /* no figures to check a kernel against */
 		if (o->progress)
 			o->progress(o->progress_ctx, i, a->nlayers, a->layers[i].name);
 		rc = spp_layer_measure(&a->layers[i], &a->stats[i], fmts, nf, &ro,
@@ -155,8 +234,7 @@ static int run_layers(struct spp_analysis *a, struct spp_error *err)
 				goto done;
 		}
 	}
-	rc = add_warning(a, err, "cache figures: no counter backend yet, so every run's cache is null");
-	if (!rc && !ro.peak_gbs)
+	if (!ro.peak_gbs)
 		rc = add_warning(a, err, "bw_util: no calibrated peak bandwidth for %d thread%s (run 'spprof calibrate')",
 				 s->threads, s->threads == 1 ? "" : "s");
 done:
@@ -196,6 +274,10 @@ int spp_analyze_run(const char *path, const struct spp_analyze_opts *o,
 		struct spp_static_counts counts;
 
 		rc = spp_static_count(l, &counts, err);
+		if (rc == SPP_E_UNSUPPORTED) {
+			layer_unsupported(&a->stats[i], l);
+			continue;
+		}
 		if (rc)
 			goto fail;
 		spp_static_derive(&counts, l->weight->dtype, l->n, &a->stats[i]);

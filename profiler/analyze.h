@@ -8,6 +8,7 @@
 
 #include <stdint.h>
 
+#include "counters/counters.h"
 #include "kernels/kernels.h"
 #include "profiler/error.h"
 #include "profiler/hash.h"
@@ -35,6 +36,7 @@ struct spp_analyze_opts {
 	int repeat;       /* > 0: timed runs per format; 0: until the time budget */
 	double time_budget_s; /* per layer; default 0.2 */
 	int cold;         /* evict caches before each timed run */
+	struct spp_counters_opts counters; /* --counters, --cache-model (default auto) */
 	/* called before each layer's runs (progress display); may be NULL */
 	void (*progress)(void *ctx, int layer, int nlayers, const char *name);
 	void *progress_ctx;

@@ -13,6 +13,20 @@ const char *spp_op_name(enum spp_op op)
 		return "conv1d";
 	case SPP_OP_CONV2D:
 		return "conv2d";
+	case SPP_OP_CONV3D:
+		return "conv3d";
+	case SPP_OP_GEMM:
+		return "gemm";
+	case SPP_OP_MATMUL:
+		return "matmul";
+	case SPP_OP_CONV_TRANSPOSE:
+		return "conv_transpose";
+	case SPP_OP_LSTM:
+		return "lstm";
+	case SPP_OP_GRU:
+		return "gru";
+	case SPP_OP_RNN:
+		return "rnn";
 	}
 	return "?";
 }

@@ -22,6 +22,14 @@ enum spp_op {
 	SPP_OP_LINEAR,
 	SPP_OP_CONV1D,
 	SPP_OP_CONV2D,
+	/* ops of a graph (ONNX); profiler/onnx/onnx_layers.c gives each view */
+	SPP_OP_CONV3D,
+	SPP_OP_GEMM,
+	SPP_OP_MATMUL,
+	SPP_OP_CONV_TRANSPOSE,
+	SPP_OP_LSTM,
+	SPP_OP_GRU,
+	SPP_OP_RNN,
 };
 
 struct spp_gemm_view {
@@ -44,7 +52,8 @@ struct spp_layer {
 	const char *n_source;             /* "option" (from --n) or "model" */
 };
 
-/* "linear", "conv1d", "conv2d". */
+/* "linear", "conv1d", "conv2d", "conv3d", "gemm", "matmul", "conv_transpose",
+ * "lstm", "gru", "rnn". */
 const char *spp_op_name(enum spp_op op);
 
 /*

@@ -270,6 +270,7 @@ void spp_machine_describe(struct spp_machine *m, int threads)
 #endif
 	spp_machine_check_caches(m);
 	spp_blas_info(&m->blas);
+	m->ncounters = spp_counters_probe_all(m->counters, SPP_COUNTERS_MAX_BACKENDS);
 	m->have_calibration =
 		spp_calibration_load(m->cpu, m->threads, &m->cal) == 0;
 }

@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "counters/counters.h"
 #include "kernels/kernels.h"
 #include "profiler/error.h"
 
@@ -47,6 +48,9 @@ struct spp_machine {
 	int have_calibration;          /* cal holds a cached measurement for `threads` */
 	struct spp_calibration cal;
 	char hypervisor[32];           /* from cpuid; "" on bare metal */
+	/* each counter backend built in: does it count here, what, why not */
+	struct spp_counter_avail counters[SPP_COUNTERS_MAX_BACKENDS];
+	int ncounters;
 };
 
 /*

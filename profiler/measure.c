@@ -125,9 +125,13 @@ static int call(struct bench *b, int i, int timed)
 
 	if (timed && b->o->before)
 		b->o->before(b->o->before_ctx, i);
+	if (timed && b->o->count_start)
+		b->o->count_start(b->o->count_ctx, i);
 	t0 = timed ? now(b) : 0;
 	rc = it->run(it->ctx, it->nthreads > 0 ? b->busy : NULL);
 	t1 = timed ? now(b) : 0;
+	if (timed && b->o->count_stop)
+		b->o->count_stop(b->o->count_ctx, i);
 	if (rc)
 		return spp_error_set(b->err, rc, "timed call %d of %d failed (%s)", i,
 				     b->n, spp_status_message(rc));

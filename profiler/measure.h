@@ -82,6 +82,15 @@ struct spp_bench_opts {
 	/* called before each timed run, outside the timed region (cold runs); may be NULL */
 	void (*before)(void *ctx, int item);
 	void *before_ctx;
+	/*
+	 * Counters (counters/counters.h): count_start right before a timed
+	 * run's first clock reading and count_stop right after its last, so
+	 * that counting brackets exactly the timed call and its cost stays
+	 * out of the time; each may be NULL.
+	 */
+	void (*count_start)(void *ctx, int item);
+	void (*count_stop)(void *ctx, int item);
+	void *count_ctx;
 };
 
 /* Defaults: warmup 2, repeat 0, budget 0.2 s, min 5, max 1000, interleaved, monotonic clock. */

@@ -1,5 +1,6 @@
 #define _POSIX_C_SOURCE 200809L
 #include "profiler/model.h"
+#include "profiler/onnx/onnx.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -48,9 +49,70 @@ static int sniff_json_object(const unsigned char *b, size_t got, uint64_t size)
 	return i < got && b[i] == '{';
 }
 
+static int has_prefix(const unsigned char *b, size_t got, const char *magic, size_t n)
+{
+	return got >= n && memcmp(b, magic, n) == 0;
+}
+
+static int sniff_gguf(const unsigned char *b, size_t got, uint64_t size)
+{
+	(void)size;
+	return has_prefix(b, got, "GGUF", 4);
+}
+
+static int sniff_npy(const unsigned char *b, size_t got, uint64_t size)
+{
+	(void)size;
+	return has_prefix(b, got, "\x93NUMPY", 6);
+}
+
+/* a zip archive: a local file header, or the end record of an empty one */
+static int sniff_npz(const unsigned char *b, size_t got, uint64_t size)
+{
+	(void)size;
+	return has_prefix(b, got, "PK\x03\x04", 4) || has_prefix(b, got, "PK\x05\x06", 4);
+}
+
+static int sniff_mtx(const unsigned char *b, size_t got, uint64_t size)
+{
+	(void)size;
+	return has_prefix(b, got, "%%MatrixMarket", 14);
+}
+
+/* a DLMC .smtx has no magic: its first line is "M, K, NNZ" */
+static int sniff_smtx(const unsigned char *b, size_t got, uint64_t size)
+{
+	size_t i = 0;
+
+	(void)size;
+	for (int f = 0; f < 3; f++) {
+		size_t start = i;
+
+		if (f && (i + 2 > got || b[i] != ',' || b[i + 1] != ' '))
+			return 0;
+		if (f)
+			start = i += 2;
+		while (i < got && isdigit(b[i]) && i - start < 10)
+			i++;
+		if (i == start)
+			return 0;
+	}
+	while (i < got && (b[i] == ' ' || b[i] == '\r'))
+		i++;
+	return i == got || b[i] == '\n';
+}
+
 static const struct format_row formats[] = {
+	/* magic numbers first */
+	{"gguf", sniff_gguf, spp_load_gguf},
+	{"npy", sniff_npy, spp_load_npy},
+	{"npz", sniff_npz, spp_load_npz},
+	{"mtx", sniff_mtx, spp_load_mtx},
 	{"safetensors", sniff_safetensors, spp_load_safetensors},
 	{"safetensors index json", sniff_json_object, spp_load_safetensors_index},
+	{"smtx", sniff_smtx, spp_load_smtx},
+	/* heuristic: a protobuf ModelProto has no magic number */
+	{"onnx", spp_onnx_sniff, spp_load_onnx},
 };
 
 int spp_model_open(const char *path, struct spp_model **out,

@@ -91,5 +91,12 @@ int spp_load_safetensors(const char *path, struct spp_model **out,
 			 struct spp_error *err);
 int spp_load_safetensors_index(const char *path, struct spp_model **out,
 			       struct spp_error *err);
+int spp_load_gguf(const char *path, struct spp_model **out, struct spp_error *err);
+int spp_load_npy(const char *path, struct spp_model **out, struct spp_error *err);
+int spp_load_npz(const char *path, struct spp_model **out, struct spp_error *err);
+int spp_load_mtx(const char *path, struct spp_model **out, struct spp_error *err);
+int spp_load_smtx(const char *path, struct spp_model **out, struct spp_error *err);
+int spp_load_onnx(const char *path, struct spp_model **out,
+		  struct spp_error *err);
 
 #endif

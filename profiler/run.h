@@ -14,11 +14,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "counters/counters.h"
 #include "kernels/kernels.h"
 #include "profiler/error.h"
 #include "profiler/layer.h"
 #include "profiler/measure.h"
 #include "profiler/static.h"
+
+struct spp_sim_geometry;
 
 enum spp_run_status {
 	SPP_RUN_OK,              /* verified and timed */
@@ -41,6 +44,7 @@ struct spp_run {
 	double bytes_moved, bandwidth_gbs, bw_util;
 	double imbalance, nnz_imbalance;
 	double max_error;            /* worst |y - y_dense| / (|W|.|X|) of the check; NAN: not checked */
+	struct spp_cache_figures cache; /* source "" : no counter figures (reported null) */
 };
 
 struct spp_layer_runs {
@@ -57,6 +61,16 @@ struct spp_run_opts {
 	struct spp_flusher *flusher; /* cold: eviction buffer for opaque buffers; may be NULL */
 	double verify_rtol;          /* |y - y_dense| <= rtol * (|W|.|X|) element-wise */
 	double peak_gbs;             /* calibrated read bandwidth; 0: unknown (bw_util null) */
+	/*
+	 * Cache figures (counters/counters.h): NULL or "none": every run's
+	 * cache null. A hardware backend counts the timed runs of each
+	 * format (its OpenMP threads); "sim" replays each verified format's
+	 * traced kernel through sim_geometry (counters/sim.h).
+	 */
+	const struct spp_counter_backend *counters;
+	const struct spp_sim_geometry *sim_geometry;
+	uint64_t sim_budget;         /* 0: SPP_SIM_DEFAULT_BUDGET */
+	int cache_line;              /* bytes, for DRAM traffic from LLC misses; 0: 64 */
 };
 
 /* Defaults: 1 thread, detected ISA, seed 1, spp_bench_opts_init, warm, rtol 1e-4, no peak. */

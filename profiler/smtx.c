@@ -143,6 +143,13 @@ static int parse(struct cursor *c, struct spp_smtx *s, struct spp_error *err)
 	if (s->nnz > s->m * s->k)
 		return spp_error_set(err, SPP_E_FORMAT, "'%s': line 1: NNZ %lld exceeds M*K = %lld",
 				     c->path, (long long)s->nnz, (long long)(s->m * s->k));
+	/* each offset and index takes a digit at least: a header claiming more
+	 * numbers than the rest of the file holds fails before taking memory */
+	if (s->m + 1 + s->nnz > (int64_t)(c->end - c->p))
+		return spp_error_set(err, SPP_E_FORMAT,
+				     "'%s': line 1: %lld offsets and %lld indices cannot fit in the %lld bytes after it",
+				     c->path, (long long)(s->m + 1), (long long)s->nnz,
+				     (long long)(c->end - c->p));
 	s->row_ptr = malloc((size_t)(s->m + 1) * sizeof(*s->row_ptr));
 	s->col = malloc((size_t)(s->nnz ? s->nnz : 1) * sizeof(*s->col));
 	if (!s->row_ptr || !s->col)
@@ -217,6 +224,19 @@ int spp_smtx_load(const char *path, struct spp_smtx *out, struct spp_error *err)
 	if (rc)
 		spp_smtx_release(out);
 	free(data);
+	return rc;
+}
+
+int spp_smtx_parse(const char *buf, size_t len, const char *display_name,
+		   struct spp_smtx *out, struct spp_error *err)
+{
+	struct cursor c = {buf, buf + len, display_name, 1};
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	rc = parse(&c, out, err);
+	if (rc)
+		spp_smtx_release(out);
 	return rc;
 }
 

@@ -13,6 +13,7 @@
 #ifndef SPP_PROFILER_SMTX_H
 #define SPP_PROFILER_SMTX_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "profiler/error.h"
@@ -32,6 +33,13 @@ struct spp_smtx {
  * out is zeroed on failure.
  */
 int spp_smtx_load(const char *path, struct spp_smtx *out, struct spp_error *err);
+
+/*
+ * The same checks on a text already in memory, buf[0, len) (a mapped file,
+ * a fuzzer's input; no NUL needed); display_name starts every message.
+ */
+int spp_smtx_parse(const char *buf, size_t len, const char *display_name,
+		   struct spp_smtx *out, struct spp_error *err);
 
 /* Free the arrays; accepts NULL and a zeroed struct. */
 void spp_smtx_release(struct spp_smtx *s);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernels/cpu/buffer.h"
 #include "profiler/synth_fill.h"
 
 #define DEFAULT_STEPS 5
@@ -324,7 +325,7 @@ static int measure_time(void *p, double sparsity, const struct spp_format_ops *c
 
 	if (!c->w) {
 		if ((uint64_t)numel > SIZE_MAX / sizeof(float) ||
-		    !(c->w = malloc((size_t)numel * sizeof(float))))
+		    !(c->w = spp_buffer_alloc((size_t)numel * sizeof(float))))
 			return spp_error_set(err, SPP_E_NOMEM, "out of memory for a %lldx%lld W",
 					     (long long)o->m, (long long)o->k);
 	}
@@ -378,7 +379,7 @@ void spp_sweep_measure_fini(struct spp_sweep_measure *ctx)
 {
 	if (!ctx)
 		return;
-	free(ctx->w);
+	spp_buffer_free(ctx->w);
 	ctx->w = NULL;
 }
 

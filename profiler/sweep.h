@@ -127,7 +127,8 @@ struct spp_sweep_measure {
 	const struct spp_sweep_opts *sweep;
 	const struct spp_run_opts *run;
 	uint64_t seed;
-	float *w;                 /* M x K scratch, owned; NULL until the first timing */
+	float *w;                 /* M x K scratch (spp_buffer_alloc, like run.c's operands, so
+				     dense reads W from huge pages too), owned; NULL until used */
 };
 
 /* Fill t (a timer for spp_sweep_run) to use ctx; ctx must outlive the sweep. */

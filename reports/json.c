@@ -1,6 +1,8 @@
 /* The report tree (DESIGN section 6) built from an analysis, and its JSON writer. */
 #include "reports/report.h"
 
+#include "reports/cache.h"
+
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
@@ -280,8 +282,10 @@ static cJSON *build_run(struct build *b, const struct spp_run *r)
 	add_fig(b, o, "imbalance", timed ? r->imbalance : NAN);
 	add_fig(b, o, "nnz_imbalance", r->nnz_imbalance);
 	add_fig(b, o, "max_error", r->max_error);
-	/* no counter backend yet: unknown, never 0 (the warnings say so) */
-	add_null(b, o, "cache");
+	/* counter figures with their source; null when none (the warnings say why) */
+	t = checked(b, spp_report_cache(&r->cache));
+	if (t)
+		cJSON_AddItemToObject(o, "cache", t);
 	return o;
 }
 
@@ -331,6 +335,50 @@ static void build_storage(struct build *b, cJSON *layer,
 	}
 }
 
+/*
+ * A layer whose dtype has no zero test: its status and why, then the same
+ * figure keys as an analysed layer, all null, so every reader finds the
+ * fields where it expects them and shows them as unknown.
+ */
+static void build_unsupported(struct build *b, cJSON *o, const struct spp_layer_static *s)
+{
+	static const char *const pattern_keys[] = {"class", "zero_rows", "zero_cols"};
+	static const char *const row_keys[] = {"min", "max", "mean", "cv"};
+	static const char *const flops_keys[] = {"dense", "sparse", "theoretical_speedup"};
+	cJSON *p, *r, *fl, *st;
+	char key[16];
+
+	add_str(b, o, "status", "unsupported dtype");
+	add_str(b, o, "reason", s->reason);
+	add_null(b, o, "nnz");
+	add_null(b, o, "sparsity");
+	p = add_obj(b, o, "pattern");
+	for (size_t i = 0; i < sizeof(pattern_keys) / sizeof(pattern_keys[0]); i++)
+		add_null(b, p, pattern_keys[i]);
+	for (int i = 0; i < SPP_NNM; i++)
+		add_null(b, p, spp_nm_patterns[i].key);
+	for (int i = 0; i < SPP_NBLOCK; i++) {
+		snprintf(key, sizeof(key), "block%d", spp_block_sizes[i]);
+		add_null(b, p, key);
+	}
+	r = add_obj(b, p, "row_nnz");
+	for (size_t i = 0; i < sizeof(row_keys) / sizeof(row_keys[0]); i++)
+		add_null(b, r, row_keys[i]);
+	fl = add_obj(b, o, "flops");
+	for (size_t i = 0; i < sizeof(flops_keys) / sizeof(flops_keys[0]); i++)
+		add_null(b, fl, flops_keys[i]);
+	st = add_obj(b, o, "storage");
+	for (int f = 0; f < SPP_ST_COUNT; f++) {
+		cJSON *x = add_obj(b, st, spp_storage_key((enum spp_storage_fmt)f));
+
+		add_null(b, x, "bytes");
+		add_null(b, x, "ratio");
+	}
+	add_arr(b, o, "runs");
+	add_obj(b, o, "breakeven");
+	add_null(b, o, "recommendation");
+}
+
 static cJSON *build_layer(struct build *b, const struct spp_layer *l,
 			  const struct spp_layer_static *s,
 			  const struct spp_layer_runs *runs)
@@ -342,6 +390,9 @@ static cJSON *build_layer(struct build *b, const struct spp_layer *l,
 		return NULL;
 	add_str(b, o, "name", l->name);
 	add_str(b, o, "op", spp_op_name(l->op));
+	/* the graph node and its op type; null for formats without a graph */
+	add_str(b, o, "node", l->node_name);
+	add_str(b, o, "op_type", l->op_type);
 	add_str(b, o, "dtype", l->weight ? spp_dtype_name(l->weight->dtype) : NULL);
 	shape = add_arr(b, o, "shape");
 	for (int d = 0; l->weight && d < l->weight->ndim && d < SPP_MAX_DIMS; d++)
@@ -351,6 +402,10 @@ static cJSON *build_layer(struct build *b, const struct spp_layer *l,
 	add_num(b, o, "n", (double)l->n);
 	add_str(b, o, "n_source", l->n_source);
 	add_num(b, o, "numel", (double)s->numel);
+	if (s->unsupported) {
+		build_unsupported(b, o, s);
+		return o;
+	}
 	add_num(b, o, "nnz", (double)s->counts.nnz);
 	add_num_or_null(b, o, "sparsity", s->numel > 0, s->sparsity);
 	build_pattern(b, o, s);
@@ -382,6 +437,8 @@ static void build_summary(struct build *b, cJSON *root, const struct spp_analysi
 	double params = 0, nnz = 0, fd = 0, fs = 0;
 
 	for (int i = 0; i < a->nlayers; i++) {
+		if (a->stats[i].unsupported)
+			continue; /* unknown nnz: the sums cover the analysed layers */
 		params += (double)a->stats[i].numel;
 		nnz += (double)a->stats[i].counts.nnz;
 		fd += a->stats[i].flops_dense;

@@ -67,10 +67,11 @@ fail:
 	return rc;
 }
 
-enum kind { K_OBJECT, K_ARRAY, K_STRING, K_NUMBER, K_NUMBER_OR_NULL };
+enum kind { K_OBJECT, K_ARRAY, K_STRING, K_NUMBER, K_NUMBER_OR_NULL, K_STRING_OR_NULL };
 
 static const char *const kind_name[] = {
 	"an object", "an array", "a string", "a number", "a number or null",
+	"a string or null",
 };
 
 static int is_kind(const cJSON *v, enum kind k)
@@ -86,6 +87,8 @@ static int is_kind(const cJSON *v, enum kind k)
 		return cJSON_IsNumber(v);
 	case K_NUMBER_OR_NULL:
 		return cJSON_IsNumber(v) || cJSON_IsNull(v);
+	case K_STRING_OR_NULL:
+		return cJSON_IsString(v) || cJSON_IsNull(v);
 	}
 	return 0;
 }
@@ -116,6 +119,7 @@ static int check_layer(const char *path, const cJSON *l, int i,
 		       struct spp_error *err)
 {
 	static const char *const numbers[] = {"m", "k", "n", "numel", "nnz"};
+	const char *status;
 	static const char *const objects[] = {"pattern", "flops", "storage"};
 	const cJSON *shape, *d, *runs;
 	char where[48];
@@ -125,10 +129,16 @@ static int check_layer(const char *path, const cJSON *l, int i,
 	if (!cJSON_IsObject(l))
 		return spp_error_set(err, SPP_E_FORMAT, "'%s': layers[%d] is not an object",
 				     path, i);
-	if ((rc = need(path, where, l, "name", K_STRING, err)))
+	if ((rc = need(path, where, l, "name", K_STRING, err)) ||
+	    (rc = may(path, where, l, "status", K_STRING, err)) ||
+	    (rc = may(path, where, l, "reason", K_STRING, err)))
 		return rc;
+	/* a layer of a dtype with no zero test has an unknown nnz */
+	status = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(l, "status"));
 	for (size_t j = 0; j < sizeof(numbers) / sizeof(numbers[0]); j++)
-		if ((rc = need(path, where, l, numbers[j], K_NUMBER, err)))
+		if ((rc = need(path, where, l, numbers[j],
+			       status && strcmp(numbers[j], "nnz") == 0 ? K_NUMBER_OR_NULL
+								       : K_NUMBER, err)))
 			return rc;
 	for (size_t j = 0; j < sizeof(objects) / sizeof(objects[0]); j++)
 		if ((rc = need(path, where, l, objects[j], K_OBJECT, err)))
@@ -137,6 +147,8 @@ static int check_layer(const char *path, const cJSON *l, int i,
 	if ((rc = need(path, where, l, "sparsity", K_NUMBER_OR_NULL, err)))
 		return rc;
 	if ((rc = may(path, where, l, "op", K_STRING, err)) ||
+	    (rc = may(path, where, l, "node", K_STRING_OR_NULL, err)) ||
+	    (rc = may(path, where, l, "op_type", K_STRING_OR_NULL, err)) ||
 	    (rc = may(path, where, l, "dtype", K_STRING, err)) ||
 	    (rc = may(path, where, l, "shape", K_ARRAY, err)) ||
 	    (rc = may(path, where, l, "runs", K_ARRAY, err)) ||

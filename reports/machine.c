@@ -1,6 +1,9 @@
 /* The report's "machine" block, shared by analyze reports and `spprof info`. */
 #include "reports/report.h"
 
+#include <string.h>
+
+#include "counters/sim.h"
 #include "profiler/machine.h"
 
 static cJSON *str_or_null(const char *s)
@@ -61,6 +64,45 @@ static cJSON *calibration_json(const struct spp_machine *m)
 	return o;
 }
 
+/*
+ * Each counter backend built in: whether it counts here, which events,
+ * and why not; the simulator also gives the geometry it models by default.
+ */
+static cJSON *counters_json(const struct spp_machine *m)
+{
+	cJSON *arr = cJSON_CreateArray();
+
+	for (int i = 0; arr && i < m->ncounters; i++) {
+		const struct spp_counter_avail *a = &m->counters[i];
+		cJSON *o = cJSON_CreateObject(), *ev = cJSON_CreateArray();
+
+		if (!o || !ev) {
+			cJSON_Delete(o);
+			cJSON_Delete(ev);
+			break;
+		}
+		cJSON_AddItemToArray(arr, o);
+		cJSON_AddStringToObject(o, "name", a->name);
+		cJSON_AddBoolToObject(o, "works", a->works);
+		cJSON_AddBoolToObject(o, "cache_events", a->cache_events);
+		for (int e = 0; e < SPP_CEV_COUNT; e++)
+			if (a->events >> e & 1)
+				cJSON_AddItemToArray(ev, cJSON_CreateString(spp_counter_event_name(e)));
+		cJSON_AddItemToObject(o, "events", ev);
+		cJSON_AddItemToObject(o, "reason", str_or_null(a->why));
+		if (strcmp(a->name, "sim") == 0) {
+			struct spp_sim_geometry g;
+			char geo[96], note[256];
+
+			spp_sim_geometry_from_machine(m, &g, note, sizeof(note));
+			spp_sim_geometry_format(&g, geo, sizeof(geo));
+			cJSON_AddStringToObject(o, "geometry", geo);
+			cJSON_AddItemToObject(o, "note", str_or_null(note));
+		}
+	}
+	return arr;
+}
+
 cJSON *spp_report_machine(const struct spp_machine *m)
 {
 	cJSON *o = cJSON_CreateObject();
@@ -81,7 +123,7 @@ cJSON *spp_report_machine(const struct spp_machine *m)
 	cJSON_AddItemToObject(o, "peak_gflops",
 			      num_or_null(m->have_calibration ? m->cal.peak_gflops : 0));
 	cJSON_AddItemToObject(o, "calibration", calibration_json(m));
-	cJSON_AddItemToObject(o, "counters", cJSON_CreateNull());
+	cJSON_AddItemToObject(o, "counters", m->ncounters ? counters_json(m) : cJSON_CreateNull());
 	cJSON_AddItemToObject(o, "dense_blas", blas_json(&m->blas));
 	cJSON_AddItemToObject(o, "gpus", cJSON_CreateArray());
 	return o;

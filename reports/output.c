@@ -17,6 +17,10 @@ int spp_report_format_from_name(const char *name, enum spp_report_format *out)
 		*out = SPP_REPORT_JSON;
 	else if (strcmp(name, "csv") == 0)
 		*out = SPP_REPORT_CSV;
+	else if (strcmp(name, "md") == 0 || strcmp(name, "markdown") == 0)
+		*out = SPP_REPORT_MD;
+	else if (strcmp(name, "html") == 0)
+		*out = SPP_REPORT_HTML;
 	else
 		return -1;
 	return 0;
@@ -37,6 +41,10 @@ int spp_report_format_from_path(const char *path, enum spp_report_format *out)
 		*out = SPP_REPORT_JSON;
 	else if (strcasecmp(dot, "csv") == 0)
 		*out = SPP_REPORT_CSV;
+	else if (strcasecmp(dot, "md") == 0 || strcasecmp(dot, "markdown") == 0)
+		*out = SPP_REPORT_MD;
+	else if (strcasecmp(dot, "html") == 0 || strcasecmp(dot, "htm") == 0)
+		*out = SPP_REPORT_HTML;
 	else if (strcasecmp(dot, "txt") == 0 || strcasecmp(dot, "text") == 0)
 		*out = SPP_REPORT_TEXT;
 	else
@@ -54,6 +62,10 @@ int spp_report_render(const cJSON *report, enum spp_report_format fmt, FILE *f,
 		return spp_report_write_json(report, f, err);
 	case SPP_REPORT_CSV:
 		return spp_report_write_csv(report, f, err);
+	case SPP_REPORT_MD:
+		return spp_report_write_md(report, f, err);
+	case SPP_REPORT_HTML:
+		return spp_report_write_html(report, f, err);
 	}
 	return spp_error_set(err, SPP_E_USAGE, "unknown report format %d", (int)fmt);
 }

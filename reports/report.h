@@ -22,6 +22,8 @@ enum spp_report_format {
 	SPP_REPORT_TEXT,
 	SPP_REPORT_JSON,
 	SPP_REPORT_CSV,
+	SPP_REPORT_MD,   /* GitHub-flavoured Markdown (markdown.c) */
+	SPP_REPORT_HTML, /* one self-contained page with inline SVG charts (html.c) */
 };
 
 struct spp_render_opts {
@@ -62,6 +64,8 @@ int spp_report_write_json(const cJSON *report, FILE *f, struct spp_error *err);
 int spp_report_write_text(const cJSON *report, FILE *f,
 			  const struct spp_render_opts *o, struct spp_error *err);
 int spp_report_write_csv(const cJSON *report, FILE *f, struct spp_error *err);
+int spp_report_write_md(const cJSON *report, FILE *f, struct spp_error *err);
+int spp_report_write_html(const cJSON *report, FILE *f, struct spp_error *err);
 
 /* Dispatch on format. */
 int spp_report_render(const cJSON *report, enum spp_report_format fmt, FILE *f,

@@ -315,12 +315,22 @@ static const struct column columns[] = {
 };
 
 #define NCOL ((int)(sizeof(columns) / sizeof(columns[0])))
+#define SPARSITY_COL 4 /* the first figure column */
 
 /* Cell of column i in a row: a layer, or the totals (layer == NULL). */
 static void cell_at(int i, const cJSON *report, const cJSON *layer, struct spp_text_cell *c)
 {
+	const char *status = layer ? spp_cell_str(layer, "status") : NULL;
+
 	c->text[0] = '\0';
 	c->style = SPP_TEXT_PLAIN;
+	/* a layer with no figures (unsupported dtype) says so from the
+	 * sparsity column on */
+	if (status && i >= SPARSITY_COL) {
+		if (i == SPARSITY_COL)
+			spp_text_set(c, status);
+		return;
+	}
 	if (layer)
 		columns[i].layer(layer, c);
 	else if (columns[i].total)

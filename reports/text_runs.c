@@ -139,6 +139,28 @@ static void rc_imbalance(const cJSON *l, const cJSON *r, struct spp_text_cell *c
 	run_figure(r, "imbalance", 1, "%.2f", c);
 }
 
+/* L1D / LLC miss rates and where they came from: "4.1%/0.8% sim". */
+static void rc_cache(const cJSON *l, const cJSON *r, struct spp_text_cell *c)
+{
+	const char *src = spp_cell_str(r, "cache.source");
+	double l1, llc;
+	int k1 = spp_cell_num(r, "cache.l1d_miss_rate", &l1);
+	int k2 = spp_cell_num(r, "cache.llc_miss_rate", &llc);
+	char a[16] = "?", b[16] = "?";
+
+	(void)l;
+	if (!src || (!k1 && !k2)) {
+		spp_text_set_null(c);
+		return;
+	}
+	if (k1)
+		snprintf(a, sizeof(a), "%.1f%%", l1 * 100);
+	if (k2)
+		snprintf(b, sizeof(b), "%.1f%%", llc * 100);
+	snprintf(c->text, sizeof(c->text), "%s/%s %.8s", a, b, src);
+	c->style = SPP_TEXT_PLAIN;
+}
+
 static const struct run_column run_columns[] = {
 	{"layer", 0, rc_layer},
 	{"format", 0, rc_format},
@@ -151,6 +173,7 @@ static const struct run_column run_columns[] = {
 	{"GFLOP/s", 1, rc_gflops},
 	{"GB/s", 1, rc_gbs},
 	{"imbalance", 1, rc_imbalance},
+	{"L1D/LLC miss", 1, rc_cache},
 };
 
 #define NRCOL ((int)(sizeof(run_columns) / sizeof(run_columns[0])))

@@ -429,10 +429,12 @@ static void test_format_names(void **state)
 	} cases[] = {
 		{0, "text", 0, SPP_REPORT_TEXT}, {0, "txt", 0, SPP_REPORT_TEXT},
 		{0, "json", 0, SPP_REPORT_JSON}, {0, "csv", 0, SPP_REPORT_CSV},
-		{0, "html", -1, 0}, {0, "JSON", -1, 0},
+		{0, "html", 0, SPP_REPORT_HTML}, {0, "md", 0, SPP_REPORT_MD},
+		{0, "yaml", -1, 0}, {0, "JSON", -1, 0},
 		{1, "out/r.csv", 0, SPP_REPORT_CSV}, {1, "r.TXT", 0, SPP_REPORT_TEXT},
 		{1, "a.b/r.text", 0, SPP_REPORT_TEXT}, {1, "x/r.json", 0, SPP_REPORT_JSON},
-		{1, "a.json/report", -1, 0}, {1, "report", -1, 0}, {1, "r.md", -1, 0},
+		{1, "a.json/report", -1, 0}, {1, "report", -1, 0}, {1, "r.md", 0, SPP_REPORT_MD},
+		{1, "r.yaml", -1, 0},
 	};
 	(void)state;
 

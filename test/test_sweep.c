@@ -17,6 +17,8 @@
 #include <cmocka.h>
 #include <cjson/cJSON.h>
 
+#include "kernels/kernels.h"
+#include "profiler/run.h"
 #include "profiler/smtx.h"
 #include "profiler/sweep.h"
 #include "profiler/synth.h"
@@ -398,6 +400,52 @@ static void test_json(void **state)
 	spp_sweep_release(&s);
 }
 
+/*
+ * The real timer end to end on a tiny layer: every grid point checked and
+ * timed for csr; nm2_4 cannot hold unstructured W, so it has no point and
+ * says why. Only the structure is asserted, never a time.
+ */
+static void test_real_timer(void **state)
+{
+	const double g[] = {0, 0.5, 0.9};
+	const struct spp_format_ops *fm[2] = {spp_cpu_format_find("csr"),
+					      spp_cpu_format_find("nm2_4")};
+	struct spp_sweep_opts o;
+	struct spp_run_opts ro;
+	struct spp_sweep_measure sm = {0};
+	struct spp_sweep_timer t;
+	struct spp_sweep s;
+	struct spp_error err = {0};
+
+	(void)state;
+	assert_non_null(fm[0]);
+	assert_non_null(fm[1]);
+	spp_sweep_opts_init(&o);
+	o.m = 40;
+	o.k = 36;
+	o.n = 5;
+	o.grid = g;
+	o.ngrid = 3;
+	o.refine_steps = 2;
+	spp_run_opts_init(&ro);
+	ro.bench.repeat = 2;
+	sm.sweep = &o;
+	sm.run = &ro;
+	sm.seed = 3;
+	spp_sweep_measure_timer(&sm, &t);
+	assert_int_equal(spp_sweep_run(&o, fm, 2, &t, &s, &err), 0);
+	assert_true(s.results[0].npoints >= 3 && s.results[0].npoints <= 5);
+	assert_curve_sorted(&s.results[0]);
+	for (int i = 0; i < s.results[0].npoints; i++)
+		assert_true(s.results[0].curve[i].time_ns > 0 && s.results[0].curve[i].dense_time_ns > 0);
+	assert_int_equal(s.results[1].npoints, 0);
+	assert_true(isnan(s.results[1].breakeven));
+	assert_non_null(strstr(s.results[1].reason, "no timed point: not_applicable: "));
+	spp_sweep_release(&s);
+	spp_sweep_measure_fini(&sm);
+	spp_sweep_measure_fini(&sm);
+}
+
 /* ---- synthetic W in memory ---- */
 
 static struct spp_synth_layer layer(const char *spec)
@@ -645,6 +693,56 @@ static void test_smtx_malformed(void **state)
 	harness_rmtree(dir);
 }
 
+/* `spprof bench` end to end on a tiny run; structure only, never a time. */
+static void test_bench_cli(void **state)
+{
+	char *dir = dlmc_dir();
+	struct harness_run r;
+	cJSON *j, *cases, *c0, *sw;
+
+	(void)state;
+	{
+		const char *args[] = {"bench", "--dlmc", "/nonexistent/dlmc", "--quick", NULL};
+
+		assert_int_equal(harness_spprof(&r, args), 0);
+		assert_int_equal(r.status, 2);
+		assert_non_null(strstr(r.err, "'/nonexistent/dlmc'"));
+		harness_run_free(&r);
+	}
+	if (!dir || !harness_exists(dir)) {
+		free(dir);
+		skip();
+	}
+	{
+		const char *args[] = {"bench", "--dlmc", dir, "--quick", "--threads", "1", "--n", "2",
+				      "--size", "48", "--formats", "csr,nm2_4", "--time-budget",
+				      "0.001", "--format", "json", NULL};
+
+		assert_int_equal(harness_spprof(&r, args), 0);
+		if (r.status != 0)
+			fail_msg("exit %d: %s", r.status, r.err);
+	}
+	j = cJSON_Parse(r.out);
+	assert_non_null(j);
+	assert_string_equal(cJSON_GetObjectItem(j, "schema")->valuestring, "spprof.bench/1");
+	cases = cJSON_GetObjectItem(j, "cases");
+	assert_int_equal(cJSON_GetArraySize(cases), 1);
+	c0 = cJSON_GetArrayItem(cases, 0);
+	assert_int_equal(cJSON_GetObjectItem(c0, "n")->valuedouble, 2);
+	/* --quick: two DLMC matrices, each with dense, csr and nm2_4 runs */
+	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(c0, "dlmc")), 2);
+	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(
+				 cJSON_GetArrayItem(cJSON_GetObjectItem(c0, "dlmc"), 0), "runs")), 3);
+	sw = cJSON_GetObjectItem(c0, "sweep");
+	assert_string_equal(cJSON_GetObjectItem(sw, "schema")->valuestring, "spprof.sweep/1");
+	/* the N:M format is left out of the unstructured sweep */
+	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(sw, "results")), 1);
+	assert_int_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(c0, "nm2_4"), "m")->valuedouble, 48);
+	cJSON_Delete(j);
+	harness_run_free(&r);
+	free(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -653,10 +751,12 @@ int main(void)
 		cmocka_unit_test(test_non_monotone),
 		cmocka_unit_test(test_fixed_pattern_and_grid),
 		cmocka_unit_test(test_json),
+		cmocka_unit_test(test_real_timer),
 		cmocka_unit_test(test_fill_patterns),
 		cmocka_unit_test(test_fill_matches_file),
 		cmocka_unit_test(test_smtx_dlmc),
 		cmocka_unit_test(test_smtx_malformed),
+		cmocka_unit_test(test_bench_cli),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

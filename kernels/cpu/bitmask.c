@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernels/trace.h"
 #include "kernels/cpu/cpu.h"
 
 static void bitmask_release(struct spp_encoded *e)
@@ -110,9 +111,15 @@ static void bitmask_part_c(const struct spp_encoded *w, int64_t r0, int64_t r1,
 			int32_t off = b->ptr[i];
 			float s = 0;
 
+			SPP_TRACE_LOAD(&b->ptr[i], 4);
+			SPP_TRACE_LOAD(mr, b->stride);
 			for (int64_t c = 0; c < k; c++)
-				if (mr[c / 8] >> (c % 8) & 1)
+				if (mr[c / 8] >> (c % 8) & 1) {
+					SPP_TRACE_LOAD(&b->val[off], 4);
+					SPP_TRACE_LOAD(&x[c], 4);
 					s += b->val[off++] * x[c];
+				}
+			SPP_TRACE_STORE(&y[i], 4);
 			y[i] = s;
 		}
 		return;
@@ -125,13 +132,21 @@ static void bitmask_part_c(const struct spp_encoded *w, int64_t r0, int64_t r1,
 			int32_t off = b->ptr[i];
 			float *yr = y + i * n + j0;
 
+			SPP_TRACE_LOAD(&b->ptr[i], 4);
+			SPP_TRACE_STORE(yr, cw * 4);
 			for (int64_t q = 0; q < cw; q++)
 				yr[q] = 0;
 			for (int64_t c = 0; c < k; c++) {
+				if (c % 8 == 0)
+					SPP_TRACE_LOAD(&mr[c / 8], 1);
 				if (mr[c / 8] >> (c % 8) & 1) {
 					float v = b->val[off++];
 					const float *xr = x + c * n + j0;
 
+					SPP_TRACE_LOAD(&b->val[off - 1], 4);
+					SPP_TRACE_LOAD(xr, cw * 4);
+					SPP_TRACE_LOAD(yr, cw * 4);
+					SPP_TRACE_STORE(yr, cw * 4);
 					for (int64_t q = 0; q < cw; q++)
 						yr[q] += v * xr[q];
 				}

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernels/trace.h"
 #include "kernels/cpu/cpu.h"
 
 static void bsr_release(struct spp_encoded *e)
@@ -132,23 +133,30 @@ static void bsr_part_c(const struct spp_encoded *w, int64_t b0, int64_t b1,
 	for (int64_t br = b0; br < b1; br++) {
 		int64_t rr = w->m - br * b < b ? w->m - br * b : b;
 
+		SPP_TRACE_STORE(y + br * b * n, rr * n * 4);
 		for (int64_t i = br * b * n; i < (br * b + rr) * n; i++)
 			y[i] = 0;
 		for (int64_t j0 = 0; j0 < n; j0 += cwmax) {
 			int64_t cw = n - j0 < cwmax ? n - j0 : cwmax;
 
+			SPP_TRACE_LOAD(&s->ptr[br], 8);
 			for (int32_t q = s->ptr[br]; q < s->ptr[br + 1]; q++) {
 				int64_t bc = s->bcol[q];
 				int64_t kc = w->k - bc * b < b ? w->k - bc * b : b;
 				const float *wb = s->val + (int64_t)q * b * b;
 
+				SPP_TRACE_LOAD(&s->bcol[q], 4);
 				for (int64_t c = 0; c < kc; c++) {
 					const float *xr = x + (bc * b + c) * n + j0;
 
+					SPP_TRACE_LOAD(xr, cw * 4);
 					for (int64_t r = 0; r < rr; r++) {
 						float v = wb[r * b + c];
 						float *yr = y + (br * b + r) * n + j0;
 
+						SPP_TRACE_LOAD(&wb[r * b + c], 4);
+						SPP_TRACE_LOAD(yr, cw * 4);
+						SPP_TRACE_STORE(yr, cw * 4);
 						for (int64_t jj = 0; jj < cw; jj++)
 							yr[jj] += v * xr[jj];
 					}

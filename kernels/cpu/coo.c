@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernels/trace.h"
 #include "kernels/cpu/cpu.h"
 
 static void coo_release(struct spp_encoded *e)
@@ -102,6 +103,8 @@ static void coo_part_c(const struct spp_encoded *w, int64_t z0, int64_t z1,
 {
 	const struct cpu_coo *c = w->impl;
 
+	if (r1 > r0)
+		SPP_TRACE_STORE(y + r0 * n, (r1 - r0) * n * 4);
 	for (int64_t i = r0 * n; i < r1 * n; i++)
 		y[i] = 0;
 	for (int64_t j0 = 0; j0 < n; j0 += 64) {
@@ -112,6 +115,12 @@ static void coo_part_c(const struct spp_encoded *w, int64_t z0, int64_t z1,
 			float *yr = y + (int64_t)c->row[z] * n + j0;
 			const float *xr = x + (int64_t)c->col[z] * n + j0;
 
+			SPP_TRACE_LOAD(&c->val[z], 4);
+			SPP_TRACE_LOAD(&c->row[z], 4);
+			SPP_TRACE_LOAD(&c->col[z], 4);
+			SPP_TRACE_LOAD(xr, cw * 4);
+			SPP_TRACE_LOAD(yr, cw * 4);
+			SPP_TRACE_STORE(yr, cw * 4);
 			for (int64_t q = 0; q < cw; q++)
 				yr[q] += v * xr[q];
 		}

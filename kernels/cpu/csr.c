@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernels/trace.h"
 #include "kernels/cpu/cpu.h"
 
 static void csr_release(struct spp_encoded *e)
@@ -127,8 +128,16 @@ static void csr_part_c(const struct spp_encoded *w, int64_t r0, int64_t r1,
 			for (int64_t i = r0; i < r1; i++) {
 				float s = 0;
 
-				for (int32_t j = c->ptr[t * m + i]; j < c->ptr[t * m + i + 1]; j++)
+				SPP_TRACE_LOAD(&c->ptr[t * m + i], 8);
+				for (int32_t j = c->ptr[t * m + i]; j < c->ptr[t * m + i + 1]; j++) {
+					SPP_TRACE_LOAD(&c->val[j], 4);
+					SPP_TRACE_LOAD(&c->col[j], 2);
+					SPP_TRACE_LOAD(&x[t * c->tile_w + c->col[j]], 4);
 					s += c->val[j] * x[t * c->tile_w + c->col[j]];
+				}
+				if (t)
+					SPP_TRACE_LOAD(&y[i], 4);
+				SPP_TRACE_STORE(&y[i], 4);
 				y[i] = t == 0 ? s : y[i] + s;
 			}
 		return;
@@ -140,13 +149,21 @@ static void csr_part_c(const struct spp_encoded *w, int64_t r0, int64_t r1,
 			for (int64_t i = r0; i < r1; i++) {
 				float *yr = y + i * n + j0;
 
-				if (t == 0)
+				if (t == 0) {
+					SPP_TRACE_STORE(yr, cw * 4);
 					for (int64_t q = 0; q < cw; q++)
 						yr[q] = 0;
+				}
+				SPP_TRACE_LOAD(&c->ptr[t * m + i], 8);
 				for (int32_t j = c->ptr[t * m + i]; j < c->ptr[t * m + i + 1]; j++) {
 					float v = c->val[j];
 					const float *xr = x + (t * c->tile_w + c->col[j]) * n + j0;
 
+					SPP_TRACE_LOAD(&c->val[j], 4);
+					SPP_TRACE_LOAD(&c->col[j], 2);
+					SPP_TRACE_LOAD(xr, cw * 4);
+					SPP_TRACE_LOAD(yr, cw * 4);
+					SPP_TRACE_STORE(yr, cw * 4);
 					for (int64_t q = 0; q < cw; q++)
 						yr[q] += v * xr[q];
 				}

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernels/trace.h"
 #include "kernels/cpu/cpu.h"
 
 static void nm_release(struct spp_encoded *e)
@@ -156,8 +157,12 @@ static void nm_part_c(const struct spp_encoded *w, int64_t r0, int64_t r1,
 				for (int64_t q = 0; q < keep; q++) {
 					int64_t sl = i * slots + g * keep + q;
 
+					SPP_TRACE_LOAD(&s->val[sl], 4);
+					SPP_TRACE_LOAD(s->pos + ((sl * s->bits) >> 3), 8);
+					SPP_TRACE_LOAD(&x[g * group + cpu_nm_pos(s, sl)], 4);
 					acc += s->val[sl] * x[g * group + cpu_nm_pos(s, sl)];
 				}
+			SPP_TRACE_STORE(&y[i], 4);
 			y[i] = acc;
 		}
 		return;
@@ -171,15 +176,22 @@ static void nm_part_c(const struct spp_encoded *w, int64_t r0, int64_t r1,
 			for (int64_t i = r0; i < r1; i++) {
 				float *yr = y + i * n + j0;
 
-				if (g0 == 0)
+				if (g0 == 0) {
+					SPP_TRACE_STORE(yr, cw * 4);
 					for (int64_t q = 0; q < cw; q++)
 						yr[q] = 0;
+				}
 				for (int64_t g = g0; g < g1; g++)
 					for (int64_t q = 0; q < keep; q++) {
 						int64_t sl = i * slots + g * keep + q;
 						float v = s->val[sl];
 						const float *xr = x + (g * group + cpu_nm_pos(s, sl)) * n + j0;
 
+						SPP_TRACE_LOAD(&s->val[sl], 4);
+						SPP_TRACE_LOAD(s->pos + ((sl * s->bits) >> 3), 8);
+						SPP_TRACE_LOAD(xr, cw * 4);
+						SPP_TRACE_LOAD(yr, cw * 4);
+						SPP_TRACE_STORE(yr, cw * 4);
 						for (int64_t c = 0; c < cw; c++)
 							yr[c] += v * xr[c];
 					}

@@ -1,0 +1,617 @@
+#include "cmd/bench_out.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "profiler/machine.h"
+
+static const double grid[] = {
+	0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.98, 0.99, 0.999,
+};
+
+#define NGRID ((int)(sizeof(grid) / sizeof(grid[0])))
+
+static void fmt_time(double ns, char *b, size_t n)
+{
+	if (!(ns > 0))
+		snprintf(b, n, "-");
+	else if (ns < 1e3)
+		snprintf(b, n, "%.0fns", ns);
+	else if (ns < 1e4)
+		snprintf(b, n, "%.2fus", ns / 1e3);
+	else if (ns < 1e5)
+		snprintf(b, n, "%.1fus", ns / 1e3);
+	else if (ns < 1e6)
+		snprintf(b, n, "%.0fus", ns / 1e3);
+	else if (ns < 1e7)
+		snprintf(b, n, "%.2fms", ns / 1e6);
+	else if (ns < 1e8)
+		snprintf(b, n, "%.1fms", ns / 1e6);
+	else if (ns < 1e9)
+		snprintf(b, n, "%.0fms", ns / 1e6);
+	else
+		snprintf(b, n, "%.2fs", ns / 1e9);
+}
+
+/* "transformer/magnitude_pruning/0.9/body_decoder_layer_0_ffn_conv1_fully_connected.smtx" -> "tf/0.9/ffn_conv1". */
+static void short_name(const char *path, char *b, size_t n)
+{
+	const char *base = strrchr(path, '/'), *model = path, *level = NULL;
+	char name[256];
+	size_t len;
+
+	base = base ? base + 1 : path;
+	for (const char *p = path; p < base - 1; p++)
+		if (*p == '/')
+			level = p + 1;
+	snprintf(name, sizeof(name), "%s", base);
+	len = strlen(name);
+	if (len > 5 && strcmp(name + len - 5, ".smtx") == 0)
+		name[len -= 5] = '\0';
+	if (len > 16 && strcmp(name + len - 16, "_fully_connected") == 0)
+		name[len -= 16] = '\0';
+	{
+		static const char *const drop[] = {"body_decoder_layer_0_", "bottleneck_"};
+
+		for (size_t i = 0; i < sizeof(drop) / sizeof(drop[0]); i++)
+			if (strncmp(name, drop[i], strlen(drop[i])) == 0)
+				memmove(name, name + strlen(drop[i]), strlen(name) - strlen(drop[i]) + 1);
+	}
+	snprintf(b, n, "%s/%.*s/%s", strncmp(model, "transformer", 11) == 0 ? "tf" : "rn50",
+		 level ? (int)(base - 1 - level) : 0, level ? level : "", name);
+	if (strlen(b) > 34)
+		b[34] = '\0';
+}
+
+static cJSON *num(double v)
+{
+	return isfinite(v) ? cJSON_CreateNumber(v) : cJSON_CreateNull();
+}
+
+static int fail_nomem(struct spp_error *err)
+{
+	return spp_error_set(err, SPP_E_NOMEM, "out of memory for the bench output");
+}
+
+int bench_out_init(struct bench_out *o, const struct bench_cfg *c, FILE *f,
+		   struct spp_error *err)
+{
+	struct spp_machine *m = calloc(1, sizeof(*m));
+	const char *l2 = getenv("OPENBLAS_L2_SIZE");
+	cJSON *mach, *blas, *set, *arr;
+
+	memset(o, 0, sizeof(*o));
+	o->c = c;
+	o->f = f;
+	if (!m)
+		return fail_nomem(err);
+	spp_machine_describe(m, (int)c->threads[0]);
+	if (!c->json) {
+		fprintf(f, "spprof bench: CPU sparse formats against dense OpenBLAS%s\n\n",
+			c->quick ? " (--quick)" : "");
+		fprintf(f, "machine   %s, %s, %d logical CPUs%s%s\n", m->cpu[0] ? m->cpu : "unknown CPU",
+			spp_isa_name(m->isa), m->logical_cpus, m->hypervisor[0] ? ", hypervisor " : "",
+			m->hypervisor);
+		fprintf(f, "dense     %s %s, core %s; OPENBLAS_CORETYPE=%s, OPENBLAS_L2_SIZE=%s\n",
+			m->blas.name, m->blas.version, m->blas.core,
+			m->blas.coretype_env[0] ? m->blas.coretype_env : "(unset)",
+			l2 && *l2 ? l2 : "(unset)");
+		fprintf(f, "values    DLMC patterns (%d .smtx under %s): non-zeros in row-major order\n"
+			   "          from splitmix64 seed %llu, magnitude uniform in [0.05, 1), random sign;\n"
+			   "          synthetic W: spprof synth generators, seed %llu; X uniform in [-1, 1]\n",
+			c->ndlmc, c->dlmc_dir, (unsigned long long)c->seed, (unsigned long long)c->seed);
+		fprintf(f, "timing    every output checked against dense first; median of >= 3 timed runs\n"
+			   "          (1 warm-up) and about %.2f s of timed runs per measured point\n",
+			c->budget_s);
+		fprintf(f, "sweep     %lldx%lld unstructured at 0, 0.1, ..., 0.9, 0.95, 0.98, 0.99, 0.999, then\n"
+			   "          up to 5 bisection steps to 0.005; breakeven = the last upward crossing\n"
+			   "          of speedup 1 (profiler/sweep.h)\n",
+			(long long)c->size, (long long)c->size);
+		free(m);
+		return SPP_OK;
+	}
+	o->root = cJSON_CreateObject();
+	if (!o->root)
+		goto nomem;
+	cJSON_AddStringToObject(o->root, "schema", "spprof.bench/1");
+	arr = cJSON_AddObjectToObject(o->root, "tool");
+	cJSON_AddStringToObject(arr, "name", "spprof");
+	cJSON_AddStringToObject(arr, "version", SPP_VERSION);
+	mach = cJSON_AddObjectToObject(o->root, "machine");
+	cJSON_AddStringToObject(mach, "cpu", m->cpu);
+	cJSON_AddStringToObject(mach, "isa", spp_isa_name(m->isa));
+	cJSON_AddNumberToObject(mach, "logical_cpus", m->logical_cpus);
+	blas = cJSON_AddObjectToObject(mach, "dense_blas");
+	cJSON_AddStringToObject(blas, "name", m->blas.name);
+	cJSON_AddStringToObject(blas, "version", m->blas.version);
+	cJSON_AddStringToObject(blas, "core", m->blas.core);
+	cJSON_AddItemToObject(blas, "openblas_coretype", m->blas.coretype_env[0]
+			      ? cJSON_CreateString(m->blas.coretype_env) : cJSON_CreateNull());
+	cJSON_AddItemToObject(blas, "openblas_l2_size", l2 && *l2 ? cJSON_CreateString(l2)
+			      : cJSON_CreateNull());
+	set = cJSON_AddObjectToObject(o->root, "settings");
+	arr = cJSON_AddArrayToObject(set, "n");
+	for (int i = 0; i < c->nn; i++)
+		cJSON_AddItemToArray(arr, cJSON_CreateNumber((double)c->ns[i]));
+	arr = cJSON_AddArrayToObject(set, "threads");
+	for (int i = 0; i < c->nthreads; i++)
+		cJSON_AddItemToArray(arr, cJSON_CreateNumber((double)c->threads[i]));
+	arr = cJSON_AddArrayToObject(set, "formats");
+	for (int i = 0; i < c->nall; i++)
+		cJSON_AddItemToArray(arr, cJSON_CreateString(c->all[i]->key));
+	cJSON_AddNumberToObject(set, "size", (double)c->size);
+	cJSON_AddNumberToObject(set, "time_budget_s", c->budget_s);
+	cJSON_AddNumberToObject(set, "seed", (double)c->seed);
+	cJSON_AddBoolToObject(set, "quick", c->quick);
+	cJSON_AddStringToObject(set, "dlmc", c->dlmc_dir);
+	cJSON_AddStringToObject(set, "values",
+				"DLMC non-zeros in row-major order from splitmix64(seed): magnitude "
+				"uniform in [0.05, 1), random sign");
+	o->cases = cJSON_AddArrayToObject(o->root, "cases");
+	if (!o->cases)
+		goto nomem;
+	free(m);
+	return SPP_OK;
+nomem:
+	free(m);
+	return fail_nomem(err);
+}
+
+static struct bench_sum *cur_sum(struct bench_out *o)
+{
+	return &o->sums[o->nsums - 1];
+}
+
+int bench_out_case(struct bench_out *o, const struct bench_threads *t, int64_t n,
+		   struct spp_error *err)
+{
+	struct bench_sum *s;
+
+	if (o->nsums >= BENCH_MAX_CASES)
+		return spp_error_set(err, SPP_E_USAGE, "more than %d cases", BENCH_MAX_CASES);
+	s = &o->sums[o->nsums++];
+	*s = (struct bench_sum){t->threads, n, NAN, NAN, NAN, "", NAN, "", NAN, NAN, "", NAN};
+	o->dlmc_rows = 0;
+	o->dlmc_log_sum = 0;
+	o->dlmc_n = 0;
+	if (!o->c->json) {
+		fprintf(o->f, "\n== %d thread%s, N = %lld ==\n", t->threads, t->threads == 1 ? "" : "s",
+			(long long)n);
+		fprintf(o->f, "threads   %s; %d pinned\n", t->policy, t->pinned);
+		return SPP_OK;
+	}
+	o->cur = cJSON_CreateObject();
+	if (!o->cur)
+		return fail_nomem(err);
+	cJSON_AddItemToArray(o->cases, o->cur);
+	cJSON_AddNumberToObject(o->cur, "threads", t->threads);
+	cJSON_AddNumberToObject(o->cur, "n", (double)n);
+	cJSON_AddStringToObject(o->cur, "schedule", t->schedule);
+	cJSON_AddNumberToObject(o->cur, "pinned", t->pinned);
+	cJSON_AddStringToObject(o->cur, "thread_policy", t->policy);
+	if (!cJSON_AddArrayToObject(o->cur, "dlmc"))
+		return fail_nomem(err);
+	return SPP_OK;
+}
+
+/* The header of a runs table: name, shape, sparsity, dense, a column per format. */
+static void runs_header(struct bench_out *o, const char *what)
+{
+	fprintf(o->f, "\n%-34s %-10s %8s %8s", what, "shape", "sparsity", "dense");
+	for (int f = 0; f < o->c->nall; f++)
+		fprintf(o->f, " %14s", o->c->all[f]->key);
+	fprintf(o->f, "\n");
+}
+
+static void runs_row(struct bench_out *o, const char *name, int64_t m, int64_t k,
+		     double sparsity, const struct spp_layer_runs *runs)
+{
+	char shape[32], t[16], cell[32];
+
+	snprintf(shape, sizeof(shape), "%lldx%lld", (long long)m, (long long)k);
+	fmt_time(runs->runs[0].status == SPP_RUN_OK ? runs->runs[0].time.median : NAN, t, sizeof(t));
+	fprintf(o->f, "%-34s %-10s %7.1f%% %8s", name, shape, 100 * sparsity,
+		runs->runs[0].status == SPP_RUN_OK ? t : "FAILED");
+	for (int r = 1; r < runs->nruns; r++) {
+		const struct spp_run *run = &runs->runs[r];
+
+		if (run->status == SPP_RUN_OK && run->time.repeats > 0) {
+			fmt_time(run->time.median, t, sizeof(t));
+			snprintf(cell, sizeof(cell), "%s %5.2fx", t, run->speedup);
+		} else {
+			snprintf(cell, sizeof(cell), "%s", run->status == SPP_RUN_NOT_APPLICABLE ? "n/a"
+							   : run->status == SPP_RUN_OK ? "not timed" : "FAILED");
+		}
+		fprintf(o->f, " %14s", cell);
+	}
+	fprintf(o->f, "\n");
+}
+
+static cJSON *runs_json(const char *name, int64_t m, int64_t k, uint64_t nnz,
+			const struct spp_layer_runs *runs)
+{
+	cJSON *o = cJSON_CreateObject(), *arr;
+
+	if (!o)
+		return NULL;
+	cJSON_AddStringToObject(o, "matrix", name);
+	cJSON_AddNumberToObject(o, "m", (double)m);
+	cJSON_AddNumberToObject(o, "k", (double)k);
+	cJSON_AddNumberToObject(o, "nnz", (double)nnz);
+	cJSON_AddNumberToObject(o, "sparsity", 1 - (double)nnz / ((double)m * (double)k));
+	arr = cJSON_AddArrayToObject(o, "runs");
+	for (int r = 0; arr && r < runs->nruns; r++) {
+		const struct spp_run *run = &runs->runs[r];
+		cJSON *j = cJSON_CreateObject(), *t;
+
+		if (!j)
+			break;
+		cJSON_AddItemToArray(arr, j);
+		cJSON_AddStringToObject(j, "backend", run->backend);
+		cJSON_AddStringToObject(j, "format", run->format);
+		cJSON_AddStringToObject(j, "status", spp_run_status_name(run->status));
+		cJSON_AddItemToObject(j, "reason", run->reason[0] ? cJSON_CreateString(run->reason)
+				      : cJSON_CreateNull());
+		if (run->time.repeats > 0) {
+			t = cJSON_AddObjectToObject(j, "time_ns");
+			cJSON_AddNumberToObject(t, "median", run->time.median);
+			cJSON_AddNumberToObject(t, "p10", run->time.p10);
+			cJSON_AddNumberToObject(t, "p90", run->time.p90);
+			cJSON_AddNumberToObject(t, "repeats", run->time.repeats);
+		} else {
+			cJSON_AddNullToObject(j, "time_ns");
+		}
+		cJSON_AddItemToObject(j, "speedup", num(run->speedup));
+	}
+	return o;
+}
+
+/* Best speedup among the formats of runs (not dense); its run or NULL. */
+static const struct spp_run *best_run(const struct spp_layer_runs *runs)
+{
+	const struct spp_run *best = NULL;
+
+	for (int r = 1; r < runs->nruns; r++)
+		if (runs->runs[r].status == SPP_RUN_OK && isfinite(runs->runs[r].speedup) &&
+		    (!best || runs->runs[r].speedup > best->speedup))
+			best = &runs->runs[r];
+	return best;
+}
+
+int bench_out_matrix(struct bench_out *o, const char *name, int64_t m, int64_t k,
+		     uint64_t nnz, const struct spp_layer_runs *runs, struct spp_error *err)
+{
+	const struct spp_run *best = best_run(runs);
+	double sparsity = 1 - (double)nnz / ((double)m * (double)k);
+	char sn[64];
+
+	if (best) {
+		o->dlmc_log_sum += log(best->speedup);
+		o->dlmc_n++;
+		cur_sum(o)->dlmc_best_geo = exp(o->dlmc_log_sum / o->dlmc_n);
+	}
+	if (!o->c->json) {
+		if (o->dlmc_rows++ == 0)
+			runs_header(o, "DLMC matrix (time, speedup)");
+		short_name(name, sn, sizeof(sn));
+		runs_row(o, sn, m, k, sparsity, runs);
+		return SPP_OK;
+	}
+	{
+		cJSON *j = runs_json(name, m, k, nnz, runs);
+
+		if (!j)
+			return fail_nomem(err);
+		cJSON_AddItemToArray(cJSON_GetObjectItem(o->cur, "dlmc"), j);
+	}
+	return SPP_OK;
+}
+
+static const struct spp_sweep_point *point_at(const struct spp_sweep_result *r, double s)
+{
+	for (int i = 0; i < r->npoints; i++)
+		if (fabs(r->curve[i].sparsity - s) < 1e-9)
+			return &r->curve[i];
+	return NULL;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+static void sweep_summary(struct bench_out *o, const struct spp_sweep *s)
+{
+	struct bench_sum *sum = cur_sum(o);
+	double dense[NGRID];
+	int nd = 0;
+
+	for (int g = 0; g < NGRID; g++)
+		for (int f = 0; f < s->nresults; f++) {
+			const struct spp_sweep_point *p = point_at(&s->results[f], grid[g]);
+
+			if (p) {
+				dense[nd++] = p->dense_time_ns;
+				break;
+			}
+		}
+	if (nd) {
+		qsort(dense, (size_t)nd, sizeof(double), cmp_double);
+		sum->dense_ns = nd % 2 ? dense[nd / 2] : 0.5 * (dense[nd / 2 - 1] + dense[nd / 2]);
+	}
+	for (int f = 0; f < s->nresults; f++) {
+		const struct spp_sweep_result *r = &s->results[f];
+		const struct spp_sweep_point *p = point_at(r, 0.9);
+
+		if (isfinite(r->breakeven) && !(r->breakeven >= sum->best_be)) {
+			sum->best_be = r->breakeven;
+			snprintf(sum->best_be_fmt, sizeof(sum->best_be_fmt), "%s", r->format);
+		}
+		if (strcmp(r->format, "csr") == 0)
+			sum->csr_be = r->breakeven;
+		if (p && !(p->speedup <= sum->best_90)) {
+			sum->best_90 = p->speedup;
+			snprintf(sum->best_90_fmt, sizeof(sum->best_90_fmt), "%s", r->format);
+		}
+	}
+}
+
+int bench_out_sweep(struct bench_out *o, const struct spp_sweep *s, struct spp_error *err)
+{
+	char t[16], cell[32];
+
+	sweep_summary(o, s);
+	if (o->c->json) {
+		cJSON *j = spp_sweep_json(s);
+
+		if (!j)
+			return fail_nomem(err);
+		cJSON_AddItemToObject(o->cur, "sweep", j);
+		return SPP_OK;
+	}
+	fprintf(o->f, "\nsynthetic %lldx%lld unstructured (time, speedup)\n%-8s %8s",
+		(long long)s->m, (long long)s->k, "sparsity", "dense");
+	for (int f = 0; f < s->nresults; f++)
+		fprintf(o->f, " %14s", s->results[f].format);
+	fprintf(o->f, "\n");
+	for (int g = 0; g < NGRID; g++) {
+		double td = NAN;
+
+		for (int f = 0; f < s->nresults && !isfinite(td); f++) {
+			const struct spp_sweep_point *p = point_at(&s->results[f], grid[g]);
+
+			if (p)
+				td = p->dense_time_ns;
+		}
+		fmt_time(td, t, sizeof(t));
+		fprintf(o->f, "%-8g %8s", grid[g], t);
+		for (int f = 0; f < s->nresults; f++) {
+			const struct spp_sweep_point *p = point_at(&s->results[f], grid[g]);
+
+			if (p) {
+				fmt_time(p->time_ns, t, sizeof(t));
+				snprintf(cell, sizeof(cell), "%s %5.2fx", t, p->speedup);
+			} else {
+				snprintf(cell, sizeof(cell), "-");
+			}
+			fprintf(o->f, " %14s", cell);
+		}
+		fprintf(o->f, "\n");
+	}
+	fprintf(o->f, "%-8s %8s", "breakeven", "");
+	for (int f = 0; f < s->nresults; f++) {
+		const struct spp_sweep_result *r = &s->results[f];
+
+		if (isfinite(r->breakeven))
+			snprintf(cell, sizeof(cell), "%.3f", r->breakeven);
+		else
+			snprintf(cell, sizeof(cell), "none");
+		fprintf(o->f, " %14s", cell);
+	}
+	fprintf(o->f, "\n");
+	for (int f = 0; f < s->nresults; f++)
+		if (s->results[f].reason[0])
+			fprintf(o->f, "  %s: %s\n", s->results[f].format, s->results[f].reason);
+	return SPP_OK;
+}
+
+int bench_out_nm(struct bench_out *o, const char *name, int64_t m, int64_t k, uint64_t nnz,
+		 const struct spp_layer_runs *runs, struct spp_error *err)
+{
+	struct bench_sum *sum = cur_sum(o);
+	const struct spp_run *best = best_run(runs);
+
+	for (int r = 1; r < runs->nruns; r++)
+		if (strcmp(runs->runs[r].format, "nm2_4") == 0)
+			sum->nm24 = runs->runs[r].speedup;
+	if (best) {
+		sum->best_24 = best->speedup;
+		snprintf(sum->best_24_fmt, sizeof(sum->best_24_fmt), "%s", best->format);
+	}
+	if (!o->c->json) {
+		runs_header(o, "synthetic 2:4 (time, speedup)");
+		runs_row(o, name, m, k, 1 - (double)nnz / ((double)m * (double)k), runs);
+		return SPP_OK;
+	}
+	{
+		cJSON *j = runs_json(name, m, k, nnz, runs);
+
+		if (!j)
+			return fail_nomem(err);
+		cJSON_AddItemToObject(o->cur, "nm2_4", j);
+	}
+	return SPP_OK;
+}
+
+static const struct bench_sum *find_sum(const struct bench_out *o, int threads, int64_t n)
+{
+	for (int i = 0; i < o->nsums; i++)
+		if (o->sums[i].threads == threads && o->sums[i].n == n)
+			return &o->sums[i];
+	return NULL;
+}
+
+/* One target line: "met" or by how much it is missed; NAN value: not measured. */
+static void target(struct bench_out *o, cJSON *arr, const char *what, double value,
+		   const char *fmt_name, double limit, int at_most)
+{
+	int met = isfinite(value) && (at_most ? value <= limit : value >= limit);
+	char v[48], verdict[96];
+
+	if (isfinite(value))
+		snprintf(v, sizeof(v), at_most ? "%.3f" : "%.2fx", value);
+	else
+		snprintf(v, sizeof(v), "none");
+	if (!isfinite(value))
+		snprintf(verdict, sizeof(verdict), "missed (no value)");
+	else if (met)
+		snprintf(verdict, sizeof(verdict), "met");
+	else if (at_most)
+		snprintf(verdict, sizeof(verdict), "missed by %.3f", value - limit);
+	else
+		snprintf(verdict, sizeof(verdict), "missed: %.0f%% of the target", 100 * value / limit);
+	if (!o->c->json) {
+		fprintf(o->f, "  %-52s %-8s %-8s target %s %-6g %s\n", what, v, fmt_name[0] ? fmt_name : "-",
+			at_most ? "<=" : ">=", limit, verdict);
+		return;
+	}
+	{
+		cJSON *j = cJSON_CreateObject();
+
+		if (!j)
+			return;
+		cJSON_AddItemToArray(arr, j);
+		cJSON_AddStringToObject(j, "target", what);
+		cJSON_AddItemToObject(j, "value", num(value));
+		cJSON_AddStringToObject(j, "format", fmt_name);
+		cJSON_AddNumberToObject(j, "limit", limit);
+		cJSON_AddStringToObject(j, "compare", at_most ? "<=" : ">=");
+		cJSON_AddBoolToObject(j, "met", met);
+	}
+}
+
+int bench_out_finish(struct bench_out *o, struct spp_error *err)
+{
+	const struct bench_cfg *c = o->c;
+	const struct bench_sum *s64 = find_sum(o, 1, 64), *s1 = find_sum(o, 1, 1);
+	cJSON *scal = NULL, *tg = NULL, *sums = NULL;
+	char t[16];
+
+	if (c->json) {
+		scal = cJSON_AddArrayToObject(o->root, "dense_scaling");
+		tg = cJSON_AddArrayToObject(o->root, "targets");
+		sums = cJSON_AddArrayToObject(o->root, "summary");
+		if (!scal || !tg || !sums)
+			return fail_nomem(err);
+	} else {
+		fprintf(o->f, "\n== summary ==\n\ndense %lldx%lld (median over the sweep's points), "
+			      "by threads\n%-6s", (long long)c->size, (long long)c->size, "N");
+		for (int i = 0; i < c->nthreads; i++)
+			fprintf(o->f, " %8lld T", (long long)c->threads[i]);
+		fprintf(o->f, "   scaling (first/last)\n");
+	}
+	for (int i = 0; i < c->nn; i++) {
+		const struct bench_sum *a = find_sum(o, (int)c->threads[0], c->ns[i]);
+		const struct bench_sum *b = find_sum(o, (int)c->threads[c->nthreads - 1], c->ns[i]);
+		double scale = a && b ? a->dense_ns / b->dense_ns : NAN;
+
+		if (c->json) {
+			cJSON *j = cJSON_CreateObject(), *arr;
+
+			if (!j)
+				return fail_nomem(err);
+			cJSON_AddItemToArray(scal, j);
+			cJSON_AddNumberToObject(j, "n", (double)c->ns[i]);
+			arr = cJSON_AddArrayToObject(j, "dense_time_ns");
+			for (int k = 0; arr && k < c->nthreads; k++) {
+				const struct bench_sum *x = find_sum(o, (int)c->threads[k], c->ns[i]);
+				cJSON *e = cJSON_CreateObject();
+
+				if (!e)
+					break;
+				cJSON_AddItemToArray(arr, e);
+				cJSON_AddNumberToObject(e, "threads", (double)c->threads[k]);
+				cJSON_AddItemToObject(e, "median", num(x ? x->dense_ns : NAN));
+			}
+			cJSON_AddItemToObject(j, "scaling", num(scale));
+			continue;
+		}
+		fprintf(o->f, "%-6lld", (long long)c->ns[i]);
+		for (int k = 0; k < c->nthreads; k++) {
+			const struct bench_sum *x = find_sum(o, (int)c->threads[k], c->ns[i]);
+
+			fmt_time(x ? x->dense_ns : NAN, t, sizeof(t));
+			fprintf(o->f, " %10s", t);
+		}
+		fprintf(o->f, "   %.2fx\n", scale);
+	}
+	if (!c->json) {
+		fprintf(o->f, "\nper case: best breakeven, CSR breakeven, best speedup at 90%%, 2:4 layer "
+			      "(nm2_4 / best), DLMC geo-mean of the best format\n");
+		for (int i = 0; i < o->nsums; i++) {
+			const struct bench_sum *x = &o->sums[i];
+
+			fprintf(o->f, "  T %d N %-4lld  best %.3f (%s)  csr %.3f  at 0.9 %.2fx (%s)  "
+				      "2:4 %.2fx / %.2fx (%s)  DLMC %.2fx\n",
+				x->threads, (long long)x->n, x->best_be, x->best_be_fmt[0] ? x->best_be_fmt : "-",
+				x->csr_be, x->best_90, x->best_90_fmt[0] ? x->best_90_fmt : "-", x->nm24,
+				x->best_24, x->best_24_fmt[0] ? x->best_24_fmt : "-", x->dlmc_best_geo);
+		}
+		fprintf(o->f, "\ntargets (1 thread, against OpenBLAS in the same run)\n");
+	} else {
+		for (int i = 0; i < o->nsums; i++) {
+			const struct bench_sum *x = &o->sums[i];
+			cJSON *j = cJSON_CreateObject();
+
+			if (!j)
+				return fail_nomem(err);
+			cJSON_AddItemToArray(sums, j);
+			cJSON_AddNumberToObject(j, "threads", x->threads);
+			cJSON_AddNumberToObject(j, "n", (double)x->n);
+			cJSON_AddItemToObject(j, "dense_time_ns", num(x->dense_ns));
+			cJSON_AddItemToObject(j, "best_breakeven", num(x->best_be));
+			cJSON_AddStringToObject(j, "best_breakeven_format", x->best_be_fmt);
+			cJSON_AddItemToObject(j, "csr_breakeven", num(x->csr_be));
+			cJSON_AddItemToObject(j, "best_speedup_at_0.9", num(x->best_90));
+			cJSON_AddStringToObject(j, "best_speedup_at_0.9_format", x->best_90_fmt);
+			cJSON_AddItemToObject(j, "nm2_4_speedup_on_2_4", num(x->nm24));
+			cJSON_AddItemToObject(j, "best_speedup_on_2_4", num(x->best_24));
+			cJSON_AddStringToObject(j, "best_on_2_4_format", x->best_24_fmt);
+			cJSON_AddItemToObject(j, "dlmc_best_geomean", num(x->dlmc_best_geo));
+		}
+	}
+	if (s64) {
+		target(o, tg, "N=64 unstructured: best format breakeven", s64->best_be, s64->best_be_fmt, 0.30, 1);
+		target(o, tg, "N=64 unstructured: best speedup at 90%", s64->best_90, s64->best_90_fmt, 5, 0);
+		target(o, tg, "N=64 2:4 at 50%: best speedup", s64->best_24, s64->best_24_fmt, 1.5, 0);
+		target(o, tg, "N=64 2:4 at 50%: nm2_4 speedup", s64->nm24, "nm2_4", 1.5, 0);
+	}
+	if (s1) {
+		target(o, tg, "N=1 unstructured: best format breakeven", s1->best_be, s1->best_be_fmt, 0.40, 1);
+		target(o, tg, "N=1 unstructured: CSR breakeven", s1->csr_be, "csr", 0.65, 1);
+		target(o, tg, "N=1 2:4 at 50%: best speedup", s1->best_24, s1->best_24_fmt, 1.5, 0);
+		target(o, tg, "N=1 2:4 at 50%: nm2_4 speedup", s1->nm24, "nm2_4", 1.5, 0);
+	}
+	if (!s64 && !s1 && !c->json)
+		fprintf(o->f, "  (no 1-thread case with N = 1 or 64 in this run)\n");
+	if (c->json) {
+		char *text = cJSON_Print(o->root);
+
+		if (!text)
+			return fail_nomem(err);
+		fputs(text, o->f);
+		fputc('\n', o->f);
+		cJSON_free(text);
+	}
+	return SPP_OK;
+}
+
+void bench_out_fini(struct bench_out *o)
+{
+	cJSON_Delete(o->root);
+	o->root = NULL;
+}

@@ -1,0 +1,563 @@
+/*
+ * spprof bench: the CPU kernels against dense OpenBLAS on real pruned
+ * patterns (a DLMC subset, values from a fixed seed) and on synthetic
+ * layers (the breakeven sweep of profiler/sweep.h, and 2:4 at exactly
+ * 50 %), for each N and thread count asked. Every run goes through
+ * spp_matrix_measure: checked against dense, then timed by the harness
+ * with analyze's thread policy.
+ */
+#include <dirent.h>
+#include <getopt.h>
+#include <limits.h>
+#include <math.h>
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cmd/cmd.h"
+#include "cmd/bench_out.h"
+#include "config.h"
+#include "kernels/cpu/buffer.h"
+#include "kernels/peers.h"
+#include "profiler/atomic_file.h"
+#include "profiler/machine.h"
+#include "profiler/run.h"
+#include "profiler/smtx.h"
+#include "profiler/sweep.h"
+#include "profiler/synth_fill.h"
+
+const char cmd_bench_usage[] =
+	"usage: spprof bench [options]\n"
+	"\n"
+	"Benchmark the CPU sparse formats against dense OpenBLAS (sgemm, sgemv at\n"
+	"N = 1): on the DLMC patterns (real pruned Transformer and ResNet-50\n"
+	"layers; non-zeros filled from a fixed seed) each format at the matrix's\n"
+	"own sparsity, and on synthetic S x S layers the breakeven sweep over\n"
+	"unstructured sparsity plus 2:4 at exactly 50%. Each output is checked\n"
+	"against dense before it is timed.\n"
+	"\n"
+	"options:\n"
+	"  --dlmc DIR          DLMC folder; default ../shared/bench/dlmc from the\n"
+	"                      repository of this spprof, or from the current folder\n"
+	"  --n LIST            N values; default 1,64\n"
+	"  --threads LIST      thread counts; default 1,2\n"
+	"  --formats F,...     formats; default all CPU formats\n"
+	"  --peers P,...       reference libraries beside them (librsb)\n"
+	"  --size S            synthetic layers S x S; default 4096 (1024 with --quick)\n"
+	"  --time-budget S     seconds of timed runs per measured point; default 0.25\n"
+	"  --seed S            seed of values, X and synthetic W; default 1\n"
+	"  --quick             smoke run: 1024 x 1024 and two DLMC matrices\n"
+	"  --format F          text or json; default text, or from -o's extension\n"
+	"  -o, --output FILE   write to FILE atomically instead of stdout\n"
+	"  --quiet             no progress on stderr\n"
+	"\n"
+	"exit codes: 0 ok, 2 bad usage or input (a missing DLMC folder), 3 runtime failure\n";
+
+enum {
+	OPT_DLMC = 1000, OPT_N, OPT_THREADS, OPT_FORMATS, OPT_PEERS, OPT_SIZE,
+	OPT_BUDGET, OPT_SEED, OPT_QUICK, OPT_FORMAT, OPT_QUIET,
+};
+
+static const struct option bench_options[] = {
+	{"dlmc", required_argument, NULL, OPT_DLMC},
+	{"n", required_argument, NULL, OPT_N},
+	{"threads", required_argument, NULL, OPT_THREADS},
+	{"formats", required_argument, NULL, OPT_FORMATS},
+	{"peers", required_argument, NULL, OPT_PEERS},
+	{"size", required_argument, NULL, OPT_SIZE},
+	{"time-budget", required_argument, NULL, OPT_BUDGET},
+	{"seed", required_argument, NULL, OPT_SEED},
+	{"quick", no_argument, NULL, OPT_QUICK},
+	{"format", required_argument, NULL, OPT_FORMAT},
+	{"output", required_argument, NULL, 'o'},
+	{"quiet", no_argument, NULL, OPT_QUIET},
+	{NULL, 0, NULL, 0},
+};
+
+/* "1,64": 1 to max entries in [lo, hi]; 0 or -1. */
+static int parse_list(const char *s, int64_t lo, int64_t hi, int64_t *out, int max, int *n)
+{
+	char buf[256], *save = NULL;
+
+	if (snprintf(buf, sizeof(buf), "%s", s) >= (int)sizeof(buf))
+		return -1;
+	*n = 0;
+	for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		if (*n >= max || cmd_parse_i64(t, lo, hi, &out[*n]))
+			return -1;
+		(*n)++;
+	}
+	return *n ? 0 : -1;
+}
+
+static int parse_formats(const char *list, struct bench_cfg *c)
+{
+	char buf[512], *save = NULL;
+
+	if (snprintf(buf, sizeof(buf), "%s", list) >= (int)sizeof(buf))
+		return cmd_usage_error("bench", "--formats list too long");
+	c->nformats = 0;
+	for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		const struct spp_format_ops *f = spp_cpu_format_find(t);
+
+		if (strcmp(t, "dense") == 0)
+			continue;
+		if (!f)
+			return cmd_usage_error("bench", "unknown format '%s' in --formats", t);
+		if (c->nformats < BENCH_MAX_FORMATS)
+			c->formats[c->nformats++] = f;
+	}
+	return c->nformats ? 0 : cmd_usage_error("bench", "--formats names no format");
+}
+
+static int parse_peers(const char *list, struct bench_cfg *c)
+{
+	char buf[256], *save = NULL;
+
+	if (snprintf(buf, sizeof(buf), "%s", list) >= (int)sizeof(buf))
+		return cmd_usage_error("bench", "--peers list too long");
+	for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		const struct spp_format_ops *p = spp_cpu_peer_find(t);
+
+		if (!p && spp_cpu_peer_known(t)) {
+			fprintf(stderr, "spprof bench: peer '%s' is not built into this spprof "
+					"(install its library and rebuild, e.g. -D%s=enabled)\n", t, t);
+			return 2;
+		}
+		if (!p)
+			return cmd_usage_error("bench", "unknown peer '%s' in --peers (known: %s)",
+					       t, spp_cpu_peer_names());
+		if (c->npeers < BENCH_MAX_PEERS)
+			c->peers[c->npeers++] = p;
+	}
+	return c->npeers ? 0 : cmd_usage_error("bench", "--peers names no peer");
+}
+
+/* dir/../shared/bench/dlmc when it is a folder. */
+static int try_dlmc(const char *dir, char *out, size_t n)
+{
+	struct stat st;
+
+	if ((size_t)snprintf(out, n, "%s/../shared/bench/dlmc", dir) >= n)
+		return 0;
+	return stat(out, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/*
+ * The default DLMC folder: ../shared/bench/dlmc beside the repository this
+ * binary was built in (the executable's folder and up to three above it,
+ * so build/cmd/spprof finds it), else beside the current folder.
+ */
+static int find_dlmc(char *out, size_t n, char *tried, size_t tn)
+{
+	char exe[PATH_MAX], cwd[PATH_MAX] = "?";
+	ssize_t len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+	if (len > 0) {
+		char dir[PATH_MAX];
+
+		exe[len] = '\0';
+		snprintf(dir, sizeof(dir), "%s", exe);
+		for (int up = 0; up < 4; up++) {
+			char *slash = strrchr(dir, '/');
+
+			if (!slash || slash == dir)
+				break;
+			*slash = '\0';
+			if (try_dlmc(dir, out, n))
+				return 0;
+		}
+	} else {
+		snprintf(exe, sizeof(exe), "?");
+	}
+	if (getcwd(cwd, sizeof(cwd)) && try_dlmc(cwd, out, n))
+		return 0;
+	snprintf(tried, tn, "looked for ../shared/bench/dlmc from the folders above '%s' "
+		 "(up to 4 levels) and from the current folder '%s'", exe, cwd);
+	return -1;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Every .smtx under root (relative paths, sorted) into c. 0, or an exit code. */
+static int list_dlmc(const char *root, const char *rel, struct bench_cfg *c, int depth)
+{
+	char path[PATH_MAX];
+	DIR *d;
+	struct dirent *e;
+
+	snprintf(path, sizeof(path), "%s%s%s", root, rel[0] ? "/" : "", rel);
+	d = opendir(path);
+	if (!d) {
+		if (depth == 0) {
+			fprintf(stderr, "spprof bench: cannot open DLMC folder '%s'\n", path);
+			return 2;
+		}
+		return 0;
+	}
+	while ((e = readdir(d))) {
+		char sub[PATH_MAX];
+		size_t len = strlen(e->d_name);
+		struct stat st;
+
+		if (e->d_name[0] == '.')
+			continue;
+		if ((size_t)snprintf(sub, sizeof(sub), "%s%s%s", rel, rel[0] ? "/" : "", e->d_name) >= sizeof(sub) ||
+		    (size_t)snprintf(path, sizeof(path), "%s/%s", root, sub) >= sizeof(path) ||
+		    stat(path, &st) != 0)
+			continue;
+		if (S_ISDIR(st.st_mode) && depth < 6) {
+			int rc = list_dlmc(root, sub, c, depth + 1);
+
+			if (rc) {
+				closedir(d);
+				return rc;
+			}
+		} else if (S_ISREG(st.st_mode) && len > 5 && strcmp(e->d_name + len - 5, ".smtx") == 0 &&
+			   c->ndlmc < BENCH_MAX_DLMC) {
+			c->dlmc[c->ndlmc] = strdup(sub);
+			if (!c->dlmc[c->ndlmc]) {
+				closedir(d);
+				return 3;
+			}
+			c->ndlmc++;
+		}
+	}
+	closedir(d);
+	if (depth == 0)
+		qsort(c->dlmc, (size_t)c->ndlmc, sizeof(char *), cmp_str);
+	return 0;
+}
+
+/* --quick: two matrices at 90%, a Transformer one and a ResNet one where present. */
+static void pick_quick(struct bench_cfg *c)
+{
+	int keep[2] = {-1, -1}, k = 0;
+
+	for (int i = 0; i < c->ndlmc && k < 2; i++)
+		if (strstr(c->dlmc[i], "/0.9/") &&
+		    (k == 0 || strncmp(c->dlmc[i], c->dlmc[keep[0]], 4) != 0))
+			keep[k++] = i;
+	for (int i = 0; i < c->ndlmc && k < 2; i++)
+		if (i != keep[0])
+			keep[k++] = i;
+	for (int i = 0; i < c->ndlmc; i++)
+		if (i != keep[0] && i != keep[1]) {
+			free(c->dlmc[i]);
+			c->dlmc[i] = NULL;
+		}
+	for (int i = 0, j = 0; i < c->ndlmc; i++)
+		if (c->dlmc[i])
+			c->dlmc[j++] = c->dlmc[i];
+	c->ndlmc = k < c->ndlmc ? k : c->ndlmc;
+}
+
+static void progress(const struct bench_cfg *c, const char *fmt, const char *what)
+{
+	if (c->quiet)
+		return;
+	fprintf(stderr, "\r\033[Kspprof bench: ");
+	fprintf(stderr, fmt, what);
+	fflush(stderr);
+}
+
+/* Run options for T threads with analyze's policy; the pool prepared. */
+static void run_opts(const struct bench_cfg *c, int threads, struct spp_run_opts *ro,
+		     struct bench_threads *bt)
+{
+	spp_run_opts_init(ro);
+	ro->threads = threads;
+	ro->seed = c->seed;
+	ro->bench.warmup = 1;
+	ro->bench.min_repeats = 3;
+	ro->bench.budget_ns = c->budget_s * 1e9;
+	omp_set_num_threads(threads);
+	spp_run_thread_policy(threads, ro, bt->schedule, sizeof(bt->schedule), bt->policy,
+			      sizeof(bt->policy));
+	bt->threads = threads;
+	bt->pinned = spp_run_threads_prepare(threads);
+}
+
+static int run_dlmc(struct bench_cfg *c, const struct spp_run_opts *ro, int64_t n,
+		    struct bench_out *bo, struct spp_error *err)
+{
+	for (int i = 0; i < c->ndlmc; i++) {
+		char path[PATH_MAX];
+		struct spp_smtx s;
+		struct spp_layer_runs runs = {0};
+		struct spp_matrix w;
+		float *buf;
+		int rc;
+
+		if ((size_t)snprintf(path, sizeof(path), "%s/%s", c->dlmc_dir, c->dlmc[i]) >= sizeof(path))
+			return spp_error_set(err, SPP_E_USAGE, "'%s/%s': path too long", c->dlmc_dir, c->dlmc[i]);
+		progress(c, "DLMC %s", c->dlmc[i]);
+		rc = spp_smtx_load(path, &s, err);
+		if (rc)
+			return rc;
+		/* huge-page backed like run.c's operands: dense reads W from it */
+		buf = spp_buffer_alloc((size_t)(s.m * s.k) * sizeof(float));
+		if (!buf) {
+			spp_smtx_release(&s);
+			return spp_error_set(err, SPP_E_NOMEM, "out of memory for '%s'", path);
+		}
+		spp_smtx_fill_dense(&s, c->seed, buf);
+		w = (struct spp_matrix){s.m, s.k, buf};
+		rc = spp_matrix_measure(&w, n, (uint64_t)s.nnz,
+					s.nnz ? (double)(s.m * s.k) / (double)s.nnz : 0, c->dlmc[i],
+					c->all, c->nall, ro, &runs, err);
+		if (!rc)
+			rc = bench_out_matrix(bo, c->dlmc[i], s.m, s.k, (uint64_t)s.nnz, &runs, err);
+		spp_layer_runs_release(&runs);
+		spp_smtx_release(&s);
+		spp_buffer_free(buf);
+		if (rc)
+			return rc;
+	}
+	return SPP_OK;
+}
+
+static int run_synthetic(struct bench_cfg *c, const struct spp_run_opts *ro, int64_t n,
+			 struct bench_out *bo, struct spp_error *err)
+{
+	const struct spp_format_ops *fm[BENCH_MAX_FORMATS + BENCH_MAX_PEERS];
+	struct spp_sweep_opts so;
+	struct spp_sweep_measure sm = {0};
+	struct spp_sweep_timer timer;
+	struct spp_sweep sw = {0};
+	struct spp_synth_layer l;
+	struct spp_layer_runs runs = {0};
+	struct spp_matrix w;
+	char name[64];
+	uint64_t nnz = 0;
+	int nf = 0, rc;
+
+	/* N:M formats cannot hold unstructured W: left out of the sweep */
+	for (int f = 0; f < c->nall; f++)
+		if (strncmp(c->all[f]->key, "nm", 2) != 0)
+			fm[nf++] = c->all[f];
+	spp_sweep_opts_init(&so);
+	so.m = so.k = c->size;
+	so.n = n;
+	so.threads = ro->threads;
+	sm.sweep = &so;
+	sm.run = ro;
+	sm.seed = c->seed;
+	spp_sweep_measure_timer(&sm, &timer);
+	snprintf(name, sizeof(name), "%lldx%lld unstructured sweep", (long long)c->size,
+		 (long long)c->size);
+	progress(c, "%s", name);
+	rc = spp_sweep_run(&so, fm, nf, &timer, &sw, err);
+	if (!rc)
+		rc = bench_out_sweep(bo, &sw, err);
+	spp_sweep_release(&sw);
+	if (rc)
+		goto out;
+
+	/* 2:4 at exactly 50%: W from the same buffer */
+	memset(&l, 0, sizeof(l));
+	snprintf(l.name, sizeof(l.name), "nm2_4");
+	l.ndim = 2;
+	l.shape[0] = l.shape[1] = c->size;
+	l.pattern = SPP_SYNTH_NM;
+	l.nm_n = 2;
+	l.nm_m = 4;
+	l.sparsity = 0.5;
+	l.dtype = SPP_DTYPE_F32;
+	if (!sm.w && !(sm.w = spp_buffer_alloc((size_t)(c->size * c->size) * sizeof(float)))) {
+		rc = spp_error_set(err, SPP_E_NOMEM, "out of memory for the 2:4 layer");
+		goto out;
+	}
+	rc = spp_synth_fill_f32(&l, c->seed, sm.w, err);
+	if (rc)
+		goto out;
+	for (int64_t i = 0; i < c->size * c->size; i++)
+		nnz += sm.w[i] != 0;
+	w = (struct spp_matrix){c->size, c->size, sm.w};
+	snprintf(name, sizeof(name), "%lldx%lld nm2_4 (50%%)", (long long)c->size,
+		 (long long)c->size);
+	progress(c, "%s", name);
+	rc = spp_matrix_measure(&w, n, nnz, nnz ? (double)(c->size * c->size) / (double)nnz : 0,
+				name, c->all, c->nall, ro, &runs, err);
+	if (!rc)
+		rc = bench_out_nm(bo, name, c->size, c->size, nnz, &runs, err);
+	spp_layer_runs_release(&runs);
+out:
+	spp_sweep_measure_fini(&sm);
+	return rc;
+}
+
+static int run_all(struct bench_cfg *c, struct bench_out *bo, struct spp_error *err)
+{
+	int rc = SPP_OK;
+
+	for (int t = 0; t < c->nthreads && !rc; t++) {
+		struct spp_run_opts ro;
+		struct bench_threads bt;
+
+		run_opts(c, (int)c->threads[t], &ro, &bt);
+		for (int i = 0; i < c->nn && !rc; i++) {
+			rc = bench_out_case(bo, &bt, c->ns[i], err);
+			if (!rc)
+				rc = run_dlmc(c, &ro, c->ns[i], bo, err);
+			if (!rc)
+				rc = run_synthetic(c, &ro, c->ns[i], bo, err);
+		}
+	}
+	if (!c->quiet)
+		fprintf(stderr, "\r\033[K");
+	return rc;
+}
+
+static void cfg_free(struct bench_cfg *c)
+{
+	for (int i = 0; i < c->ndlmc; i++)
+		free(c->dlmc[i]);
+}
+
+int cmd_bench(int argc, char **argv)
+{
+	struct bench_cfg c;
+	struct bench_out bo;
+	struct spp_error err = {0};
+	struct spp_atomic_file af = {0};
+	const char *format = NULL, *dlmc = NULL;
+	char tried[PATH_MAX * 2 + 64];
+	int64_t v, list[BENCH_MAX_LIST];
+	int size_set = 0, rc, opt, n;
+	FILE *out = stdout;
+
+	memset(&c, 0, sizeof(c));
+	c.ns[0] = 1, c.ns[1] = 64, c.nn = 2;
+	c.threads[0] = 1, c.threads[1] = 2, c.nthreads = 2;
+	c.size = 4096;
+	c.budget_s = 0.25;
+	c.seed = 1;
+	optind = 0;
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, ":o:", bench_options, NULL)) != -1) {
+		switch (opt) {
+		case OPT_DLMC:
+			dlmc = optarg;
+			break;
+		case OPT_N:
+			if (parse_list(optarg, 1, INT64_C(1) << 20, list, BENCH_MAX_LIST, &n))
+				return cmd_usage_error("bench", "--n wants up to %d integers in 1..2^20, not '%s'",
+						       BENCH_MAX_LIST, optarg);
+			memcpy(c.ns, list, sizeof(list));
+			c.nn = n;
+			break;
+		case OPT_THREADS:
+			if (parse_list(optarg, 1, 4096, list, BENCH_MAX_LIST, &n))
+				return cmd_usage_error("bench", "--threads wants up to %d integers in 1..4096, not '%s'",
+						       BENCH_MAX_LIST, optarg);
+			memcpy(c.threads, list, sizeof(list));
+			c.nthreads = n;
+			break;
+		case OPT_FORMATS:
+			if ((rc = parse_formats(optarg, &c)))
+				return rc;
+			break;
+		case OPT_PEERS:
+			if ((rc = parse_peers(optarg, &c)))
+				return rc;
+			break;
+		case OPT_SIZE:
+			if (cmd_parse_i64(optarg, 1, 32768, &v))
+				return cmd_usage_error("bench", "--size wants 1..32768, not '%s'", optarg);
+			c.size = v;
+			size_set = 1;
+			break;
+		case OPT_BUDGET: {
+			char *end = NULL;
+			double d = strtod(optarg, &end);
+
+			if (!*optarg || *end || !isfinite(d) || d <= 0 || d > 3600)
+				return cmd_usage_error("bench", "--time-budget wants seconds in (0, 3600], not '%s'", optarg);
+			c.budget_s = d;
+			break;
+		}
+		case OPT_SEED:
+			if (cmd_parse_u64(optarg, &c.seed))
+				return cmd_usage_error("bench", "--seed wants an integer, not '%s'", optarg);
+			break;
+		case OPT_QUICK:
+			c.quick = 1;
+			break;
+		case OPT_FORMAT:
+			format = optarg;
+			break;
+		case 'o':
+			c.output = optarg;
+			break;
+		case OPT_QUIET:
+			c.quiet = 1;
+			break;
+		case ':':
+			return cmd_usage_error("bench", "option '%s' needs a value", argv[optind - 1]);
+		default:
+			return cmd_usage_error("bench", "unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind != argc)
+		return cmd_usage_error("bench", "unexpected argument '%s'", argv[optind]);
+	if (format && strcmp(format, "text") && strcmp(format, "json"))
+		return cmd_usage_error("bench", "unknown --format '%s' (text, json)", format);
+	c.json = format ? strcmp(format, "json") == 0
+			: c.output && strlen(c.output) > 5 &&
+				  strcmp(c.output + strlen(c.output) - 5, ".json") == 0;
+	if (c.quick && !size_set)
+		c.size = 1024;
+	c.quiet |= !isatty(STDERR_FILENO);
+	if (!c.nformats)
+		for (; spp_cpu_formats[c.nformats] && c.nformats < BENCH_MAX_FORMATS; c.nformats++)
+			c.formats[c.nformats] = spp_cpu_formats[c.nformats];
+	for (int i = 0; i < c.nformats; i++)
+		c.all[c.nall++] = c.formats[i];
+	for (int i = 0; i < c.npeers; i++)
+		c.all[c.nall++] = c.peers[i];
+
+	if (dlmc) {
+		snprintf(c.dlmc_dir, sizeof(c.dlmc_dir), "%s", dlmc);
+	} else if (find_dlmc(c.dlmc_dir, sizeof(c.dlmc_dir), tried, sizeof(tried))) {
+		fprintf(stderr, "spprof bench: no DLMC folder found: %s; give --dlmc DIR\n", tried);
+		return 2;
+	}
+	rc = list_dlmc(c.dlmc_dir, "", &c, 0);
+	if (rc)
+		goto done;
+	if (c.ndlmc == 0) {
+		fprintf(stderr, "spprof bench: no .smtx file under '%s'\n", c.dlmc_dir);
+		rc = 2;
+		goto done;
+	}
+	if (c.quick)
+		pick_quick(&c);
+
+	if (c.output) {
+		if (spp_atomic_open(&af, c.output, &err)) {
+			rc = cmd_fail(&err);
+			goto done;
+		}
+		out = af.f;
+	}
+	rc = bench_out_init(&bo, &c, out, &err);
+	if (!rc)
+		rc = run_all(&c, &bo, &err);
+	if (!rc)
+		rc = bench_out_finish(&bo, &err);
+	bench_out_fini(&bo);
+	if (!rc && c.output)
+		rc = spp_atomic_commit(&af, &err);
+	spp_atomic_abort(&af);
+	rc = rc ? cmd_fail(&err) : 0;
+done:
+	cfg_free(&c);
+	return rc;
+}

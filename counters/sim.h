@@ -1,0 +1,129 @@
+/*
+ * The trace-driven cache simulator behind the `sim` counter backend.
+ *
+ * Model: a set-associative LRU L1D and (optional) L2 per simulated core,
+ * one shared LLC; every level write-allocates, is non-inclusive (a miss
+ * fills each level it passed, evictions are not propagated) and holds
+ * lines of one size. An access of `bytes` bytes at p touches every line it
+ * overlaps, one line access each; so `accesses` count cache lines touched
+ * by the kernels' loop-level trace points, not load instructions, and the
+ * miss counts compare with an instruction-level simulator's (cachegrind)
+ * while access counts do not. A miss in the LLC is one DRAM line fill.
+ *
+ * Determinism: addresses are mapped into a canonical space before they
+ * index a set: every buffer the replay registers (the encoded W's
+ * buffers, X, Y) starts on its own 64 GiB boundary there, so the counts
+ * do not depend on where malloc or ASLR put the buffers. The same input
+ * gives the same counts on any machine.
+ *
+ * Threads: the replay runs each thread's part of the partition in turn,
+ * part p on simulated core p mod threads, each core with its own L1D and
+ * L2 and all sharing the LLC, on the calling thread only: the order of
+ * accesses is fixed (whole parts one after the other), so the shared LLC
+ * sees no interleaving between cores. This is the price of determinism;
+ * it understates LLC contention between threads.
+ *
+ * Sampling: when a run would simulate more line accesses than its budget,
+ * it simulates row blocks (64 row units of the format: rows, or block rows
+ * for bsr) at a fixed stride, every S-th block of each part starting with
+ * the first, and scales the counts by units / simulated units; `sampled`
+ * is the fraction simulated.
+ */
+#ifndef SPP_COUNTERS_SIM_H
+#define SPP_COUNTERS_SIM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "counters/counters.h"
+#include "kernels/kernels.h"
+#include "profiler/error.h"
+
+struct spp_machine;
+
+struct spp_sim_level {
+	uint64_t size;          /* bytes per instance; 0: the level is absent (L2 only) */
+	int ways;
+};
+
+struct spp_sim_geometry {
+	struct spp_sim_level l1, l2, llc;
+	int line;               /* bytes, a power of two */
+};
+
+/*
+ * Parse "l1=48K/12,l2=1M/16,llc=32M/16,line=64" (sizes in bytes with an
+ * optional K, M or G suffix, then /ways; l2=0 or no l2 item: no L2; line
+ * defaults to 64). l1 and llc are required; each level must hold a whole
+ * number of sets (size divisible by ways x line). Returns 0 or SPP_E_USAGE
+ * naming the faulty item.
+ */
+int spp_sim_geometry_parse(const char *spec, struct spp_sim_geometry *g,
+			   struct spp_error *err);
+
+/*
+ * The machine's hierarchy: L1D, L2 and the last level from m->caches, the
+ * LLC capped at its believable size (spp_machine_largest_cache: a VM's
+ * pass-through 480 MiB L3 becomes 32 MiB per sharing CPU); levels the OS
+ * does not report take 48K/12, 2M/16, 32M/16, line 64. note (may be NULL)
+ * says what was capped or assumed, "" otherwise.
+ */
+void spp_sim_geometry_from_machine(const struct spp_machine *m, struct spp_sim_geometry *g,
+				   char *note, size_t note_n);
+
+/* "l1=48K/12,l2=2M/16,llc=32M/16,line=64": parseable by spp_sim_geometry_parse. */
+void spp_sim_geometry_format(const struct spp_sim_geometry *g, char *buf, size_t n);
+
+struct spp_sim;
+
+/* Per core and level counts of a simulator. */
+struct spp_sim_counts {
+	uint64_t l1_acc, l1_miss, l2_acc, l2_miss, llc_acc, llc_miss;
+};
+
+/*
+ * A simulator of geometry g with `cores` cores (1..SPP_COUNTERS_MAX_THREADS),
+ * every cache empty. Returns 0, SPP_E_USAGE (bad geometry) or SPP_E_NOMEM.
+ */
+int spp_sim_create(const struct spp_sim_geometry *g, int cores, struct spp_sim **out,
+		   struct spp_error *err);
+void spp_sim_destroy(struct spp_sim *s);
+
+/* One access of `bytes` (>= 1) bytes at address addr by core `core`. */
+void spp_sim_access(struct spp_sim *s, int core, uint64_t addr, uint64_t bytes, int store);
+
+/* Counts of core c, or the sum over cores when c < 0. */
+void spp_sim_counts(const struct spp_sim *s, int c, struct spp_sim_counts *out);
+
+/* Cores of s. */
+int spp_sim_cores(const struct spp_sim *s);
+
+/* Line accesses simulated so far (all cores). */
+uint64_t spp_sim_total_accesses(const struct spp_sim *s);
+
+/*
+ * Replay the traced portable kernel of enc's format on x (K x n) into y
+ * (M x n, overwritten) through a fresh simulator of geometry g with
+ * `threads` cores, and fill f (source "sim"). budget: line accesses to
+ * simulate before sampling (0: SPP_SIM_DEFAULT_BUDGET). Returns 0,
+ * SPP_E_UNSUPPORTED (a format with no traced kernel, such as a peer) or
+ * SPP_E_NOMEM.
+ */
+#define SPP_SIM_DEFAULT_BUDGET ((uint64_t)40 * 1000 * 1000)
+int spp_sim_replay(const struct spp_sim_geometry *g, int threads, uint64_t budget,
+		   const struct spp_encoded *enc, const float *x, float *y, int64_t n,
+		   struct spp_cache_figures *f, struct spp_error *err);
+
+/* The traced copy of a CPU format (kernels/trace.h); NULL when none. */
+const struct spp_format_ops *spp_trace_format_find(const char *key);
+
+/*
+ * Route the calling thread's trace points to core `core` of s (NULL: drop
+ * them), addresses taken as they are (no canonical mapping): for tests
+ * that drive a traced kernel directly.
+ */
+void spp_sim_trace_attach(struct spp_sim *s, int core);
+
+extern const struct spp_counter_backend spp_counters_sim;
+
+#endif

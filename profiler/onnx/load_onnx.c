@@ -1,0 +1,231 @@
+/*
+ * The ONNX file loader: sniffing, decoding with protobuf-c into memory the
+ * model owns, and the buffer-level entry point shared with the fuzz harness.
+ */
+#include "profiler/onnx/onnx_internal.h"
+
+#include <inttypes.h>
+#include <libgen.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* protobuf's own limit on a message; beyond it ONNX uses external data */
+#define MAX_FILE (UINT64_C(2147483647))
+
+int onnx_fault(struct onnx_ctx *c, int code, const char *fmt, ...)
+{
+	char what[224];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	/* names come from the file: keep the message on one line */
+	for (char *p = what; *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			*p = '?';
+	return spp_error_set(c->err, code, "'%s': %s", c->file, what);
+}
+
+const char *onnx_name(const char *s)
+{
+	return s && *s ? s : "(unnamed)";
+}
+
+/*
+ * The decoded message is allocated from chunks that the model owns, so one
+ * spp_model_own() per chunk frees it all; protobuf-c's own frees (on a
+ * failed decode) are no-ops, the chunks go at once.
+ */
+#define CHUNK (size_t)(1 << 20)
+
+struct chunk {
+	struct chunk *next;
+	size_t used, size;
+	_Alignas(16) unsigned char data[];
+};
+
+struct arena {
+	struct chunk *head;  /* the chunk being filled */
+	struct chunk *big;   /* allocations of their own (raw_data) */
+};
+
+static void *arena_alloc(void *p, size_t size)
+{
+	struct arena *a = p;
+	struct chunk *k;
+
+	size = (size + 15) & ~(size_t)15;
+	if (size > CHUNK / 4) {
+		k = malloc(sizeof(*k) + size);
+		if (!k)
+			return NULL;
+		k->next = a->big;
+		k->used = k->size = size;
+		a->big = k;
+		return k->data;
+	}
+	if (!a->head || a->head->size - a->head->used < size) {
+		k = malloc(sizeof(*k) + CHUNK);
+		if (!k)
+			return NULL;
+		k->next = a->head;
+		k->used = 0;
+		k->size = CHUNK;
+		a->head = k;
+	}
+	k = a->head;
+	k->used += size;
+	return k->data + k->used - size;
+}
+
+static void arena_free(void *p, void *ptr)
+{
+	(void)p;
+	(void)ptr;
+}
+
+static void arena_release(struct arena *a)
+{
+	struct chunk *lists[2] = {a->head, a->big};
+
+	for (int i = 0; i < 2; i++)
+		while (lists[i]) {
+			struct chunk *next = lists[i]->next;
+			free(lists[i]);
+			lists[i] = next;
+		}
+	a->head = a->big = NULL;
+}
+
+/* Hand every chunk to the model; the arena is empty afterwards. */
+static int arena_give(struct arena *a, struct spp_model *m, struct spp_error *err)
+{
+	struct chunk **lists[2] = {&a->head, &a->big};
+
+	for (int i = 0; i < 2; i++)
+		while (*lists[i]) {
+			struct chunk *k = *lists[i];
+			*lists[i] = k->next;
+			if (spp_model_own(m, k, err)) {
+				arena_release(a);
+				return SPP_E_NOMEM;
+			}
+		}
+	return SPP_OK;
+}
+
+int spp_onnx_parse(const unsigned char *buf, uint64_t size,
+		   const char *display_name, const char *dir,
+		   struct spp_model *m, struct spp_error *err)
+{
+	struct onnx_ctx c = {.m = m, .file = display_name, .dir = dir, .err = err};
+	struct arena a = {0};
+	ProtobufCAllocator alloc = {arena_alloc, arena_free, &a};
+	Onnx__ModelProto *mp;
+	int rc;
+
+	if (size > MAX_FILE)
+		return onnx_fault(&c, SPP_E_FORMAT, "%" PRIu64 " bytes exceed protobuf's 2 GiB "
+				  "limit (large ONNX models keep weights in external data)", size);
+	rc = onnx_wire_check(&c, buf, (size_t)size, &onnx__model_proto__descriptor);
+	if (rc)
+		return rc;
+	/* raw_data is copied here, once; nothing is copied after */
+	mp = onnx__model_proto__unpack(&alloc, (size_t)size, buf);
+	if (!mp) {
+		arena_release(&a);
+		return onnx_fault(&c, SPP_E_FORMAT, "protobuf decoding failed");
+	}
+	rc = arena_give(&a, m, err);
+	if (rc)
+		return rc;
+	if (!mp->graph)
+		return onnx_fault(&c, SPP_E_FORMAT, "the ModelProto holds no graph");
+	rc = onnx_graph_walk(&c, mp->graph, NULL, 0);
+	return rc ? rc : onnx_layers_unique(&c);
+}
+
+/* Field numbers and wire types of ModelProto, for the sniffer. */
+static int model_field(unsigned field, unsigned wt)
+{
+	switch (field) {
+	case 1: /* ir_version */
+	case 5: /* model_version */
+		return wt == 0;
+	case 2: case 3: case 4: case 6: /* producer, version, domain, doc */
+	case 7: case 8: case 14:        /* graph, opset_import, metadata */
+	case 20: case 25:               /* training_info, functions */
+		return wt == 2;
+	default:
+		return 0;
+	}
+}
+
+int spp_onnx_sniff(const unsigned char *b, size_t got, uint64_t size)
+{
+	size_t pos = 0;
+	int fields = 0;
+
+	while (pos < got) {
+		uint64_t tag = 0, v = 0;
+		int i, shift;
+
+		for (i = 0, shift = 0; i < 2 && pos < got; i++, shift += 7) {
+			tag |= (uint64_t)(b[pos] & 0x7f) << shift;
+			if (!(b[pos++] & 0x80))
+				break;
+		}
+		if (i == 2 || !model_field((unsigned)(tag >> 3), (unsigned)(tag & 7)))
+			return 0;
+		if (pos >= got)
+			break;
+		for (i = 0, shift = 0; i < 10 && pos < got; i++, shift += 7) {
+			v |= (uint64_t)(b[pos] & 0x7f) << (shift < 64 ? shift : 0);
+			if (!(b[pos++] & 0x80))
+				break;
+		}
+		if (i == 10)
+			return 0;
+		if ((tag & 7) == 2) {
+			/* a length must fit the file, unless fields before it
+			 * already said ModelProto (a truncated file gets the
+			 * loader's message); the body is not looked at */
+			return v <= size - pos || fields > 0;
+		}
+		fields++;
+	}
+	return fields > 0;
+}
+
+int spp_load_onnx(const char *path, struct spp_model **out, struct spp_error *err)
+{
+	struct spp_model *m = calloc(1, sizeof(*m));
+	char *copy = NULL;
+	int rc = SPP_E_NOMEM;
+
+	*out = NULL;
+	if (!m || !(m->path = strdup(path)) || !(copy = strdup(path)) ||
+	    !(m->files = calloc(1, sizeof(*m->files)))) {
+		spp_error_set(err, rc, "'%s': out of memory", path);
+		goto fail;
+	}
+	m->format = "onnx";
+	rc = spp_mapfile_open(path, &m->files[0], err);
+	if (rc)
+		goto fail;
+	m->nfiles = 1;
+	m->bytes = m->files[0].size;
+	rc = spp_onnx_parse(m->files[0].base, m->files[0].size, path, dirname(copy), m, err);
+	if (rc)
+		goto fail;
+	free(copy);
+	*out = m;
+	return SPP_OK;
+fail:
+	free(copy);
+	spp_model_destroy(m);
+	return rc;
+}

@@ -1,0 +1,175 @@
+/*
+ * The graph walk: a graph's weights (initializers, sparse initializers,
+ * Constant nodes), its subgraphs (If branches, Loop and Scan bodies: graph
+ * attributes, recursively) and its layers, in node order. Each graph is a
+ * scope: a name resolves in the graph itself, then in the graphs around it.
+ */
+#include "profiler/onnx/onnx_internal.h"
+
+#include <string.h>
+
+int onnx_scope_weight(const struct onnx_scope *s, const char *name)
+{
+	for (; s && name && *name; s = s->parent) {
+		const struct onnx_map_entry *e = onnx_map_get(&s->weights, name);
+		if (e)
+			return e->index;
+	}
+	return -1;
+}
+
+int onnx_scope_shape(const struct onnx_scope *s, const char *name,
+		     int64_t *dims, int *rank)
+{
+	const Onnx__ValueInfoProto *vi = NULL;
+	const Onnx__TensorShapeProto *sh;
+
+	for (; s && name && *name && !vi; s = s->parent) {
+		const struct onnx_map_entry *e = onnx_map_get(&s->shapes, name);
+		if (e)
+			vi = e->ptr;
+	}
+	if (!vi || !vi->type || !vi->type->tensor_type || !vi->type->tensor_type->shape)
+		return 0;
+	sh = vi->type->tensor_type->shape;
+	if (sh->n_dim > SPP_MAX_DIMS)
+		return 0;
+	for (size_t i = 0; i < sh->n_dim; i++) {
+		if (!sh->dim[i]->has_dim_value || sh->dim[i]->dim_value <= 0)
+			return 0;
+		dims[i] = sh->dim[i]->dim_value;
+	}
+	*rank = (int)sh->n_dim;
+	return 1;
+}
+
+static int default_domain(const Onnx__NodeProto *n)
+{
+	return !n->domain || !*n->domain || strcmp(n->domain, "ai.onnx") == 0;
+}
+
+static int register_weight(struct onnx_ctx *c, struct onnx_scope *s, const char *name,
+			   int index)
+{
+	if (index < 0 || !name || !*name)
+		return SPP_OK;
+	if (onnx_map_put(&s->weights, name, index, NULL))
+		return onnx_fault(c, SPP_E_NOMEM, "out of memory");
+	return SPP_OK;
+}
+
+/* A tensor over a scalar or list attribute, which the message holds. */
+static int attr_values(struct onnx_ctx *c, const char *name, enum spp_dtype dt,
+		       const void *vals, size_t count, int rank, int *index)
+{
+	struct spp_tensor t = {0};
+
+	t.name = strdup(name);
+	if (!t.name)
+		return onnx_fault(c, SPP_E_NOMEM, "out of memory");
+	t.dtype = dt;
+	t.ndim = rank;
+	t.shape[0] = (int64_t)count;
+	t.numel = count;
+	t.nbytes = count * (uint64_t)(spp_dtype_info(dt)->bits / 8);
+	t.data = count ? vals : NULL;
+	return onnx_tensor_push(c, &t, index);
+}
+
+/*
+ * A Constant node's value: value (TensorProto), sparse_value,
+ * value_float(s), value_int(s); value_string(s) has no numeric dtype.
+ */
+static int constant(struct onnx_ctx *c, const Onnx__NodeProto *n, struct onnx_scope *s)
+{
+	const char *out = n->n_output ? n->output[0] : NULL;
+	int index = -1, rc = SPP_OK;
+
+	if (!out || !*out)
+		return onnx_fault(c, SPP_E_FORMAT, "Constant node '%s' has no output",
+				  onnx_name(n->name));
+	for (size_t i = 0; i < n->n_attribute && index < 0 && !rc; i++) {
+		const Onnx__AttributeProto *a = n->attribute[i];
+		const char *an = a->name ? a->name : "";
+
+		if (strcmp(an, "value") == 0 && a->t)
+			rc = onnx_tensor_add(c, a->t, out, &index);
+		else if (strcmp(an, "sparse_value") == 0 && a->sparse_tensor)
+			rc = onnx_sparse_add(c, a->sparse_tensor, out, &index);
+		else if (strcmp(an, "value_float") == 0)
+			rc = attr_values(c, out, SPP_DTYPE_F32, &a->f, 1, 0, &index);
+		else if (strcmp(an, "value_int") == 0)
+			rc = attr_values(c, out, SPP_DTYPE_I64, &a->i, 1, 0, &index);
+		else if (strcmp(an, "value_floats") == 0)
+			rc = attr_values(c, out, SPP_DTYPE_F32, a->floats, a->n_floats, 1, &index);
+		else if (strcmp(an, "value_ints") == 0)
+			rc = attr_values(c, out, SPP_DTYPE_I64, a->ints, a->n_ints, 1, &index);
+	}
+	return rc ? rc : register_weight(c, s, out, index);
+}
+
+static int put_shapes(struct onnx_ctx *c, struct onnx_scope *s,
+		      Onnx__ValueInfoProto *const *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (v[i]->name && *v[i]->name &&
+		    onnx_map_put(&s->shapes, v[i]->name, -1, v[i]))
+			return onnx_fault(c, SPP_E_NOMEM, "out of memory");
+	return SPP_OK;
+}
+
+static int node(struct onnx_ctx *c, const Onnx__NodeProto *n, struct onnx_scope *s,
+		int depth)
+{
+	int rc;
+
+	if (default_domain(n) && n->op_type && strcmp(n->op_type, "Constant") == 0) {
+		rc = constant(c, n, s);
+		if (rc)
+			return rc;
+	}
+	for (size_t i = 0; i < n->n_attribute; i++) {
+		const Onnx__AttributeProto *a = n->attribute[i];
+		if (a->g && (rc = onnx_graph_walk(c, a->g, s, depth + 1)))
+			return rc;
+		for (size_t j = 0; j < a->n_graphs; j++)
+			if ((rc = onnx_graph_walk(c, a->graphs[j], s, depth + 1)))
+				return rc;
+	}
+	return default_domain(n) ? onnx_layers_add(c, n, s) : SPP_OK;
+}
+
+int onnx_graph_walk(struct onnx_ctx *c, const Onnx__GraphProto *g,
+		    const struct onnx_scope *parent, int depth)
+{
+	struct onnx_scope s = {.parent = parent};
+	int rc = SPP_OK, index;
+
+	if (depth > SPP_ONNX_MAX_GRAPH_DEPTH)
+		return onnx_fault(c, SPP_E_FORMAT, "graph '%s': subgraphs nest deeper than %d",
+				  onnx_name(g->name), SPP_ONNX_MAX_GRAPH_DEPTH);
+	if ((rc = put_shapes(c, &s, g->input, g->n_input)) ||
+	    (rc = put_shapes(c, &s, g->output, g->n_output)) ||
+	    (rc = put_shapes(c, &s, g->value_info, g->n_value_info)))
+		goto out;
+	for (size_t i = 0; i < g->n_initializer; i++) {
+		const Onnx__TensorProto *tp = g->initializer[i];
+		if ((rc = onnx_tensor_add(c, tp, NULL, &index)) ||
+		    (rc = register_weight(c, &s, tp->name, index)))
+			goto out;
+	}
+	for (size_t i = 0; i < g->n_sparse_initializer; i++) {
+		const Onnx__SparseTensorProto *sp = g->sparse_initializer[i];
+		const char *name = sp->values ? sp->values->name : NULL;
+		if ((rc = onnx_sparse_add(c, sp, name, &index)) ||
+		    (rc = register_weight(c, &s, name, index)))
+			goto out;
+	}
+	for (size_t i = 0; i < g->n_node; i++)
+		if ((rc = node(c, g->node[i], &s, depth)))
+			goto out;
+out:
+	onnx_map_free(&s.weights);
+	onnx_map_free(&s.shapes);
+	return rc;
+}

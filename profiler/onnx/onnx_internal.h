@@ -1,0 +1,99 @@
+/*
+ * Shared by the ONNX loader's files: the decoding context, the name maps of
+ * a graph's scope, and the steps (wire check, tensors, graph walk, layers).
+ * Everything here borrows the decoded message, which the model owns.
+ */
+#ifndef SPP_PROFILER_ONNX_ONNX_INTERNAL_H
+#define SPP_PROFILER_ONNX_ONNX_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "profiler/model.h"
+#include "profiler/onnx/onnx.h"
+#include "profiler/onnx/onnx_subset.pb-c.h"
+
+struct onnx_ctx {
+	struct spp_model *m;
+	const char *file;        /* display name, starts every message */
+	const char *dir;         /* folder of external data; NULL: none */
+	struct spp_error *err;
+	int tensors_cap, descs_cap;
+};
+
+/* A string-keyed hash map; keys and values are borrowed. */
+struct onnx_map_entry {
+	const char *key;
+	int index;               /* tensor index (weights) */
+	const void *ptr;         /* ValueInfoProto (shapes) */
+};
+
+struct onnx_map {
+	struct onnx_map_entry *slots;
+	size_t cap, count;
+};
+
+/* Names visible in a graph: its own, then its enclosing graphs'. */
+struct onnx_scope {
+	const struct onnx_scope *parent;
+	struct onnx_map weights;  /* value name -> tensor index */
+	struct onnx_map shapes;   /* value name -> ValueInfoProto */
+};
+
+/* Insert or replace; 0, or -1 when out of memory. */
+int onnx_map_put(struct onnx_map *map, const char *key, int index, const void *ptr);
+/* The entry of key, NULL when absent. */
+const struct onnx_map_entry *onnx_map_get(const struct onnx_map *map, const char *key);
+void onnx_map_free(struct onnx_map *map);
+
+/* One line "'<file>': <fault>", control characters replaced; returns code. */
+int onnx_fault(struct onnx_ctx *c, int code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* A name for messages: "" and NULL read as "(unnamed)". */
+const char *onnx_name(const char *s);
+
+/*
+ * Check the wire format of buf[0, size) as a message of type d, nesting at
+ * most SPP_ONNX_MAX_NESTING. Returns 0 or SPP_E_FORMAT naming the byte.
+ */
+int onnx_wire_check(struct onnx_ctx *c, const unsigned char *buf, size_t size,
+		    const ProtobufCMessageDescriptor *d);
+
+/*
+ * Add a TensorProto to the model under name (the tensor's own when NULL).
+ * *index is its index, or -1 when the tensor has no spprof dtype (STRING,
+ * COMPLEX128) and was left out. Returns 0 or an error status.
+ */
+int onnx_tensor_add(struct onnx_ctx *c, const Onnx__TensorProto *tp,
+		    const char *name, int *index);
+
+/* Same for a SparseTensorProto, densified (see onnx.h). */
+int onnx_sparse_add(struct onnx_ctx *c, const Onnx__SparseTensorProto *sp,
+		    const char *name, int *index);
+
+/* Add a tensor whose fields are set (name malloc'd, moved into the model). */
+int onnx_tensor_push(struct onnx_ctx *c, struct spp_tensor *t, int *index);
+
+/* Walk a graph: its weights, its subgraphs, its layers. */
+int onnx_graph_walk(struct onnx_ctx *c, const Onnx__GraphProto *g,
+		    const struct onnx_scope *parent, int depth);
+
+/* The tensor index of a constant named name in scope, -1 when none. */
+int onnx_scope_weight(const struct onnx_scope *s, const char *name);
+
+/*
+ * The static shape of value name in scope: 1 and dims/rank when every
+ * dimension is a known positive number, else 0.
+ */
+int onnx_scope_shape(const struct onnx_scope *s, const char *name,
+		     int64_t *dims, int *rank);
+
+/* Add the layer descriptions of node n (none when it is not a layer). */
+int onnx_layers_add(struct onnx_ctx *c, const Onnx__NodeProto *n,
+		    const struct onnx_scope *s);
+
+/* Make layer names unique ("w", "w#2", ...) once all are added. */
+int onnx_layers_unique(struct onnx_ctx *c);
+
+#endif

@@ -1,0 +1,322 @@
+/*
+ * Layer descriptions of the graph's nodes: each op whose weight operand is a
+ * constant becomes one or more GEMM views (DESIGN section 2), W (M x K)
+ * applied to X (K x N). With (i, j) = (row of W, column of W):
+ *
+ * - Gemm Y = A'B' (A' = transA ? A^T : A, B' likewise), weight B: transB=1
+ *   B [out, in] row-major; transB=0 B [in, out] transposed (row_stride 1,
+ *   inner_stride M). A constant A (rare) is W = A' with N the columns of B'.
+ *   N = the rows of Y.
+ * - MatMul X·W, W [.., in, out]: the transposed view; W·X, W [.., M, K]:
+ *   row-major. A weight of rank 3 or more is a stack of matrices: one layer
+ *   per matrix, "<tensor>[i]", base i·M·K, N = numel(Y) / (stack · M).
+ * - Conv, W [O, I/g, k...] (1 to 3 spatial dims): M = O, K = (I/g)·k..., c
+ *   fastest (the view of profiler/layer.c), N = numel(Y) / O =
+ *   batch · spatial outputs.
+ * - ConvTranspose, W [C, O/g, k...]: each input pixel's C/g channels of a
+ *   group produce (O/g)·k... output contributions (col2im), so a group is
+ *   W_g^T with M = (O/g)·k..., K = C/g: the transposed view of the group's
+ *   [C/g, (O/g)·k...] block. One layer per group ("<tensor>[g]" when
+ *   group > 1), N = numel(X) / C = batch · spatial inputs.
+ * - LSTM, GRU, RNN: W [dirs, gates·hidden, input] and R [dirs, gates·hidden,
+ *   hidden], row-major, one layer per direction ("<tensor>[d]" when
+ *   bidirectional), M = gates·hidden, K = input or hidden. Both multiply
+ *   every time step of every sequence: N = seq · batch = numel(X) / input.
+ *
+ * N is 0 (use --n) when the graph gives no static shape for the value N is
+ * read from (value_info, graph inputs and outputs, this graph or around).
+ */
+#include "profiler/onnx/onnx_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "profiler/layer.h"
+
+struct view {
+	int64_t m, k, row_stride, inner, inner_stride, outer_stride;
+	uint64_t base;
+};
+
+static struct view rowmajor(int64_t m, int64_t k, uint64_t base)
+{
+	return (struct view){.m = m, .k = k, .row_stride = k, .inner = k,
+			     .inner_stride = 1, .base = base};
+}
+
+/* W = S^T for S stored [k, m] row-major */
+static struct view transposed(int64_t m, int64_t k, uint64_t base)
+{
+	return (struct view){.m = m, .k = k, .row_stride = 1, .inner = k,
+			     .inner_stride = m, .base = base};
+}
+
+static int64_t attr_int(const Onnx__NodeProto *n, const char *name, int64_t dflt)
+{
+	for (size_t i = 0; i < n->n_attribute; i++)
+		if (n->attribute[i]->name && strcmp(n->attribute[i]->name, name) == 0)
+			return n->attribute[i]->i;
+	return dflt;
+}
+
+static const char *input(const Onnx__NodeProto *n, size_t i)
+{
+	return i < n->n_input ? n->input[i] : NULL;
+}
+
+static const char *output(const Onnx__NodeProto *n, size_t i)
+{
+	return i < n->n_output ? n->output[i] : NULL;
+}
+
+/* numel of a value's static shape over div, 0 when unknown or not a multiple */
+static int64_t rows_of(const struct onnx_scope *s, const char *name, int64_t div)
+{
+	int64_t dims[SPP_MAX_DIMS], numel = 1;
+	int rank;
+
+	if (div <= 0 || !onnx_scope_shape(s, name, dims, &rank))
+		return 0;
+	for (int i = 0; i < rank; i++) {
+		if (numel > INT64_MAX / dims[i])
+			return 0;
+		numel *= dims[i];
+	}
+	return numel % div ? 0 : numel / div;
+}
+
+/* One dimension of a value's static shape (negative d counts from the end), 0 when unknown. */
+static int64_t dim_of(const struct onnx_scope *s, const char *name, int want_rank, int d)
+{
+	int64_t dims[SPP_MAX_DIMS];
+	int rank;
+
+	if (!onnx_scope_shape(s, name, dims, &rank) || (want_rank && rank != want_rank))
+		return 0;
+	if (d < 0)
+		d += rank;
+	return d >= 0 && d < rank ? dims[d] : 0;
+}
+
+static int push(struct onnx_ctx *c, const Onnx__NodeProto *n, int tensor,
+		enum spp_op op, struct view v, int64_t rows, int slice)
+{
+	struct spp_model *m = c->m;
+	struct spp_layer_desc *d;
+	const char *tn = m->tensors[tensor].name;
+
+	if (v.m <= 0 || v.k <= 0)
+		return SPP_OK; /* an empty weight multiplies nothing */
+	if (m->nlayer_descs == c->descs_cap) {
+		int cap = c->descs_cap ? 2 * c->descs_cap : 16;
+		struct spp_layer_desc *g = realloc(m->layer_descs, (size_t)cap * sizeof(*g));
+		if (!g)
+			return onnx_fault(c, SPP_E_NOMEM, "out of memory for %d layers", cap);
+		m->layer_descs = g;
+		c->descs_cap = cap;
+	}
+	d = &m->layer_descs[m->nlayer_descs];
+	*d = (struct spp_layer_desc){
+		.tensor = tensor, .op = (int)op, .m = v.m, .k = v.k, .base = v.base,
+		.row_stride = v.row_stride, .inner = v.inner,
+		.inner_stride = v.inner_stride, .outer_stride = v.outer_stride,
+		.n = rows > 0 ? rows : 0,
+	};
+	if (slice >= 0 ? asprintf(&d->name, "%s[%d]", tn, slice) < 0
+		       : !(d->name = strdup(tn)))
+		d->name = NULL;
+	d->node_name = n->name && *n->name ? strdup(n->name) : NULL;
+	d->op_type = strdup(n->op_type);
+	m->nlayer_descs++; /* counted first, so that destroy frees what was set */
+	if (!d->name || !d->op_type || (n->name && *n->name && !d->node_name))
+		return onnx_fault(c, SPP_E_NOMEM, "out of memory");
+	return SPP_OK;
+}
+
+static const struct spp_tensor *weight(struct onnx_ctx *c, const struct onnx_scope *s,
+				       const char *name, int min_rank, int max_rank, int *index)
+{
+	*index = onnx_scope_weight(s, name);
+	if (*index < 0)
+		return NULL;
+	const struct spp_tensor *t = &c->m->tensors[*index];
+	return t->ndim >= min_rank && t->ndim <= max_rank && t->numel ? t : NULL;
+}
+
+static int gemm(struct onnx_ctx *c, const Onnx__NodeProto *n, const struct onnx_scope *s)
+{
+	int64_t ta = attr_int(n, "transA", 0), tb = attr_int(n, "transB", 0), rows;
+	const struct spp_tensor *w;
+	int wi;
+
+	if ((w = weight(c, s, input(n, 1), 2, 2, &wi))) {
+		rows = dim_of(s, output(n, 0), 2, 0);
+		if (!rows)
+			rows = dim_of(s, input(n, 0), 2, ta ? 1 : 0);
+		return push(c, n, wi, SPP_OP_GEMM, tb ? rowmajor(w->shape[0], w->shape[1], 0)
+						      : transposed(w->shape[1], w->shape[0], 0),
+			    rows, -1);
+	}
+	if ((w = weight(c, s, input(n, 0), 2, 2, &wi))) {
+		rows = dim_of(s, output(n, 0), 2, 1);
+		if (!rows)
+			rows = dim_of(s, input(n, 1), 2, tb ? 0 : 1);
+		return push(c, n, wi, SPP_OP_GEMM, ta ? transposed(w->shape[1], w->shape[0], 0)
+						      : rowmajor(w->shape[0], w->shape[1], 0),
+			    rows, -1);
+	}
+	return SPP_OK;
+}
+
+static int matmul(struct onnx_ctx *c, const Onnx__NodeProto *n, const struct onnx_scope *s)
+{
+	const struct spp_tensor *w;
+	int wi, right, rc = SPP_OK, r;
+	int64_t stack = 1, rows, a, b;
+	const char *x;
+
+	right = (w = weight(c, s, input(n, 1), 2, SPP_MAX_DIMS, &wi)) != NULL;
+	if (!right && !(w = weight(c, s, input(n, 0), 2, SPP_MAX_DIMS, &wi)))
+		return SPP_OK;
+	r = w->ndim;
+	a = w->shape[r - 2];
+	b = w->shape[r - 1];
+	for (int i = 0; i < r - 2; i++)
+		stack *= w->shape[i];
+	/* X·W: W [in, out], M = out; W·X: W [M, K] */
+	rows = rows_of(s, output(n, 0), stack * (right ? b : a));
+	x = input(n, right ? 0 : 1);
+	if (!rows) {
+		int64_t dims[SPP_MAX_DIMS];
+		int xr;
+		if (onnx_scope_shape(s, x, dims, &xr))
+			rows = rows_of(s, x, (right ? a : b) * (xr > 2 ? stack : 1));
+	}
+	for (int64_t i = 0; i < stack && !rc; i++) {
+		uint64_t base = (uint64_t)i * (uint64_t)(a * b);
+		rc = push(c, n, wi, SPP_OP_MATMUL,
+			  right ? transposed(b, a, base) : rowmajor(a, b, base), rows,
+			  stack > 1 ? (int)i : -1);
+	}
+	return rc;
+}
+
+static int64_t spatial(const struct spp_tensor *w)
+{
+	int64_t sp = 1;
+
+	for (int d = 2; d < w->ndim; d++)
+		sp *= w->shape[d];
+	return sp;
+}
+
+static int conv(struct onnx_ctx *c, const Onnx__NodeProto *n, const struct onnx_scope *s)
+{
+	static const enum spp_op ops[] = {SPP_OP_CONV1D, SPP_OP_CONV2D, SPP_OP_CONV3D};
+	const struct spp_tensor *w;
+	int wi;
+
+	if (!(w = weight(c, s, input(n, 1), 3, 5, &wi)))
+		return SPP_OK;
+	int64_t o = w->shape[0], ch = w->shape[1], sp = spatial(w);
+	struct view v = {.m = o, .k = ch * sp, .row_stride = ch * sp, .inner = ch,
+			 .inner_stride = sp, .outer_stride = 1};
+	return push(c, n, wi, ops[w->ndim - 3], v, rows_of(s, output(n, 0), o), -1);
+}
+
+static int conv_transpose(struct onnx_ctx *c, const Onnx__NodeProto *n,
+			  const struct onnx_scope *s)
+{
+	const struct spp_tensor *w;
+	int64_t g = attr_int(n, "group", 1);
+	int wi, rc = SPP_OK;
+
+	if (!(w = weight(c, s, input(n, 1), 3, 5, &wi)))
+		return SPP_OK;
+	int64_t ch = w->shape[0], cols = w->shape[1] * spatial(w);
+	if (g <= 0 || g > ch || ch % g)
+		return onnx_fault(c, SPP_E_FORMAT, "node '%s': ConvTranspose group %lld does not "
+				  "divide the %lld input channels of '%s'", onnx_name(n->name),
+				  (long long)g, (long long)ch, w->name);
+	int64_t cg = ch / g, rows = rows_of(s, input(n, 0), ch);
+	for (int64_t i = 0; i < g && !rc; i++)
+		rc = push(c, n, wi, SPP_OP_CONV_TRANSPOSE,
+			  transposed(cols, cg, (uint64_t)(i * cg * cols)), rows,
+			  g > 1 ? (int)i : -1);
+	return rc;
+}
+
+static int recurrent(struct onnx_ctx *c, const Onnx__NodeProto *n,
+		     const struct onnx_scope *s, enum spp_op op)
+{
+	const struct spp_tensor *w;
+	int wi, rc = SPP_OK;
+	int64_t rows = 0;
+
+	/* N from X: [seq, batch, input] or [batch, seq, input] (layout=1) */
+	if ((w = weight(c, s, input(n, 1), 3, 3, &wi)))
+		rows = rows_of(s, input(n, 0), w->shape[2]);
+	for (size_t in = 1; in <= 2 && !rc; in++) {
+		if (!(w = weight(c, s, input(n, in), 3, 3, &wi)))
+			continue;
+		int64_t dirs = w->shape[0], mm = w->shape[1], kk = w->shape[2];
+		for (int64_t d = 0; d < dirs && !rc; d++)
+			rc = push(c, n, wi, op, rowmajor(mm, kk, (uint64_t)(d * mm * kk)),
+				  rows, dirs > 1 ? (int)d : -1);
+	}
+	return rc;
+}
+
+int onnx_layers_add(struct onnx_ctx *c, const Onnx__NodeProto *n,
+		    const struct onnx_scope *s)
+{
+	const char *op = n->op_type ? n->op_type : "";
+
+	if (strcmp(op, "Gemm") == 0)
+		return gemm(c, n, s);
+	if (strcmp(op, "MatMul") == 0)
+		return matmul(c, n, s);
+	if (strcmp(op, "Conv") == 0)
+		return conv(c, n, s);
+	if (strcmp(op, "ConvTranspose") == 0)
+		return conv_transpose(c, n, s);
+	if (strcmp(op, "LSTM") == 0)
+		return recurrent(c, n, s, SPP_OP_LSTM);
+	if (strcmp(op, "GRU") == 0)
+		return recurrent(c, n, s, SPP_OP_GRU);
+	if (strcmp(op, "RNN") == 0)
+		return recurrent(c, n, s, SPP_OP_RNN);
+	return SPP_OK;
+}
+
+int onnx_layers_unique(struct onnx_ctx *c)
+{
+	struct spp_model *m = c->m;
+	struct onnx_map seen = {0};
+	int rc = SPP_OK;
+
+	for (int i = 0; i < m->nlayer_descs && !rc; i++) {
+		struct spp_layer_desc *d = &m->layer_descs[i];
+		const struct onnx_map_entry *e = onnx_map_get(&seen, d->name);
+		char *name = NULL;
+
+		if (!e) {
+			if (onnx_map_put(&seen, d->name, 1, NULL))
+				rc = onnx_fault(c, SPP_E_NOMEM, "out of memory");
+			continue;
+		}
+		/* the second use of a weight is "w#2", the third "w#3" */
+		const char *first = e->key;
+		int k = e->index + 1;
+		if (onnx_map_put(&seen, first, k, NULL) ||
+		    asprintf(&name, "%s#%d", first, k) < 0) {
+			rc = onnx_fault(c, SPP_E_NOMEM, "out of memory");
+			continue;
+		}
+		free(d->name);
+		d->name = name;
+	}
+	onnx_map_free(&seen);
+	return rc;
+}

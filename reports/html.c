@@ -1,0 +1,639 @@
+/*
+ * The HTML report: one self-contained page (no network access: a
+ * Content-Security-Policy forbids every fetch) with a summary, the model,
+ * machine and settings, charts drawn as inline SVG and a sortable,
+ * filterable layer table. The page reads fully without its script; the
+ * script only sorts and filters, and records any error it meets in the
+ * page (data-spp-errors on <html>) so that a headless browser test sees it.
+ */
+#include "reports/report.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "reports/cells.h"
+#include "reports/html.h"
+#include "reports/svg.h"
+
+static const char css[] =
+	":root{--fg:#1d2330;--mute:#5b6475;--line:#d9dee7;--panel:#f6f8fb;--accent:#2f6fb3}\n"
+	"*{box-sizing:border-box}\n"
+	"body{margin:0;font:14px/1.45 system-ui,-apple-system,'Segoe UI',Roboto,'DejaVu Sans',sans-serif;color:var(--fg);background:#fff}\n"
+	"main{max-width:1280px;margin:0 auto;padding:12px 24px 48px}\n"
+	"h1{font-size:22px;margin:6px 0 2px;word-break:break-all}\n"
+	".sub{color:var(--mute);margin:0 0 6px;word-break:break-all}\n"
+	"nav{position:sticky;top:0;background:#fff;border-bottom:1px solid var(--line);padding:6px 0;z-index:3}\n"
+	"nav a{margin-right:14px;color:var(--accent);text-decoration:none}\n"
+	"section{margin-top:26px}\n"
+	"h2{font-size:18px;margin:0 0 6px;border-bottom:2px solid var(--line);padding-bottom:3px}\n"
+	"h3{font-size:13px;margin:0 0 2px;word-break:break-all}\n"
+	".lead{color:var(--mute);margin:0 0 10px;max-width:980px}\n"
+	".cards{display:grid;grid-template-columns:repeat(auto-fill,minmax(200px,1fr));gap:10px}\n"
+	".card{background:var(--panel);border:1px solid var(--line);border-radius:6px;padding:8px 12px}\n"
+	".card .k{color:var(--mute);font-size:11px;text-transform:uppercase;letter-spacing:.05em}\n"
+	".card .v{font-size:22px;font-weight:600;word-break:break-all}\n"
+	".card .d{color:var(--mute);font-size:12px}\n"
+	".facts{display:grid;grid-template-columns:repeat(auto-fit,minmax(360px,1fr));gap:10px}\n"
+	".facts table{border-collapse:collapse;width:100%}\n"
+	".facts th{text-align:left;font-weight:500;color:var(--mute);padding:1px 10px 1px 0;white-space:nowrap;vertical-align:top;width:8em}\n"
+	".facts td{padding:1px 0;word-break:break-word}\n"
+	".warn{background:#fff8e5;border:1px solid #f0d48a;border-radius:6px;padding:4px 12px 4px 28px;margin:0}\n"
+	".note{background:var(--panel);border-left:4px solid #b8c2d3;padding:8px 12px;color:var(--mute);margin:6px 0}\n"
+	".scroll{max-height:560px;overflow:auto;border:1px solid var(--line);border-radius:4px}\n"
+	".row{display:flex;flex-wrap:wrap;gap:16px;align-items:flex-start}\n"
+	".grid2{display:grid;grid-template-columns:repeat(auto-fill,minmax(400px,1fr));gap:12px}\n"
+	".panel{border:1px solid var(--line);border-radius:6px;padding:6px 8px}\n"
+	"svg.chart{max-width:100%;height:auto;display:block;font-size:11px}\n"
+	"svg .grid{stroke:#e8ebf0}svg .frame{fill:none;stroke:#9aa3b2}\n"
+	"svg .tick,svg .ref{fill:#5b6475;font-size:10px}svg .axis{fill:#1d2330;font-size:12px}\n"
+	"svg .lbl,svg .legend{fill:#1d2330}svg .val{fill:#1d2330;font-size:10px}svg .inv{fill:#fff;font-size:9px}\n"
+	"svg .dim{fill:#8a93a3;font-size:10px}svg .hd{fill:#1d2330;font-weight:600}\n"
+	"svg .diag{stroke:#7a8294;stroke-dasharray:4 3}svg .one{stroke:#c0392b;stroke-dasharray:5 3}\n"
+	"svg .mark{stroke:#1d2330;stroke-width:1.5;stroke-dasharray:2 2}svg .roof{stroke:#1d2330;stroke-width:2;fill:none}\n"
+	"svg .series{fill:none;stroke-width:2}svg .pt{fill-opacity:.7;stroke:#fff;stroke-width:.5}\n"
+	"svg .whisk{stroke-width:2}svg .band{fill:#f3f5f9}\n"
+	".tools{display:flex;flex-wrap:wrap;gap:10px;align-items:center;margin:4px 0 8px}\n"
+	".tools input{padding:4px 8px;min-width:300px;font:inherit}.tools select{padding:3px;font:inherit}\n"
+	"table.layers{border-collapse:collapse;width:100%;font-size:12.5px}\n"
+	"table.layers th{position:sticky;top:0;background:#eef2f7;cursor:pointer;text-align:left;padding:5px 6px;border-bottom:1px solid var(--line);white-space:nowrap;user-select:none}\n"
+	"table.layers th[aria-sort=ascending]::after{content:' \\25B2'}table.layers th[aria-sort=descending]::after{content:' \\25BC'}\n"
+	"table.layers td{padding:2px 6px;border-bottom:1px solid #eef0f4;white-space:nowrap}\n"
+	"table.layers td.n{text-align:right;font-variant-numeric:tabular-nums}\n"
+	"table.layers td.name{max-width:380px;overflow:hidden;text-overflow:ellipsis}\n"
+	"table.layers tbody tr:hover td{background:#f3f7fc}\n"
+	".null{color:#a9b0bd}.good{color:#1e7d32}.bad{color:#b03a2e}\n"
+	"footer{margin-top:30px;color:var(--mute);font-size:12px}\n";
+
+/* Installed first, so that an error anywhere later is recorded. */
+static const char js_errors[] =
+	"(function(){var r=document.documentElement;"
+	"function rec(m){var e=r.getAttribute('data-spp-errors');"
+	"r.setAttribute('data-spp-errors',(e?e+' | ':'')+m);document.title='JS error: '+m;}"
+	"window.addEventListener('error',function(e){rec(e.message||'error');});"
+	"window.sppRecord=rec;})();\n";
+
+/* Sorting (click a header; figures compare by data-v, unknown last) and filtering. */
+static const char js_table[] =
+	"(function(){\n"
+	"function num(c){var v=c.getAttribute('data-v');return v===null?null:parseFloat(v);}\n"
+	"function init(){\n"
+	" var t=document.getElementById('layer-table');if(!t)return;\n"
+	" var body=t.tBodies[0],rows=[].slice.call(body.rows),heads=t.tHead.rows[0].cells,key=-1,dir=1;\n"
+	" rows.forEach(function(r,i){r._i=i;r._s=(r.getAttribute('data-s')||'').toLowerCase();});\n"
+	" function sort(k){\n"
+	"  var numeric=heads[k].hasAttribute('data-num');\n"
+	"  dir=k===key?-dir:(numeric?-1:1);key=k;\n"
+	"  for(var j=0;j<heads.length;j++)heads[j].removeAttribute('aria-sort');\n"
+	"  heads[k].setAttribute('aria-sort',dir>0?'ascending':'descending');\n"
+	"  rows.sort(function(a,b){var x=a.cells[k],y=b.cells[k],c;\n"
+	"   if(numeric){var p=num(x),q=num(y);\n"
+	"    if(p===null||q===null)return ((p===null)-(q===null))||a._i-b._i;c=p-q;}\n"
+	"   else c=x.textContent.localeCompare(y.textContent);\n"
+	"   return c*dir||a._i-b._i;});\n"
+	"  rows.forEach(function(r){body.appendChild(r);});\n"
+	" }\n"
+	" for(var j=0;j<heads.length;j++)(function(k){heads[k].tabIndex=0;\n"
+	"  heads[k].addEventListener('click',function(){sort(k);});\n"
+	"  heads[k].addEventListener('keydown',function(e){if(e.key==='Enter')sort(k);});})(j);\n"
+	" var q=document.getElementById('layer-filter'),cls=document.getElementById('layer-class'),\n"
+	"  cnt=document.getElementById('layer-count');\n"
+	" function filter(){var w=q.value.toLowerCase().split(/\\s+/).filter(Boolean),c=cls.value,n=0;\n"
+	"  rows.forEach(function(r){var ok=(!c||r.getAttribute('data-class')===c)&&\n"
+	"   w.every(function(s){return r._s.indexOf(s)>=0;});r.hidden=!ok;if(ok)n++;});\n"
+	"  cnt.textContent=n+' of '+rows.length+' layers';}\n"
+	" q.addEventListener('input',filter);cls.addEventListener('change',filter);filter();\n"
+	"}\n"
+	"try{init();document.documentElement.setAttribute('data-spp-ready','1');}\n"
+	"catch(e){window.sppRecord(String(e&&e.message||e));}\n"
+	"})();\n";
+
+static const char *const format_keys[] = {"dense", "csr",     "coo",   "bsr4",  "bsr8",
+					  "bsr16", "bitmask", "nm1_4", "nm2_4", "nm4_8"};
+static const char *const format_colors[] = {"#7f7f7f", "#4e79a7", "#f28e2b", "#e15759",
+					    "#76b7b2", "#59a14f", "#c9a227", "#b07aa1",
+					    "#ff7f9e", "#9c755f"};
+static const char *const extra_colors[] = {"#17becf", "#bcbd22", "#8c564b", "#393b79"};
+
+const char *spp_html_format_color(const char *format)
+{
+	unsigned h = 5381;
+
+	if (!format)
+		return "#999999";
+	for (size_t i = 0; i < sizeof(format_keys) / sizeof(format_keys[0]); i++)
+		if (strcmp(format, format_keys[i]) == 0)
+			return format_colors[i];
+	for (const char *p = format; *p; p++)
+		h = h * 33 + (unsigned char)*p;
+	return extra_colors[h % (sizeof(extra_colors) / sizeof(extra_colors[0]))];
+}
+
+const char *spp_html_class_color(const char *cls)
+{
+	if (!cls)
+		return "#c4c9d2";
+	if (strcmp(cls, "dense") == 0)
+		return "#9e9e9e";
+	if (strcmp(cls, "nm") == 0)
+		return "#b07aa1";
+	if (strcmp(cls, "channel") == 0)
+		return "#f28e2b";
+	if (strcmp(cls, "block") == 0)
+		return "#59a14f";
+	if (strcmp(cls, "unstructured") == 0)
+		return "#4e79a7";
+	return "#17becf";
+}
+
+void spp_html_note(FILE *f, const char *fmt, ...)
+{
+	char buf[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	fputs("<p class=\"note\">", f);
+	spp_html_escape(f, buf);
+	fputs("</p>\n", f);
+}
+
+void spp_html_section(FILE *f, const char *id, const char *title, const char *lead)
+{
+	fprintf(f, "<section id=\"%s\">\n<h2>", id);
+	spp_html_escape(f, title);
+	fputs("</h2>\n", f);
+	if (lead) {
+		fputs("<p class=\"lead\">", f);
+		spp_html_escape(f, lead);
+		fputs("</p>\n", f);
+	}
+}
+
+void spp_html_fmt_ratio(double v, char *buf, size_t n)
+{
+	double a = fabs(v);
+
+	if (!isfinite(v))
+		snprintf(buf, n, "\xe2\x80\x94");
+	else
+		snprintf(buf, n, a >= 100 ? "%.0f\xc3\x97" : a >= 10 ? "%.1f\xc3\x97" : "%.2f\xc3\x97",
+			 v);
+}
+
+void spp_html_fmt_time(double ns, char *buf, size_t n)
+{
+	static const char *const unit[] = {"ns", "\xc2\xb5s", "ms", "s"};
+	int i = 0;
+
+	if (!isfinite(ns)) {
+		snprintf(buf, n, "\xe2\x80\x94");
+		return;
+	}
+	while (fabs(ns) >= 1000 && i < 3) {
+		ns /= 1000;
+		i++;
+	}
+	snprintf(buf, n, fabs(ns) >= 100 ? "%.0f %s" : fabs(ns) >= 10 ? "%.1f %s" : "%.2f %s", ns,
+		 unit[i]);
+}
+
+void spp_html_fmt_pct(double frac, char *buf, size_t n)
+{
+	if (!isfinite(frac))
+		snprintf(buf, n, "\xe2\x80\x94");
+	else if (frac < 1 && frac > 0.9995)
+		snprintf(buf, n, ">99.9%%");
+	else
+		snprintf(buf, n, "%.1f%%", frac * 100);
+}
+
+int spp_html_run_ok(const cJSON *run)
+{
+	const char *st = spp_cell_str(run, "status");
+
+	return st && strcmp(st, "ok") == 0;
+}
+
+double spp_html_layer_weight(const cJSON *layer)
+{
+	const cJSON *run;
+	double v;
+
+	cJSON_ArrayForEach(run, spp_cell_get(layer, "runs")) {
+		const char *fmt = spp_cell_str(run, "format");
+
+		if (fmt && strcmp(fmt, "dense") == 0 && spp_html_run_ok(run) &&
+		    spp_cell_num(run, "time_ns.median", &v) && v > 0)
+			return v;
+	}
+	if (spp_cell_num(layer, "flops.dense", &v) && v > 0)
+		return v * 1e-6; /* below any measured time: measured layers rank first */
+	return 0;
+}
+
+struct ranked {
+	const cJSON *layer;
+	double w;
+	int i;
+};
+
+static int by_weight(const void *a, const void *b)
+{
+	const struct ranked *x = a, *y = b;
+
+	if (x->w != y->w)
+		return x->w < y->w ? 1 : -1;
+	return x->i - y->i;
+}
+
+int spp_html_top_layers(struct spp_html *h, int (*want)(const cJSON *layer), int max,
+			const cJSON ***out)
+{
+	struct ranked *r;
+	const cJSON *l;
+	int n = 0, keep;
+
+	*out = NULL;
+	r = malloc(sizeof(*r) * (size_t)(h->nlayers + 1));
+	if (!r) {
+		h->nomem = 1;
+		return -1;
+	}
+	cJSON_ArrayForEach(l, h->layers) {
+		if (!want(l))
+			continue;
+		r[n].layer = l;
+		r[n].w = spp_html_layer_weight(l);
+		r[n].i = n;
+		n++;
+	}
+	qsort(r, (size_t)n, sizeof(*r), by_weight);
+	keep = n < max ? n : max;
+	*out = malloc(sizeof(**out) * (size_t)(keep + 1));
+	if (!*out) {
+		free(r);
+		h->nomem = 1;
+		return -1;
+	}
+	for (int i = 0; i < keep; i++)
+		(*out)[i] = r[i].layer;
+	free(r);
+	return n;
+}
+
+/* One row of a facts table; text NULL shows the unknown dash. */
+static void fact(FILE *f, const char *key, const char *text)
+{
+	fputs("<tr><th>", f);
+	spp_html_escape(f, key);
+	fputs("</th><td>", f);
+	if (text)
+		spp_html_escape(f, text);
+	else
+		fputs("<span class=\"null\">\xe2\x80\x94</span>", f);
+	fputs("</td></tr>\n", f);
+}
+
+static void fact_num(FILE *f, const char *key, const cJSON *obj, const char *path)
+{
+	char buf[64];
+	double v;
+
+	if (!spp_cell_num(obj, path, &v)) {
+		fact(f, key, NULL);
+		return;
+	}
+	spp_cell_number(v, buf, sizeof(buf));
+	fact(f, key, buf);
+}
+
+/* A JSON array of strings as "a, b, c". */
+static void join_strings(const cJSON *a, char *buf, size_t n)
+{
+	const cJSON *s;
+	size_t used = 0;
+
+	buf[0] = '\0';
+	cJSON_ArrayForEach(s, a) {
+		if (!cJSON_IsString(s) || used >= n)
+			continue;
+		used += (size_t)snprintf(buf + used, n - used, "%s%s", used ? ", " : "",
+					 s->valuestring);
+	}
+}
+
+static void facts_model(FILE *f, const cJSON *m)
+{
+	char buf[512], a[64], b[64];
+	double v, w;
+
+	fputs("<div class=\"panel\"><h3>Model</h3><table>\n", f);
+	fact(f, "path", spp_cell_str(m, "path"));
+	fact(f, "format", spp_cell_str(m, "format"));
+	if (spp_cell_str(m, "hash.value")) {
+		snprintf(buf, sizeof(buf), "%s %s", spp_cell_str(m, "hash.algo") ? spp_cell_str(m, "hash.algo") : "",
+			 spp_cell_str(m, "hash.value"));
+		fact(f, "hash", buf);
+	} else {
+		fact(f, "hash", NULL);
+	}
+	spp_cell_bytes(spp_cell_num(m, "bytes", &v) ? v : NAN, buf, sizeof(buf));
+	fact(f, "file size", spp_cell_num(m, "bytes", &v) ? buf : NULL);
+	if (spp_cell_num(m, "params", &v) && spp_cell_num(m, "nnz", &w)) {
+		spp_cell_count(v, "", a, sizeof(a));
+		spp_cell_count(w, "", b, sizeof(b));
+		snprintf(buf, sizeof(buf), "%s parameters, %s non-zero", a, b);
+		fact(f, "parameters", buf);
+	} else {
+		fact_num(f, "parameters", m, "params");
+	}
+	spp_html_fmt_pct(spp_cell_num(m, "sparsity", &v) ? v : NAN, buf, sizeof(buf));
+	fact(f, "sparsity", buf);
+	fact_num(f, "tensors", m, "tensors");
+	fact_num(f, "GEMM layers", m, "layers");
+	fputs("</table></div>\n", f);
+}
+
+static void facts_machine(FILE *f, const cJSON *m)
+{
+	const cJSON *c;
+	char buf[512], sz[32];
+	size_t used = 0;
+	double bw, gf;
+
+	fputs("<div class=\"panel\"><h3>Machine</h3><table>\n", f);
+	fact(f, "cpu", spp_cell_str(m, "cpu"));
+	if (spp_cell_str(m, "hypervisor"))
+		fact(f, "hypervisor", spp_cell_str(m, "hypervisor"));
+	fact(f, "vector path", spp_cell_str(m, "isa"));
+	fact_num(f, "threads", m, "threads");
+	buf[0] = '\0';
+	cJSON_ArrayForEach(c, spp_cell_get(m, "caches")) {
+		double level, size;
+		const char *type = spp_cell_str(c, "type");
+
+		if (!spp_cell_num(c, "level", &level) || !spp_cell_num(c, "size", &size) ||
+		    (type && strcmp(type, "instruction") == 0) || used >= sizeof(buf))
+			continue;
+		spp_cell_bytes(size, sz, sizeof(sz));
+		used += (size_t)snprintf(buf + used, sizeof(buf) - used, "%sL%.0f%s %s",
+					 used ? ", " : "", level, level == 1 ? "d" : "", sz);
+	}
+	fact(f, "caches", buf[0] ? buf : NULL);
+	if (spp_cell_str(m, "cache_note"))
+		fact(f, "cache note", spp_cell_str(m, "cache_note"));
+	if (spp_cell_num(m, "peak_gflops", &gf) && spp_cell_num(m, "peak_bw_gbs", &bw))
+		snprintf(buf, sizeof(buf), "%.1f GFLOP/s, %.1f GB/s (calibrated)", gf, bw);
+	else
+		snprintf(buf, sizeof(buf), "not calibrated (run 'spprof calibrate')");
+	fact(f, "peaks", buf);
+	if (spp_cell_str(m, "dense_blas.name")) {
+		snprintf(buf, sizeof(buf), "%s %s", spp_cell_str(m, "dense_blas.name"),
+			 spp_cell_str(m, "dense_blas.version") ? spp_cell_str(m, "dense_blas.version") : "");
+		if (spp_cell_str(m, "dense_blas.core"))
+			snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf), " (%s)",
+				 spp_cell_str(m, "dense_blas.core"));
+		fact(f, "dense baseline", buf);
+	} else {
+		fact(f, "dense baseline", NULL);
+	}
+	fputs("</table></div>\n", f);
+}
+
+static void facts_settings(FILE *f, const cJSON *r)
+{
+	const cJSON *s = spp_cell_get(r, "settings");
+	char buf[512];
+	double v;
+
+	fputs("<div class=\"panel\"><h3>Settings</h3><table>\n", f);
+	fact_num(f, "N", s, "n");
+	fact_num(f, "run threads", s, "run_threads");
+	if (cJSON_IsTrue(spp_cell_get(s, "static"))) {
+		fact(f, "runs", "none (static analysis)");
+	} else {
+		if (spp_cell_num(s, "repeats", &v))
+			snprintf(buf, sizeof(buf), "%.0f timed runs per format", v);
+		else if (spp_cell_num(s, "time_budget_s", &v))
+			snprintf(buf, sizeof(buf), "%g s budget per layer", v);
+		else
+			snprintf(buf, sizeof(buf), "default budget");
+		fact(f, "runs", buf);
+		fact(f, "cold caches", cJSON_IsTrue(spp_cell_get(s, "cold")) ? "yes" : "no");
+	}
+	join_strings(spp_cell_get(s, "formats"), buf, sizeof(buf));
+	fact(f, "formats", buf[0] ? buf : NULL);
+	join_strings(spp_cell_get(s, "backends"), buf, sizeof(buf));
+	fact(f, "backends", buf[0] ? buf : NULL);
+	fact(f, "created", spp_cell_str(r, "created"));
+	snprintf(buf, sizeof(buf), "%s %s", spp_cell_str(r, "tool.name") ? spp_cell_str(r, "tool.name") : "spprof",
+		 spp_cell_str(r, "tool.version") ? spp_cell_str(r, "tool.version") : "");
+	fact(f, "tool", buf);
+	fputs("</table></div>\n", f);
+}
+
+static void card(FILE *f, const char *key, const char *value, const char *detail)
+{
+	fputs("<div class=\"card\"><div class=\"k\">", f);
+	spp_html_escape(f, key);
+	fputs("</div><div class=\"v\">", f);
+	spp_html_escape(f, value);
+	fputs("</div><div class=\"d\">", f);
+	spp_html_escape(f, detail);
+	fputs("</div></div>\n", f);
+}
+
+/*
+ * Measured end to end: per format, the sum of the dense medians over the
+ * sum of the format's medians, over the layers where both ran ok.
+ */
+static void card_measured(struct spp_html *h)
+{
+	const char *best = NULL;
+	double best_x = 0;
+	int best_n = 0;
+	char v[64], d[160];
+
+	for (size_t k = 1; k < sizeof(format_keys) / sizeof(format_keys[0]); k++) {
+		double sd = 0, sf = 0;
+		int n = 0;
+		const cJSON *l, *run;
+
+		cJSON_ArrayForEach(l, h->layers) {
+			double td = NAN, tf = NAN, t;
+
+			cJSON_ArrayForEach(run, spp_cell_get(l, "runs")) {
+				const char *fmt = spp_cell_str(run, "format");
+
+				if (!fmt || !spp_html_run_ok(run) || !spp_cell_num(run, "time_ns.median", &t))
+					continue;
+				if (strcmp(fmt, "dense") == 0)
+					td = t;
+				else if (strcmp(fmt, format_keys[k]) == 0)
+					tf = t;
+			}
+			if (isfinite(td) && isfinite(tf) && tf > 0) {
+				sd += td;
+				sf += tf;
+				n++;
+			}
+		}
+		if (n && sd / sf > best_x) {
+			best_x = sd / sf;
+			best = format_keys[k];
+			best_n = n;
+		}
+	}
+	if (!best) {
+		card(h->f, "measured", "no runs", "static report: no kernel was timed");
+		return;
+	}
+	spp_html_fmt_ratio(best_x, v, sizeof(v));
+	snprintf(d, sizeof(d), "%s: sum of dense medians over its medians, %d of %d layers", best,
+		 best_n, h->nlayers);
+	card(h->f, "best measured speedup", v, d);
+}
+
+static void summary_cards(struct spp_html *h)
+{
+	const cJSON *s = spp_cell_get(h->report, "summary"), *fo;
+	const char *best = NULL;
+	double v, w, best_ratio = 0, nl = -1;
+	char a[64], b[64], d[160];
+
+	fputs("<div class=\"cards\">\n", h->f);
+	snprintf(a, sizeof(a), "%d", h->nlayers);
+	snprintf(d, sizeof(d), "GEMM layers in %s",
+		 spp_cell_str(h->report, "model.format") ? spp_cell_str(h->report, "model.format") : "the model");
+	card(h->f, "layers", a, d);
+	spp_html_fmt_pct(spp_cell_num(s, "gemm_sparsity", &v) ? v : NAN, a, sizeof(a));
+	if (spp_cell_num(s, "gemm_nnz", &v) && spp_cell_num(s, "gemm_params", &w)) {
+		spp_cell_count(v, "", b, sizeof(b));
+		snprintf(d, sizeof(d), "%s non-zero weights in the layers", b);
+	} else {
+		snprintf(d, sizeof(d), "of the layers' weights are zero");
+	}
+	card(h->f, "GEMM sparsity", a, d);
+	spp_html_fmt_ratio(spp_cell_num(s, "flops.theoretical_speedup", &v) ? v : NAN, a, sizeof(a));
+	card(h->f, "theoretical speedup", a, "dense FLOPs over sparse FLOPs, all layers");
+	spp_cell_num(s, "layers", &nl);
+	cJSON_ArrayForEach(fo, spp_cell_get(s, "storage")) {
+		double r, app;
+
+		if (!fo->string || strcmp(fo->string, "dense") == 0 || !spp_cell_num(fo, "ratio", &r) ||
+		    !spp_cell_num(fo, "applicable_layers", &app) || app != nl)
+			continue;
+		if (r > best_ratio) {
+			best_ratio = r;
+			best = fo->string;
+		}
+	}
+	if (best) {
+		spp_html_fmt_ratio(best_ratio, a, sizeof(a));
+		snprintf(d, sizeof(d), "%s: dense bytes over its bytes, every layer", best);
+		card(h->f, "smallest storage", a, d);
+	} else {
+		card(h->f, "smallest storage", "\xe2\x80\x94", "no format holds every layer");
+	}
+	card_measured(h);
+	fputs("</div>\n", h->f);
+}
+
+static void warnings(FILE *f, const cJSON *r)
+{
+	const cJSON *w;
+
+	if (cJSON_GetArraySize(spp_cell_get(r, "warnings")) == 0)
+		return;
+	fputs("<section id=\"warnings\"><h2>Warnings</h2><ul class=\"warn\">\n", f);
+	cJSON_ArrayForEach(w, spp_cell_get(r, "warnings")) {
+		if (!cJSON_IsString(w))
+			continue;
+		fputs("<li>", f);
+		spp_html_escape(f, w->valuestring);
+		fputs("</li>\n", f);
+	}
+	fputs("</ul></section>\n", f);
+}
+
+static int any_ok_run(const cJSON *layers)
+{
+	const cJSON *l, *run;
+
+	cJSON_ArrayForEach(l, layers)
+		cJSON_ArrayForEach(run, spp_cell_get(l, "runs"))
+			if (spp_html_run_ok(run))
+				return 1;
+	return 0;
+}
+
+static void head(FILE *f, const cJSON *r)
+{
+	const char *path = spp_cell_str(r, "model.path"), *base;
+
+	base = path ? strrchr(path, '/') : NULL;
+	base = base ? base + 1 : path;
+	fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+	      "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
+	      "style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:\">\n"
+	      "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+	      "<meta name=\"generator\" content=\"spprof\">\n<title>spprof: ", f);
+	spp_html_escape(f, base ? base : "report");
+	fprintf(f, "</title>\n<script>%s</script>\n<style>\n%s</style>\n</head>\n<body>\n<main>\n",
+		js_errors, css);
+	fputs("<header><h1>", f);
+	spp_html_escape(f, base ? base : "spprof report");
+	fputs("</h1><p class=\"sub\">", f);
+	spp_html_escape(f, path);
+	if (spp_cell_str(r, "created")) {
+		fputs(" \xc2\xb7 ", f);
+		spp_html_escape(f, spp_cell_str(r, "created"));
+	}
+	fputs("</p></header>\n<nav><a href=\"#summary\">Summary</a><a href=\"#sparsity\">Sparsity</a>"
+	      "<a href=\"#storage\">Storage</a><a href=\"#speedup\">Speedup</a>"
+	      "<a href=\"#breakeven\">Breakeven</a><a href=\"#roofline\">Roofline</a>"
+	      "<a href=\"#cache\">Cache</a><a href=\"#layers\">Layers</a></nav>\n", f);
+}
+
+int spp_report_write_html(const cJSON *report, FILE *f, struct spp_error *err)
+{
+	struct spp_html h = {
+		.f = f,
+		.report = report,
+		.layers = spp_cell_get(report, "layers"),
+	};
+
+	if (!cJSON_IsArray(h.layers))
+		h.layers = NULL;
+	h.nlayers = cJSON_GetArraySize(h.layers);
+	h.has_runs = any_ok_run(h.layers);
+	head(f, report);
+	spp_html_section(f, "summary", "Summary", NULL);
+	summary_cards(&h);
+	fputs("<div class=\"facts\" style=\"margin-top:10px\">\n", f);
+	facts_model(f, spp_cell_get(report, "model"));
+	facts_machine(f, spp_cell_get(report, "machine"));
+	facts_settings(f, report);
+	fputs("</div>\n</section>\n", f);
+	warnings(f, report);
+	spp_html_sparsity(&h);
+	spp_html_storage(&h);
+	spp_html_speedup(&h);
+	spp_html_breakeven(&h);
+	spp_html_roofline(&h);
+	spp_html_cache(&h);
+	spp_html_table(&h);
+	fputs("<footer>Written by spprof from a spprof.report/1 tree; every chart is drawn from "
+	      "the figures in this file. Hover a bar or point for its figures.</footer>\n", f);
+	fprintf(f, "</main>\n<script>\n%s</script>\n</body>\n</html>\n", js_table);
+	if (h.nomem)
+		return spp_error_set(err, SPP_E_NOMEM, "out of memory writing the HTML report");
+	if (ferror(f))
+		return spp_error_set(err, SPP_E_OUTPUT, "cannot write the HTML report: %s",
+				     strerror(errno ? errno : EIO));
+	return 0;
+}

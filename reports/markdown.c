@@ -1,0 +1,283 @@
+/*
+ * The Markdown report (`--format md`): what the text report shows, as
+ * GitHub-flavoured Markdown tables for a pull-request comment or a wiki
+ * page. Names from the model file are escaped so that a '|' or a backtick
+ * in a tensor name cannot break the table.
+ */
+#include "reports/report.h"
+
+#include <errno.h>
+#include <math.h>
+#include <string.h>
+
+#include "reports/cells.h"
+#include "reports/text_table.h"
+
+/* Text inside a table cell: '|' would end the cell, a newline the row. */
+static void cell(FILE *f, const char *s)
+{
+	if (!s) {
+		fputs(NULL_CELL, f);
+		return;
+	}
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '|' || c == '\\' || c == '*' || c == '_' || c == '`' || c == '<' ||
+		    c == '[' || c == ']')
+			fputc('\\', f);
+		fputc(c < 0x20 ? ' ' : c, f);
+	}
+}
+
+/*
+ * A name as inline code: backslash escapes do not work inside a code span,
+ * so only '|' (which GFM tables split on even there) is escaped, and a name
+ * holding a backtick gets a double-backtick fence.
+ */
+static void code(FILE *f, const char *s)
+{
+	int two = s && strchr(s, '`') != NULL;
+
+	if (!s) {
+		fputs(NULL_CELL, f);
+		return;
+	}
+	fputs(two ? "`` " : "`", f);
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '|')
+			fputc('\\', f);
+		fputc(c < 0x20 ? ' ' : c, f);
+	}
+	fputs(two ? " ``" : "`", f);
+}
+
+static void num_cell(FILE *f, const cJSON *o, const char *path, const char *fmt, double scale)
+{
+	double v;
+
+	if (spp_cell_num(o, path, &v))
+		fprintf(f, fmt, v * scale);
+	else
+		fputs(NULL_CELL, f);
+}
+
+static void ratio_cell(FILE *f, const cJSON *o, const char *path)
+{
+	struct spp_text_cell c;
+	double v = 0;
+	int known = spp_cell_num(o, path, &v);
+
+	spp_text_set_ratio(&c, known, v);
+	fputs(known ? c.text : NULL_CELL, f);
+}
+
+static void time_cell(FILE *f, const cJSON *o, const char *path)
+{
+	struct spp_text_cell c;
+	double v = 0;
+	int known = spp_cell_num(o, path, &v);
+
+	spp_text_set_time(&c, known, v);
+	fputs(known ? c.text : NULL_CELL, f);
+}
+
+static void count_cell(FILE *f, const cJSON *o, const char *path, const char *unit)
+{
+	char buf[64];
+	double v;
+
+	if (!spp_cell_num(o, path, &v)) {
+		fputs(NULL_CELL, f);
+		return;
+	}
+	spp_cell_count(v, unit, buf, sizeof(buf));
+	fputs(buf, f);
+}
+
+static void header(const cJSON *r, FILE *f)
+{
+	char bytes[32];
+	double v;
+	const char *s;
+
+	fputs("## spprof report: ", f);
+	code(f, spp_cell_str(r, "model.path"));
+	fputs("\n\n| | |\n|---|---|\n| model | ", f);
+	cell(f, spp_cell_str(r, "model.format"));
+	if (spp_cell_num(r, "model.bytes", &v)) {
+		spp_cell_bytes(v, bytes, sizeof(bytes));
+		fprintf(f, ", %s", bytes);
+	}
+	fputs(", ", f);
+	num_cell(f, r, "model.tensors", "%.0f tensors", 1);
+	fputs(", ", f);
+	num_cell(f, r, "model.layers", "%.0f GEMM layers", 1);
+	fputs(" |\n| params | ", f);
+	count_cell(f, r, "model.params", "");
+	fputs(", nnz ", f);
+	count_cell(f, r, "model.nnz", "");
+	fputs(", sparsity ", f);
+	num_cell(f, r, "model.sparsity", "%.2f%%", 100);
+	fputs(" |\n| hash | ", f);
+	cell(f, spp_cell_str(r, "model.hash.value"));
+	fputs(" (", f);
+	cell(f, spp_cell_str(r, "model.hash.algo"));
+	fputs(") |\n| machine | ", f);
+	cell(f, spp_cell_str(r, "machine.cpu"));
+	if ((s = spp_cell_str(r, "machine.isa"))) {
+		fputs(", ", f);
+		cell(f, s);
+	}
+	fputs(", ", f);
+	num_cell(f, r, "machine.threads", "%.0f threads", 1);
+	if ((s = spp_cell_str(r, "machine.dense_blas.name"))) {
+		fputs(", ", f);
+		cell(f, s);
+		fputc(' ', f);
+		cell(f, spp_cell_str(r, "machine.dense_blas.version"));
+	}
+	fputs(" |\n| settings | N ", f);
+	num_cell(f, r, "settings.n", "%.0f", 1);
+	fputs(", ", f);
+	if (spp_cell_num(r, "settings.repeats", &v))
+		fprintf(f, "%.0f runs each", v);
+	else
+		fputs(cJSON_IsTrue(spp_cell_path(r, "settings.static")) ? "static only" : "time budget", f);
+	fputs(" |\n| created | ", f);
+	cell(f, spp_cell_str(r, "created"));
+	fputs(" |\n", f);
+}
+
+/* The sparse run with the largest speedup; NULL when none has one. */
+static const cJSON *fastest_run(const cJSON *l)
+{
+	const cJSON *r, *best = NULL;
+	double b = 0;
+
+	cJSON_ArrayForEach(r, spp_cell_get(l, "runs")) {
+		const char *fm = spp_cell_str(r, "format");
+		double v;
+
+		if (!fm || !strcmp(fm, "dense") || !spp_cell_num(r, "speedup", &v))
+			continue;
+		if (!best || v > b) {
+			best = r;
+			b = v;
+		}
+	}
+	return best;
+}
+
+static void layers(const cJSON *r, FILE *f, int runs)
+{
+	const cJSON *l;
+
+	fputs("\n### Layers\n\n| layer | op | M×K | dtype | sparsity | class | 2:4 | FLOPs | ideal | csr |", f);
+	fputs(runs ? " fastest | speedup |\n" : "\n", f);
+	fputs("|---|---|---|---|---:|---|---:|---:|---:|---:|", f);
+	fputs(runs ? "---|---:|\n" : "\n", f);
+	cJSON_ArrayForEach(l, spp_cell_get(r, "layers")) {
+		const cJSON *best = fastest_run(l);
+
+		fputs("| ", f);
+		code(f, spp_cell_str(l, "name"));
+		fputs(" | ", f);
+		cell(f, spp_cell_str(l, "op"));
+		fputs(" | ", f);
+		num_cell(f, l, "m", "%.0f", 1);
+		fputs("×", f);
+		num_cell(f, l, "k", "%.0f", 1);
+		fputs(" | ", f);
+		cell(f, spp_cell_str(l, "dtype"));
+		fputs(" | ", f);
+		num_cell(f, l, "sparsity", "%.1f%%", 100);
+		fputs(" | ", f);
+		cell(f, spp_cell_str(l, "status") ? spp_cell_str(l, "status")
+						  : spp_cell_str(l, "pattern.class"));
+		fputs(" | ", f);
+		num_cell(f, l, "pattern.nm2_4", "%.2f", 1);
+		fputs(" | ", f);
+		count_cell(f, l, "flops.dense", "F");
+		fputs(" | ", f);
+		ratio_cell(f, l, "flops.theoretical_speedup");
+		fputs(" | ", f);
+		ratio_cell(f, l, "storage.csr.ratio");
+		if (runs) {
+			fputs(" | ", f);
+			cell(f, best ? spp_cell_str(best, "format") : NULL);
+			fputs(" | ", f);
+			ratio_cell(f, best, "speedup");
+		}
+		fputs(" |\n", f);
+	}
+	fputs("| **total** | | | | ", f);
+	num_cell(f, r, "summary.gemm_sparsity", "%.1f%%", 100);
+	fputs(" | | | ", f);
+	count_cell(f, r, "summary.flops.dense", "F");
+	fputs(" | ", f);
+	ratio_cell(f, r, "summary.flops.theoretical_speedup");
+	fputs(" | ", f);
+	ratio_cell(f, r, "summary.storage.csr.ratio");
+	fputs(runs ? " | | |\n" : " |\n", f);
+}
+
+static void run_rows(const cJSON *r, FILE *f)
+{
+	const cJSON *l, *run;
+
+	fputs("\n### Runs\n\n<details><summary>every format on every layer</summary>\n\n", f);
+	fputs("| layer | backend/format | status | time | p10–p90 | speedup | efficiency | GFLOP/s |\n", f);
+	fputs("|---|---|---|---:|---:|---:|---:|---:|\n", f);
+	cJSON_ArrayForEach(l, spp_cell_get(r, "layers")) {
+		cJSON_ArrayForEach(run, spp_cell_get(l, "runs")) {
+			fputs("| ", f);
+			code(f, spp_cell_str(l, "name"));
+			fputs(" | ", f);
+			cell(f, spp_cell_str(run, "backend"));
+			fputc('/', f);
+			cell(f, spp_cell_str(run, "format"));
+			fputs(" | ", f);
+			cell(f, spp_cell_str(run, "status"));
+			fputs(" | ", f);
+			time_cell(f, run, "time_ns.median");
+			fputs(" | ", f);
+			time_cell(f, run, "time_ns.p10");
+			fputs("–", f);
+			time_cell(f, run, "time_ns.p90");
+			fputs(" | ", f);
+			ratio_cell(f, run, "speedup");
+			fputs(" | ", f);
+			num_cell(f, run, "efficiency", "%.1f%%", 100);
+			fputs(" | ", f);
+			num_cell(f, run, "gflops", "%.1f", 1);
+			fputs(" |\n", f);
+		}
+	}
+	fputs("\n</details>\n", f);
+}
+
+int spp_report_write_md(const cJSON *report, FILE *f, struct spp_error *err)
+{
+	const cJSON *w;
+	int runs = spp_text_has_runs(report);
+
+	header(report, f);
+	layers(report, f, runs);
+	if (runs)
+		run_rows(report, f);
+	if (cJSON_GetArraySize(spp_cell_get(report, "warnings")) > 0) {
+		fputs("\n### Warnings\n\n", f);
+		cJSON_ArrayForEach(w, spp_cell_get(report, "warnings")) {
+			fputs("- ", f);
+			cell(f, cJSON_IsString(w) ? w->valuestring : "");
+			fputc('\n', f);
+		}
+	}
+	if (ferror(f))
+		return spp_error_set(err, SPP_E_OUTPUT, "cannot write the report: %s",
+				     strerror(errno));
+	return SPP_OK;
+}

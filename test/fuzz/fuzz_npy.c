@@ -1,0 +1,47 @@
+/*
+ * libFuzzer harness for the .npy and .npz parsers: an input that starts
+ * like a zip archive goes to the npz parser, anything else to the npy one.
+ * A successful parse must give tensors whose bytes lie in the input or in
+ * memory the model owns and match shape x dtype.
+ */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "profiler/npy.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct spp_model *m = calloc(1, sizeof(*m));
+	struct spp_error err = {0};
+	int rc;
+
+	if (!m)
+		return 0;
+	m->path = strdup("fuzz");
+	if (size >= 2 && data[0] == 'P' && data[1] == 'K')
+		rc = spp_npz_add(m, data, size, "fuzz", &err);
+	else
+		rc = spp_npy_add(m, data, size, "'fuzz'", "t", 0, 0, &err);
+	if (rc && (err.code != rc || err.msg[0] == '\0'))
+		abort();
+	for (int i = 0; !rc && i < m->ntensors; i++) {
+		const struct spp_tensor *t = &m->tensors[i];
+		uint64_t need;
+		volatile unsigned char sink = 0;
+
+		if (spp_dtype_nbytes(t->dtype, t->numel, &need) || need != t->nbytes)
+			abort();
+		if ((t->nbytes == 0) != (t->data == NULL))
+			abort();
+		/* every byte readable (ASan checks where it lives) */
+		for (uint64_t b = 0; b < t->nbytes; b++)
+			sink ^= t->data[b];
+		(void)sink;
+	}
+	spp_model_destroy(m);
+	return 0;
+}

@@ -1,0 +1,363 @@
+#!/usr/bin/env python3
+"""Write ONNX test models with onnx.helper (the ONNX project's reference
+writer) and, next to them, what spprof must report for each, computed here
+with numpy from the weights as written: cases.json in OUTDIR lists them.
+
+    make_models.py OUTDIR
+
+Each case: {"model", "args" (extra spprof arguments), then either
+"params"/"nnz"/"tensors" (model totals) and "layers" (name -> m, k, n,
+n_source, nnz, sparsity, nm2_4, zero_rows, zero_cols, op, node, op_type),
+or "exit" and "message" (a bad model: the exit code and a text the error
+line must hold)}. Exits 77 when onnx or numpy cannot be imported.
+"""
+import json
+import os
+import sys
+
+try:
+    import numpy as np
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+    from onnx import external_data_helper
+except ImportError as e:  # the C test skips on 77
+    print("make_models.py: %s" % e, file=sys.stderr)
+    sys.exit(77)
+
+RNG = np.random.default_rng(20240611)
+F = TensorProto.FLOAT
+
+
+def sparse(shape, density=0.5, zero_rows=0, axis=0):
+    """float32 weights with about density non-zeros and zero_rows all-zero
+    slices along axis (never -0.0 tricks: plain values)."""
+    w = RNG.standard_normal(shape).astype(np.float32)
+    w[RNG.random(shape) >= density] = 0
+    for r in range(zero_rows):
+        idx = [slice(None)] * len(shape)
+        idx[axis] = r
+        w[tuple(idx)] = 0
+    return w
+
+
+def figures(v, nz=None):
+    """The static figures of a GEMM view v (M x K) by DESIGN section 3;
+    nz: the non-zero mask when v's dtype is not a plain numpy number."""
+    nz = (v != 0) if nz is None else nz
+    m, k = nz.shape
+    nnz = int(nz.sum())
+    kp = -(-k // 4) * 4
+    padded = np.zeros((m, kp), dtype=bool)
+    padded[:, :k] = nz
+    groups = padded.reshape(m, kp // 4, 4).sum(axis=2)
+    return {"m": m, "k": k, "nnz": nnz, "sparsity": 1.0 - nnz / (m * k),
+            "nm2_4": float((groups <= 2).mean()),
+            "zero_rows": int((~nz.any(axis=1)).sum()),
+            "zero_cols": int((~nz.any(axis=0)).sum())}
+
+
+class Case:
+    def __init__(self, name, args=()):
+        self.name, self.args, self.layers, self.tensors = name, list(args), {}, []
+
+    def layer(self, name, view, n, op, node, op_type, nz=None):
+        f = figures(view, nz)
+        f.update(n=n[0], n_source=n[1], op=op, node=node, op_type=op_type)
+        self.layers[name] = f
+
+    def count(self, arr, nz=None):
+        """a tensor the model holds: its elements and non-zeros"""
+        self.tensors.append((int(np.asarray(arr).size),
+                             int(np.count_nonzero(arr if nz is None else nz))))
+
+    def save(self, out, model, cases):
+        path = os.path.join(out, self.name + ".onnx")
+        with open(path, "wb") as f:
+            f.write(model.SerializeToString())
+        cases.append({"model": self.name + ".onnx", "args": self.args,
+                      "tensors": len(self.tensors),
+                      "params": sum(t[0] for t in self.tensors),
+                      "nnz": sum(t[1] for t in self.tensors),
+                      "layers": self.layers})
+
+
+def model(graph):
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    m.ir_version = 8
+    return m
+
+
+def vi(name, shape):
+    return helper.make_tensor_value_info(name, F, shape)
+
+
+def init(case, name, arr):
+    case.count(arr)
+    return numpy_helper.from_array(arr, name)
+
+
+def gemm_models(out, cases):
+    # transB=1, static shapes: N from the model
+    c = Case("gemm_tb1")
+    b = sparse((12, 16), 0.4, zero_rows=2)
+    c.layer("fc.w", b, (8, "model"), "gemm", "fc", "Gemm")
+    g = helper.make_graph([helper.make_node("Gemm", ["x", "fc.w"], ["y"], name="fc", transB=1)],
+                          "g", [vi("x", [8, 16])], [vi("y", [8, 12])], [init(c, "fc.w", b)])
+    c.save(out, model(g), cases)
+    # transB=0, a symbolic batch: N from --n
+    c = Case("gemm_tb0", ["--n", "5"])
+    b = sparse((16, 12), 0.5, zero_rows=3)
+    c.layer("fc.w", b.T, (5, "option"), "gemm", None, "Gemm")
+    g = helper.make_graph([helper.make_node("Gemm", ["x", "fc.w"], ["y"])], "g",
+                          [vi("x", ["batch", 16])], [vi("y", ["batch", 12])],
+                          [init(c, "fc.w", b)])
+    c.save(out, model(g), cases)
+
+
+def matmul_models(out, cases):
+    c = Case("matmul")
+    wr = sparse((16, 10), 0.3)
+    wl = sparse((10, 16), 0.6, zero_rows=1)
+    wb = sparse((3, 16, 10), 0.5)
+    c.layer("wr", wr.T, (12, "model"), "matmul", "right", "MatMul")
+    c.layer("wr#2", wr.T, (4, "model"), "matmul", "again", "MatMul")
+    c.layer("wl", wl, (7, "model"), "matmul", "left", "MatMul")
+    for i in range(3):
+        c.layer("wb[%d]" % i, wb[i].T, (5, "model"), "matmul", "batched", "MatMul")
+    nodes = [helper.make_node("MatMul", ["x", "wr"], ["y1"], name="right"),
+             helper.make_node("MatMul", ["x2", "wr"], ["y4"], name="again"),
+             helper.make_node("MatMul", ["wl", "x3"], ["y2"], name="left"),
+             helper.make_node("MatMul", ["x4", "wb"], ["y3"], name="batched")]
+    g = helper.make_graph(nodes, "g",
+                          [vi("x", [2, 6, 16]), vi("x2", [4, 16]), vi("x3", [16, 7]),
+                           vi("x4", [3, 5, 16])],
+                          [vi("y1", [2, 6, 10]), vi("y4", [4, 10]), vi("y2", [10, 7]),
+                           vi("y3", [3, 5, 10])],
+                          [init(c, "wr", wr), init(c, "wl", wl), init(c, "wb", wb)])
+    c.save(out, model(g), cases)
+
+
+def conv_models(out, cases):
+    c = Case("conv")
+    w = sparse((12, 4, 3, 3), 0.5, zero_rows=2)
+    # K in (kh, kw, c) order, c fastest
+    c.layer("conv.w", w.transpose(0, 2, 3, 1).reshape(12, -1), (200, "model"), "conv2d",
+            "conv", "Conv")
+    wt = sparse((6, 4, 3, 3), 0.5)  # [C, O/g, kh, kw], group 2
+    for gi in range(2):
+        c.layer("deconv.w[%d]" % gi, wt[gi * 3:(gi + 1) * 3].reshape(3, -1).T, (25, "model"),
+                "conv_transpose", "deconv", "ConvTranspose")
+    w1 = sparse((5, 3, 4), 0.5)
+    c.layer("conv1.w", w1.transpose(0, 2, 1).reshape(5, -1), (3, "option"), "conv1d",
+            None, "Conv")
+    nodes = [helper.make_node("Conv", ["x", "conv.w"], ["y"], name="conv", group=2,
+                              pads=[1, 1, 1, 1]),
+             helper.make_node("ConvTranspose", ["xt", "deconv.w"], ["yt"], name="deconv",
+                              group=2),
+             helper.make_node("Conv", ["x1", "conv1.w"], ["y1"])]
+    g = helper.make_graph(nodes, "g",
+                          [vi("x", [2, 8, 10, 10]), vi("xt", [1, 6, 5, 5]),
+                           vi("x1", ["b", 3, 9])],
+                          [vi("y", [2, 12, 10, 10]), vi("yt", [1, 8, 7, 7]),
+                           vi("y1", ["b", 5, 6])],
+                          [init(c, "conv.w", w), init(c, "deconv.w", wt),
+                           init(c, "conv1.w", w1)])
+    c.args = ["--n", "3"]
+    c.save(out, model(g), cases)
+
+
+def recurrent_models(out, cases):
+    c = Case("recurrent")
+    seq, batch, inp, hid = 5, 2, 7, 4
+    nodes, inits = [], []
+    for op, gates in (("LSTM", 4), ("GRU", 3), ("RNN", 1)):
+        w = sparse((2, gates * hid, inp), 0.5)
+        r = sparse((2, gates * hid, hid), 0.5, zero_rows=1, axis=1)
+        wn, rn = op.lower() + ".W", op.lower() + ".R"
+        for d in range(2):
+            c.layer("%s[%d]" % (wn, d), w[d], (seq * batch, "model"), op.lower(), op, op)
+            c.layer("%s[%d]" % (rn, d), r[d], (seq * batch, "model"), op.lower(), op, op)
+        nodes.append(helper.make_node(op, ["x", wn, rn], [op + ".y"], name=op,
+                                      hidden_size=hid, direction="bidirectional"))
+        inits += [init(c, wn, w), init(c, rn, r)]
+    g = helper.make_graph(nodes, "g", [vi("x", [seq, batch, inp])],
+                          [vi(op + ".y", None) for op in ("LSTM", "GRU", "RNN")], inits)
+    c.save(out, model(g), cases)
+
+
+def graph_models(out, cases):
+    """Constant nodes, If branches and a Loop body holding weights."""
+    c = Case("subgraphs")
+    wc = sparse((16, 6), 0.5)
+    wt = sparse((16, 6), 0.3)
+    we = sparse((6, 16), 0.7)
+    wl = sparse((16, 16), 0.2, zero_rows=4)
+    floats = np.array([0.0, 1.5, 0.0, 2.0], dtype=np.float32)
+    c.layer("wc", wc.T, (4, "model"), "matmul", "use_const", "MatMul")
+    c.layer("wt", wt.T, (4, "model"), "matmul", "then_mm", "MatMul")
+    c.layer("we", we, (4, "model"), "gemm", "else_gemm", "Gemm")
+    c.layer("wl", wl.T, (4, "model"), "matmul", "body_mm", "MatMul")
+    c.count(wc)
+    c.count(floats)
+    then_g = helper.make_graph([helper.make_node("MatMul", ["x", "wt"], ["t_out"], name="then_mm")],
+                               "then", [], [vi("t_out", [4, 6])], [init(c, "wt", wt)])
+    c.count(we)
+    else_g = helper.make_graph(
+        [helper.make_node("Constant", [], ["we"], value=numpy_helper.from_array(we)),
+         helper.make_node("Gemm", ["x", "we"], ["e_out"], name="else_gemm", transB=1)],
+        "else", [], [vi("e_out", [4, 6])])
+    body = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "wl"], ["b_out"], name="body_mm"),
+         helper.make_node("Identity", ["cond_in"], ["cond_out"])],
+        "body", [helper.make_tensor_value_info("i", TensorProto.INT64, []),
+                 helper.make_tensor_value_info("cond_in", TensorProto.BOOL, [])],
+        [helper.make_tensor_value_info("cond_out", TensorProto.BOOL, []), vi("b_out", [4, 16])],
+        [init(c, "wl", wl)])
+    nodes = [helper.make_node("Constant", [], ["wc"], value=numpy_helper.from_array(wc, "ignored")),
+             helper.make_node("Constant", [], ["cf"], value_floats=floats.tolist()),
+             helper.make_node("MatMul", ["x", "wc"], ["y"], name="use_const"),
+             helper.make_node("If", ["cond"], ["z"], then_branch=then_g, else_branch=else_g),
+             helper.make_node("Loop", ["trip", "cond"], ["l_out"], body=body)]
+    g = helper.make_graph(nodes, "g",
+                          [vi("x", [4, 16]), helper.make_tensor_value_info("cond", TensorProto.BOOL, []),
+                           helper.make_tensor_value_info("trip", TensorProto.INT64, [])],
+                          [vi("y", [4, 6]), vi("z", [4, 6])])
+    c.save(out, model(g), cases)
+
+
+def sparse_model(out, cases):
+    c = Case("sparse_init")
+    dense = sparse((8, 12), 0.25, zero_rows=2)
+    flat = dense.reshape(-1)
+    idx = np.nonzero(flat)[0].astype(np.int64)
+    st = helper.make_sparse_tensor(numpy_helper.from_array(flat[idx], "sw"),
+                                   numpy_helper.from_array(idx, "sw_idx"), [8, 12])
+    c.count(dense)
+    c.layer("sw", dense, (3, "model"), "gemm", "g", "Gemm")
+    g = helper.make_graph([helper.make_node("Gemm", ["x", "sw"], ["y"], name="g", transB=1)],
+                          "g", [vi("x", [3, 12])], [vi("y", [3, 8])],
+                          sparse_initializer=[st])
+    c.save(out, model(g), cases)
+
+
+def dtype_model(out, cases):
+    """The same kind of layer in several dtypes and both encodings."""
+    c = Case("dtypes")
+    nodes, inits = [], []
+
+    def add(name, tensor, view, nz=None):
+        nodes.append(helper.make_node("Gemm", ["x", name], ["y_" + name], name="n_" + name,
+                                      transB=1))
+        inits.append(tensor)
+        c.layer(name, view, (3, "model"), "gemm", "n_" + name, "Gemm", nz)
+        c.count(view, nz)
+
+    w = sparse((6, 8), 0.5)
+    add("f32_raw", numpy_helper.from_array(w, "f32_raw"), w)
+    add("f32_typed", helper.make_tensor("f32_typed", F, w.shape, w.reshape(-1).tolist()), w)
+    h = sparse((6, 8), 0.5).astype(np.float16)
+    add("f16", numpy_helper.from_array(h, "f16"), h)
+    # F16 in int32_data: the bit patterns, as ONNX specifies
+    add("f16_typed", helper.make_tensor("f16_typed", TensorProto.FLOAT16, h.shape,
+                                        h.view(np.uint16).reshape(-1).tolist(), raw=False), h)
+    bw = sparse((6, 8), 0.5)
+    bits = (bw.view(np.uint32) >> 16).astype(np.uint16)
+    bits[0, 0] = 0x8000  # -0.0 is zero
+    add("bf16", helper.make_tensor("bf16", TensorProto.BFLOAT16, bw.shape, bits.tobytes(), raw=True),
+        bits, (bits & 0x7fff) != 0)
+    i8 = (sparse((6, 8), 0.5) * 40).astype(np.int8)
+    add("i8", helper.make_tensor("i8", TensorProto.INT8, i8.shape, i8.reshape(-1).tolist()), i8)
+    d = sparse((6, 8), 0.4).astype(np.float64)
+    add("f64", helper.make_tensor("f64", TensorProto.DOUBLE, d.shape, d.reshape(-1).tolist()), d)
+    names = [n.input[1] for n in nodes]
+    g = helper.make_graph(nodes, "g", [vi("x", [3, 8])],
+                          [vi("y_" + n, [3, 6]) for n in names], inits)
+    c.save(out, model(g), cases)
+
+
+def external_models(out, cases):
+    c = Case("external")
+    w1 = sparse((10, 16), 0.5, zero_rows=1)
+    w2 = sparse((16, 4), 0.3)
+    c.layer("ext1", w1, (2, "model"), "gemm", "a", "Gemm")
+    c.layer("ext2", w2.T, (2, "model"), "matmul", "b", "MatMul")
+    g = helper.make_graph([helper.make_node("Gemm", ["x", "ext1"], ["h"], name="a", transB=1),
+                           helper.make_node("MatMul", ["h2", "ext2"], ["y"], name="b")],
+                          "g", [vi("x", [2, 16]), vi("h2", [2, 16])], [vi("h", [2, 10]), vi("y", [2, 4])],
+                          [init(c, "ext1", w1), init(c, "ext2", w2)])
+    m = model(g)
+    external_data_helper.convert_model_to_external_data(m, all_tensors_to_one_file=True,
+                                                        location="external.bin", size_threshold=0)
+    onnx.save_model(m, os.path.join(out, "external.onnx"))
+    c.args = []
+    cases.append({"model": "external.onnx", "args": [], "tensors": 2,
+                  "params": sum(t[0] for t in c.tensors), "nnz": sum(t[1] for t in c.tensors),
+                  "layers": c.layers})
+    size = os.path.getsize(os.path.join(out, "external.bin"))
+
+    def bad(name, location, offset, message):
+        t = TensorProto()
+        t.name, t.data_type = "w_" + name, F
+        t.dims.extend([4, 4])
+        t.data_location = TensorProto.EXTERNAL
+        for k, v in (("location", location), ("offset", str(offset)), ("length", "64")):
+            e = t.external_data.add()
+            e.key, e.value = k, v
+        gb = helper.make_graph([helper.make_node("MatMul", ["x", t.name], ["y"])], "g",
+                               [vi("x", [2, 4])], [vi("y", [2, 4])], [t])
+        with open(os.path.join(out, "bad_ext_%s.onnx" % name), "wb") as f:
+            f.write(model(gb).SerializeToString())
+        cases.append({"model": "bad_ext_%s.onnx" % name, "args": [], "exit": 2,
+                      "message": [t.name, message]})
+
+    bad("escape", "../external.bin", 0, "escapes")
+    bad("absolute", "/etc/passwd", 0, "escapes")
+    bad("missing", "no_such_file.bin", 0, "no_such_file.bin")
+    bad("short", "external.bin", size - 32, "past the end")
+
+
+def bad_models(out, cases):
+    """Faults the loader must name: raw_data size, typed count, data_type."""
+    def write(name, tensor, message):
+        g = helper.make_graph([], "g", [], [], [tensor])
+        with open(os.path.join(out, name + ".onnx"), "wb") as f:
+            f.write(model(g).SerializeToString())
+        cases.append({"model": name + ".onnx", "args": [], "exit": 2,
+                      "message": [tensor.name, message]})
+
+    t = numpy_helper.from_array(np.ones((4, 4), np.float32), "short_raw")
+    t.raw_data = t.raw_data[:60]  # helper.make_tensor refuses a wrong size
+    write("bad_raw_size", t, "raw_data holds 60 bytes")
+    t = helper.make_tensor("few_floats", F, [3, 3], [1.0] * 9)
+    del t.float_data[8]
+    write("bad_typed_count", t, "float_data holds 8 values")
+    t = TensorProto()
+    t.name, t.data_type = "odd_type", 99
+    t.dims.append(1)
+    write("bad_data_type", t, "data_type 99")
+    t = helper.make_tensor("neg", F, [2, 2], [1.0] * 4)
+    t.dims[1] = -2
+    write("bad_negative_dims", t, "negative")
+    t = helper.make_tensor("huge", F, [1], [1.0])
+    t.dims[:] = [1 << 40, 1 << 40]
+    write("bad_dims_overflow", t, "overflows")
+
+
+def main():
+    out = sys.argv[1]
+    cases = []
+    gemm_models(out, cases)
+    matmul_models(out, cases)
+    conv_models(out, cases)
+    recurrent_models(out, cases)
+    graph_models(out, cases)
+    sparse_model(out, cases)
+    dtype_model(out, cases)
+    external_models(out, cases)
+    bad_models(out, cases)
+    with open(os.path.join(out, "cases.json"), "w") as f:
+        json.dump(cases, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()

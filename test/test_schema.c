@@ -1,0 +1,293 @@
+/*
+ * The report's JSON Schema (docs/report.schema.json) and its field
+ * reference (docs/METRICS.md): every kind of report the binary writes
+ * validates against the schema, a damaged one does not, and the schema and
+ * METRICS.md name exactly the same fields.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <cjson/cJSON.h>
+
+#include "test/harness.h"
+
+static const char *const models[] = {
+	"bert_block_nm2_4.safetensors", "bert_block_unstructured90.safetensors",
+	"bert_block_block4.safetensors", "mixed_cnn.safetensors",
+};
+
+#define NMODELS (sizeof(models) / sizeof(models[0]))
+
+/* Validate every file given with the schema; one line per fault, exit 1 on any. */
+static const char validator[] =
+	"import json, sys\n"
+	"from jsonschema import Draft202012Validator as V\n"
+	"s = json.load(open(sys.argv[1]))\n"
+	"V.check_schema(s)\n"
+	"v, bad = V(s), 0\n"
+	"for f in sys.argv[2:]:\n"
+	"    for e in v.iter_errors(json.load(open(f))):\n"
+	"        bad += 1\n"
+	"        print(f, list(e.absolute_path), e.message[:200])\n"
+	"print('validated', len(sys.argv) - 2, 'faults', bad)\n"
+	"sys.exit(1 if bad else 0)\n";
+
+static char *docs_path(const char *name)
+{
+	const char *data = getenv("SPP_TEST_DATA");
+	char *docs, *p;
+
+	assert_non_null(data);
+	docs = harness_join(data, "../../docs");
+	p = harness_join(docs, name);
+	free(docs);
+	return p;
+}
+
+static int have_jsonschema(void)
+{
+	struct harness_run r;
+	const char *args[] = {"python3", "-c", "import jsonschema", NULL};
+	int ok = harness_exec(&r, "/usr/bin/env", args) == 0 && r.status == 0;
+
+	harness_run_free(&r);
+	return ok;
+}
+
+static void analyze(const char *model, const char *out, int runs)
+{
+	struct harness_run r;
+	const char *root = getenv("SPP_SAMPLE_MODELS");
+	char *m = harness_join(root, model);
+	const char *sargs[] = {"analyze", m, "--static", "-o", out, "--quiet", NULL};
+	const char *rargs[] = {"analyze", m, "--repeat", "1", "--time-budget", "0.01",
+			       "-o", out, "--quiet", NULL};
+
+	assert_int_equal(harness_spprof(&r, runs ? rargs : sargs), 0);
+	if (r.status != 0)
+		fail_msg("analyze %s: %s", model, r.err);
+	harness_run_free(&r);
+	free(m);
+}
+
+/* Run the validator on files; returns its exit status, stdout in *out when wanted. */
+static int validate(const char *const *files, int n, char **out)
+{
+	struct harness_run r;
+	char *schema = docs_path("report.schema.json");
+	const char *args[40] = {"python3", "-c", validator, schema};
+	int status;
+
+	assert_true(n + 5 < 40);
+	for (int i = 0; i < n; i++)
+		args[4 + i] = files[i];
+	args[4 + n] = NULL;
+	assert_int_equal(harness_exec(&r, "/usr/bin/env", args), 0);
+	status = r.status;
+	if (out)
+		*out = strdup(r.out);
+	if (status != 0 && !out)
+		fprintf(stderr, "%s%s", r.out, r.err);
+	harness_run_free(&r);
+	free(schema);
+	return status;
+}
+
+static void test_reports_validate(void **state)
+{
+	char *dir = harness_tmpdir(), *files[2 * NMODELS + 1], name[64], *out = NULL;
+	int n = 0;
+
+	(void)state;
+	if (!have_jsonschema()) {
+		harness_rmtree(dir);
+		skip(); /* python3-jsonschema is not installed (scripts/setup installs it) */
+	}
+	for (size_t i = 0; i < NMODELS; i++) {
+		for (int runs = 0; runs < 2; runs++) {
+			snprintf(name, sizeof(name), "%zu_%s.json", i, runs ? "runs" : "static");
+			files[n] = harness_join(dir, name);
+			analyze(models[i], files[n], runs);
+			n++;
+		}
+	}
+	/* a report re-written by `spprof report` is a report too */
+	{
+		struct harness_run r;
+		const char *args[] = {"report", files[1], "--format", "json", "-o", NULL, NULL};
+
+		files[n] = harness_join(dir, "rewritten.json");
+		args[5] = files[n];
+		assert_int_equal(harness_spprof(&r, args), 0);
+		assert_int_equal(r.status, 0);
+		harness_run_free(&r);
+		n++;
+	}
+	assert_int_equal(validate((const char *const *)files, n, &out), 0);
+	assert_non_null(strstr(out, "validated 9 faults 0"));
+	free(out);
+
+	/* the schema is not vacuous: a figure as a string, a stray field, no model */
+	{
+		char *text = harness_slurp(files[1], NULL), *bad, *printed;
+		cJSON *r = cJSON_Parse(text), *l;
+		const char *one[1];
+
+		assert_non_null(r);
+		l = cJSON_GetArrayItem(cJSON_GetObjectItem(r, "layers"), 0);
+		cJSON_ReplaceItemInObject(l, "sparsity", cJSON_CreateString("0.5"));
+		cJSON_AddNumberToObject(cJSON_GetArrayItem(cJSON_GetObjectItem(l, "runs"), 0), "speed", 1);
+		cJSON_DeleteItemFromObject(r, "model");
+		printed = cJSON_Print(r);
+		bad = harness_join(dir, "bad.json");
+		assert_int_equal(harness_write(bad, printed, strlen(printed)), 0);
+		one[0] = bad;
+		assert_int_equal(validate(one, 1, &out), 1);
+		assert_non_null(strstr(out, "'model' is a required property"));
+		assert_non_null(strstr(out, "'0.5' is not of type 'number', 'null'"));
+		assert_non_null(strstr(out, "'speed' was unexpected"));
+		assert_non_null(strstr(out, "faults 3"));
+		free(out);
+		free(bad);
+		cJSON_free(printed);
+		cJSON_Delete(r);
+		free(text);
+	}
+	for (int i = 0; i < n; i++)
+		free(files[i]);
+	harness_rmtree(dir);
+}
+
+struct fields {
+	char *v[400];
+	int n;
+};
+
+static void add(struct fields *f, const char *s)
+{
+	for (int i = 0; i < f->n; i++)
+		if (!strcmp(f->v[i], s))
+			return;
+	assert_true(f->n < 400);
+	f->v[f->n++] = strdup(s);
+}
+
+static int has(const struct fields *f, const char *s)
+{
+	for (int i = 0; i < f->n; i++)
+		if (!strcmp(f->v[i], s))
+			return 1;
+	return 0;
+}
+
+static void walk(const cJSON *node, const char *prefix, struct fields *out);
+
+/* What a property's schema holds below it: an object, array items, a map. */
+static void below(const cJSON *v, const char *path, struct fields *out)
+{
+	const cJSON *items = cJSON_GetObjectItem(v, "items");
+	const cJSON *ap = cJSON_GetObjectItem(v, "additionalProperties");
+	char sub[300];
+
+	if (cJSON_GetObjectItem(v, "properties")) {
+		snprintf(sub, sizeof(sub), "%s.", path);
+		walk(v, sub, out);
+	}
+	if (cJSON_IsObject(items) && cJSON_GetObjectItem(items, "properties")) {
+		snprintf(sub, sizeof(sub), "%s[].", path);
+		walk(items, sub, out);
+	}
+	if (cJSON_IsObject(ap) && cJSON_GetObjectItem(ap, "properties")) {
+		snprintf(sub, sizeof(sub), "%s.*.", path);
+		walk(ap, sub, out);
+	}
+}
+
+static void walk(const cJSON *node, const char *prefix, struct fields *out)
+{
+	const cJSON *p;
+	char path[240];
+
+	cJSON_ArrayForEach(p, cJSON_GetObjectItem(node, "properties")) {
+		snprintf(path, sizeof(path), "%s%s", prefix, p->string);
+		add(out, path);
+		below(p, path, out);
+	}
+}
+
+/* The first cell of every table row that starts "| `path` |" (METRICS.md's convention). */
+static void doc_fields(const char *text, struct fields *out)
+{
+	for (const char *line = text; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+		const char *end;
+		char field[256];
+
+		if (strncmp(line, "| `", 3) != 0)
+			continue;
+		end = strchr(line + 3, '`');
+		assert_non_null(end);
+		assert_true((size_t)(end - line - 3) < sizeof(field));
+		memcpy(field, line + 3, (size_t)(end - line - 3));
+		field[end - line - 3] = '\0';
+		add(out, field);
+	}
+}
+
+static void test_metrics_doc_in_step(void **state)
+{
+	char *schema_path = docs_path("report.schema.json"), *doc_path = docs_path("METRICS.md");
+	char *schema_text = harness_slurp(schema_path, NULL), *doc = harness_slurp(doc_path, NULL);
+	struct fields s = {0}, d = {0};
+	cJSON *schema;
+	int missing = 0;
+
+	(void)state;
+	assert_non_null(schema_text);
+	assert_non_null(doc);
+	schema = cJSON_Parse(schema_text);
+	assert_non_null(schema);
+	walk(schema, "", &s);
+	doc_fields(doc, &d);
+	/* both sides are substantial: a broken parser must not compare two empty sets */
+	assert_true(s.n > 150);
+	assert_true(has(&s, "layers[].runs[].time_ns.p90"));
+	assert_true(has(&s, "layers[].storage.*.bytes"));
+	assert_true(has(&d, "layers[].breakeven.*.curve[].speedup"));
+	for (int i = 0; i < d.n; i++)
+		if (!has(&s, d.v[i])) {
+			fprintf(stderr, "METRICS.md documents '%s', which the schema lacks\n", d.v[i]);
+			missing++;
+		}
+	for (int i = 0; i < s.n; i++)
+		if (!has(&d, s.v[i])) {
+			fprintf(stderr, "the schema has '%s', which METRICS.md does not document\n", s.v[i]);
+			missing++;
+		}
+	assert_int_equal(missing, 0);
+	assert_int_equal(s.n, d.n);
+	for (int i = 0; i < s.n; i++)
+		free(s.v[i]);
+	for (int i = 0; i < d.n; i++)
+		free(d.v[i]);
+	cJSON_Delete(schema);
+	free(schema_text);
+	free(doc);
+	free(schema_path);
+	free(doc_path);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_metrics_doc_in_step),
+		cmocka_unit_test(test_reports_validate),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

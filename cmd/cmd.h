@@ -23,6 +23,7 @@ int cmd_synth(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_calibrate(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
+int cmd_sweep(int argc, char **argv);
 
 extern const char cmd_analyze_usage[];
 extern const char cmd_report_usage[];
@@ -30,6 +31,7 @@ extern const char cmd_synth_usage[];
 extern const char cmd_info_usage[];
 extern const char cmd_calibrate_usage[];
 extern const char cmd_bench_usage[];
+extern const char cmd_sweep_usage[];
 
 /* Print "spprof: MSG" for err on stderr; returns the status's exit code. */
 int cmd_fail(const struct spp_error *err);

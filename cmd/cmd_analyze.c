@@ -4,11 +4,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "counters/sim.h"
 #include "cmd/cmd.h"
+#include "cmd/progress.h"
 #include "config.h"
+#include "kernels/cuda/device.h"
 #include "kernels/peers.h"
 #include "profiler/analyze.h"
 #include "reports/report.h"
@@ -29,13 +32,19 @@ const char cmd_analyze_usage[] =
 	"  --threads T         threads for the scan and the runs; default: all cores\n"
 	"  --formats F,...     formats to run (csr, coo, bsr4, bsr8, bsr16, bitmask,\n"
 	"                      nm1_4, nm2_4, nm4_8); default all; dense always runs\n"
-	"  --backends B,...    backends to run; default cpu (the only one built)\n"
+	"  --backends B,...    backends to run: cpu, cuda; default cpu. cuda is skipped\n"
+	"                      with a warning next to cpu, and alone exits 3, where\n"
+	"                      there is no device (analyze does not run it on layers yet)\n"
 	"  --peers P,...       reference libraries run beside the formats, checked and\n"
 	"                      timed the same way (librsb, when built with it)\n"
 	"  --repeat R          timed runs per format (after 2 warm-up runs); default:\n"
 	"                      until the time budget is used, 5 to 1000 runs\n"
 	"  --time-budget S     seconds of timed runs per layer; default 0.2\n"
 	"  --cold              evict the caches before every timed run\n"
+	"  --breakeven         also sweep each distinct (shape, N, pattern) on\n"
+	"                      synthetic W for each format's breakeven sparsity\n"
+	"                      (repeated blocks share one sweep), within the time\n"
+	"                      budget of a layer; ignored with --static\n"
 	"  --counters C        cache figures from auto, papi, perf, sim or none;\n"
 	"                      auto: hardware counters where they count cache\n"
 	"                      events here, else sim ('spprof info' says which work)\n"
@@ -43,7 +52,8 @@ const char cmd_analyze_usage[] =
 	"                      l1=48K/12,l2=1M/16,llc=32M/16,line=64; default: this\n"
 	"                      machine's, the LLC held to a believable size\n"
 	"  --seed S            seed of the activations X (uniform in [-1, 1]); default 1\n"
-	"  --format F          text, json or csv; default text, or from -o's extension\n"
+	"  --format F          text, json, csv, md or html; default text, or from -o's\n"
+	"                      extension\n"
 	"  -o, --output FILE   write the report to FILE atomically instead of stdout\n"
 	"  --quiet             no progress or warnings on stderr\n"
 	"\n"
@@ -64,6 +74,7 @@ enum {
 	OPT_PEERS,
 	OPT_COUNTERS,
 	OPT_CACHE_MODEL,
+	OPT_BREAKEVEN,
 };
 
 static const struct option analyze_options[] = {
@@ -82,6 +93,7 @@ static const struct option analyze_options[] = {
 	{"peers", required_argument, NULL, OPT_PEERS},
 	{"counters", required_argument, NULL, OPT_COUNTERS},
 	{"cache-model", required_argument, NULL, OPT_CACHE_MODEL},
+	{"breakeven", no_argument, NULL, OPT_BREAKEVEN},
 	{NULL, 0, NULL, 0},
 };
 
@@ -141,33 +153,84 @@ static int parse_peers(const char *list, struct spp_analyze_opts *o)
 	return o->npeers ? 0 : cmd_usage_error("analyze", "--peers names no peer");
 }
 
-/* 0 ok, 2 usage, 3 a backend this build lacks. */
-static int parse_backends(const char *list)
+/*
+ * Whether the cuda backend can run here: 0 and a warning to print when it
+ * is skipped, 3 with the message printed when it cannot run. The backend's
+ * kernels are built (kernels/cuda) but analyze does not run them on layers
+ * yet: with a device they are skipped like on a machine without one.
+ */
+static int cuda_backend(int alone, char *warn, size_t len)
+{
+	struct spp_cuda_probe p;
+	const char *why;
+
+	spp_cuda_probe(&p);
+	if (!p.built) {
+		/* asking for a backend this binary lacks is an error even next to cpu */
+		fprintf(stderr, "spprof: no CUDA backend in this build\n");
+		return 3;
+	}
+	why = p.ndevices ? "analyze does not run the CUDA kernels yet (test/gpu/run does)" : p.why;
+	if (alone) {
+		fprintf(stderr, "spprof: no CUDA backend to run on: %s\n", why);
+		return 3;
+	}
+	snprintf(warn, len, "skipping backend cuda: %s", why);
+	return 0;
+}
+
+/* 0 ok, 2 usage, 3 a backend this build lacks or cannot run. */
+static int parse_backends(const char *list, char *warn, size_t len)
 {
 	char buf[256], *save = NULL;
-	int n = 0;
+	int n = 0, cuda = 0;
 
+	warn[0] = '\0';
 	if (snprintf(buf, sizeof(buf), "%s", list) >= (int)sizeof(buf))
 		return cmd_usage_error("analyze", "--backends list too long");
 	for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save), n++) {
 		if (strcmp(t, "cpu") == 0)
 			continue;
 		if (strcmp(t, "cuda") == 0) {
-			fprintf(stderr, "spprof: no CUDA backend in this build\n");
-			return 3;
+			cuda++;
+			continue;
 		}
 		return cmd_usage_error("analyze", "unknown backend '%s' in --backends (cpu, cuda)", t);
 	}
-	return n ? 0 : cmd_usage_error("analyze", "--backends names no backend");
+	if (!n)
+		return cmd_usage_error("analyze", "--backends names no backend");
+	return cuda ? cuda_backend(cuda == n, warn, len) : 0;
 }
 
-static void progress(void *ctx, int layer, int nlayers, const char *name)
+/* The progress line's state, built on the first callback once the layers are known. */
+struct progress_state {
+	struct cmd_progress line;
+	double *work;   /* dense FLOPs per layer: the estimate's weights */
+	double start;   /* now_s() when the run began */
+};
+
+static double now_s(void)
 {
-	(void)ctx;
-	fprintf(stderr, "\r\033[Kspprof: running layer %d/%d %.60s", layer + 1, nlayers, name);
-	if (layer + 1 == nlayers)
-		fputs("\n", stderr);
-	fflush(stderr);
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static void progress(void *ctx, const struct spp_analysis *a, int done)
+{
+	struct progress_state *ps = ctx;
+
+	if (!ps->work) {
+		ps->work = calloc((size_t)a->nlayers + 1, sizeof(*ps->work));
+		for (int i = 0; ps->work && i < a->nlayers; i++)
+			ps->work[i] = a->stats[i].flops_dense;
+		cmd_progress_init(&ps->line, stderr, 1, ps->work, a->nlayers);
+	}
+	if (done >= a->nlayers)
+		cmd_progress_clear(&ps->line);
+	else
+		cmd_progress_update(&ps->line, done, a->layers[done].name, now_s() - ps->start);
 }
 
 int cmd_analyze(int argc, char **argv)
@@ -179,7 +242,9 @@ int cmd_analyze(int argc, char **argv)
 	enum spp_report_format fmt = SPP_REPORT_TEXT;
 	const char *format_name = NULL, *output = NULL;
 	cJSON *report = NULL;
+	struct progress_state ps = {0};
 	int quiet = 0, rc, c;
+	char backend_warning[256] = "";
 	int64_t v;
 
 	spp_analyze_opts_init(&opts);
@@ -218,7 +283,7 @@ int cmd_analyze(int argc, char **argv)
 				return rc;
 			break;
 		case OPT_BACKENDS:
-			if ((rc = parse_backends(optarg)))
+			if ((rc = parse_backends(optarg, backend_warning, sizeof(backend_warning))))
 				return rc;
 			break;
 		case OPT_REPEAT:
@@ -237,6 +302,9 @@ int cmd_analyze(int argc, char **argv)
 		}
 		case OPT_COLD:
 			opts.cold = 1;
+			break;
+		case OPT_BREAKEVEN:
+			opts.breakeven = 1;
 			break;
 		case OPT_PEERS:
 			if ((rc = parse_peers(optarg, &opts)))
@@ -268,14 +336,18 @@ int cmd_analyze(int argc, char **argv)
 	}
 	if (optind != argc - 1)
 		return cmd_usage_error("analyze", optind >= argc ? "no MODEL given" : "one MODEL at a time");
-	if (format_name && spp_report_format_from_name(format_name, &fmt))
-		return cmd_usage_error("analyze", "unknown --format '%s' (text, json, csv)", format_name);
-	if (!format_name && output && spp_report_format_from_path(output, &fmt))
-		fmt = SPP_REPORT_TEXT;
+	if (cmd_output_format("analyze", format_name, output, &fmt))
+		return 2;
 
-	if (!quiet && !opts.static_only && isatty(STDERR_FILENO))
+	if (!quiet && !opts.static_only && isatty(STDERR_FILENO)) {
+		ps.start = now_s();
 		opts.progress = progress;
+		opts.progress_ctx = &ps;
+	}
+	if (!quiet && backend_warning[0])
+		fprintf(stderr, "spprof: warning: %s\n", backend_warning);
 	rc = spp_analyze_run(argv[optind], &opts, &a, &err);
+	free(ps.work);
 	if (rc)
 		return cmd_fail(&err);
 	if (!quiet)

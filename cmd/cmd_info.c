@@ -6,6 +6,7 @@
 #include "cmd/cmd.h"
 #include "counters/counters.h"
 #include "counters/sim.h"
+#include "kernels/cuda/device.h"
 #include "profiler/machine.h"
 #include "reports/report.h"
 
@@ -17,7 +18,8 @@ const char cmd_info_usage[] =
 	"CPU has), threads, the dense BLAS (name, version, core type in use, and\n"
 	"OPENBLAS_CORETYPE when set), and the calibrated peaks for T threads\n"
 	"(measure them with 'spprof calibrate'), and each counter backend (papi,\n"
-	"perf, sim, none): whether it counts here, what, and why not.\n";
+	"perf, sim, none): whether it counts here, what, and why not; and the CUDA\n"
+	"devices, or why there are none (\"cuda: no device (driver not found)\").\n";
 
 enum { OPT_THREADS = 1000, OPT_FORMAT };
 
@@ -75,6 +77,24 @@ static void print_counters(const struct spp_machine *m)
 	}
 }
 
+/* One line per CUDA device, or one saying why there is none. */
+static void print_gpus(void)
+{
+	struct spp_cuda_probe p;
+	char line[320];
+
+	if (!spp_cuda_probe(&p)) {
+		printf("gpu          cuda: %s\n", p.why);
+		return;
+	}
+	for (int i = 0; i < p.ndevices; i++) {
+		spp_cuda_device_describe(&p, i, line, (int)sizeof(line));
+		printf("%s%d %s\n", i ? "             cuda:" : "gpu          cuda:", i, line);
+	}
+	printf("             cuda runtime %d.%d, driver %d.%d\n", p.runtime_version / 1000,
+	       p.runtime_version % 1000 / 10, p.driver_version / 1000, p.driver_version % 1000 / 10);
+}
+
 static void print_text(const struct spp_machine *m)
 {
 	printf("cpu          %s%s%s%s\n", m->cpu[0] ? m->cpu : "unknown",
@@ -112,6 +132,7 @@ static void print_text(const struct spp_machine *m)
 		printf("calibration  none for %d threads: run 'spprof calibrate'\n",
 		       m->threads);
 	print_counters(m);
+	print_gpus();
 }
 
 int cmd_info(int argc, char **argv)

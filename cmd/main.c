@@ -36,6 +36,8 @@ static const struct spp_cmd commands[] = {
 	 cmd_compare_usage},
 	{"check", cmd_check, "CI gate: evaluate rules on a report, exit 1 when one fails",
 	 cmd_check_usage},
+	{"sweep", cmd_sweep, "breakeven sparsity of each format for one shape and pattern",
+	 cmd_sweep_usage},
 	{"synth", cmd_synth, "write a synthetic safetensors model with chosen patterns",
 	 cmd_synth_usage},
 	{"help", cmd_help, "show the commands, or one command's options",

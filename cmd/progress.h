@@ -6,8 +6,6 @@
  *
  * The estimate weights layers by their dense FLOPs: a 4096x4096 layer
  * takes far longer than a 64x64 one, so "3 of 6 layers" is not half way.
- * Not wired yet: profiler/analyze.{c,h} need a progress callback
- * (see the helper's report).
  */
 #ifndef SPP_CMD_PROGRESS_H
 #define SPP_CMD_PROGRESS_H

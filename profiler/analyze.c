@@ -1,6 +1,7 @@
 #include "profiler/analyze.h"
 
 #include "counters/sim.h"
+#include "profiler/breakeven.h"
 
 #include <math.h>
 #include <omp.h>
@@ -216,7 +217,7 @@ static int run_layers(struct spp_analysis *a, struct spp_error *err)
 		if (a->stats[i].unsupported)
 			continue; /* no figures to check a kernel against */
 		if (o->progress)
-			o->progress(o->progress_ctx, i, a->nlayers, a->layers[i].name);
+			o->progress(o->progress_ctx, a, i);
 		rc = spp_layer_measure(&a->layers[i], &a->stats[i], fmts, nf, &ro,
 				       &a->runs[i], err);
 		if (rc)
@@ -234,6 +235,11 @@ static int run_layers(struct spp_analysis *a, struct spp_error *err)
 				goto done;
 		}
 	}
+	/* peers are left out of the sweeps: they have no storage row to hold a layer */
+	if (o->breakeven && (rc = spp_breakeven_analysis(a, &ro, fmts, nf - o->npeers, err)))
+		goto done;
+	if (o->progress)
+		o->progress(o->progress_ctx, a, a->nlayers);
 	if (!ro.peak_gbs)
 		rc = add_warning(a, err, "bw_util: no calibrated peak bandwidth for %d thread%s (run 'spprof calibrate')",
 				 s->threads, s->threads == 1 ? "" : "s");
@@ -315,6 +321,7 @@ void spp_analysis_destroy(struct spp_analysis *a)
 	for (int i = 0; a->runs && i < a->nlayers; i++)
 		spp_layer_runs_release(&a->runs[i]);
 	free(a->runs);
+	spp_breakeven_release(a);
 	free(a->machine);
 	for (int i = 0; i < a->nwarnings; i++)
 		free(a->warnings[i]);

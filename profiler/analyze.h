@@ -17,9 +17,12 @@
 #include "profiler/model.h"
 #include "profiler/run.h"
 #include "profiler/static.h"
+#include "profiler/sweep.h"
 
 #define SPP_MAX_FORMATS 32
 #define SPP_MAX_PEERS 4
+
+struct spp_analysis;
 
 struct spp_analyze_opts {
 	int64_t n;        /* N of every layer without a model-given N; default 128 */
@@ -36,9 +39,14 @@ struct spp_analyze_opts {
 	int repeat;       /* > 0: timed runs per format; 0: until the time budget */
 	double time_budget_s; /* per layer; default 0.2 */
 	int cold;         /* evict caches before each timed run */
+	int breakeven;    /* sweep each distinct (shape, pattern) for its breakeven (profiler/breakeven.h) */
 	struct spp_counters_opts counters; /* --counters, --cache-model (default auto) */
-	/* called before each layer's runs (progress display); may be NULL */
-	void (*progress)(void *ctx, int layer, int nlayers, const char *name);
+	/*
+	 * Progress display; may be NULL. Called before each layer's runs with
+	 * done = layers finished, and once more with done = nlayers at the end;
+	 * a->stats hold every layer's static figures by then.
+	 */
+	void (*progress)(void *ctx, const struct spp_analysis *a, int done);
 	void *progress_ctx;
 };
 
@@ -65,6 +73,10 @@ struct spp_analysis {
 	int nwarnings;
 	struct spp_machine *machine;    /* owned; NULL when not described */
 	struct spp_layer_runs *runs;    /* nlayers, owned; NULL without kernel runs */
+	/* with opts.breakeven: layer i's sweep is sweeps[sweep_of[i]] (-1: none); owned */
+	struct spp_sweep *sweeps;
+	int nsweeps;
+	int *sweep_of;
 	struct spp_run_settings {
 		int threads;            /* threads the runs used */
 		int pinned;             /* threads pinned to a CPU (0: none) */

@@ -14,6 +14,7 @@
 #include <omp.h>
 
 #include "reports/cells.h"
+#include "reports/json_breakeven.h"
 
 /*
  * Building a tree is a long run of cJSON_Add* calls, each of which can fail
@@ -208,6 +209,9 @@ static void build_run_settings(struct build *b, cJSON *s, const struct spp_analy
 			break;
 		push(b, f, cJSON_CreateString(ops->key));
 	}
+	/* reference peers run as formats of their own */
+	for (int i = 0; i < o->npeers; i++)
+		push(b, f, cJSON_CreateString(o->peers[i]->key));
 	push(b, be, cJSON_CreateString("cpu"));
 	add_num(b, s, "run_threads", rs->threads);
 	add_num_or_null(b, s, "time_budget_s", o->repeat <= 0, o->time_budget_s);
@@ -419,8 +423,26 @@ static cJSON *build_layer(struct build *b, const struct spp_layer *l,
 	ra = add_arr(b, o, "runs");
 	for (int i = 0; runs && i < runs->nruns; i++)
 		push(b, ra, build_run(b, &runs->runs[i]));
-	add_obj(b, o, "breakeven");
-	add_null(b, o, "recommendation");
+	return o;
+}
+
+/* A layer with its breakeven (empty without a sweep) and recommendation (null without runs). */
+static cJSON *build_layer_all(struct build *b, const struct spp_analysis *a, int i)
+{
+	cJSON *o = build_layer(b, &a->layers[i], &a->stats[i], a->runs ? &a->runs[i] : NULL);
+	cJSON *be, *rec, *diag;
+
+	if (!o || a->stats[i].unsupported)
+		return o;
+	be = checked(b, spp_report_breakeven(a, i));
+	if (be)
+		cJSON_AddItemToObject(o, "breakeven", be);
+	rec = checked(b, spp_report_recommendation(a, i));
+	if (rec)
+		cJSON_AddItemToObject(o, "recommendation", rec);
+	diag = checked(b, spp_report_diagnosis(a, i));
+	if (diag)
+		cJSON_AddItemToObject(o, "diagnosis", diag);
 	return o;
 }
 
@@ -433,7 +455,7 @@ static cJSON *build_layer(struct build *b, const struct spp_layer *l,
 static void build_summary(struct build *b, cJSON *root, const struct spp_analysis *a)
 {
 	cJSON *s = add_obj(b, root, "summary");
-	cJSON *st, *fl;
+	cJSON *st, *fl, *pj;
 	double params = 0, nnz = 0, fd = 0, fs = 0;
 
 	for (int i = 0; i < a->nlayers; i++) {
@@ -471,6 +493,11 @@ static void build_summary(struct build *b, cJSON *root, const struct spp_analysi
 	add_num(b, fl, "dense", fd);
 	add_num(b, fl, "sparse", fs);
 	add_num_or_null(b, fl, "theoretical_speedup", fs > 0, fd / (fs > 0 ? fs : 1));
+	pj = checked(b, spp_report_projection(a));
+	if (pj && s)
+		cJSON_AddItemToObject(s, "projection", pj);
+	else
+		cJSON_Delete(pj);
 }
 
 cJSON *spp_report_build(const struct spp_analysis *a, const char *tool_version,
@@ -494,8 +521,7 @@ cJSON *spp_report_build(const struct spp_analysis *a, const char *tool_version,
 	build_settings(&b, root, a);
 	layers = add_arr(&b, root, "layers");
 	for (int i = 0; i < a->nlayers && !b.oom; i++)
-		push(&b, layers, build_layer(&b, &a->layers[i], &a->stats[i],
-					     a->runs ? &a->runs[i] : NULL));
+		push(&b, layers, build_layer_all(&b, a, i));
 	build_summary(&b, root, a);
 	warnings = add_arr(&b, root, "warnings");
 	for (int i = 0; i < a->nwarnings; i++)

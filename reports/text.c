@@ -296,6 +296,30 @@ static void col_fastest_speedup(const cJSON *l, struct spp_text_cell *c)
 		c->style = SPP_TEXT_GOOD;
 }
 
+/*
+ * The best format's breakeven: the lowest breakeven sparsity of the
+ * layer's formats, "never" when none beats dense, unknown without a sweep.
+ */
+static void col_breakeven(const cJSON *l, struct spp_text_cell *c)
+{
+	const cJSON *e, *be = cJSON_GetObjectItemCaseSensitive(l, "breakeven");
+	double best = 2, v;
+	int n = 0;
+
+	cJSON_ArrayForEach(e, be) {
+		n++;
+		if (spp_cell_num(e, "sparsity", &v) && v < best)
+			best = v;
+	}
+	if (!n)
+		spp_text_set_null(c);
+	else if (best > 1)
+		spp_text_set(c, "never");
+	else
+		set_percent(c, 1, best);
+	c->style = SPP_TEXT_PLAIN; /* a high breakeven is not good news */
+}
+
 static const struct column columns[] = {
 	{"layer", 0, 0, spp_text_layer_name, tot_name},
 	{"op", 0, 0, col_op, NULL},
@@ -312,6 +336,7 @@ static const struct column columns[] = {
 	{"dense time", 1, 1, col_dense_time, NULL},
 	{"fastest", 0, 1, col_fastest, NULL},
 	{"speedup", 1, 1, col_fastest_speedup, NULL},
+	{"breakeven", 1, 1, col_breakeven, NULL},
 };
 
 #define NCOL ((int)(sizeof(columns) / sizeof(columns[0])))

@@ -351,6 +351,50 @@ static void test_sample_models(void **state)
 	}
 }
 
+/*
+ * The progress line: on a terminal (script(1) gives the run a pty) it
+ * counts the layers; without one, or with --quiet, stderr has none of it.
+ */
+static void test_progress_line(void **state)
+{
+	const char *spprof = getenv("SPPROF");
+	const char *root = getenv("SPP_SAMPLE_MODELS");
+	char *model = harness_join(root, "mixed_cnn.safetensors");
+	char cmd[4096];
+	struct harness_run r;
+
+	(void)state;
+	if (!harness_exists("/usr/bin/script")) {
+		free(model);
+		skip();
+	}
+	for (int quiet = 0; quiet < 2; quiet++) {
+		const char *args[] = {"-qec", cmd, "/dev/null", NULL};
+
+		snprintf(cmd, sizeof(cmd), "%s analyze %s --repeat 2 --threads 1 --format json%s",
+			 spprof, model, quiet ? " --quiet" : "");
+		assert_int_equal(harness_exec(&r, "/usr/bin/script", args), 0);
+		assert_int_equal(r.status, 0);
+		if (quiet) {
+			assert_null(strstr(r.out, "[1/9] features.1.weight"));
+		} else {
+			assert_non_null(strstr(r.out, "[1/9] features.1.weight"));
+			assert_non_null(strstr(r.out, "elapsed, ~"));
+		}
+		harness_run_free(&r);
+	}
+	/* no terminal: no progress line in stderr */
+	{
+		const char *args[] = {"analyze", model, "--repeat", "2", "--threads", "1",
+				      "--format", "json", NULL};
+		assert_int_equal(harness_spprof(&r, args), 0);
+		assert_int_equal(r.status, 0);
+		assert_null(strstr(r.err, "[1/9]"));
+		harness_run_free(&r);
+	}
+	free(model);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -362,6 +406,7 @@ int main(void)
 		cmocka_unit_test(test_report_round_trip),
 		cmocka_unit_test(test_output_failure),
 		cmocka_unit_test(test_sample_models),
+		cmocka_unit_test(test_progress_line),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,364 @@
+/*
+ * spprof sweep: the breakeven curve of one shape and pattern (DESIGN
+ * section 5). Each format and the dense baseline are timed on synthetic W
+ * at a grid of sparsities, refined between the bracketing points by
+ * profiler/sweep.c; this file parses options and prints.
+ */
+#include <getopt.h>
+#include <inttypes.h>
+#include <math.h>
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd/cmd.h"
+#include "profiler/atomic_file.h"
+#include "profiler/run.h"
+#include "profiler/sweep.h"
+
+#define SWEEP_MAX_FORMATS 32
+
+const char cmd_sweep_usage[] =
+	"usage: spprof sweep --shape MxKxN [options]\n"
+	"\n"
+	"Time each format and the dense baseline (OpenBLAS) on synthetic W of\n"
+	"shape M x K, applied to N columns, with the given pattern, over a sweep\n"
+	"of sparsities; refine between the bracketing points and print the\n"
+	"breakeven sparsity per format (the lowest from which it beats dense), or\n"
+	"'never' with the reason, and the curve. Each output is checked against\n"
+	"dense before it is timed.\n"
+	"\n"
+	"options:\n"
+	"  --shape MxKxN       the GEMM shape (required)\n"
+	"  --pattern P         unstructured (default), nmN_M (e.g. nm2_4),\n"
+	"                      blockB (B in 2, 4, 8, 16) or channel\n"
+	"  --formats F,...     formats; default every CPU format that can hold the\n"
+	"                      pattern (N:M formats only with their own pattern)\n"
+	"  --backends cpu      backends (only cpu is built into the sweep)\n"
+	"  --threads T         threads of the kernels and the dense baseline; default 1\n"
+	"  --time-budget S     seconds of timed runs per measured point; default 0.1\n"
+	"  --seed S            seed of W and X; default 1\n"
+	"  --format F          text or json; default text, or from -o's extension\n"
+	"  -o, --output FILE   write to FILE atomically instead of stdout\n"
+	"\n"
+	"exit codes: 0 ok, 2 bad usage, 3 runtime failure\n";
+
+enum {
+	OPT_SHAPE = 1000, OPT_PATTERN, OPT_FORMATS, OPT_BACKENDS, OPT_THREADS,
+	OPT_BUDGET, OPT_SEED, OPT_FORMAT,
+};
+
+static const struct option sweep_options[] = {
+	{"shape", required_argument, NULL, OPT_SHAPE},
+	{"pattern", required_argument, NULL, OPT_PATTERN},
+	{"formats", required_argument, NULL, OPT_FORMATS},
+	{"backends", required_argument, NULL, OPT_BACKENDS},
+	{"threads", required_argument, NULL, OPT_THREADS},
+	{"time-budget", required_argument, NULL, OPT_BUDGET},
+	{"seed", required_argument, NULL, OPT_SEED},
+	{"format", required_argument, NULL, OPT_FORMAT},
+	{"output", required_argument, NULL, 'o'},
+	{NULL, 0, NULL, 0},
+};
+
+struct sweep_cfg {
+	struct spp_sweep_opts so;
+	const struct spp_format_ops *formats[SWEEP_MAX_FORMATS];
+	int nformats;
+	double budget_s;
+	uint64_t seed;
+	int json;
+	const char *output;
+};
+
+/* "64x64x8": three integers in [1, 2^20]; 0 or -1. */
+static int parse_shape(const char *s, int64_t *m, int64_t *k, int64_t *n)
+{
+	char buf[96], *save = NULL, *t;
+	int64_t v[3];
+	int i = 0;
+
+	if (snprintf(buf, sizeof(buf), "%s", s) >= (int)sizeof(buf))
+		return -1;
+	for (t = strtok_r(buf, "xX", &save); t; t = strtok_r(NULL, "xX", &save)) {
+		if (i >= 3 || cmd_parse_i64(t, 1, INT64_C(1) << 20, &v[i]))
+			return -1;
+		i++;
+	}
+	if (i != 3 || v[0] * v[1] > INT64_C(1) << 30)
+		return -1;
+	*m = v[0], *k = v[1], *n = v[2];
+	return 0;
+}
+
+/* "unstructured", "nm2_4", "block4", "channel" into o; 0 or -1. */
+static int parse_pattern(const char *s, struct spp_sweep_opts *o)
+{
+	int a, b, used = 0;
+
+	if (strcmp(s, "unstructured") == 0) {
+		o->pattern = SPP_SYNTH_UNSTRUCTURED;
+	} else if (strcmp(s, "channel") == 0) {
+		o->pattern = SPP_SYNTH_CHANNEL;
+	} else if (sscanf(s, "nm%d_%d%n", &a, &b, &used) == 2 && s[used] == '\0') {
+		if (a < 1 || b < 1 || a > b || b > 64)
+			return -1;
+		o->pattern = SPP_SYNTH_NM;
+		o->nm_n = a;
+		o->nm_m = b;
+	} else if (sscanf(s, "block%d%n", &a, &used) == 1 && s[used] == '\0') {
+		if (a != 2 && a != 4 && a != 8 && a != 16)
+			return -1;
+		o->pattern = SPP_SYNTH_BLOCK;
+		o->block = a;
+	} else {
+		return -1;
+	}
+	return 0;
+}
+
+/* Whether format key can hold W of the sweep's pattern (N:M only its own). */
+static int holds(const char *key, const struct spp_sweep_opts *o)
+{
+	char want[32];
+
+	if (strncmp(key, "nm", 2) != 0)
+		return 1;
+	if (o->pattern != SPP_SYNTH_NM)
+		return 0;
+	snprintf(want, sizeof(want), "nm%d_%d", o->nm_n, o->nm_m);
+	return strcmp(key, want) == 0;
+}
+
+static int parse_formats(const char *list, struct sweep_cfg *c)
+{
+	char buf[512], *save = NULL;
+
+	if (snprintf(buf, sizeof(buf), "%s", list) >= (int)sizeof(buf))
+		return cmd_usage_error("sweep", "--formats list too long");
+	c->nformats = 0;
+	for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		const struct spp_format_ops *f = spp_cpu_format_find(t);
+
+		if (strcmp(t, "dense") == 0)
+			continue; /* the baseline is always timed */
+		if (!f)
+			return cmd_usage_error("sweep", "unknown format '%s' in --formats", t);
+		if (c->nformats < SWEEP_MAX_FORMATS)
+			c->formats[c->nformats++] = f;
+	}
+	return c->nformats ? 0 : cmd_usage_error("sweep", "--formats names no format");
+}
+
+static int parse_backends(const char *list)
+{
+	char buf[128], *save = NULL;
+
+	if (snprintf(buf, sizeof(buf), "%s", list) >= (int)sizeof(buf))
+		return cmd_usage_error("sweep", "--backends list too long");
+	for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save))
+		if (strcmp(t, "cpu") != 0)
+			return cmd_usage_error("sweep", "backend '%s' is not available to the sweep (cpu)", t);
+	return 0;
+}
+
+static void print_sparsity(FILE *f, double s)
+{
+	if (isnan(s))
+		fprintf(f, "never");
+	else
+		fprintf(f, "%.1f%%", 100.0 * s);
+}
+
+static void print_text(FILE *f, const struct spp_sweep *s)
+{
+	fprintf(f, "sweep %" PRId64 "x%" PRId64 "x%" PRId64 " %s, %d thread%s\n\n",
+		s->m, s->k, s->n, s->pattern, s->threads, s->threads == 1 ? "" : "s");
+	fprintf(f, "%-14s %-10s %s\n", "format", "breakeven", "reason");
+	for (int i = 0; i < s->nresults; i++) {
+		const struct spp_sweep_result *r = &s->results[i];
+		char key[40], be[16];
+
+		snprintf(key, sizeof(key), "%s/%s", r->backend, r->format);
+		if (isnan(r->breakeven))
+			snprintf(be, sizeof(be), "never");
+		else
+			snprintf(be, sizeof(be), "%.1f%%", 100.0 * r->breakeven);
+		fprintf(f, "%-14s %-10s %s\n", key, be, r->reason[0] ? r->reason : "-");
+	}
+	for (int i = 0; i < s->nresults; i++) {
+		const struct spp_sweep_result *r = &s->results[i];
+
+		fprintf(f, "\n%s/%s curve (breakeven ", r->backend, r->format);
+		print_sparsity(f, r->breakeven);
+		fprintf(f, ")\n%10s %14s %14s %9s\n", "sparsity", "time_ns", "dense_ns", "speedup");
+		for (int p = 0; p < r->npoints; p++) {
+			const struct spp_sweep_point *pt = &r->curve[p];
+
+			fprintf(f, "%9.1f%% %14.0f %14.0f ", 100.0 * pt->sparsity, pt->time_ns,
+				pt->dense_time_ns);
+			if (isnan(pt->speedup))
+				fprintf(f, "%9s\n", "-");
+			else
+				fprintf(f, "%8.2fx\n", pt->speedup);
+		}
+	}
+}
+
+static int write_out(const struct sweep_cfg *c, const struct spp_sweep *s,
+		     struct spp_error *err)
+{
+	struct spp_atomic_file af = {0};
+	FILE *f = stdout;
+	char *text = NULL;
+	int rc = SPP_OK;
+
+	if (c->json) {
+		cJSON *j = spp_sweep_json(s);
+
+		text = j ? cJSON_Print(j) : NULL;
+		cJSON_Delete(j);
+		if (!text)
+			return spp_error_set(err, SPP_E_NOMEM, "out of memory for the sweep JSON");
+	}
+	if (c->output) {
+		rc = spp_atomic_open(&af, c->output, err);
+		if (rc)
+			goto out;
+		f = af.f;
+	}
+	if (text)
+		fprintf(f, "%s\n", text);
+	else
+		print_text(f, s);
+	if (c->output)
+		rc = spp_atomic_commit(&af, err);
+out:
+	spp_atomic_abort(&af);
+	free(text);
+	return rc;
+}
+
+static int run(struct sweep_cfg *c, struct spp_error *err)
+{
+	struct spp_run_opts ro;
+	struct spp_sweep_measure sm = {0};
+	struct spp_sweep_timer timer;
+	struct spp_sweep sw = {0};
+	char schedule[16], policy[512];
+	int rc;
+
+	spp_run_opts_init(&ro);
+	ro.threads = c->so.threads;
+	ro.seed = c->seed;
+	ro.bench.budget_ns = c->budget_s * 1e9;
+	omp_set_num_threads(c->so.threads);
+	spp_run_thread_policy(c->so.threads, &ro, schedule, sizeof(schedule), policy,
+			      sizeof(policy));
+	spp_run_threads_prepare(c->so.threads);
+	sm.sweep = &c->so;
+	sm.run = &ro;
+	sm.seed = c->seed;
+	spp_sweep_measure_timer(&sm, &timer);
+	rc = spp_sweep_run(&c->so, c->formats, c->nformats, &timer, &sw, err);
+	if (!rc)
+		rc = write_out(c, &sw, err);
+	spp_sweep_release(&sw);
+	spp_sweep_measure_fini(&sm);
+	return rc;
+}
+
+int cmd_sweep(int argc, char **argv)
+{
+	struct sweep_cfg c;
+	struct spp_error err = {0};
+	const char *format = NULL, *formats = NULL;
+	int64_t v;
+	int shape_set = 0, rc, opt;
+
+	memset(&c, 0, sizeof(c));
+	spp_sweep_opts_init(&c.so);
+	c.so.threads = 1;
+	c.budget_s = 0.1;
+	c.seed = 1;
+	optind = 0;
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, ":o:", sweep_options, NULL)) != -1) {
+		switch (opt) {
+		case OPT_SHAPE:
+			if (parse_shape(optarg, &c.so.m, &c.so.k, &c.so.n))
+				return cmd_usage_error("sweep", "--shape wants MxKxN, each in 1..2^20 "
+						       "and M*K <= 2^30, not '%s'", optarg);
+			shape_set = 1;
+			break;
+		case OPT_PATTERN:
+			if (parse_pattern(optarg, &c.so))
+				return cmd_usage_error("sweep", "--pattern wants unstructured, nmN_M, "
+						       "blockB (B in 2, 4, 8, 16) or channel, not '%s'", optarg);
+			break;
+		case OPT_FORMATS:
+			formats = optarg;
+			break;
+		case OPT_BACKENDS:
+			if ((rc = parse_backends(optarg)))
+				return rc;
+			break;
+		case OPT_THREADS:
+			if (cmd_parse_i64(optarg, 1, 4096, &v))
+				return cmd_usage_error("sweep", "--threads wants 1..4096, not '%s'", optarg);
+			c.so.threads = (int)v;
+			break;
+		case OPT_BUDGET: {
+			char *end = NULL;
+			double d = strtod(optarg, &end);
+
+			if (!*optarg || *end || !isfinite(d) || d <= 0 || d > 3600)
+				return cmd_usage_error("sweep", "--time-budget wants seconds in (0, 3600], not '%s'", optarg);
+			c.budget_s = d;
+			break;
+		}
+		case OPT_SEED:
+			if (cmd_parse_u64(optarg, &c.seed))
+				return cmd_usage_error("sweep", "--seed wants an integer, not '%s'", optarg);
+			break;
+		case OPT_FORMAT:
+			format = optarg;
+			break;
+		case 'o':
+			c.output = optarg;
+			break;
+		case ':':
+			return cmd_usage_error("sweep", "option '%s' needs a value", argv[optind - 1]);
+		default:
+			return cmd_usage_error("sweep", "unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind != argc)
+		return cmd_usage_error("sweep", "unexpected argument '%s'", argv[optind]);
+	if (!shape_set)
+		return cmd_usage_error("sweep", "--shape MxKxN is required");
+	if (format && strcmp(format, "text") && strcmp(format, "json"))
+		return cmd_usage_error("sweep", "unknown --format '%s' (text, json)", format);
+	c.json = format ? strcmp(format, "json") == 0
+			: c.output && strlen(c.output) > 5 &&
+				  strcmp(c.output + strlen(c.output) - 5, ".json") == 0;
+	if (formats) {
+		if ((rc = parse_formats(formats, &c)))
+			return rc;
+		for (int i = 0; i < c.nformats; i++)
+			if (!holds(c.formats[i]->key, &c.so)) {
+				char p[32];
+
+				spp_sweep_pattern_name(&c.so, p, sizeof(p));
+				return cmd_usage_error("sweep", "format '%s' cannot hold the pattern '%s'",
+						       c.formats[i]->key, p);
+			}
+	} else {
+		for (int i = 0; spp_cpu_formats[i] && c.nformats < SWEEP_MAX_FORMATS; i++)
+			if (holds(spp_cpu_formats[i]->key, &c.so))
+				c.formats[c.nformats++] = spp_cpu_formats[i];
+	}
+	rc = run(&c, &err);
+	return rc ? cmd_fail(&err) : 0;
+}

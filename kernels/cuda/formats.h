@@ -1,0 +1,51 @@
+/*
+ * The CUDA device table: one more table of format operations, the same
+ * shape as the CPU's spp_format_ops (kernels.h) but with W, x and y in
+ * device memory. The vendor baselines (cuBLAS GEMM, cuSPARSE SpMM) are
+ * entries of the same table, so that one loop measures them all.
+ *
+ * Only with HAVE_CUDA. encode() copies the host matrix to the device;
+ * spmm() launches and returns without waiting (the caller times it with
+ * CUDA events and synchronizes); release() accepts a zeroed struct.
+ */
+#ifndef SPP_KERNELS_CUDA_FORMATS_H
+#define SPP_KERNELS_CUDA_FORMATS_H
+
+#include <stdint.h>
+
+#include "kernels/kernels.h"
+#include "profiler/error.h"
+
+struct spp_cuda_format;
+
+struct spp_cuda_encoded {
+	const struct spp_cuda_format *ops;
+	int64_t m, k, nnz;
+	uint64_t bytes;        /* device bytes of W the kernel reads */
+	void *impl;            /* the format's device buffers and handles */
+};
+
+struct spp_cuda_format {
+	const char *key;       /* "csr", "csr_balanced", "bsr4", ..., "nm2_4", "cublas_dense" */
+	int block;             /* B of bsrB; else 0 */
+	int baseline;          /* 1 for a vendor library the kernels are compared with */
+	/*
+	 * Encode w and copy it to the current device; sets out->ops. 0, SPP_E_NOMEM (host),
+	 * SPP_E_UNSUPPORTED (more than 2^31-1 rows, columns or non-zeros) or
+	 * SPP_E_DEVICE with cudart's message.
+	 */
+	int (*encode)(const struct spp_matrix *w, struct spp_cuda_encoded *out,
+		      struct spp_error *err);
+	/* y = w * x on the default stream; x K x N, y M x N, row-major, on the device. */
+	int (*spmm)(const struct spp_cuda_encoded *w, const float *x, float *y, int64_t n,
+		    struct spp_error *err);
+	void (*release)(struct spp_cuda_encoded *e);
+};
+
+/* Every CUDA format and baseline, kernels first; NULL-terminated. */
+extern const struct spp_cuda_format *const spp_cuda_formats[];
+
+/* Look an entry up by key; NULL when unknown. */
+const struct spp_cuda_format *spp_cuda_format_find(const char *key);
+
+#endif

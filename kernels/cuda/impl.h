@@ -1,0 +1,33 @@
+/* Shared by formats.c and baselines.c only: the device buffers of one encoded matrix. */
+#ifndef SPP_KERNELS_CUDA_IMPL_H
+#define SPP_KERNELS_CUDA_IMPL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kernels/cuda/formats.h"
+
+struct spp_cuda_buf {
+	int *rowptr;           /* CSR, bitmask: m + 1; BSR: block rows + 1 */
+	int *col;              /* CSR: nnz; BSR: blocks */
+	float *val;            /* CSR, bitmask: nnz; BSR: blocks * B * B; dense: m * k */
+	uint64_t *mask;        /* bitmask: m * ceil(k / 64) words */
+	int *rowidx;           /* cuSPARSE COO: the row of each non-zero */
+	uint8_t *idx;          /* nm2_4: column within each group of 4, 2 per group */
+	void *handle;          /* cublasHandle_t or cusparseHandle_t */
+	void *descr;           /* cusparseSpMatDescr_t */
+	void *work;            /* cuSPARSE's work buffer, grown on demand */
+	size_t work_bytes;
+};
+
+/* Encode w as CSR on the device into out (impl a struct spp_cuda_buf). */
+int spp_cuda_encode_csr(const struct spp_matrix *w, struct spp_cuda_encoded *out,
+			struct spp_error *err);
+
+/* Free a struct spp_cuda_buf's device buffers (not its handles) and the struct. */
+void spp_cuda_buf_free(struct spp_cuda_buf *b);
+
+/* Copy n bytes to a new device buffer; SPP_E_DEVICE on failure. */
+int spp_cuda_upload(void **dst, const void *src, size_t n, struct spp_error *err);
+
+#endif

@@ -1,0 +1,191 @@
+#include "profiler/breakeven.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void spp_breakeven_pattern(const struct spp_layer_static *s, struct spp_sweep_opts *o)
+{
+	o->pattern = SPP_SYNTH_UNSTRUCTURED;
+	switch (s->cls) {
+	case SPP_CLASS_NM: {
+		/*
+		 * The sparsest pattern it complies with: W generated at 1:4 is
+		 * 2:4 and 4:8 compliant too, so every N:M format the layer can
+		 * use can hold the synthetic W.
+		 */
+		int best = -1;
+
+		for (int i = 0; i < SPP_NNM; i++)
+			if (s->nm[i] >= 1.0 &&
+			    (best < 0 || (double)spp_nm_patterns[i].n / spp_nm_patterns[i].m <
+						 (double)spp_nm_patterns[best].n / spp_nm_patterns[best].m))
+				best = i;
+		if (best >= 0) {
+			o->pattern = SPP_SYNTH_NM;
+			o->nm_n = spp_nm_patterns[best].n;
+			o->nm_m = spp_nm_patterns[best].m;
+		}
+		break;
+	}
+	case SPP_CLASS_BLOCK:
+		o->pattern = SPP_SYNTH_BLOCK;
+		o->block = 4;
+		break;
+	case SPP_CLASS_CHANNEL:
+		o->pattern = SPP_SYNTH_CHANNEL;
+		break;
+	default:
+		break; /* dense and unstructured: unstructured W */
+	}
+}
+
+/* Storage index of a format key; -1 when spprof has no storage figure for it (a peer). */
+static int storage_of(const char *key)
+{
+	for (int f = 0; f < SPP_ST_COUNT; f++)
+		if (strcmp(spp_storage_key((enum spp_storage_fmt)f), key) == 0)
+			return f;
+	return -1;
+}
+
+/* The layer's sweep among a->sweeps[0..nsweeps); -1 when there is none yet. */
+static int find_sweep(const struct spp_analysis *a, const struct spp_sweep_opts *o)
+{
+	char p[32];
+
+	spp_sweep_pattern_name(o, p, sizeof(p));
+	for (int i = 0; i < a->nsweeps; i++)
+		if (a->sweeps[i].m == o->m && a->sweeps[i].k == o->k && a->sweeps[i].n == o->n &&
+		    strcmp(a->sweeps[i].pattern, p) == 0)
+			return i;
+	return -1;
+}
+
+int spp_breakeven_analysis(struct spp_analysis *a, const struct spp_run_opts *ro,
+			   const struct spp_format_ops *const *fmts, int nf,
+			   struct spp_error *err)
+{
+	const struct spp_format_ops *use[SPP_MAX_FORMATS];
+	struct spp_run_opts sro = *ro;
+	int rc = SPP_OK;
+
+	a->sweep_of = malloc((size_t)(a->nlayers > 0 ? a->nlayers : 1) * sizeof(*a->sweep_of));
+	a->sweeps = calloc((size_t)(a->nlayers > 0 ? a->nlayers : 1), sizeof(*a->sweeps));
+	if (!a->sweep_of || !a->sweeps)
+		return spp_error_set(err, SPP_E_NOMEM, "out of memory for the breakeven sweeps");
+	/* synthetic W: the counters and the cache figures are not reported */
+	sro.counters = NULL;
+	sro.sim_geometry = NULL;
+	for (int i = 0; i < a->nlayers; i++) {
+		const struct spp_layer_static *s = &a->stats[i];
+		struct spp_sweep_opts so;
+		struct spp_sweep_measure sm = {0};
+		struct spp_sweep_timer timer;
+		int nuse = 0, points;
+
+		a->sweep_of[i] = -1;
+		if (s->unsupported)
+			continue;
+		spp_sweep_opts_init(&so);
+		so.m = a->layers[i].view.m;
+		so.k = a->layers[i].view.k;
+		so.n = a->layers[i].n;
+		so.threads = ro->threads;
+		spp_breakeven_pattern(s, &so);
+		a->sweep_of[i] = find_sweep(a, &so);
+		if (a->sweep_of[i] >= 0)
+			continue; /* a repeated block: the same sweep */
+		for (int f = 0; f < nf && nuse < SPP_MAX_FORMATS; f++) {
+			int st = storage_of(fmts[f]->key);
+
+			/* the formats that can hold this layer; peers have no storage row */
+			if (st >= 0 && s->storage[st].applicable)
+				use[nuse++] = fmts[f];
+		}
+		if (!nuse)
+			continue;
+		/* the layer's budget spread over the grid and the refinement */
+		points = (so.pattern == SPP_SYNTH_NM ? 1 : 14) + so.refine_steps * nuse;
+		sro.bench.budget_ns = a->opts.time_budget_s * 1e9 / points / (nuse + 1);
+		sm.sweep = &so;
+		sm.run = &sro;
+		sm.seed = a->opts.seed;
+		spp_sweep_measure_timer(&sm, &timer);
+		rc = spp_sweep_run(&so, use, nuse, &timer, &a->sweeps[a->nsweeps], err);
+		spp_sweep_measure_fini(&sm);
+		if (rc)
+			return rc;
+		a->sweep_of[i] = a->nsweeps++;
+	}
+	return rc;
+}
+
+void spp_breakeven_release(struct spp_analysis *a)
+{
+	for (int i = 0; a->sweeps && i < a->nsweeps; i++)
+		spp_sweep_release(&a->sweeps[i]);
+	free(a->sweeps);
+	free(a->sweep_of);
+	a->sweeps = NULL;
+	a->sweep_of = NULL;
+	a->nsweeps = 0;
+}
+
+static int timed(const struct spp_run *r)
+{
+	return r->status == SPP_RUN_OK && r->time.repeats > 0 && r->time.median > 0;
+}
+
+int spp_recommend_layer(const struct spp_layer_runs *runs, struct spp_recommendation *out)
+{
+	const struct spp_run *dense = NULL, *best = NULL;
+	double best_speedup = 0;
+
+	if (!runs || runs->nruns < 1 || !timed(&runs->runs[0]))
+		return -1;
+	dense = &runs->runs[0];
+	for (int r = 1; r < runs->nruns; r++) {
+		const struct spp_run *x = &runs->runs[r];
+		double sp;
+
+		if (!timed(x) || storage_of(x->format) < 0)
+			continue;
+		sp = dense->time.median / x->time.median;
+		if (!best || sp > best_speedup) {
+			best = x;
+			best_speedup = sp;
+		}
+	}
+	memset(out, 0, sizeof(*out));
+	out->backend = "cpu";
+	snprintf(out->format, sizeof(out->format), "dense");
+	out->speedup = 1.0;
+	out->time_ns = dense->time.median;
+	if (!best) {
+		snprintf(out->reason, sizeof(out->reason), "no sparse format was timed");
+		return 0;
+	}
+	if (best_speedup <= 1.0) {
+		snprintf(out->reason, sizeof(out->reason),
+			 "no format beats dense (best: %s at %.2fx)", best->format, best_speedup);
+		return 0;
+	}
+	/* the runs' spreads overlap: the gain is within run-to-run noise */
+	if (!(best->time.p90 < dense->time.p10)) {
+		snprintf(out->reason, sizeof(out->reason),
+			 "%s is %.2fx faster at the median, within the run-to-run spread "
+			 "(its p90 %.0f ns >= dense p10 %.0f ns)",
+			 best->format, best_speedup, best->time.p90, dense->time.p10);
+		return 0;
+	}
+	out->backend = best->backend ? best->backend : "cpu";
+	snprintf(out->format, sizeof(out->format), "%s", best->format);
+	out->speedup = best_speedup;
+	out->time_ns = best->time.median;
+	snprintf(out->reason, sizeof(out->reason),
+		 "best measured speedup, %.2fx, clear of the run-to-run spread (p90 %.0f ns < dense p10 %.0f ns)",
+		 best_speedup, best->time.p90, dense->time.p10);
+	return 0;
+}

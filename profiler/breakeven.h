@@ -1,0 +1,58 @@
+/*
+ * Breakeven of a model's layers, recommendation per layer and the
+ * model-wide projection (DESIGN sections 5 and 6).
+ *
+ * analyze --breakeven sweeps once per distinct (M, K, N, pattern): the
+ * formats of one sweep share its dense baseline, and a transformer's
+ * repeated blocks share one sweep. The sweeps belong to the analysis
+ * (a->sweeps, layer i's is a->sweeps[a->sweep_of[i]], -1 none).
+ *
+ * The recommendation and the projection are pure functions of the
+ * measured runs and the static figures, computed where they are written.
+ */
+#ifndef SPP_PROFILER_BREAKEVEN_H
+#define SPP_PROFILER_BREAKEVEN_H
+
+#include "profiler/analyze.h"
+#include "profiler/run.h"
+#include "profiler/static.h"
+#include "profiler/sweep.h"
+
+/*
+ * The sweep pattern of a layer from its static class: unstructured and
+ * dense layers sweep unstructured W, nm the sparsest N:M it complies with,
+ * block 4x4 blocks, channel zero rows. Fills o's pattern fields.
+ */
+void spp_breakeven_pattern(const struct spp_layer_static *s, struct spp_sweep_opts *o);
+
+/*
+ * Sweep every analysed layer of a (ro: the run options of its kernel
+ * runs; fmts: the formats it ran, peers excluded), once per distinct
+ * (M, K, N, pattern). The time budget of a layer's runs is spread over
+ * the points of its sweep. Fills a->sweeps, a->nsweeps, a->sweep_of.
+ * Returns 0, SPP_E_NOMEM or a timing failure.
+ */
+int spp_breakeven_analysis(struct spp_analysis *a, const struct spp_run_opts *ro,
+			   const struct spp_format_ops *const *fmts, int nf,
+			   struct spp_error *err);
+
+/* Free the sweeps of a; accepts an analysis without any. */
+void spp_breakeven_release(struct spp_analysis *a);
+
+struct spp_recommendation {
+	const char *backend;   /* "cpu" */
+	char format[16];       /* "dense" when no format is clearly faster */
+	double speedup;        /* measured; 1 for dense; NAN when nothing was timed */
+	double time_ns;        /* median of the chosen run; NAN when nothing was timed */
+	char reason[256];
+};
+
+/*
+ * The run with the best measured speedup, chosen only when its spread is
+ * clear of dense's (its p90 below dense's p10); otherwise dense. Equal
+ * speedups go to the run listed first. Returns 0 when a recommendation was
+ * made, -1 when the layer has no timed dense baseline (out untouched).
+ */
+int spp_recommend_layer(const struct spp_layer_runs *runs, struct spp_recommendation *out);
+
+#endif

@@ -1,0 +1,84 @@
+#include "profiler/diagnose.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+__attribute__((format(printf, 2, 3)))
+static void say(struct spp_diagnosis *d, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (d->n >= SPP_DIAG_MAX)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(d->line[d->n++], sizeof(d->line[0]), fmt, ap);
+	va_end(ap);
+}
+
+static int timed(const struct spp_run *r)
+{
+	return r->status == SPP_RUN_OK && r->time.repeats > 0;
+}
+
+static void run_rules(const struct spp_layer_runs *runs, double peak_gbs, struct spp_diagnosis *d)
+{
+	for (int i = 0; i < runs->nruns; i++) {
+		const struct spp_run *r = &runs->runs[i];
+
+		if (!timed(r))
+			continue;
+		if (peak_gbs > 0 && r->bandwidth_gbs >= SPP_DIAG_MEMORY_BOUND * peak_gbs)
+			say(d, "%s is memory-bound: %.1f GB/s is %.0f%% of the calibrated peak %.1f GB/s",
+			    r->format, r->bandwidth_gbs, 100 * r->bandwidth_gbs / peak_gbs, peak_gbs);
+		if (r->imbalance > SPP_DIAG_IMBALANCE)
+			say(d, "%s is imbalanced across threads: the busiest works %.2fx the mean",
+			    r->format, r->imbalance);
+	}
+	if (runs->nruns > 0 && timed(&runs->runs[0]) && runs->runs[0].time.median < SPP_DIAG_SMALL_NS)
+		say(d, "layer too small for kernel overhead: dense takes %.1f us, the range of a "
+		       "kernel call's fixed costs", runs->runs[0].time.median / 1e3);
+}
+
+static void static_rules(const struct spp_layer_static *s, struct spp_diagnosis *d)
+{
+	static const int sizes[] = {4, 8, 16};
+	int64_t k = s->counts.k;
+	double dense = s->storage[SPP_ST_DENSE].bytes;
+
+	for (int i = 0; i < SPP_NNM; i++) {
+		const struct spp_nm *p = &spp_nm_patterns[i];
+
+		/* only where the layer has enough zeros for the pattern to be possible */
+		if (s->nm[i] < 1.0 && s->sparsity >= 1.0 - (double)p->n / p->m)
+			say(d, "%d:%d not applicable: %.1f%% of groups of %d hold more than %d non-zeros",
+			    p->n, p->m, 100 * (1 - s->nm[i]), p->m, p->n);
+	}
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
+		if (k % sizes[i] != 0) {
+			say(d, "K = %lld is not a multiple of %d: the last group or block of each "
+			       "row is zero-padded", (long long)k, sizes[i]);
+			break; /* not a multiple of 4 is not one of 8 or 16 either */
+		}
+	if (s->numel > 0 && dense > 0 && s->storage[SPP_ST_CSR].applicable) {
+		double vb = dense / (double)s->numel;
+		double saved = vb * (double)(s->numel - s->counts.nnz);
+		double index = s->storage[SPP_ST_CSR].bytes - vb * (double)s->counts.nnz;
+
+		if (index > saved)
+			say(d, "csr index metadata (%.0f bytes) is larger than the values it saves "
+			       "(%.0f bytes)", index, saved);
+	}
+}
+
+void spp_diagnose_layer(const struct spp_layer_static *s, const struct spp_layer_runs *runs,
+			double peak_gbs, struct spp_diagnosis *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (s->unsupported)
+		return;
+	if (runs)
+		run_rules(runs, peak_gbs, out);
+	static_rules(s, out);
+}

@@ -1,0 +1,38 @@
+/*
+ * Diagnosis of a layer: short sentences on why its formats gain less than
+ * the sparsity promises (DESIGN section 6, layers[].diagnosis). A pure
+ * function of the static figures, the runs and the calibrated bandwidth.
+ */
+#ifndef SPP_PROFILER_DIAGNOSE_H
+#define SPP_PROFILER_DIAGNOSE_H
+
+#include "profiler/run.h"
+#include "profiler/static.h"
+
+#define SPP_DIAG_MAX 16
+
+/* A bandwidth at or above this fraction of the calibrated peak is memory-bound. */
+#define SPP_DIAG_MEMORY_BOUND 0.8
+/* Per-thread busy time max / mean above this is imbalanced. */
+#define SPP_DIAG_IMBALANCE 1.2
+/* A dense median below this (ns) is in the range of the fixed costs of a kernel call. */
+#define SPP_DIAG_SMALL_NS 10000.0
+
+struct spp_diagnosis {
+	char line[SPP_DIAG_MAX][192];
+	int n;
+};
+
+/*
+ * The rules, in this order, each adding at most one sentence per format:
+ * memory-bound (a run's bandwidth_gbs >= 0.8 x peak_gbs; skipped when
+ * peak_gbs is 0, not calibrated), imbalance > 1.2, too small (dense median
+ * < 10 us), N:M not applicable although the layer is sparse enough for it
+ * (with the fraction of violating groups), K not a multiple of the N:M
+ * group or block size (4, 8, 16), CSR index metadata larger than the values
+ * it saves. runs may be NULL (static report). Never fails.
+ */
+void spp_diagnose_layer(const struct spp_layer_static *s, const struct spp_layer_runs *runs,
+			double peak_gbs, struct spp_diagnosis *out);
+
+#endif

@@ -47,7 +47,7 @@ static int name_has(const char *name, const char *word)
 
 int spp_tensor_is_layer(const struct spp_tensor *t)
 {
-	if (t->ndim < 2 || t->ndim > 4 || t->numel == 0)
+	if (t->ndim < 2 || t->ndim > 4 || t->numel == 0 || t->nnz_only)
 		return 0;
 	/* "embed" covers embed_tokens, embeddings, wte-style names spelled out;
 	 * wte/wpe are GPT-2's token and position embeddings */

@@ -27,6 +27,13 @@ struct spp_tensor {
 	uint64_t nbytes;
 	uint64_t offset;           /* byte offset of data inside its file */
 	int file;                  /* index into spp_model.files */
+	/*
+	 * A sparse tensor too large to densify (an ONNX sparse_initializer):
+	 * data NULL, nbytes 0, its non-zeros counted from the stored values.
+	 * It counts in the model totals and is never a layer.
+	 */
+	int nnz_only;
+	uint64_t nnz;
 };
 
 /*

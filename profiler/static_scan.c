@@ -305,6 +305,10 @@ HOT static uint64_t count_run(const struct elems *e, uint64_t e0, uint64_t n)
 int spp_static_tensor_nnz(const struct spp_tensor *t, uint64_t *nnz,
 			  struct spp_error *err)
 {
+	if (t->nnz_only) {
+		*nnz = t->nnz;
+		return SPP_OK;
+	}
 	struct spp_pages pg;
 	struct elems el;
 	uint64_t n = t->numel, chunk, nchunks, total = 0;

@@ -21,10 +21,11 @@
  * - STRING and COMPLEX128 tensors have no spprof dtype: they are left out of
  *   the model (not counted in totals). An unknown data_type is an error.
  * - A sparse_initializer (or a Constant's sparse_value) is densified into a
- *   buffer the model owns, up to SPP_ONNX_MAX_DENSIFY bytes; a larger one is
- *   SPP_E_UNSUPPORTED (struct spp_tensor has no field for a count of
- *   non-zeros without data). Indices must be in range and strictly
- *   ascending, as ONNX requires.
+ *   buffer the model owns, up to SPP_ONNX_MAX_DENSIFY bytes, and is then
+ *   analysed like any weight; a larger one is never densified: its
+ *   non-zeros are counted from the stored values (spp_tensor.nnz_only), it
+ *   counts in the model totals and is not a layer. Indices must be in range
+ *   and strictly ascending, as ONNX requires.
  * - External data locations are relative to the model's folder; an absolute
  *   path or a ".." component is refused (symbolic links inside the folder
  *   are followed: Hugging Face caches link to blobs elsewhere).

@@ -141,7 +141,8 @@ static const struct spp_tensor *weight(struct onnx_ctx *c, const struct onnx_sco
 	if (*index < 0)
 		return NULL;
 	const struct spp_tensor *t = &c->m->tensors[*index];
-	return t->ndim >= min_rank && t->ndim <= max_rank && t->numel ? t : NULL;
+	/* a sparse tensor kept as a count (too large to densify) has no data */
+	return t->ndim >= min_rank && t->ndim <= max_rank && t->numel && !t->nnz_only ? t : NULL;
 }
 
 static int gemm(struct onnx_ctx *c, const Onnx__NodeProto *n, const struct onnx_scope *s)

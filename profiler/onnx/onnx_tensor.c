@@ -4,6 +4,7 @@
  * into a buffer the model owns, external data in a mapped file).
  */
 #include "profiler/onnx/onnx_internal.h"
+#include "profiler/static.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -388,14 +389,28 @@ int onnx_sparse_add(struct onnx_ctx *c, const Onnx__SparseTensorProto *sp,
 		rc = SPP_E_UNSUPPORTED;
 		goto out;
 	}
+	esize = (uint64_t)spp_dtype_info(t.dtype)->bits / 8;
 	if (t.nbytes > SPP_ONNX_MAX_DENSIFY) {
-		onnx_fault(c, SPP_E_UNSUPPORTED, "sparse tensor '%s': %" PRIu64 " dense bytes exceed "
-			   "the %" PRIu64 " MiB densify limit", t.name, t.nbytes,
-			   SPP_ONNX_MAX_DENSIFY >> 20);
-		rc = SPP_E_UNSUPPORTED;
+		/* too large to densify: validate the indices and count the
+		 * non-zeros among the stored values; totals only, no layer */
+		for (uint64_t i = 0; i < nnz; i++) {
+			uint64_t lin = linear_index(&t, (const int64_t *)idx.data, coords, i, &bad);
+			if (bad || (i > 0 && lin <= prev)) {
+				onnx_fault(c, rc, "sparse tensor '%s': index %" PRIu64 " is out of range or "
+					   "not ascending", t.name, i);
+				goto out;
+			}
+			prev = lin;
+		}
+		rc = spp_static_tensor_nnz(&vals, &t.nnz, c->err);
+		if (rc)
+			goto out;
+		t.nnz_only = 1;
+		t.nbytes = 0;
+		rc = onnx_tensor_push(c, &t, index);
+		t.name = NULL;
 		goto out;
 	}
-	esize = (uint64_t)spp_dtype_info(t.dtype)->bits / 8;
 	dense = t.nbytes ? calloc(1, t.nbytes) : NULL;
 	if (t.nbytes && !dense) {
 		rc = onnx_fault(c, SPP_E_NOMEM, "sparse tensor '%s': out of memory", t.name);

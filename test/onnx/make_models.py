@@ -234,9 +234,17 @@ def sparse_model(out, cases):
                                    numpy_helper.from_array(idx, "sw_idx"), [8, 12])
     c.count(dense)
     c.layer("sw", dense, (3, "model"), "gemm", "g", "Gemm")
+    # 40000 x 40000 F32 is 6.4 GB dense, past the densify limit: counted from
+    # its stored values (one of them zero), never densified, not a layer
+    big_vals = np.array([1.0, 0.0, 2.0, 3.0], dtype=np.float32)
+    big_idx = np.array([5, 77, 1000, 40000 * 40000 - 1], dtype=np.int64)
+    big = helper.make_sparse_tensor(numpy_helper.from_array(big_vals, "big"),
+                                    numpy_helper.from_array(big_idx, "big_idx"),
+                                    [40000, 40000])
+    c.tensors.append((40000 * 40000, 3))
     g = helper.make_graph([helper.make_node("Gemm", ["x", "sw"], ["y"], name="g", transB=1)],
                           "g", [vi("x", [3, 12])], [vi("y", [3, 8])],
-                          sparse_initializer=[st])
+                          sparse_initializer=[st, big])
     c.save(out, model(g), cases)
 
 

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -31,10 +32,17 @@ const char cmd_analyze_usage[] =
 	"  --n N               N of each layer's Y = W.X (batch x tokens); default 128\n"
 	"  --threads T         threads for the scan and the runs; default: all cores\n"
 	"  --formats F,...     formats to run (csr, coo, bsr4, bsr8, bsr16, bitmask,\n"
-	"                      nm1_4, nm2_4, nm4_8); default all; dense always runs\n"
+	"                      nm1_4, nm2_4, nm4_8, and the activation kernels csc,\n"
+	"                      csr_act, csc_act); default all but the activation\n"
+	"                      kernels, which join when X has zeros; dense always runs\n"
 	"  --backends B,...    backends to run: cpu, cuda; default cpu. cuda is skipped\n"
 	"                      with a warning next to cpu, and alone exits 3, where\n"
-	"                      there is no device (analyze does not run it on layers yet)\n"
+	"                      there is no device\n"
+	"  --act-sparsity A    zero each entry of X with probability A (0 <= A < 1,\n"
+	"                      i.i.d., ReLU-like) and run the activation kernels\n"
+	"  --activations DIR   real X: DIR/<layer name>.npy per layer, K x N or N x K\n"
+	"                      (characters outside [A-Za-z0-9._-] of the name as _);\n"
+	"                      a layer without a file gets synthetic X\n"
 	"  --peers P,...       reference libraries run beside the formats, checked and\n"
 	"                      timed the same way (librsb, when built with it)\n"
 	"  --repeat R          timed runs per format (after 2 warm-up runs); default:\n"
@@ -75,6 +83,8 @@ enum {
 	OPT_COUNTERS,
 	OPT_CACHE_MODEL,
 	OPT_BREAKEVEN,
+	OPT_ACT_SPARSITY,
+	OPT_ACTIVATIONS,
 };
 
 static const struct option analyze_options[] = {
@@ -94,6 +104,8 @@ static const struct option analyze_options[] = {
 	{"counters", required_argument, NULL, OPT_COUNTERS},
 	{"cache-model", required_argument, NULL, OPT_CACHE_MODEL},
 	{"breakeven", no_argument, NULL, OPT_BREAKEVEN},
+	{"act-sparsity", required_argument, NULL, OPT_ACT_SPARSITY},
+	{"activations", required_argument, NULL, OPT_ACTIVATIONS},
 	{NULL, 0, NULL, 0},
 };
 
@@ -154,43 +166,47 @@ static int parse_peers(const char *list, struct spp_analyze_opts *o)
 }
 
 /*
- * Whether the cuda backend can run here: 0 and a warning to print when it
- * is skipped, 3 with the message printed when it cannot run. The backend's
- * kernels are built (kernels/cuda) but analyze does not run them on layers
- * yet: with a device they are skipped like on a machine without one.
+ * Whether the cuda backend can run here: 0 with *run set when it can, 0
+ * and a warning to print when it is skipped, 3 with the message printed
+ * when it cannot run.
  */
-static int cuda_backend(int alone, char *warn, size_t len)
+static int cuda_backend(int alone, int *run, char *warn, size_t len)
 {
 	struct spp_cuda_probe p;
-	const char *why;
 
 	spp_cuda_probe(&p);
+	*run = 0;
 	if (!p.built) {
 		/* asking for a backend this binary lacks is an error even next to cpu */
 		fprintf(stderr, "spprof: no CUDA backend in this build\n");
 		return 3;
 	}
-	why = p.ndevices ? "analyze does not run the CUDA kernels yet (test/gpu/run does)" : p.why;
+	if (p.ndevices) {
+		*run = 1;
+		return 0;
+	}
 	if (alone) {
-		fprintf(stderr, "spprof: no CUDA backend to run on: %s\n", why);
+		fprintf(stderr, "spprof: no CUDA backend to run on: %s\n", p.why);
 		return 3;
 	}
-	snprintf(warn, len, "skipping backend cuda: %s", why);
+	snprintf(warn, len, "skipping backend cuda: %s", p.why);
 	return 0;
 }
 
-/* 0 ok, 2 usage, 3 a backend this build lacks or cannot run. */
-static int parse_backends(const char *list, char *warn, size_t len)
+/* Into o->backends. 0 ok, 2 usage, 3 a backend this build lacks or cannot run. */
+static int parse_backends(const char *list, struct spp_analyze_opts *o, char *warn, size_t len)
 {
 	char buf[256], *save = NULL;
-	int n = 0, cuda = 0;
+	int n = 0, cuda = 0, cpu = 0, run = 0, rc;
 
 	warn[0] = '\0';
 	if (snprintf(buf, sizeof(buf), "%s", list) >= (int)sizeof(buf))
 		return cmd_usage_error("analyze", "--backends list too long");
 	for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save), n++) {
-		if (strcmp(t, "cpu") == 0)
+		if (strcmp(t, "cpu") == 0) {
+			cpu++;
 			continue;
+		}
 		if (strcmp(t, "cuda") == 0) {
 			cuda++;
 			continue;
@@ -199,7 +215,10 @@ static int parse_backends(const char *list, char *warn, size_t len)
 	}
 	if (!n)
 		return cmd_usage_error("analyze", "--backends names no backend");
-	return cuda ? cuda_backend(cuda == n, warn, len) : 0;
+	rc = cuda ? cuda_backend(cuda == n, &run, warn, len) : 0;
+	o->backends = (cpu ? SPP_BACKEND_CPU : 0u) | (run ? SPP_BACKEND_CUDA : 0u);
+	o->cupti = run;
+	return rc;
 }
 
 /* The progress line's state, built on the first callback once the layers are known. */
@@ -283,7 +302,7 @@ int cmd_analyze(int argc, char **argv)
 				return rc;
 			break;
 		case OPT_BACKENDS:
-			if ((rc = parse_backends(optarg, backend_warning, sizeof(backend_warning))))
+			if ((rc = parse_backends(optarg, &opts, backend_warning, sizeof(backend_warning))))
 				return rc;
 			break;
 		case OPT_REPEAT:
@@ -306,6 +325,24 @@ int cmd_analyze(int argc, char **argv)
 		case OPT_BREAKEVEN:
 			opts.breakeven = 1;
 			break;
+		case OPT_ACT_SPARSITY: {
+			char *end = NULL;
+			double d = strtod(optarg, &end);
+
+			if (!*optarg || *end || !(d >= 0 && d < 1))
+				return cmd_usage_error("analyze", "--act-sparsity wants a fraction in [0, 1), not '%s'",
+						       optarg);
+			opts.act_sparsity = d;
+			break;
+		}
+		case OPT_ACTIVATIONS: {
+			struct stat st;
+
+			if (stat(optarg, &st) != 0 || !S_ISDIR(st.st_mode))
+				return cmd_usage_error("analyze", "--activations: '%s' is not a folder", optarg);
+			opts.activations = optarg;
+			break;
+		}
 		case OPT_PEERS:
 			if ((rc = parse_peers(optarg, &opts)))
 				return rc;

@@ -77,7 +77,14 @@ struct spp_format_ops {
 /* The CPU formats, in report order; NULL-terminated. */
 extern const struct spp_format_ops *const spp_cpu_formats[];
 
-/* Look a CPU format up by key; NULL when unknown. */
+/*
+ * The activation-sparsity kernels (kernels/cpu/act.c): csc (weight-only,
+ * the pair of csc_act), csr_act and csc_act, which also skip the zeros of
+ * X. Run beside spp_cpu_formats when activations have zeros; NULL-terminated.
+ */
+extern const struct spp_format_ops *const spp_cpu_act_formats[];
+
+/* Look a CPU format up by key, in both tables; NULL when unknown. */
 const struct spp_format_ops *spp_cpu_format_find(const char *key);
 
 /*

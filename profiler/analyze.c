@@ -1,6 +1,7 @@
 #include "profiler/analyze.h"
 
 #include "counters/sim.h"
+#include "profiler/activations.h"
 #include "profiler/breakeven.h"
 
 #include <math.h>
@@ -20,7 +21,35 @@ void spp_analyze_opts_init(struct spp_analyze_opts *o)
 	o->n = 128;
 	o->seed = 1;
 	o->time_budget_s = 0.2;
+	o->backends = SPP_BACKEND_CPU;
 	spp_counters_opts_init(&o->counters);
+}
+
+int spp_analyze_formats(const struct spp_analyze_opts *o, const struct spp_format_ops **fmts,
+			int *nswept)
+{
+	int nf = 0;
+
+	*nswept = 0;
+	if (!(o->backends & SPP_BACKEND_CPU))
+		return 0;
+	if (!o->formats_set) {
+		for (int i = 0; nf < SPP_MAX_FORMATS && spp_cpu_formats[i]; i++)
+			fmts[nf++] = spp_cpu_formats[i];
+		*nswept = nf;
+		if (o->act_sparsity > 0 || o->activations)
+			for (int i = 0; nf < SPP_MAX_FORMATS && spp_cpu_act_formats[i]; i++)
+				fmts[nf++] = spp_cpu_act_formats[i];
+	} else {
+		for (int i = 0; i < o->nformats && nf < SPP_MAX_FORMATS; i++)
+			fmts[nf++] = o->formats[i];
+		*nswept = nf;
+	}
+	/* a peer is one more format, checked and timed by the same loop; left
+	 * out of the sweeps (it has no storage row to hold a layer) */
+	for (int p = 0; p < o->npeers && p < SPP_MAX_PEERS; p++)
+		fmts[nf++] = o->peers[p];
+	return nf;
 }
 
 __attribute__((format(printf, 3, 4)))
@@ -165,19 +194,14 @@ static int run_layers(struct spp_analysis *a, struct spp_error *err)
 	struct spp_flusher fl = {0};
 	struct spp_run_opts ro;
 	struct spp_sim_geometry geometry;
-	int nf = 0, rc = SPP_OK;
+	int nf = 0, nswept, rc = SPP_OK;
+	float *x = NULL;
 
-	if (!o->formats_set) {
-		for (nf = 0; nf < SPP_MAX_FORMATS && spp_cpu_formats[nf]; nf++)
-			fmts[nf] = spp_cpu_formats[nf];
-	} else {
-		for (nf = 0; nf < o->nformats && nf < SPP_MAX_FORMATS; nf++)
-			fmts[nf] = o->formats[nf];
-	}
-	/* a peer is one more format: checked and timed by the same loop */
-	for (int p = 0; p < o->npeers && p < SPP_MAX_PEERS; p++)
-		fmts[nf++] = o->peers[p];
+	nf = spp_analyze_formats(o, fmts, &nswept);
 	spp_run_opts_init(&ro);
+	ro.backends = o->backends;
+	ro.cupti = o->cupti;
+	ro.act_sparsity = o->act_sparsity;
 	s->threads = ro.threads = o->threads > 0 ? o->threads : omp_get_max_threads();
 	ro.isa = a->machine->isa;
 	ro.seed = o->seed;
@@ -218,8 +242,25 @@ static int run_layers(struct spp_analysis *a, struct spp_error *err)
 			continue; /* no figures to check a kernel against */
 		if (o->progress)
 			o->progress(o->progress_ctx, a, i);
-		rc = spp_layer_measure(&a->layers[i], &a->stats[i], fmts, nf, &ro,
-				       &a->runs[i], err);
+		if (o->activations) {
+			char path[4096];
+
+			rc = spp_activations_load(o->activations, &a->layers[i], &x, path, sizeof(path), err);
+			if (!rc && !x)
+				rc = add_warning(a, err, "'%s': no activations file '%s': %s X", a->layers[i].name,
+						 path, o->act_sparsity > 0 ? "synthetic" : "uniform");
+			if (rc)
+				goto done;
+			ro.act_x = x;
+			ro.act_path = path;
+			rc = spp_layer_measure(&a->layers[i], &a->stats[i], fmts, nf, &ro, &a->runs[i], err);
+			ro.act_x = NULL;
+			ro.act_path = NULL;
+			free(x);
+			x = NULL;
+		} else {
+			rc = spp_layer_measure(&a->layers[i], &a->stats[i], fmts, nf, &ro, &a->runs[i], err);
+		}
 		if (rc)
 			goto done;
 		for (int r = 0; r < a->runs[i].nruns; r++) {
@@ -235,8 +276,9 @@ static int run_layers(struct spp_analysis *a, struct spp_error *err)
 				goto done;
 		}
 	}
-	/* peers are left out of the sweeps: they have no storage row to hold a layer */
-	if (o->breakeven && (rc = spp_breakeven_analysis(a, &ro, fmts, nf - o->npeers, err)))
+	/* breakeven is the weights' own: uniform X, weight-only formats */
+	ro.act_sparsity = 0;
+	if (o->breakeven && (rc = spp_breakeven_analysis(a, &ro, fmts, nswept, err)))
 		goto done;
 	if (o->progress)
 		o->progress(o->progress_ctx, a, a->nlayers);

@@ -40,6 +40,16 @@ struct spp_analyze_opts {
 	double time_budget_s; /* per layer; default 0.2 */
 	int cold;         /* evict caches before each timed run */
 	int breakeven;    /* sweep each distinct (shape, pattern) for its breakeven (profiler/breakeven.h) */
+	/*
+	 * Activations of the runs (profiler/run.h): act_sparsity > 0 zeroes X
+	 * i.i.d. at that rate; activations, a folder of one .npy per layer
+	 * (profiler/activations.h), real X where a layer has a file. Either
+	 * adds the activation kernels (spp_cpu_act_formats) to the default formats.
+	 */
+	double act_sparsity;
+	const char *activations;
+	unsigned backends;  /* SPP_BACKEND_CPU | SPP_BACKEND_CUDA; default cpu */
+	int cupti;          /* with cuda: CUPTI figures */
 	struct spp_counters_opts counters; /* --counters, --cache-model (default auto) */
 	/*
 	 * Progress display; may be NULL. Called before each layer's runs with
@@ -50,8 +60,18 @@ struct spp_analyze_opts {
 	void *progress_ctx;
 };
 
-/* Defaults: n 128, threads 0, static_only 0, seed 1, all formats, budget 0.2 s. */
+/* Defaults: n 128, threads 0, static_only 0, seed 1, all formats, budget 0.2 s, cpu. */
 void spp_analyze_opts_init(struct spp_analyze_opts *o);
+
+/*
+ * The CPU formats the runs of o time, in order, into fmts (room for
+ * SPP_MAX_FORMATS + SPP_MAX_PEERS): the chosen or default formats, the
+ * activation kernels when activations have zeros and no --formats was
+ * given, then the peers. *nswept: how many of the first are swept for
+ * breakeven. None without the cpu backend. Returns the count.
+ */
+int spp_analyze_formats(const struct spp_analyze_opts *o, const struct spp_format_ops **fmts,
+			int *nswept);
 
 struct spp_model_totals {
 	uint64_t tensors;

@@ -41,7 +41,13 @@ static void run_rules(const struct spp_layer_runs *runs, double peak_gbs, struct
 		       "kernel call's fixed costs", runs->runs[0].time.median / 1e3);
 }
 
-static void static_rules(const struct spp_layer_static *s, struct spp_diagnosis *d)
+/*
+ * along_m: N:M compliance of groups along M (NULL: unknown). A pattern that
+ * holds along M but not along K was pruned on the other axis: the kernels
+ * (and sparse tensor cores) group along K, the reduction axis.
+ */
+static void static_rules(const struct spp_layer_static *s, const double *along_m,
+			 struct spp_diagnosis *d)
 {
 	static const int sizes[] = {4, 8, 16};
 	int64_t k = s->counts.k;
@@ -50,8 +56,13 @@ static void static_rules(const struct spp_layer_static *s, struct spp_diagnosis 
 	for (int i = 0; i < SPP_NNM; i++) {
 		const struct spp_nm *p = &spp_nm_patterns[i];
 
+		if (s->nm[i] < 1.0 && along_m && along_m[i] == 1.0)
+			say(d, "%d:%d along the wrong axis: every group of %d rows in a column complies, "
+			       "but %.1f%% of groups of %d along K hold more than %d non-zeros; the "
+			       "kernels group along K (prune along K, or transpose W)",
+			    p->n, p->m, p->m, 100 * (1 - s->nm[i]), p->m, p->n);
 		/* only where the layer has enough zeros for the pattern to be possible */
-		if (s->nm[i] < 1.0 && s->sparsity >= 1.0 - (double)p->n / p->m)
+		else if (s->nm[i] < 1.0 && s->sparsity >= 1.0 - (double)p->n / p->m)
 			say(d, "%d:%d not applicable: %.1f%% of groups of %d hold more than %d non-zeros",
 			    p->n, p->m, 100 * (1 - s->nm[i]), p->m, p->n);
 	}
@@ -80,5 +91,5 @@ void spp_diagnose_layer(const struct spp_layer_static *s, const struct spp_layer
 		return;
 	if (runs)
 		run_rules(runs, peak_gbs, out);
-	static_rules(s, out);
+	static_rules(s, runs ? runs->nm_along_m : NULL, out);
 }

@@ -28,7 +28,9 @@ struct spp_diagnosis {
  * memory-bound (a run's bandwidth_gbs >= 0.8 x peak_gbs; skipped when
  * peak_gbs is 0, not calibrated), imbalance > 1.2, too small (dense median
  * < 10 us), N:M not applicable although the layer is sparse enough for it
- * (with the fraction of violating groups), K not a multiple of the N:M
+ * (with the fraction of violating groups), or N:M along the wrong axis
+ * instead (every group along M complies, runs->nm_along_m, some along K
+ * do not), K not a multiple of the N:M
  * group or block size (4, 8, 16), CSR index metadata larger than the values
  * it saves. runs may be NULL (static report). Never fails.
  */

@@ -11,6 +11,7 @@
 #include "counters/sim.h"
 #include "profiler/decode.h"
 #include "profiler/rng.h"
+#include "profiler/run_cuda.h"
 #include "profiler/runtime_env.h"
 
 /* Columns of the dense baseline checked against the double-precision reference. */
@@ -41,11 +42,12 @@ void spp_run_opts_init(struct spp_run_opts *o)
 	o->seed = 1;
 	spp_bench_opts_init(&o->bench);
 	o->verify_rtol = 1e-4;
+	o->backends = SPP_BACKEND_CPU;
 }
 
 void spp_run_figures(const struct spp_run_inputs *in, struct spp_run *r)
 {
-	double flops = 2.0 * (double)in->nnz * (double)in->n;
+	double flops = in->flops > 0 ? in->flops : 2.0 * (double)in->nnz * (double)in->n;
 	double xy = 4.0 * (double)in->k * (double)in->n + 4.0 * (double)in->m * (double)in->n;
 
 	r->speedup = r->efficiency = r->gap = r->gflops = NAN;
@@ -78,15 +80,27 @@ void spp_layer_runs_release(struct spp_layer_runs *r)
 	r->nruns = 0;
 }
 
-static void run_init(struct spp_run *r, const char *format)
+void spp_gpu_figures_init(struct spp_gpu_figures *g)
+{
+	memset(g, 0, sizeof(*g));
+	g->dram_read_bytes = g->dram_write_bytes = NAN;
+	g->l2_hit_rate = g->l1_hit_rate = g->achieved_occupancy = NAN;
+	g->sm_active_imbalance = g->branch_efficiency = NAN;
+}
+
+void spp_run_init(struct spp_run *r, const char *backend, const char *format)
 {
 	memset(r, 0, sizeof(*r));
-	r->backend = "cpu";
+	r->backend = backend;
 	snprintf(r->format, sizeof(r->format), "%s", format);
+	snprintf(r->precision, sizeof(r->precision), "fp32");
 	r->speedup = r->efficiency = r->gap = r->gflops = NAN;
 	r->bytes_moved = r->bandwidth_gbs = r->bw_util = NAN;
 	r->imbalance = r->nnz_imbalance = r->max_error = NAN;
+	r->speedup_weight_only = NAN;
+	r->copy_ns[0] = r->copy_ns[1] = r->copy_ns[2] = NAN;
 	spp_cache_figures_init(&r->cache);
+	spp_gpu_figures_init(&r->gpu);
 }
 
 __attribute__((format(printf, 3, 4)))
@@ -260,10 +274,86 @@ static int prepare(int64_t m, int64_t k, int64_t n, const char *name,
 				     name, (long long)m, (long long)k, (long long)n);
 	spp_rng_seed(&rng, o->seed);
 	for (int64_t i = 0; i < k * n; i++) {
-		B->x[i] = (float)(2 * spp_rng_uniform(&rng) - 1);
+		if (o->act_x)
+			B->x[i] = o->act_x[i];
+		else
+			B->x[i] = (float)(2 * spp_rng_uniform(&rng) - 1);
 		B->xabs[i] = fabsf(B->x[i]);
 	}
+	/* ReLU-like activations: i.i.d. zeros from a stream of their own, so
+	 * that the non-zero values are those of the uniform X */
+	if (!o->act_x && o->act_sparsity > 0) {
+		spp_rng_seed(&rng, o->seed ^ UINT64_C(0x5ac7a55e));
+		for (int64_t i = 0; i < k * n; i++)
+			if (spp_rng_uniform(&rng) < o->act_sparsity)
+				B->x[i] = B->xabs[i] = 0.0f;
+	}
 	return SPP_OK;
+}
+
+/*
+ * The activation figures of X (k x n) against w: zero fraction, all-zero
+ * rows, and the combined FLOPs of DESIGN section 3, 2 * sum over the
+ * non-zeros w_ij of the non-zeros in row j of X. 0 or SPP_E_NOMEM.
+ */
+static int act_figures(const struct spp_matrix *w, const float *x, int64_t n,
+		       const struct spp_run_opts *o, struct spp_act_figures *a,
+		       struct spp_error *err)
+{
+	int64_t m = w->m, k = w->k;
+	int64_t *colnnz = calloc((size_t)(k > 0 ? k : 1), sizeof(*colnnz));
+	double zeros = 0, combined = 0;
+
+	if (!colnnz)
+		return spp_error_set(err, SPP_E_NOMEM, "out of memory");
+	memset(a, 0, sizeof(*a));
+	snprintf(a->source, sizeof(a->source), "%s",
+		 o->act_x ? "file" : o->act_sparsity > 0 ? "synthetic" : "uniform");
+	if (o->act_x && o->act_path)
+		snprintf(a->path, sizeof(a->path), "%s", o->act_path);
+	a->requested = !o->act_x && o->act_sparsity > 0 ? o->act_sparsity : NAN;
+	for (int64_t i = 0; i < m; i++)
+		for (int64_t j = 0; j < k; j++)
+			colnnz[j] += w->v[i * k + j] != 0.0f;
+	for (int64_t j = 0; j < k; j++) {
+		int64_t nz = 0;
+
+		for (int64_t q = 0; q < n; q++)
+			nz += x[j * n + q] != 0.0f;
+		zeros += (double)(n - nz);
+		a->zero_rows += nz == 0;
+		combined += (double)colnnz[j] * (double)nz;
+	}
+	free(colnnz);
+	a->sparsity = k * n > 0 ? zeros / ((double)k * (double)n) : NAN;
+	a->flops_combined = 2 * combined;
+	a->combined_speedup = combined > 0 ? 2.0 * (double)m * (double)k * (double)n / a->flops_combined
+					   : NAN;
+	return SPP_OK;
+}
+
+/*
+ * N:M compliance with the groups taken along M: for each pattern the
+ * fraction of groups of M consecutive rows of one column (rows past m
+ * zero) holding at most N non-zeros.
+ */
+static void nm_along_m(const struct spp_matrix *w, double *out)
+{
+	int64_t m = w->m, k = w->k;
+
+	for (int p = 0; p < SPP_NNM; p++) {
+		int64_t g = spp_nm_patterns[p].m, ok = 0, groups = (m + g - 1) / g * k;
+
+		for (int64_t r0 = 0; r0 < m; r0 += g)
+			for (int64_t j = 0; j < k; j++) {
+				int nz = 0;
+
+				for (int64_t i = r0; i < r0 + g && i < m; i++)
+					nz += w->v[i * k + j] != 0.0f;
+				ok += nz <= spp_nm_patterns[p].n;
+			}
+		out[p] = groups > 0 ? (double)ok / (double)groups : NAN;
+	}
 }
 
 static int runs_init(struct spp_layer_runs *out,
@@ -271,13 +361,18 @@ static int runs_init(struct spp_layer_runs *out,
 		     struct spp_error *err)
 {
 	out->nruns = 0;
+	memset(&out->act, 0, sizeof(out->act));
+	out->act.requested = out->act.sparsity = NAN;
+	out->act.flops_combined = out->act.combined_speedup = NAN;
+	for (int p = 0; p < SPP_NNM; p++)
+		out->nm_along_m[p] = NAN;
 	out->runs = calloc((size_t)nformats + 1, sizeof(*out->runs));
 	if (!out->runs)
 		return spp_error_set(err, SPP_E_NOMEM, "out of memory");
 	out->nruns = nformats + 1;
-	run_init(&out->runs[0], "dense");
+	spp_run_init(&out->runs[0], "cpu", "dense");
 	for (int f = 0; f < nformats; f++)
-		run_init(&out->runs[f + 1], formats[f]->key);
+		spp_run_init(&out->runs[f + 1], "cpu", formats[f]->key);
 	return SPP_OK;
 }
 
@@ -409,6 +504,34 @@ static void cache_dram(struct spp_run *r)
 		r->cache.dram_over_model = r->cache.dram_bytes / r->bytes_moved;
 }
 
+/* Whether a format key names an activation-skipping kernel ("<format>_act"). */
+static int act_kernel(const char *key)
+{
+	size_t len = strlen(key);
+
+	return len > 4 && strcmp(key + len - 4, "_act") == 0;
+}
+
+/* Each timed "<format>_act" run against the timed run of "<format>". */
+static void weight_only(struct spp_layer_runs *out)
+{
+	for (int i = 0; i < out->nruns; i++) {
+		struct spp_run *r = &out->runs[i];
+		size_t len = strlen(r->format);
+
+		if (!act_kernel(r->format) || r->time.repeats == 0)
+			continue;
+		for (int j = 0; j < out->nruns; j++) {
+			const struct spp_run *b = &out->runs[j];
+
+			if (b->time.repeats > 0 && strlen(b->format) == len - 4 &&
+			    strncmp(b->format, r->format, len - 4) == 0 && b->backend == r->backend &&
+			    r->time.median > 0)
+				r->speedup_weight_only = b->time.median / r->time.median;
+		}
+	}
+}
+
 int spp_matrix_measure(const struct spp_matrix *wm, int64_t n, uint64_t nnz,
 		       double theoretical_speedup, const char *name,
 		       const struct spp_format_ops *const *formats, int nformats,
@@ -433,8 +556,11 @@ int spp_matrix_measure(const struct spp_matrix *wm, int64_t n, uint64_t nnz,
 	if (rc)
 		return rc;
 	rc = prepare(m, k, n, name, o, &B, err);
+	if (!rc)
+		rc = act_figures(&w, B.x, n, o, &out->act, err);
 	if (rc)
 		goto fail;
+	nm_along_m(&w, out->nm_along_m);
 	for (int64_t i = 0; i < m * k; i++)
 		B.wabs[i] = fabsf(w.v[i]);
 	wa.v = B.wabs;
@@ -514,6 +640,15 @@ int spp_matrix_measure(const struct spp_matrix *wm, int64_t n, uint64_t nnz,
 		nitems++;
 	}
 	rc = SPP_OK;
+	/* the GPU's runs check against the same verified dense result */
+	if ((o->backends & SPP_BACKEND_CUDA) && dense_ok) {
+		rc = spp_run_cuda(&w, B.x, n, B.yd, B.bound, nnz, theoretical_speedup, o, out, &e2);
+		if (rc == SPP_E_NOMEM) {
+			*err = e2;
+			goto fail;
+		}
+		rc = SPP_OK; /* no device: analyze said so before the first layer */
+	}
 	if (nitems == 0)
 		goto done;
 
@@ -542,9 +677,14 @@ int spp_matrix_measure(const struct spp_matrix *wm, int64_t n, uint64_t nnz,
 			m, k, n, nnz,
 			run_of[i] == 0 ? 4.0 * (double)m * (double)k : (double)enc[run_of[i] - 1].bytes,
 			theoretical_speedup, o->peak_gbs,
-			res[i].time.median, dense_ok ? res[0].time.median : 0,
+			res[i].time.median, dense_ok ? res[0].time.median : 0, 0,
 		};
 
+		/* a kernel that skips X's zeros does the combined FLOPs' work */
+		if (act_kernel(r->format)) {
+			in.flops = out->act.flops_combined;
+			in.theoretical_speedup = out->act.combined_speedup;
+		}
 		r->time = res[i].time;
 		spp_run_figures(&in, r);
 		if (res[i].imbalance > 0)
@@ -560,6 +700,7 @@ int spp_matrix_measure(const struct spp_matrix *wm, int64_t n, uint64_t nnz,
 		}
 		cache_dram(r);
 	}
+	weight_only(out);
 	goto done;
 fail:
 	spp_layer_runs_release(out);

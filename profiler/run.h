@@ -33,10 +33,28 @@ enum spp_run_status {
 /* "ok", "failed", "not_applicable", "unsupported". */
 const char *spp_run_status_name(enum spp_run_status s);
 
+/*
+ * CUPTI figures of one CUDA run (DESIGN section 4, source "cupti"), per
+ * kernel launch; NAN unknown. source "" : none (reported null, note says why).
+ */
+struct spp_gpu_figures {
+	char source[8];              /* "cupti" or "" */
+	double dram_read_bytes, dram_write_bytes;
+	double l2_hit_rate, l1_hit_rate;      /* 0..1 */
+	double achieved_occupancy;           /* 0..1 of the SM's warp slots */
+	double sm_active_imbalance;          /* max / mean of active cycles across SMs */
+	double branch_efficiency;            /* 0..1 */
+	char note[160];              /* why figures are missing; "" when nothing to say */
+};
+
+/* Every figure unknown, no source. */
+void spp_gpu_figures_init(struct spp_gpu_figures *g);
+
 /* One layer x backend x format. Figures are NAN when unknown (reported null). */
 struct spp_run {
-	const char *backend;         /* "cpu" (static string) */
+	const char *backend;         /* "cpu" or "cuda" (static string) */
 	char format[16];             /* "dense", "csr", ... */
+	char precision[8];           /* inputs: "fp32", "tf32", "fp16", "bf16"; accumulation is fp32 */
 	enum spp_run_status status;
 	char reason[256];            /* why not ok; "" when ok */
 	struct spp_time_stats time;  /* repeats 0: not timed */
@@ -45,11 +63,37 @@ struct spp_run {
 	double imbalance, nnz_imbalance;
 	double max_error;            /* worst |y - y_dense| / (|W|.|X|) of the check; NAN: not checked */
 	struct spp_cache_figures cache; /* source "" : no counter figures (reported null) */
+	/*
+	 * An activation-skipping kernel (key "<format>_act"): the median of the
+	 * weight-only kernel of the same format over this one's; NAN otherwise.
+	 */
+	double speedup_weight_only;
+	/* cuda: host-to-device copies of W and X, device-to-host of Y, ns; NAN on cpu */
+	double copy_ns[3];
+	struct spp_gpu_figures gpu;  /* cuda: CUPTI figures */
+};
+
+/* The activations X of a layer's runs (DESIGN section 3, combined FLOPs). */
+struct spp_act_figures {
+	char source[16];             /* "uniform" (no zeros asked for), "synthetic", "file" */
+	char path[256];              /* the .npy, source "file" */
+	double requested;            /* --act-sparsity; NAN for a file or uniform X */
+	double sparsity;             /* zero fraction of X as run */
+	int64_t zero_rows;           /* all-zero rows of X (K x N): what csr_act skips */
+	double flops_combined;       /* 2 * sum over non-zero w_ik of the non-zeros of X's row k */
+	double combined_speedup;     /* dense FLOPs / combined; NAN when combined is 0 */
 };
 
 struct spp_layer_runs {
 	struct spp_run *runs;        /* the dense baseline first, then each format */
 	int nruns;
+	struct spp_act_figures act;  /* X of the runs */
+	/*
+	 * Fraction of N:M groups taken along M (N:M patterns 1:4, 2:4, 4:8 of
+	 * spp_nm_patterns: M consecutive rows of one column) that comply; from
+	 * the decoded weights, NAN when no run decoded them.
+	 */
+	double nm_along_m[SPP_NNM];
 };
 
 struct spp_run_opts {
@@ -71,7 +115,29 @@ struct spp_run_opts {
 	const struct spp_sim_geometry *sim_geometry;
 	uint64_t sim_budget;         /* 0: SPP_SIM_DEFAULT_BUDGET */
 	int cache_line;              /* bytes, for DRAM traffic from LLC misses; 0: 64 */
+	/*
+	 * Activations. act_x: real X, K x N row-major (borrowed), its path in
+	 * act_path; else act_sparsity > 0 zeroes each uniform entry of X with
+	 * that probability (i.i.d., from seed). 0 and NULL: uniform X, no zeros.
+	 */
+	double act_sparsity;
+	const float *act_x;
+	const char *act_path;
+	/*
+	 * Backends: SPP_BACKEND_CPU runs `formats`; SPP_BACKEND_CUDA runs the
+	 * CUDA table (profiler/run_cuda.h) on the same W and X, checked
+	 * against the same dense result. The CPU dense baseline always runs:
+	 * it is the reference.
+	 */
+	unsigned backends;
+	int cupti;                   /* cuda: collect CUPTI figures (a separate, untimed launch) */
 };
+
+#define SPP_BACKEND_CPU 1u
+#define SPP_BACKEND_CUDA 2u
+
+/* A run with every figure unknown (NAN), status ok, precision "fp32", not yet timed. */
+void spp_run_init(struct spp_run *r, const char *backend, const char *format);
 
 /* Defaults: 1 thread, detected ISA, seed 1, spp_bench_opts_init, warm, rtol 1e-4, no peak. */
 void spp_run_opts_init(struct spp_run_opts *o);
@@ -84,11 +150,12 @@ struct spp_run_inputs {
 	double theoretical_speedup;  /* static; 0 unknown */
 	double peak_gbs;             /* 0 unknown */
 	double t_ns, t_dense_ns;     /* medians */
+	double flops;                /* the work done; 0: sparse FLOPs 2 * nnz * n */
 };
 
 /*
  * The figures of DESIGN section 4 from medians: speedup, efficiency, gap,
- * gflops (sparse FLOPs 2*nnz*N / time), bytes_moved (W + X (K*N*4) + Y
+ * gflops (flops, by default sparse FLOPs 2*nnz*N, / time), bytes_moved (W + X (K*N*4) + Y
  * (M*N*4)), bandwidth_gbs and bw_util. Unknown inputs leave NAN. Pure.
  */
 void spp_run_figures(const struct spp_run_inputs *in, struct spp_run *r);

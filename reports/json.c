@@ -201,18 +201,17 @@ static void build_run_settings(struct build *b, cJSON *s, const struct spp_analy
 	cJSON *f = cJSON_GetObjectItemCaseSensitive(s, "formats");
 	cJSON *be = cJSON_GetObjectItemCaseSensitive(s, "backends");
 
-	push(b, f, cJSON_CreateString("dense"));
-	for (int i = 0; i < (o->formats_set ? o->nformats : SPP_MAX_FORMATS); i++) {
-		const struct spp_format_ops *ops = o->formats_set ? o->formats[i] : spp_cpu_formats[i];
+	const struct spp_format_ops *fmts[SPP_MAX_FORMATS + SPP_MAX_PEERS];
+	int swept, nf = spp_analyze_formats(o, fmts, &swept);
 
-		if (!ops)
-			break;
-		push(b, f, cJSON_CreateString(ops->key));
-	}
-	/* reference peers run as formats of their own */
-	for (int i = 0; i < o->npeers; i++)
-		push(b, f, cJSON_CreateString(o->peers[i]->key));
-	push(b, be, cJSON_CreateString("cpu"));
+	/* the CPU dense baseline always runs: it is every check's reference */
+	push(b, f, cJSON_CreateString("dense"));
+	for (int i = 0; i < nf; i++)
+		push(b, f, cJSON_CreateString(fmts[i]->key));
+	if (o->backends & SPP_BACKEND_CPU)
+		push(b, be, cJSON_CreateString("cpu"));
+	if (o->backends & SPP_BACKEND_CUDA)
+		push(b, be, cJSON_CreateString("cuda"));
 	add_num(b, s, "run_threads", rs->threads);
 	add_num_or_null(b, s, "time_budget_s", o->repeat <= 0, o->time_budget_s);
 	add_num(b, s, "warmup", rs->warmup);
@@ -227,7 +226,10 @@ static void build_run_settings(struct build *b, cJSON *s, const struct spp_analy
 	add_str(b, s, "thread_policy", rs->thread_policy);
 	add_num(b, s, "pinned", rs->pinned);
 	add_str(b, s, "percentiles", "linear interpolation between closest ranks (numpy default)");
-	add_str(b, s, "x", "uniform in [-1, 1] from seed (splitmix64)");
+	add_str(b, s, "x", o->activations ? "from the activations folder where a layer has a file, "
+		"else uniform in [-1, 1] from seed (splitmix64)" : "uniform in [-1, 1] from seed (splitmix64)");
+	add_num_or_null(b, s, "act_sparsity", o->act_sparsity > 0, o->act_sparsity);
+	add_str(b, s, "activations", o->activations);
 }
 
 static void build_settings(struct build *b, cJSON *root, const struct spp_analysis *a)
@@ -254,6 +256,27 @@ static void add_fig(struct build *b, cJSON *o, const char *key, double v)
 	add_num_or_null(b, o, key, isfinite(v), v);
 }
 
+/* CUPTI figures of a CUDA run; null with no source (its note, if any, kept). */
+static void build_gpu(struct build *b, cJSON *o, const struct spp_gpu_figures *g)
+{
+	cJSON *t;
+
+	if (!g->source[0] && !g->note[0]) {
+		add_null(b, o, "gpu");
+		return;
+	}
+	t = add_obj(b, o, "gpu");
+	add_str(b, t, "source", g->source[0] ? g->source : NULL);
+	add_fig(b, t, "dram_read_bytes", g->dram_read_bytes);
+	add_fig(b, t, "dram_write_bytes", g->dram_write_bytes);
+	add_fig(b, t, "l2_hit_rate", g->l2_hit_rate);
+	add_fig(b, t, "l1_hit_rate", g->l1_hit_rate);
+	add_fig(b, t, "achieved_occupancy", g->achieved_occupancy);
+	add_fig(b, t, "sm_active_imbalance", g->sm_active_imbalance);
+	add_fig(b, t, "branch_efficiency", g->branch_efficiency);
+	add_str(b, t, "note", g->note[0] ? g->note : NULL);
+}
+
 static cJSON *build_run(struct build *b, const struct spp_run *r)
 {
 	cJSON *o = checked(b, cJSON_CreateObject());
@@ -264,6 +287,7 @@ static cJSON *build_run(struct build *b, const struct spp_run *r)
 		return NULL;
 	add_str(b, o, "backend", r->backend);
 	add_str(b, o, "format", r->format);
+	add_str(b, o, "precision", r->precision);
 	add_str(b, o, "status", spp_run_status_name(r->status));
 	if (r->status != SPP_RUN_OK)
 		add_str(b, o, "reason", r->reason);
@@ -286,10 +310,20 @@ static cJSON *build_run(struct build *b, const struct spp_run *r)
 	add_fig(b, o, "imbalance", timed ? r->imbalance : NAN);
 	add_fig(b, o, "nnz_imbalance", r->nnz_imbalance);
 	add_fig(b, o, "max_error", r->max_error);
+	add_fig(b, o, "speedup_weight_only", timed ? r->speedup_weight_only : NAN);
+	if (isfinite(r->copy_ns[0]) || isfinite(r->copy_ns[1]) || isfinite(r->copy_ns[2])) {
+		t = add_obj(b, o, "copy_ns");
+		add_fig(b, t, "h2d_w", r->copy_ns[0]);
+		add_fig(b, t, "h2d_x", r->copy_ns[1]);
+		add_fig(b, t, "d2h_y", r->copy_ns[2]);
+	} else {
+		add_null(b, o, "copy_ns");
+	}
 	/* counter figures with their source; null when none (the warnings say why) */
 	t = checked(b, spp_report_cache(&r->cache));
 	if (t)
 		cJSON_AddItemToObject(o, "cache", t);
+	build_gpu(b, o, &r->gpu);
 	return o;
 }
 
@@ -348,7 +382,8 @@ static void build_unsupported(struct build *b, cJSON *o, const struct spp_layer_
 {
 	static const char *const pattern_keys[] = {"class", "zero_rows", "zero_cols"};
 	static const char *const row_keys[] = {"min", "max", "mean", "cv"};
-	static const char *const flops_keys[] = {"dense", "sparse", "theoretical_speedup"};
+	static const char *const flops_keys[] = {"dense", "sparse", "theoretical_speedup", "combined",
+						 "combined_speedup"};
 	cJSON *p, *r, *fl, *st;
 	char key[16];
 
@@ -379,6 +414,7 @@ static void build_unsupported(struct build *b, cJSON *o, const struct spp_layer_
 		add_null(b, x, "ratio");
 	}
 	add_arr(b, o, "runs");
+	add_null(b, o, "activations");
 	add_obj(b, o, "breakeven");
 	add_null(b, o, "recommendation");
 }
@@ -419,11 +455,56 @@ static cJSON *build_layer(struct build *b, const struct spp_layer *l,
 	add_num_or_null(b, fl, "theoretical_speedup",
 			s->counts.nnz > 0 && s->theoretical_speedup > 0,
 			s->theoretical_speedup);
+	/* with the X the runs used; build_activations() gives the static estimate */
+	add_fig(b, fl, "combined", runs && runs->act.source[0] ? runs->act.flops_combined : NAN);
+	add_fig(b, fl, "combined_speedup", runs && runs->act.source[0] ? runs->act.combined_speedup : NAN);
 	build_storage(b, o, s);
 	ra = add_arr(b, o, "runs");
 	for (int i = 0; runs && i < runs->nruns; i++)
 		push(b, ra, build_run(b, &runs->runs[i]));
 	return o;
+}
+
+/*
+ * The layer's activations: those of the runs (measured on X as run), or,
+ * in a static report with --act-sparsity A, the expectation for i.i.d.
+ * zeros (DESIGN section 3: combined = 2 nnz N (1 - A)); null otherwise.
+ */
+static void build_activations(struct build *b, cJSON *o, const struct spp_analysis *a, int i)
+{
+	const struct spp_layer_static *s = &a->stats[i];
+	const struct spp_act_figures *x = a->runs ? &a->runs[i].act : NULL;
+	cJSON *fl = cJSON_GetObjectItemCaseSensitive(o, "flops"), *ac;
+	double combined;
+
+	if (x && x->source[0]) {
+		ac = add_obj(b, o, "activations");
+		add_str(b, ac, "source", x->source);
+		add_str(b, ac, "path", x->path[0] ? x->path : NULL);
+		add_fig(b, ac, "requested", x->requested);
+		add_fig(b, ac, "sparsity", x->sparsity);
+		add_num(b, ac, "zero_rows", (double)x->zero_rows);
+		add_str(b, ac, "combined_from", "X as run");
+		return;
+	}
+	if (a->runs || !(a->opts.act_sparsity > 0)) {
+		add_null(b, o, "activations");
+		return;
+	}
+	ac = add_obj(b, o, "activations");
+	add_str(b, ac, "source", "synthetic");
+	add_null(b, ac, "path");
+	add_num(b, ac, "requested", a->opts.act_sparsity);
+	add_num(b, ac, "sparsity", a->opts.act_sparsity);
+	add_null(b, ac, "zero_rows");
+	add_str(b, ac, "combined_from", "expected for i.i.d. zeros: 2 nnz N (1 - sparsity)");
+	combined = s->flops_sparse * (1 - a->opts.act_sparsity);
+	if (fl) {
+		cJSON_ReplaceItemInObjectCaseSensitive(fl, "combined", checked(b, cJSON_CreateNumber(combined)));
+		if (combined > 0)
+			cJSON_ReplaceItemInObjectCaseSensitive(fl, "combined_speedup",
+							       checked(b, cJSON_CreateNumber(s->flops_dense / combined)));
+	}
 }
 
 /* A layer with its breakeven (empty without a sweep) and recommendation (null without runs). */
@@ -434,6 +515,7 @@ static cJSON *build_layer_all(struct build *b, const struct spp_analysis *a, int
 
 	if (!o || a->stats[i].unsupported)
 		return o;
+	build_activations(b, o, a, i);
 	be = checked(b, spp_report_breakeven(a, i));
 	if (be)
 		cJSON_AddItemToObject(o, "breakeven", be);

@@ -5,6 +5,8 @@
  */
 #include "reports/text_table.h"
 
+#include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "reports/cells.h"
@@ -25,10 +27,17 @@ static void rc_layer(const cJSON *l, const cJSON *r, struct spp_text_cell *c)
 		spp_text_set(c, "");
 }
 
+/* The format, with its backend when not the CPU and its inputs' precision when not fp32. */
 static void rc_format(const cJSON *l, const cJSON *r, struct spp_text_cell *c)
 {
+	const char *be = spp_cell_str(r, "backend"), *p = spp_cell_str(r, "precision");
+	const char *fmt = spp_cell_str(r, "format");
+	int other = be && strcmp(be, "cpu") != 0, reduced = p && strcmp(p, "fp32") != 0;
+
 	(void)l;
-	spp_text_set_str(c, spp_cell_str(r, "format"));
+	snprintf(c->text, sizeof(c->text), "%s%s%s%s%s", other ? be : "", other ? ":" : "",
+		 fmt ? fmt : "?", reduced ? " " : "", reduced ? p : "");
+	c->style = SPP_TEXT_PLAIN;
 }
 
 static void rc_status(const cJSON *l, const cJSON *r, struct spp_text_cell *c)
@@ -204,4 +213,45 @@ void spp_text_write_runs(const cJSON *report, FILE *f, int color)
 				spp_text_put_cell(f, c.text, c.style, w[i], run_columns[i].right,
 					 i == NRCOL - 1, color, "");
 			}
+}
+
+/* Layer notes after the runs: the activations of the runs, then the diagnosis. */
+void spp_text_write_notes(const cJSON *report, FILE *f)
+{
+	const cJSON *layers = spp_cell_get(report, "layers"), *l, *r, *d;
+	int first = 1;
+
+	cJSON_ArrayForEach(l, layers) {
+		const char *name = spp_cell_str(l, "name"), *src = spp_cell_str(l, "activations.source");
+		double sp = 0, zr = 0, comb = 0, ideal = 0;
+
+		if (src && strcmp(src, "uniform") != 0) {
+			char flops[32] = "?";
+
+			if (spp_cell_num(l, "flops.combined", &comb))
+				snprintf(flops, sizeof(flops), "%.3g MFLOP", comb / 1e6);
+			fprintf(f, "%s%s: activations %s%s%s: %.1f%% zeros", first ? "\n" : "", name, src,
+				spp_cell_str(l, "activations.path") ? " " : "",
+				spp_cell_str(l, "activations.path") ? spp_cell_str(l, "activations.path") : "",
+				spp_cell_num(l, "activations.sparsity", &sp) ? 100 * sp : NAN);
+			if (spp_cell_num(l, "activations.zero_rows", &zr))
+				fprintf(f, ", %.0f zero rows", zr);
+			fprintf(f, "; combined %s", flops);
+			if (spp_cell_num(l, "flops.combined_speedup", &ideal))
+				fprintf(f, " (ideal %.2fx)", ideal);
+			cJSON_ArrayForEach(r, (cJSON_IsArray(spp_cell_get(l, "runs")) ? spp_cell_get(l, "runs") : NULL)) {
+				double w = 0;
+
+				if (spp_cell_num(r, "speedup_weight_only", &w))
+					fprintf(f, "; %s %.2fx its weight-only kernel", spp_cell_str(r, "format"), w);
+			}
+			fputc('\n', f);
+			first = 0;
+		}
+		cJSON_ArrayForEach(d, (cJSON_IsArray(spp_cell_get(l, "diagnosis")) ? spp_cell_get(l, "diagnosis") : NULL))
+			if (cJSON_IsString(d)) {
+				fprintf(f, "%s%s: %s\n", first ? "\n" : "", name, d->valuestring);
+				first = 0;
+			}
+	}
 }

@@ -123,7 +123,7 @@ static struct spp_run run_of(const char *format, double median, double p10, doub
 static void test_recommendation(void **state)
 {
 	struct spp_run runs[5];
-	struct spp_layer_runs lr = {runs, 0};
+	struct spp_layer_runs lr = {.runs = runs, .nruns = 0};
 	struct spp_recommendation rec;
 
 	(void)state;
@@ -201,7 +201,7 @@ static void test_diagnosis(void **state)
 {
 	struct spp_layer_static s;
 	struct spp_run runs[2];
-	struct spp_layer_runs lr = {runs, 2};
+	struct spp_layer_runs lr = {.runs = runs, .nruns = 2};
 	struct spp_diagnosis d;
 
 	(void)state;
@@ -250,6 +250,25 @@ static void test_diagnosis(void **state)
 	s.nm[1] = 0.875;
 	spp_diagnose_layer(&s, NULL, 0, &d);
 	assert_true(d.n == 1 && has_line(&d, "2:4 not applicable: 12.5% of groups of 4"));
+	/*
+	 * N:M along the wrong axis: every group along M complies (runs give
+	 * nm_along_m), 12.5% along K do not; not when along M fails too
+	 * (then it is the plain not-applicable sentence), nor when K complies.
+	 */
+	for (int p = 0; p < SPP_NNM; p++)
+		lr.nm_along_m[p] = 0.5;
+	lr.nm_along_m[1] = 1.0;
+	runs[0].time.median = 50000;
+	spp_diagnose_layer(&s, &lr, 0, &d);
+	assert_true(d.n == 1 && has_line(&d, "2:4 along the wrong axis") && has_line(&d, "12.5% of groups of 4 along K"));
+	lr.nm_along_m[1] = 0.99;
+	spp_diagnose_layer(&s, &lr, 0, &d);
+	assert_true(d.n == 1 && has_line(&d, "2:4 not applicable"));
+	lr.nm_along_m[1] = 1.0;
+	s.nm[1] = 1.0;
+	spp_diagnose_layer(&s, &lr, 0, &d);
+	assert_int_equal(d.n, 0);
+	s.nm[1] = 0.875;
 	/* at 40% sparsity 2:4 is impossible anyway: nothing to say */
 	s.sparsity = 0.4;
 	spp_diagnose_layer(&s, NULL, 0, &d);

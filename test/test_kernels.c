@@ -404,7 +404,8 @@ static void test_release_and_registry(void **state)
 		spp_cpu_formats[f]->release(&zero);
 	}
 	assert_int_equal(f, 9);
-	assert_null(spp_cpu_format_find("csc"));
+	assert_null(spp_cpu_format_find("csx"));
+	assert_ptr_equal(spp_cpu_format_find("csr_act"), spp_cpu_act_formats[1]);
 	assert_null(spp_cpu_format_find(NULL));
 	assert_int_equal(spp_cpu_format_find("bsr8")->block, 8);
 	assert_int_equal(spp_cpu_format_find("nm4_8")->keep, 4);
@@ -458,6 +459,99 @@ static void test_dense_and_blas(void **state)
 	assert_true(info.max_threads >= 1);
 }
 
+/*
+ * The activation kernels (csc, csr_act, csc_act) against the reference
+ * with X holding zeros: i.i.d. at several rates, and whole dead rows (the
+ * only zeros csr_act and csc_act can skip at N > 1), over ragged shapes,
+ * N (1 and several K tiles at 64), threads and every vector path.
+ */
+static void test_act_vs_reference(void **state)
+{
+	static const int64_t shapes[][2] = { { 1, 1 }, { 7, 13 }, { 33, 70 }, { 129, 257 }, { 40, 1500 } };
+	static const int64_t ns[] = { 1, 3, 16, 64, 65 };
+	static const double rates[] = { 0, 0.5, 0.9, 1.0 };
+	struct ctx c = make_ctx();
+
+	(void)state;
+	for (size_t si = 0; si < sizeof(shapes) / sizeof(shapes[0]); si++) {
+		int64_t m = shapes[si][0], k = shapes[si][1];
+		float *wv = make_w(m, k, UNSTRUCTURED, 0.7, 0, 0);
+		struct spp_matrix w = { m, k, wv };
+
+		for (size_t ni = 0; ni < sizeof(ns) / sizeof(ns[0]); ni++)
+			for (size_t ri = 0; ri < sizeof(rates) / sizeof(rates[0]); ri++) {
+				int64_t n = ns[ni];
+				float *x = make_x(k, n), *ref = malloc((size_t)(m * n) * sizeof(*ref));
+				double *bound;
+
+				assert_non_null(ref);
+				for (int64_t i = 0; i < k * n; i++)
+					if (uniform() < rates[ri])
+						x[i] = 0;
+				/* and every third row dead */
+				for (int64_t r = 0; r < k; r += 3)
+					memset(x + r * n, 0, (size_t)n * sizeof(*x));
+				bound = make_bound(wv, x, m, k, n);
+				spp_reference_gemm(&w, x, ref, n);
+				for (int f = 0; spp_cpu_act_formats[f]; f++)
+					for (int t = 1; t <= 3; t++)
+						check_format(&c, spp_cpu_act_formats[f], &w, x, ref, bound, n, t, 1);
+				free(x);
+				free(ref);
+				free(bound);
+			}
+		free(wv);
+	}
+	printf("# %ld activation kernel runs checked against the reference\n", c.checks);
+	assert_true(c.checks > 500);
+}
+
+/*
+ * The skip itself: an infinite weight meets only a zero row of X. The
+ * product that multiplies it gives NaN (inf * 0); a kernel that skips the
+ * zero row never forms it. csc (weight-only) must show the NaN, csr_act
+ * and csc_act must not, at N = 1 and N = 8.
+ */
+static void test_act_skips(void **state)
+{
+	int64_t m = 4, k = 6;
+	float wv[24];
+	struct spp_matrix w = { m, k, wv };
+
+	(void)state;
+	for (int i = 0; i < 24; i++)
+		wv[i] = (float)(i % 5) - 2.0f;
+	wv[1 * k + 2] = INFINITY;
+	for (int64_t n = 1; n <= 8; n += 7) {
+		float x[48], y[32];
+
+		for (int64_t i = 0; i < k * n; i++)
+			x[i] = i / n == 2 ? 0.0f : 0.5f;
+		for (int f = 0; spp_cpu_act_formats[f]; f++) {
+			const struct spp_format_ops *fmt = spp_cpu_act_formats[f];
+			int skips = strcmp(fmt->key, "csc") != 0;
+			struct spp_encoded e;
+			struct spp_error err;
+
+			for (int isa = 0; isa <= (int)spp_isa_detect(); isa++) {
+				struct spp_exec ex = { .threads = 2, .isa = (enum spp_isa)isa };
+
+				assert_int_equal(fmt->encode(&w, 2, &e, &err), 0);
+				assert_int_equal(fmt->spmm(&e, x, y, n, &ex), 0);
+				for (int64_t j = 0; j < n; j++) {
+					if (skips)
+						assert_true(isfinite(y[1 * n + j]));
+					else
+						assert_true(isnan(y[1 * n + j]));
+					/* row 0 has no infinity: the same for every kernel */
+					assert_true(isfinite(y[j]));
+				}
+				fmt->release(&e);
+			}
+		}
+	}
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -468,6 +562,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_k_tiles),
 		cmocka_unit_test(test_dense_and_blas),
 		cmocka_unit_test(test_formats_vs_reference),
+		cmocka_unit_test(test_act_vs_reference),
+		cmocka_unit_test(test_act_skips),
 	};
 
 	(void)argc;

@@ -315,7 +315,7 @@ static void test_decode_conv(void **state)
 
 static void test_figures(void **state)
 {
-	struct spp_run_inputs in = {100, 200, 10, 2000, 24404, 10, 50, 1000, 5000};
+	struct spp_run_inputs in = {100, 200, 10, 2000, 24404, 10, 50, 1000, 5000, 0};
 	struct spp_run r;
 
 	(void)state;

@@ -155,6 +155,6 @@ void cpu_nm_part_avx2(const struct spp_encoded *w, int64_t r0, int64_t r1,
 
 extern const struct spp_format_ops spp_cpu_csr, spp_cpu_coo, spp_cpu_bsr4,
 	spp_cpu_bsr8, spp_cpu_bsr16, spp_cpu_bitmask, spp_cpu_nm1_4,
-	spp_cpu_nm2_4, spp_cpu_nm4_8;
+	spp_cpu_nm2_4, spp_cpu_nm4_8, spp_cpu_csc, spp_cpu_csr_act, spp_cpu_csc_act;
 
 #endif

@@ -8,12 +8,19 @@ const struct spp_format_ops *const spp_cpu_formats[] = {
 	&spp_cpu_bitmask, &spp_cpu_nm1_4, &spp_cpu_nm2_4, &spp_cpu_nm4_8, NULL,
 };
 
+const struct spp_format_ops *const spp_cpu_act_formats[] = {
+	&spp_cpu_csc, &spp_cpu_csr_act, &spp_cpu_csc_act, NULL,
+};
+
 const struct spp_format_ops *spp_cpu_format_find(const char *key)
 {
+	const struct spp_format_ops *const *tables[] = {spp_cpu_formats, spp_cpu_act_formats};
+
 	if (!key)
 		return NULL;
-	for (int i = 0; spp_cpu_formats[i]; i++)
-		if (strcmp(spp_cpu_formats[i]->key, key) == 0)
-			return spp_cpu_formats[i];
+	for (int t = 0; t < 2; t++)
+		for (int i = 0; tables[t][i]; i++)
+			if (strcmp(tables[t][i]->key, key) == 0)
+				return tables[t][i];
 	return NULL;
 }

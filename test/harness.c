@@ -187,3 +187,30 @@ int harness_count_entries(const char *dir)
 	closedir(d);
 	return n;
 }
+
+int harness_write_npy_f32(const char *path, long rows, long cols, const float *v)
+{
+	char dict[128];
+	size_t n = (size_t)rows * (size_t)cols * sizeof(float), len, hlen;
+	unsigned char *buf;
+	int rc;
+
+	/* magic, version 1.0, header length (LE), then the dict padded with
+	 * spaces and a newline so that the data starts at a multiple of 64 */
+	len = (size_t)snprintf(dict, sizeof(dict), "{'descr': '<f4', 'fortran_order': False, 'shape': (%ld, %ld), }",
+			       rows, cols);
+	hlen = (10 + len + 1 + 63) / 64 * 64 - 10;
+	buf = malloc(10 + hlen + n);
+	if (!buf || len >= sizeof(dict))
+		return free(buf), -1;
+	memcpy(buf, "\x93NUMPY\x01\x00", 8);
+	buf[8] = (unsigned char)(hlen & 0xff);
+	buf[9] = (unsigned char)(hlen >> 8);
+	memcpy(buf + 10, dict, len);
+	memset(buf + 10 + len, ' ', hlen - len - 1);
+	buf[10 + hlen - 1] = '\n';
+	memcpy(buf + 10 + hlen, v, n);
+	rc = harness_write(path, buf, 10 + hlen + n);
+	free(buf);
+	return rc;
+}

@@ -49,4 +49,7 @@ char *harness_slurp(const char *path, size_t *len);
 /* Write len bytes to path; 0 on success. */
 int harness_write(const char *path, const void *data, size_t len);
 
+/* Write a little-endian fp32 .npy (version 1.0) of rows x cols, C order; 0 on success. */
+int harness_write_npy_f32(const char *path, long rows, long cols, const float *v);
+
 #endif

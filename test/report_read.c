@@ -62,3 +62,12 @@ int csv_table_col(const struct csv_table *t, const char *name)
 	fail_msg("no CSV column \"%s\"", name);
 	return -1;
 }
+
+double report_num(const cJSON *o, const char *path)
+{
+	const cJSON *v = report_dotted(o, path);
+
+	if (!cJSON_IsNumber(v))
+		fail_msg("%s is not a number", path);
+	return v->valuedouble;
+}

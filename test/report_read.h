@@ -13,6 +13,9 @@
 /* Member at a dotted path ("pattern.row_nnz.cv") through objects; NULL when absent. */
 const cJSON *report_dotted(const cJSON *o, const char *path);
 
+/* The number at a dotted path; the test fails when it is not a number. */
+double report_num(const cJSON *o, const char *path);
+
 /* CSV cells by row; row 0 is the header. */
 struct csv_table {
 	char *cell[16][128];

@@ -157,15 +157,6 @@ static const cJSON *layer_named(const cJSON *report, const char *name)
 	return NULL;
 }
 
-static double num(const cJSON *obj, const char *path)
-{
-	const cJSON *cur = report_dotted(obj, path);
-
-	if (!cJSON_IsNumber(cur))
-		fail_msg("%s is not a number", path);
-	return cur->valuedouble;
-}
-
 static void test_analyze_json(void **state)
 {
 	struct harness_run r;
@@ -191,33 +182,33 @@ static void test_analyze_json(void **state)
 			    "spprof.report/1");
 	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(rep, "layers")), 3);
 	/* 4 tensors: 64*48 + 48*64 + 16*8*9 + 48 */
-	assert_true(num(rep, "model.tensors") == 4);
-	assert_true(num(rep, "model.params") == 3072 + 3072 + 1152 + 48);
+	assert_true(report_num(rep, "model.tensors") == 4);
+	assert_true(report_num(rep, "model.params") == 3072 + 3072 + 1152 + 48);
 
 	l = layer_named(rep, "enc.fc1.weight");
 	assert_non_null(l);
-	assert_true(num(l, "m") == 64 && num(l, "k") == 48 && num(l, "n") == 64);
-	assert_true(num(l, "nnz") == 768);
-	assert_true(num(l, "flops.dense") == 2.0 * 64 * 48 * 64);
-	assert_true(num(l, "flops.sparse") == 2.0 * 768 * 64);
-	assert_true(num(l, "storage.csr.bytes") == 768 * 8 + 65 * 4);
-	assert_true(num(l, "storage.coo.bytes") == 768 * 12);
+	assert_true(report_num(l, "m") == 64 && report_num(l, "k") == 48 && report_num(l, "n") == 64);
+	assert_true(report_num(l, "nnz") == 768);
+	assert_true(report_num(l, "flops.dense") == 2.0 * 64 * 48 * 64);
+	assert_true(report_num(l, "flops.sparse") == 2.0 * 768 * 64);
+	assert_true(report_num(l, "storage.csr.bytes") == 768 * 8 + 65 * 4);
+	assert_true(report_num(l, "storage.coo.bytes") == 768 * 12);
 
 	l = layer_named(rep, "enc.fc2.weight");
 	assert_non_null(l);
-	assert_true(num(l, "pattern.nm2_4") == 1.0);
+	assert_true(report_num(l, "pattern.nm2_4") == 1.0);
 	assert_string_equal(cJSON_GetObjectItemCaseSensitive(
 				    cJSON_GetObjectItemCaseSensitive(l, "pattern"), "class")->valuestring,
 			    "nm");
 	/* F16: G = 48 * 16 groups, 2 values of 2 bytes + 2 x 2-bit indices each */
-	assert_true(num(l, "storage.nm2_4.bytes") == 768 * 2 * 2 + 768 * 2 * 2 / 8);
-	assert_true(num(l, "storage.dense.bytes") == 48 * 64 * 2);
+	assert_true(report_num(l, "storage.nm2_4.bytes") == 768 * 2 * 2 + 768 * 2 * 2 / 8);
+	assert_true(report_num(l, "storage.dense.bytes") == 48 * 64 * 2);
 
 	l = layer_named(rep, "enc.conv.weight");
 	assert_non_null(l);
 	assert_string_equal(cJSON_GetObjectItemCaseSensitive(l, "op")->valuestring, "conv2d");
-	assert_true(num(l, "m") == 16 && num(l, "k") == 72);
-	assert_true(num(l, "pattern.block4") == 0.5);
+	assert_true(report_num(l, "m") == 16 && report_num(l, "k") == 72);
+	assert_true(report_num(l, "pattern.block4") == 0.5);
 
 	assert_null(layer_named(rep, "enc.ln.weight"));
 	cJSON_Delete(rep);

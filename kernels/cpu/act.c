@@ -19,7 +19,8 @@
  *
  * Vector code: one portable body compiled for AVX-512, AVX2 and plain C
  * (the inner loops over N are `omp simd`), chosen by ex->isa like the
- * other formats.
+ * other formats; csr_act at N >= 2 on AVX-512 has its own kernel
+ * (act_avx512.c) on csr's register-resident segment sums.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -364,6 +365,14 @@ static void act_part(const struct spp_encoded *w, int p, const float *x, float *
 		     enum spp_isa isa)
 {
 #if CPU_X86
+	if (isa == SPP_ISA_AVX512 && n > 1 && w->ops == &spp_cpu_csr_act) {
+		const struct cpu_act *a = w->impl;
+		const struct cpu_csr *c = a->w.impl;
+
+		if (c->lo[p] < c->lo[p + 1])
+			cpu_csr_act_part_avx512(&a->w, a->xnz, c->lo[p], c->lo[p + 1], x, y, n);
+		return;
+	}
 	if (isa == SPP_ISA_AVX512) {
 		act_part_avx512(w, p, x, y, n);
 		return;

@@ -151,6 +151,9 @@ void cpu_nm_part_avx512(const struct spp_encoded *w, int64_t r0, int64_t r1,
 			const float *x, float *y, int64_t n);
 void cpu_nm_part_avx2(const struct spp_encoded *w, int64_t r0, int64_t r1,
 		      const float *x, float *y, int64_t n);
+/* csr_act at n >= 2 on a csr encoding w, skipping columns whose xnz flag is 0. */
+void cpu_csr_act_part_avx512(const struct spp_encoded *w, const uint8_t *xnz, int64_t r0,
+			     int64_t r1, const float *x, float *y, int64_t n);
 #endif
 
 extern const struct spp_format_ops spp_cpu_csr, spp_cpu_coo, spp_cpu_bsr4,

@@ -530,7 +530,7 @@ int spp_report_write_text(const cJSON *report, FILE *f,
 		write_table(report, f, color);
 		if (spp_text_has_runs(report))
 			spp_text_write_runs(report, f, color);
-		spp_text_write_notes(report, f);
+		spp_text_write_notes(report, f, "\n", "");
 	} else
 		fputs("no GEMM layers\n", f);
 	write_warnings(report, f, color);

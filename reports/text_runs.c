@@ -216,7 +216,7 @@ void spp_text_write_runs(const cJSON *report, FILE *f, int color)
 }
 
 /* Layer notes after the runs: the activations of the runs, then the diagnosis. */
-void spp_text_write_notes(const cJSON *report, FILE *f)
+void spp_text_write_notes(const cJSON *report, FILE *f, const char *heading, const char *bullet)
 {
 	const cJSON *layers = spp_cell_get(report, "layers"), *l, *r, *d;
 	int first = 1;
@@ -230,7 +230,7 @@ void spp_text_write_notes(const cJSON *report, FILE *f)
 
 			if (spp_cell_num(l, "flops.combined", &comb))
 				snprintf(flops, sizeof(flops), "%.3g MFLOP", comb / 1e6);
-			fprintf(f, "%s%s: activations %s%s%s: %.1f%% zeros", first ? "\n" : "", name, src,
+			fprintf(f, "%s%s%s: activations %s%s%s: %.1f%% zeros", first ? heading : "", bullet, name, src,
 				spp_cell_str(l, "activations.path") ? " " : "",
 				spp_cell_str(l, "activations.path") ? spp_cell_str(l, "activations.path") : "",
 				spp_cell_num(l, "activations.sparsity", &sp) ? 100 * sp : NAN);
@@ -250,7 +250,7 @@ void spp_text_write_notes(const cJSON *report, FILE *f)
 		}
 		cJSON_ArrayForEach(d, (cJSON_IsArray(spp_cell_get(l, "diagnosis")) ? spp_cell_get(l, "diagnosis") : NULL))
 			if (cJSON_IsString(d)) {
-				fprintf(f, "%s%s: %s\n", first ? "\n" : "", name, d->valuestring);
+				fprintf(f, "%s%s%s: %s\n", first ? heading : "", bullet, name, d->valuestring);
 				first = 0;
 			}
 	}

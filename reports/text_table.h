@@ -74,8 +74,9 @@ void spp_text_write_runs(const cJSON *report, FILE *f, int color);
 /*
  * One line per note of a layer, after the runs table: the activations its
  * runs used (when they had zeros: combined FLOPs, each activation kernel
- * against its weight-only kernel), then each diagnosis sentence.
+ * against its weight-only kernel), then each diagnosis sentence. heading
+ * comes before the first line (none without notes), bullet before each.
  */
-void spp_text_write_notes(const cJSON *report, FILE *f);
+void spp_text_write_notes(const cJSON *report, FILE *f, const char *heading, const char *bullet);
 
 #endif

@@ -244,6 +244,19 @@ static void test_act_sparsity(void **state)
 	cJSON_Delete(j);
 	harness_run_free(&r);
 
+	/* the text and Markdown reports say it in a note under the runs */
+	for (int md = 0; md < 2; md++) {
+		const char *text[] = {"report", f->out, "--format", md ? "md" : "text", NULL};
+
+		assert_int_equal(harness_spprof(&r, text), 0);
+		assert_int_equal(r.status, 0);
+		assert_non_null(strstr(r.out, md ? "\n- fc: activations synthetic: " : "\nfc: activations synthetic: "));
+		assert_non_null(strstr(r.out, "its weight-only kernel"));
+		if (md)
+			assert_non_null(strstr(r.out, "### Notes"));
+		harness_run_free(&r);
+	}
+
 	/* static: the i.i.d. expectation 2 nnz N (1 - A) */
 	j = analyze(f, stat, &r);
 	l = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(j, "layers"), 0);

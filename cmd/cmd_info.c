@@ -4,9 +4,13 @@
 #include <string.h>
 
 #include "cmd/cmd.h"
+#include "config.h"
 #include "counters/counters.h"
 #include "counters/sim.h"
 #include "kernels/cuda/device.h"
+#if HAVE_CUDA
+#include "kernels/cuda/cupti.h"
+#endif
 #include "profiler/machine.h"
 #include "reports/report.h"
 
@@ -77,7 +81,21 @@ static void print_counters(const struct spp_machine *m)
 	}
 }
 
-/* One line per CUDA device, or one saying why there is none. */
+/* CUPTI's line: what the counters of the CUDA runs would come from, or why none. */
+static void print_cupti(const struct spp_cuda_probe *p)
+{
+#if HAVE_CUDA
+	char line[320];
+
+	spp_cupti_describe(p->ndevices > 0, line, sizeof(line));
+	printf("cupti        %s\n", line);
+#else
+	(void)p;
+	printf("cupti        not in this build (no CUDA backend)\n");
+#endif
+}
+
+/* One line per CUDA device, or one saying why there is none; then CUPTI's. */
 static void print_gpus(void)
 {
 	struct spp_cuda_probe p;
@@ -85,6 +103,7 @@ static void print_gpus(void)
 
 	if (!spp_cuda_probe(&p)) {
 		printf("gpu          cuda: %s\n", p.why);
+		print_cupti(&p);
 		return;
 	}
 	for (int i = 0; i < p.ndevices; i++) {
@@ -93,6 +112,7 @@ static void print_gpus(void)
 	}
 	printf("             cuda runtime %d.%d, driver %d.%d\n", p.runtime_version / 1000,
 	       p.runtime_version % 1000 / 10, p.driver_version / 1000, p.driver_version % 1000 / 10);
+	print_cupti(&p);
 }
 
 static void print_text(const struct spp_machine *m)

@@ -114,13 +114,7 @@ static void set_status(struct spp_run *r, enum spp_run_status s, const char *fmt
 	va_end(ap);
 }
 
-/*
- * Check y against the dense result yd element-wise: |y - yd| <= rtol * b,
- * b = (|W|.|X|), the scale of the rounding error any summation order can
- * make. Entries that are NaN in both agree (a NaN weight). Returns 1 when
- * it holds; *worst is the largest |y - yd| / b seen, at (*wi, *wj).
- */
-static int check(const float *y, const float *yd, const float *b, int64_t m,
+int spp_run_check(const float *y, const float *yd, const float *b, int64_t m,
 		 int64_t n, double rtol, double *worst, int64_t *wi, int64_t *wj)
 {
 	int ok = 1;
@@ -241,7 +235,7 @@ static int check_dense(struct layer_bufs *B, const struct spp_matrix *w,
 	for (int64_t i = 0; i < m; i++)
 		for (int64_t s = 0; s < c; s++)
 			yds[i * c + s] = B->yd[i * n + cols[s]];
-	ok = check(yds, B->ys, B->bs, m, c, rtol, &worst, &wi, &wj);
+	ok = spp_run_check(yds, B->ys, B->bs, m, c, rtol, &worst, &wi, &wj);
 	r->max_error = worst;
 	if (!ok)
 		set_status(r, SPP_RUN_FAILED,
@@ -525,7 +519,7 @@ static void weight_only(struct spp_layer_runs *out)
 			const struct spp_run *b = &out->runs[j];
 
 			if (b->time.repeats > 0 && strlen(b->format) == len - 4 &&
-			    strncmp(b->format, r->format, len - 4) == 0 && b->backend == r->backend &&
+			    strncmp(b->format, r->format, len - 4) == 0 && strcmp(b->backend, r->backend) == 0 &&
 			    r->time.median > 0)
 				r->speedup_weight_only = b->time.median / r->time.median;
 		}
@@ -626,7 +620,7 @@ int spp_matrix_measure(const struct spp_matrix *wm, int64_t n, uint64_t nnz,
 			set_status(r, SPP_RUN_FAILED, "kernel failed: %s", spp_status_message(rc));
 			continue;
 		}
-		if (!check(B.y, B.yd, B.bound, m, n, o->verify_rtol, &worst, &wi, &wj)) {
+		if (!spp_run_check(B.y, B.yd, B.bound, m, n, o->verify_rtol, &worst, &wi, &wj)) {
 			r->max_error = worst;
 			set_status(r, SPP_RUN_FAILED,
 				   "output differs from dense by %.3g x (|W|.|X|) at (%lld, %lld), bound %.3g",

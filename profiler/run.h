@@ -161,6 +161,16 @@ struct spp_run_inputs {
 void spp_run_figures(const struct spp_run_inputs *in, struct spp_run *r);
 
 /*
+ * Check y against the dense result yd (m x n) element-wise: |y - yd| <=
+ * rtol * b, b = (|W|.|X|), the scale of the rounding error any summation
+ * order can make. Entries that are NaN in both agree (a NaN weight).
+ * Returns 1 when it holds; *worst is the largest |y - yd| / b seen, at
+ * (*wi, *wj) (-1 when none).
+ */
+int spp_run_check(const float *y, const float *yd, const float *b, int64_t m, int64_t n,
+		  double rtol, double *worst, int64_t *wi, int64_t *wj);
+
+/*
  * Measure layer l (static figures st) with the dense baseline and the n
  * formats given. Per-format problems (cannot encode, failed check,
  * undecodable dtype) are statuses in out, not errors. Returns 0, or

@@ -1,14 +1,406 @@
-/* The CUDA runs of a layer (profiler/run_cuda.h). Being written: no runs yet. */
+/*
+ * The CUDA runs of a layer (profiler/run_cuda.h): every entry of the CUDA
+ * table opened on the same W and X, checked against the CPU's result,
+ * then the verified ones timed in interleaved rounds with CUDA events, as
+ * the CPU runs are (profiler/measure.h's warm-up, repeat, budget).
+ */
 #include "profiler/run_cuda.h"
 
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "config.h"
+#include "kernels/cuda/device.h"
+
+#if HAVE_CUDA
+#include <cuda_runtime_api.h>
+
+#include "kernels/cuda/cupti.h"
+#include "kernels/cuda/formats.h"
+#include "kernels/cuda/host.h"
+#include "kernels/cuda/measure.h"
+
+struct layer {
+	const struct spp_matrix *w;
+	const float *x, *yd, *bound;
+	int64_t n;
+	uint64_t nnz;
+	double theoretical_speedup;
+	const struct spp_run_opts *o;
+	float *y;              /* a checked run's output (host) */
+	float *ref16;          /* fp16-rounded reference, made on first use */
+	int ref16_rc;          /* its status once made; its reason in ref16_why */
+	char ref16_why[256];
+};
+
+static void set_status(struct spp_run *r, enum spp_run_status s, const char *fmt, const char *msg)
+{
+	r->status = s;
+	snprintf(r->reason, sizeof(r->reason), fmt, msg);
+}
+
+/* The rounded-input reference of precision p (fp16 only in the table today). */
+static int reference(struct layer *L, const char *p, const float **ref, struct spp_error *err)
+{
+	struct spp_error e2 = {0};
+
+	if (strcmp(p, "fp16") != 0)
+		return spp_error_set(err, SPP_E_UNSUPPORTED, "no %s reference", p);
+	if (!L->ref16 && !L->ref16_rc) {
+		size_t len = (size_t)(L->w->m * L->n > 0 ? L->w->m * L->n : 1);
+		double *ref = malloc(sizeof(double) * len);
+
+		L->ref16 = malloc(sizeof(float) * len);
+		if (!ref || !L->ref16) {
+			free(ref);
+			free(L->ref16);
+			L->ref16 = NULL;
+			return spp_error_set(err, SPP_E_NOMEM, "cuda: fp16 reference of %lld x %lld",
+					     (long long)L->w->m, (long long)L->n);
+		}
+		L->ref16_rc = spp_cuda_reference(L->w, L->x, L->n, p, ref, &e2);
+		/* the check reads fp32, as every other run's: 2^-24 is far inside the fp16 bound */
+		for (size_t i = 0; i < len && !L->ref16_rc; i++)
+			L->ref16[i] = (float)ref[i];
+		free(ref);
+		if (L->ref16_rc == SPP_E_NOMEM) {
+			free(L->ref16);
+			L->ref16 = NULL;
+			L->ref16_rc = 0;
+			*err = e2;
+			return SPP_E_NOMEM;
+		}
+		snprintf(L->ref16_why, sizeof(L->ref16_why), "%s", e2.msg);
+	}
+	if (L->ref16_rc)
+		return spp_error_set(err, L->ref16_rc, "%s", L->ref16_why);
+	*ref = L->ref16;
+	return 0;
+}
+
+/* Open entry f, run it once and check it; r says how it went. 1 when c is open and verified. */
+static int open_checked(struct layer *L, const struct spp_cuda_format *f, struct spp_cuda_case *c,
+			struct spp_run *r, struct spp_error *err)
+{
+	const float *ref = NULL;
+	struct spp_error e2 = {0};
+	double rtol = spp_cuda_precision_rtol(f->precision, L->o->verify_rtol), worst;
+	int64_t wi, wj;
+	int rc;
+
+	if (spp_cuda_precision_rounds(f->precision)) {
+		rc = reference(L, f->precision, &ref, &e2);
+		if (rc == SPP_E_NOMEM) {
+			*err = e2;
+			return -1;
+		}
+		if (rc) {
+			set_status(r, SPP_RUN_NOT_APPLICABLE, "%.250s", e2.msg);
+			return 0;
+		}
+	}
+	rc = spp_cuda_case_open(c, f, L->w, L->x, L->n, &e2);
+	if (rc == SPP_E_UNSUPPORTED) {
+		set_status(r, SPP_RUN_NOT_APPLICABLE, "%.250s", e2.msg);
+		return 0;
+	}
+	if (rc == SPP_E_NOMEM) {
+		*err = e2;
+		return -1;
+	}
+	if (rc) {
+		set_status(r, SPP_RUN_FAILED, "encode failed: %.200s", e2.msg);
+		return 0;
+	}
+	r->copy_ns[0] = c->h2d_w_ns;
+	r->copy_ns[1] = c->h2d_x_ns;
+	if ((rc = spp_cuda_case_result(c, L->y, &e2))) {
+		set_status(r, SPP_RUN_FAILED, "kernel failed: %.200s", e2.msg);
+		spp_cuda_case_close(c);
+		return 0;
+	}
+	r->copy_ns[2] = c->d2h_y_ns;
+	if (!spp_run_check(L->y, ref ? ref : L->yd, L->bound, L->w->m, L->n, rtol, &worst, &wi, &wj)) {
+		r->max_error = worst;
+		r->status = SPP_RUN_FAILED;
+		snprintf(r->reason, sizeof(r->reason),
+			 "output differs from the %s reference by %.3g x (|W|.|X|) at (%lld, %lld), bound %.3g",
+			 ref ? "fp16-rounded" : "CPU", worst, (long long)wi, (long long)wj, rtol);
+		spp_cuda_case_close(c);
+		return 0;
+	}
+	r->max_error = worst;
+	if (!ref && strcmp(f->precision, "fp32") != 0)
+		snprintf(r->reason, sizeof(r->reason), "checked against the fp32 result within %.3g x (|W|.|X|)", rtol);
+	else if (ref)
+		snprintf(r->reason, sizeof(r->reason),
+			 "checked against the CPU product of the fp16-rounded W and X within %.3g x (|W|.|X|)", rtol);
+	return 1;
+}
+
+/* Static nnz_imbalance of f's partition of w over thread blocks; NAN unknown. */
+static double nnz_imbalance(const struct spp_cuda_format *f, const struct spp_matrix *w, uint64_t nnz)
+{
+	if (f->part_rows > 0)
+		return spp_cuda_rows_imbalance(w, f->part_rows);
+	if (f->part_rows == SPP_CUDA_PART_NNZ && f->part_nnz > 0)
+		return spp_cuda_chunk_imbalance((int64_t)nnz, f->part_nnz);
+	return NAN;
+}
+
+/* Evict the GPU's L2 before a cold run: write a buffer twice its size. */
+struct flush {
+	void *buf;
+	size_t bytes;
+};
+
+static void flush_open(struct flush *fl)
+{
+	int dev = 0, l2 = 0;
+
+	fl->buf = NULL;
+	fl->bytes = 0;
+	if (cudaGetDevice(&dev) || cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev) || l2 <= 0) {
+		cudaGetLastError();
+		return;
+	}
+	fl->bytes = 2 * (size_t)l2;
+	if (cudaMalloc(&fl->buf, fl->bytes)) {
+		cudaGetLastError();
+		fl->buf = NULL;
+		fl->bytes = 0;
+	}
+}
+
+/* CUPTI figures of each verified case, one profiled launch each. */
+static void gpu_figures(struct spp_cuda_case *cases, int *open, struct spp_run *runs, int count)
+{
+	struct spp_cupti *s = NULL;
+	char why[160] = "";
+
+	if (spp_cupti_open(&s, why, sizeof(why))) {
+		for (int i = 0; i < count; i++)
+			if (open[i])
+				snprintf(runs[i].gpu.note, sizeof(runs[i].gpu.note), "%s", why);
+		return;
+	}
+	for (int i = 0; i < count; i++) {
+		struct spp_cupti_figures g;
+
+		if (!open[i])
+			continue;
+		spp_cupti_measure(s, &cases[i], &g);
+		if (g.ok) {
+			snprintf(runs[i].gpu.source, sizeof(runs[i].gpu.source), "cupti");
+			runs[i].gpu.dram_read_bytes = g.dram_read_bytes;
+			runs[i].gpu.dram_write_bytes = g.dram_write_bytes;
+			runs[i].gpu.l2_hit_rate = g.l2_hit_rate;
+			runs[i].gpu.l1_hit_rate = g.l1_hit_rate;
+			runs[i].gpu.achieved_occupancy = g.achieved_occupancy;
+			runs[i].gpu.sm_active_imbalance = g.sm_active_imbalance;
+			runs[i].gpu.branch_efficiency = g.branch_efficiency;
+		}
+		snprintf(runs[i].gpu.note, sizeof(runs[i].gpu.note), "%s", g.note);
+	}
+	spp_cupti_close(s);
+}
+
+/*
+ * The open cuBLAS baseline of entry i's precision when that is not fp32
+ * and i is not a baseline itself (nm2_4_tc: cublas_fp16); -1 when none.
+ */
+static int same_precision_baseline(const struct spp_cuda_format *const *order, const int *open,
+				   int count, int i)
+{
+	if (order[i]->baseline || strcmp(order[i]->precision, "fp32") == 0)
+		return -1;
+	for (int j = 1; j < count; j++)
+		if (open[j] && order[j]->baseline && strncmp(order[j]->key, "cublas", 6) == 0 &&
+		    strcmp(order[j]->precision, order[i]->precision) == 0)
+			return j;
+	return -1;
+}
+
+static int run_all(struct layer *L, struct spp_layer_runs *out, struct spp_error *err)
+{
+	const struct spp_run_opts *o = L->o;
+	const struct spp_cuda_format *order[64];
+	struct spp_cuda_case *cases = NULL;
+	struct spp_run *runs = NULL, *grown;
+	double **samples = NULL;
+	int *open = NULL, count = 0, nopen = 0, rounds = 0, cap, least, rc = 0;
+	double spent = 0;
+	struct flush fl = {NULL, 0};
+
+	/* the GPU's dense baseline first, then the table's order */
+	order[count++] = spp_cuda_format_find("cublas_dense");
+	for (int i = 0; spp_cuda_formats[i] && count < 64; i++)
+		if (spp_cuda_formats[i] != order[0])
+			order[count++] = spp_cuda_formats[i];
+	runs = calloc((size_t)count, sizeof(*runs));
+	cases = calloc((size_t)count, sizeof(*cases));
+	open = calloc((size_t)count, sizeof(*open));
+	samples = calloc((size_t)count, sizeof(*samples));
+	L->y = malloc(sizeof(float) * (size_t)(L->w->m * L->n > 0 ? L->w->m * L->n : 1));
+	if (!runs || !cases || !open || !samples || !L->y) {
+		rc = spp_error_set(err, SPP_E_NOMEM, "cuda: runs of a %lld x %lld layer",
+				   (long long)L->w->m, (long long)L->w->k);
+		goto out;
+	}
+	for (int i = 0; i < count; i++) {
+		struct spp_run *r = &runs[i];
+		int ok;
+
+		spp_run_init(r, "cuda", i == 0 ? "dense" : order[i]->key);
+		snprintf(r->precision, sizeof(r->precision), "%s", order[i]->precision);
+		spp_gpu_figures_init(&r->gpu);
+		if (i > 0)
+			r->nnz_imbalance = nnz_imbalance(order[i], L->w, L->nnz);
+		ok = open_checked(L, order[i], &cases[i], r, err);
+		if (ok < 0) {
+			rc = SPP_E_NOMEM;
+			goto out;
+		}
+		open[i] = ok;
+		nopen += ok;
+	}
+	if (o->cold)
+		flush_open(&fl);
+	/* rounds: exactly repeat, or min_repeats up to max_repeats as the budget allows */
+	cap = o->bench.repeat > 0 ? o->bench.repeat : o->bench.max_repeats > 0 ? o->bench.max_repeats : 1000;
+	least = o->bench.repeat > 0 ? cap : o->bench.min_repeats > 0 ? o->bench.min_repeats : 1;
+	if (least > cap)
+		cap = least;
+	for (int i = 0; i < count; i++) {
+		if (!open[i])
+			continue;
+		samples[i] = malloc(sizeof(double) * (size_t)cap);
+		if (!samples[i]) {
+			rc = spp_error_set(err, SPP_E_NOMEM, "cuda: %d time samples", cap);
+			goto out;
+		}
+		for (int w = 0; w < o->bench.warmup; w++) {
+			struct spp_error e2 = {0};
+
+			if (spp_cuda_case_run(&cases[i], &e2)) {
+				set_status(&runs[i], SPP_RUN_FAILED, "warm-up failed: %.200s", e2.msg);
+				spp_cuda_case_close(&cases[i]);
+				open[i] = 0;
+				break;
+			}
+		}
+	}
+	cudaDeviceSynchronize();
+	/* interleaved rounds, the starting entry rotating, until repeat or the budget */
+	while (nopen > 0) {
+		int more = rounds < least || (o->bench.repeat <= 0 && spent < o->bench.budget_ns && rounds < cap);
+		int any = 0;
+
+		if (!more)
+			break;
+		for (int j = 0; j < count; j++) {
+			int i = (j + rounds) % count;
+			struct spp_error e2 = {0};
+			double ns;
+
+			if (!open[i])
+				continue;
+			if (fl.buf)
+				cudaMemsetAsync(fl.buf, rounds & 0xff, fl.bytes, 0);
+			if (spp_cuda_case_time(&cases[i], &ns, &e2)) {
+				set_status(&runs[i], SPP_RUN_FAILED, "timed run failed: %.200s", e2.msg);
+				spp_cuda_case_close(&cases[i]);
+				open[i] = 0;
+				continue;
+			}
+			samples[i][rounds] = ns;
+			spent += ns;
+			any = 1;
+		}
+		if (!any)
+			break;
+		rounds++;
+	}
+	for (int i = 0; i < count; i++) {
+		struct spp_run_inputs in;
+		int base = same_precision_baseline(order, open, count, i);
+
+		if (!open[i])
+			continue;
+		spp_time_stats(samples[i], rounds, &runs[i].time);
+		memset(&in, 0, sizeof(in));
+		in.m = L->w->m;
+		in.k = L->w->k;
+		in.n = L->n;
+		in.nnz = L->nnz;
+		in.w_bytes = (double)cases[i].enc.bytes;
+		in.theoretical_speedup = L->theoretical_speedup;
+		in.peak_gbs = 0; /* the calibrated peak is the CPU's: bw_util stays null on the GPU */
+		in.t_ns = runs[i].time.median;
+		in.t_dense_ns = open[0] ? runs[0].time.median : 0;
+		/* a reduced-precision kernel against the dense GEMM of its own precision */
+		if (base > 0) {
+			size_t len = strlen(runs[i].reason);
+
+			in.t_dense_ns = runs[base].time.median;
+			snprintf(runs[i].reason + len, sizeof(runs[i].reason) - len, "%sspeedup against %s",
+				 len ? "; " : "", order[base]->key);
+		}
+		spp_run_figures(&in, &runs[i]);
+	}
+	if (o->cupti)
+		gpu_figures(cases, open, runs, count);
+	else
+		for (int i = 0; i < count; i++)
+			if (open[i])
+				snprintf(runs[i].gpu.note, sizeof(runs[i].gpu.note), "CUPTI not asked for");
+	grown = realloc(out->runs, sizeof(*grown) * (size_t)(out->nruns + count));
+	if (!grown) {
+		rc = spp_error_set(err, SPP_E_NOMEM, "cuda: %d more runs", count);
+		goto out;
+	}
+	out->runs = grown;
+	memcpy(out->runs + out->nruns, runs, sizeof(*runs) * (size_t)count);
+	out->nruns += count;
+out:
+	for (int i = 0; cases && i < count; i++) {
+		if (open && open[i])
+			spp_cuda_case_close(&cases[i]);
+		if (samples)
+			free(samples[i]);
+	}
+	cudaFree(fl.buf);
+	free(runs);
+	free(cases);
+	free(open);
+	free(samples);
+	free(L->y);
+	free(L->ref16);
+	return rc;
+}
+#endif
 
 int spp_run_cuda(const struct spp_matrix *w, const float *x, int64_t n, const float *yd,
 		 const float *bound, uint64_t nnz, double theoretical_speedup,
 		 const struct spp_run_opts *o, struct spp_layer_runs *out,
 		 struct spp_error *err)
 {
+	struct spp_cuda_probe p;
+
+	/* without HAVE_CUDA the probe says "no CUDA backend in this build" */
+	if (!spp_cuda_probe(&p))
+		return spp_error_set(err, SPP_E_DEVICE, "%s", p.why);
+#if HAVE_CUDA
+	{
+		struct layer L = {w, x, yd, bound, n, nnz, theoretical_speedup, o, NULL, NULL, 0, ""};
+
+		return run_all(&L, out, err);
+	}
+#else
 	(void)w, (void)x, (void)n, (void)yd, (void)bound, (void)nnz;
 	(void)theoretical_speedup, (void)o, (void)out;
-	return spp_error_set(err, SPP_E_DEVICE, "analyze does not run the CUDA kernels yet");
+	return spp_error_set(err, SPP_E_DEVICE, "no CUDA backend in this build");
+#endif
 }

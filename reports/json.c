@@ -289,7 +289,8 @@ static cJSON *build_run(struct build *b, const struct spp_run *r)
 	add_str(b, o, "format", r->format);
 	add_str(b, o, "precision", r->precision);
 	add_str(b, o, "status", spp_run_status_name(r->status));
-	if (r->status != SPP_RUN_OK)
+	/* an ok run may say how it was checked (a reduced-precision bound) */
+	if (r->status != SPP_RUN_OK || r->reason[0])
 		add_str(b, o, "reason", r->reason);
 	if (timed) {
 		t = add_obj(b, o, "time_ns");

@@ -1,9 +1,11 @@
 /* The report's "machine" block, shared by analyze reports and `spprof info`. */
 #include "reports/report.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "counters/sim.h"
+#include "kernels/cuda/device.h"
 #include "profiler/machine.h"
 
 static cJSON *str_or_null(const char *s)
@@ -103,6 +105,34 @@ static cJSON *counters_json(const struct spp_machine *m)
 	return arr;
 }
 
+/*
+ * One object per CUDA device of spp_cuda_probe; [] when there is none
+ * (the reason is `spprof info`'s gpu line). Versions as cudart gives them
+ * (13000 is 13.0); driver_version null when there is no driver.
+ */
+static cJSON *gpus_json(void)
+{
+	cJSON *arr = cJSON_CreateArray();
+	struct spp_cuda_probe p;
+
+	spp_cuda_probe(&p);
+	for (int i = 0; arr && i < p.ndevices; i++) {
+		cJSON *o = cJSON_CreateObject();
+		char sm[16];
+
+		snprintf(sm, sizeof(sm), "sm_%d", p.dev[i].sm);
+		cJSON_AddNumberToObject(o, "index", i);
+		cJSON_AddStringToObject(o, "name", p.dev[i].name);
+		cJSON_AddStringToObject(o, "sm", sm);
+		cJSON_AddNumberToObject(o, "multiprocessors", p.dev[i].multiprocessors);
+		cJSON_AddNumberToObject(o, "memory_bytes", (double)p.dev[i].memory);
+		cJSON_AddItemToObject(o, "runtime_version", num_or_null(p.runtime_version));
+		cJSON_AddItemToObject(o, "driver_version", num_or_null(p.driver_version));
+		cJSON_AddItemToArray(arr, o);
+	}
+	return arr;
+}
+
 cJSON *spp_report_machine(const struct spp_machine *m)
 {
 	cJSON *o = cJSON_CreateObject();
@@ -125,6 +155,6 @@ cJSON *spp_report_machine(const struct spp_machine *m)
 	cJSON_AddItemToObject(o, "calibration", calibration_json(m));
 	cJSON_AddItemToObject(o, "counters", m->ncounters ? counters_json(m) : cJSON_CreateNull());
 	cJSON_AddItemToObject(o, "dense_blas", blas_json(&m->blas));
-	cJSON_AddItemToObject(o, "gpus", cJSON_CreateArray());
+	cJSON_AddItemToObject(o, "gpus", gpus_json());
 	return o;
 }

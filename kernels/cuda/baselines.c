@@ -1,6 +1,7 @@
 /*
  * The vendor baselines as entries of the CUDA table: cuBLAS SGEMM on the
- * dense W, cuSPARSE SpMM on W in CSR. Both take row-major x and y.
+ * dense W, cuSPARSE SpMM (the generic API) on W in CSR, COO and BSR. All
+ * take row-major x and y. The reduced-precision cuBLAS runs are in tc.c.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -16,7 +17,8 @@
 #include "kernels/cuda/formats.h"
 #include "kernels/cuda/impl.h"
 
-const struct spp_cuda_format spp_cuda_cusparse_csr, spp_cuda_cusparse_coo, spp_cuda_cublas_dense;
+const struct spp_cuda_format spp_cuda_cusparse_csr, spp_cuda_cusparse_coo, spp_cuda_cusparse_bsr4,
+	spp_cuda_cusparse_bsr8, spp_cuda_cusparse_bsr16, spp_cuda_cublas_dense;
 
 static int encode_dense(const struct spp_matrix *w, struct spp_cuda_encoded *out,
 			struct spp_error *err)
@@ -150,6 +152,8 @@ static int spmm_cusparse(const struct spp_cuda_encoded *w, const float *x, float
 	cusparseDnMatDescr_t dx = NULL, dy = NULL;
 	const float one = 1.0f, zero = 0.0f;
 	size_t need = 0;
+	/* the default algorithm covers CSR and COO; BSR has its own */
+	cusparseSpMMAlg_t alg = w->ops->block ? CUSPARSE_SPMM_BSR_ALG1 : CUSPARSE_SPMM_ALG_DEFAULT;
 	cusparseStatus_t s;
 	int rc = 0;
 
@@ -159,7 +163,7 @@ static int spmm_cusparse(const struct spp_cuda_encoded *w, const float *x, float
 	if (s == CUSPARSE_STATUS_SUCCESS)
 		s = cusparseSpMM_bufferSize(h, CUSPARSE_OPERATION_NON_TRANSPOSE,
 					    CUSPARSE_OPERATION_NON_TRANSPOSE, &one, b->descr, dx,
-					    &zero, dy, CUDA_R_32F, CUSPARSE_SPMM_ALG_DEFAULT, &need);
+					    &zero, dy, CUDA_R_32F, alg, &need);
 	if (s != CUSPARSE_STATUS_SUCCESS) {
 		rc = spp_error_set(err, SPP_E_DEVICE, "cuda: cuSPARSE SpMM setup: %s",
 				   cusparseGetErrorString(s));
@@ -177,7 +181,7 @@ static int spmm_cusparse(const struct spp_cuda_encoded *w, const float *x, float
 		b->work_bytes = need;
 	}
 	s = cusparseSpMM(h, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE, &one,
-			 b->descr, dx, &zero, dy, CUDA_R_32F, CUSPARSE_SPMM_ALG_DEFAULT, b->work);
+			 b->descr, dx, &zero, dy, CUDA_R_32F, alg, b->work);
 	if (s != CUSPARSE_STATUS_SUCCESS)
 		rc = spp_error_set(err, SPP_E_DEVICE, "cuda: cusparseSpMM: %s", cusparseGetErrorString(s));
 out:
@@ -202,9 +206,111 @@ static void release_cusparse(struct spp_cuda_encoded *e)
 	e->impl = NULL;
 }
 
+/*
+ * Whether this cuSPARSE takes row-major x and y with BSR: its
+ * documentation does not say, and column-major would need a transposed
+ * copy of y inside the timed call. cusparseSpMM_bufferSize validates the
+ * layouts without reading the data, so ask it once on W's own buffers.
+ */
+static int bsr_row_major(struct spp_cuda_encoded *out, int bs, struct spp_error *err)
+{
+	struct spp_cuda_buf *b = out->impl;
+	cusparseDnMatDescr_t dx = NULL, dy = NULL;
+	const float one = 1.0f, zero = 0.0f;
+	size_t need = 0;
+	cusparseStatus_t s;
+
+	s = cusparseCreateDnMat(&dx, out->k, 8, 8, b->val, CUDA_R_32F, CUSPARSE_ORDER_ROW);
+	if (s == CUSPARSE_STATUS_SUCCESS)
+		s = cusparseCreateDnMat(&dy, out->m, 8, 8, b->val, CUDA_R_32F, CUSPARSE_ORDER_ROW);
+	if (s == CUSPARSE_STATUS_SUCCESS)
+		s = cusparseSpMM_bufferSize((cusparseHandle_t)b->handle, CUSPARSE_OPERATION_NON_TRANSPOSE,
+					    CUSPARSE_OPERATION_NON_TRANSPOSE, &one, b->descr, dx, &zero,
+					    dy, CUDA_R_32F, CUSPARSE_SPMM_BSR_ALG1, &need);
+	if (dx)
+		cusparseDestroyDnMat(dx);
+	if (dy)
+		cusparseDestroyDnMat(dy);
+	if (s == CUSPARSE_STATUS_SUCCESS)
+		return 0;
+	out->ops->release(out);
+	if (s == CUSPARSE_STATUS_NOT_SUPPORTED || s == CUSPARSE_STATUS_INVALID_VALUE)
+		return spp_error_set(err, SPP_E_UNSUPPORTED,
+				     "cuSPARSE BSR%d SpMM does not take row-major X and Y here: %s", bs,
+				     cusparseGetErrorString(s));
+	return spp_error_set(err, SPP_E_DEVICE, "cuda: cuSPARSE BSR%d SpMM: %s", bs,
+			     cusparseGetErrorString(s));
+}
+
+/*
+ * cuSPARSE's BSR SpMM (cusparseCreateBsr and CUSPARSE_SPMM_BSR_ALG1, CUDA
+ * 12.x and 13) reads x as bcols * B rows and writes brows * B rows of y:
+ * a W whose M or K is not a multiple of B would need padded copies of x and
+ * y inside the timed call, so it is not applicable instead.
+ */
+static int encode_cusparse_bsr(const struct spp_matrix *w, int bs,
+			       const struct spp_cuda_format *ops, struct spp_cuda_encoded *out,
+			       struct spp_error *err)
+{
+	struct spp_cuda_buf *b;
+	int64_t nb;
+	int rc;
+
+	if (w->m % bs || w->k % bs)
+		return spp_error_set(err, SPP_E_UNSUPPORTED,
+				     "cuSPARSE BSR needs M and K multiples of %d (W is %lld x %lld)",
+				     bs, (long long)w->m, (long long)w->k);
+	if ((rc = spp_cuda_encode_bsr(w, bs, out, err)))
+		return rc;
+	out->ops = ops;
+	b = out->impl;
+	/* blocks stored: the encoder's byte count less the row pointers, over B*B floats + a column */
+	nb = (int64_t)((out->bytes - sizeof(int) * (uint64_t)(w->m / bs + 1)) /
+		       (sizeof(int) + sizeof(float) * (uint64_t)(bs * bs)));
+	if (cusparseCreate((cusparseHandle_t *)&b->handle) != CUSPARSE_STATUS_SUCCESS ||
+	    cusparseCreateBsr((cusparseSpMatDescr_t *)&b->descr, w->m / bs, w->k / bs, nb, bs, bs,
+			      b->rowptr, b->col, b->val, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I,
+			      CUSPARSE_INDEX_BASE_ZERO, CUDA_R_32F,
+			      CUSPARSE_ORDER_ROW) != CUSPARSE_STATUS_SUCCESS) {
+		out->ops->release(out);
+		return spp_error_set(err, SPP_E_DEVICE, "cuda: cuSPARSE BSR%d descriptor", bs);
+	}
+	return bsr_row_major(out, bs, err);
+}
+
+static int encode_cusparse_bsr4(const struct spp_matrix *w, struct spp_cuda_encoded *out,
+				struct spp_error *err)
+{
+	return encode_cusparse_bsr(w, 4, &spp_cuda_cusparse_bsr4, out, err);
+}
+
+static int encode_cusparse_bsr8(const struct spp_matrix *w, struct spp_cuda_encoded *out,
+				struct spp_error *err)
+{
+	return encode_cusparse_bsr(w, 8, &spp_cuda_cusparse_bsr8, out, err);
+}
+
+static int encode_cusparse_bsr16(const struct spp_matrix *w, struct spp_cuda_encoded *out,
+				 struct spp_error *err)
+{
+	return encode_cusparse_bsr(w, 16, &spp_cuda_cusparse_bsr16, out, err);
+}
+
 const struct spp_cuda_format spp_cuda_cusparse_csr = {
-	"cusparse_csr", 0, 1, encode_cusparse, spmm_cusparse, release_cusparse};
+	.key = "cusparse_csr", .baseline = 1, .encode = encode_cusparse, .spmm = spmm_cusparse,
+	.release = release_cusparse, .precision = "fp32"};
 const struct spp_cuda_format spp_cuda_cusparse_coo = {
-	"cusparse_coo", 0, 1, encode_cusparse_coo, spmm_cusparse, release_cusparse};
+	.key = "cusparse_coo", .baseline = 1, .encode = encode_cusparse_coo,
+	.spmm = spmm_cusparse, .release = release_cusparse, .precision = "fp32"};
+const struct spp_cuda_format spp_cuda_cusparse_bsr4 = {
+	.key = "cusparse_bsr4", .block = 4, .baseline = 1, .encode = encode_cusparse_bsr4,
+	.spmm = spmm_cusparse, .release = release_cusparse, .precision = "fp32"};
+const struct spp_cuda_format spp_cuda_cusparse_bsr8 = {
+	.key = "cusparse_bsr8", .block = 8, .baseline = 1, .encode = encode_cusparse_bsr8,
+	.spmm = spmm_cusparse, .release = release_cusparse, .precision = "fp32"};
+const struct spp_cuda_format spp_cuda_cusparse_bsr16 = {
+	.key = "cusparse_bsr16", .block = 16, .baseline = 1, .encode = encode_cusparse_bsr16,
+	.spmm = spmm_cusparse, .release = release_cusparse, .precision = "fp32"};
 const struct spp_cuda_format spp_cuda_cublas_dense = {
-	"cublas_dense", 0, 1, encode_dense, spmm_dense, release_dense};
+	.key = "cublas_dense", .baseline = 1, .encode = encode_dense, .spmm = spmm_dense,
+	.release = release_dense, .precision = "fp32"};

@@ -39,6 +39,9 @@ void spp_cuda_buf_free(struct spp_cuda_buf *b)
 	cudaFree(b->rowidx);
 	cudaFree(b->idx);
 	cudaFree(b->work);
+	cudaFree(b->xin);
+	cudaFree(b->tc_a);
+	cudaFree(b->tc_e);
 	free(b);
 }
 
@@ -186,23 +189,56 @@ static void release_buf(struct spp_cuda_encoded *e)
 	e->impl = NULL;
 }
 
-static const struct spp_cuda_format fmt_csr = {"csr", 0, 0, encode_csr, spmm_csr, release_buf};
+/* part_rows: csr, bitmask and nm2_4 give each block 8 rows (8 warps of one row), bsrB one block row */
+static const struct spp_cuda_format fmt_csr = {
+	.key = "csr", .encode = encode_csr, .spmm = spmm_csr, .release = release_buf,
+	.precision = "fp32", .part_rows = 8};
 static const struct spp_cuda_format fmt_csr_balanced = {
-	"csr_balanced", 0, 0, encode_csr_balanced, spmm_csr_balanced, release_buf};
-static const struct spp_cuda_format fmt_bsr4 = {"bsr4", 4, 0, encode_bsr4, spmm_bsr, release_buf};
-static const struct spp_cuda_format fmt_bsr8 = {"bsr8", 8, 0, encode_bsr8, spmm_bsr, release_buf};
-static const struct spp_cuda_format fmt_bsr16 = {"bsr16", 16, 0, encode_bsr16, spmm_bsr, release_buf};
+	.key = "csr_balanced", .encode = encode_csr_balanced, .spmm = spmm_csr_balanced,
+	.release = release_buf, .precision = "fp32", .part_rows = SPP_CUDA_PART_NNZ,
+	.part_nnz = 8 * 256}; /* csr.cu: 8 warps of kChunk = 256 non-zeros */
+static const struct spp_cuda_format fmt_bsr4 = {
+	.key = "bsr4", .block = 4, .encode = encode_bsr4, .spmm = spmm_bsr, .release = release_buf,
+	.precision = "fp32", .part_rows = 4};
+static const struct spp_cuda_format fmt_bsr8 = {
+	.key = "bsr8", .block = 8, .encode = encode_bsr8, .spmm = spmm_bsr, .release = release_buf,
+	.precision = "fp32", .part_rows = 8};
+static const struct spp_cuda_format fmt_bsr16 = {
+	.key = "bsr16", .block = 16, .encode = encode_bsr16, .spmm = spmm_bsr,
+	.release = release_buf, .precision = "fp32", .part_rows = 16};
 static const struct spp_cuda_format fmt_bitmask = {
-	"bitmask", 0, 0, encode_bitmask, spmm_bitmask, release_buf};
-static const struct spp_cuda_format fmt_nm2_4 = {"nm2_4", 4, 0, encode_nm2_4, spmm_nm2_4, release_buf};
+	.key = "bitmask", .encode = encode_bitmask, .spmm = spmm_bitmask, .release = release_buf,
+	.precision = "fp32", .part_rows = 8};
+static const struct spp_cuda_format fmt_nm2_4 = {
+	.key = "nm2_4", .block = 4, .encode = encode_nm2_4, .spmm = spmm_nm2_4,
+	.release = release_buf, .precision = "fp32", .part_rows = 8};
 
 extern const struct spp_cuda_format spp_cuda_cusparse_csr, spp_cuda_cusparse_coo,
-	spp_cuda_cublas_dense;
+	spp_cuda_cusparse_bsr4, spp_cuda_cusparse_bsr8, spp_cuda_cusparse_bsr16,
+	spp_cuda_cublas_dense, spp_cuda_cublas_tf32, spp_cuda_cublas_fp16, spp_cuda_fmt_nm2_4_tc;
 
 const struct spp_cuda_format *const spp_cuda_formats[] = {
 	&fmt_csr, &fmt_csr_balanced, &fmt_bsr4, &fmt_bsr8, &fmt_bsr16, &fmt_bitmask, &fmt_nm2_4,
-	&spp_cuda_cusparse_csr, &spp_cuda_cusparse_coo, &spp_cuda_cublas_dense, NULL,
+	&spp_cuda_fmt_nm2_4_tc, &spp_cuda_cusparse_csr, &spp_cuda_cusparse_coo,
+	&spp_cuda_cusparse_bsr4, &spp_cuda_cusparse_bsr8, &spp_cuda_cusparse_bsr16,
+	&spp_cuda_cublas_dense, &spp_cuda_cublas_tf32, &spp_cuda_cublas_fp16, NULL,
 };
+
+int spp_cuda_current_sm(int *sm, struct spp_error *err)
+{
+	int dev = 0, major = 0, minor = 0;
+	cudaError_t e;
+
+	*sm = 0;
+	if ((e = cudaGetDevice(&dev)) ||
+	    (e = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev)) ||
+	    (e = cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev))) {
+		cudaGetLastError();
+		return spp_error_set(err, SPP_E_DEVICE, "cuda: no device: %s", cudaGetErrorString(e));
+	}
+	*sm = major * 10 + minor;
+	return 0;
+}
 
 const struct spp_cuda_format *spp_cuda_format_find(const char *key)
 {
@@ -227,8 +263,8 @@ static int encode_csr_balanced(const struct spp_matrix *w, struct spp_cuda_encod
 }
 
 /* Blocks with any non-zero, block rows in order, zero-padded past M and K. */
-static int encode_bsr(const struct spp_matrix *w, const int bs, struct spp_cuda_encoded *out,
-		      struct spp_error *err)
+int spp_cuda_encode_bsr(const struct spp_matrix *w, const int bs, struct spp_cuda_encoded *out,
+			struct spp_error *err)
 {
 	int64_t mb = (w->m + bs - 1) / bs, kb = (w->k + bs - 1) / bs, nb = 0;
 	int *browptr = NULL, *bcol = NULL;
@@ -356,21 +392,21 @@ static int encode_bsr4(const struct spp_matrix *w, struct spp_cuda_encoded *out,
 		       struct spp_error *err)
 {
 	out->ops = &fmt_bsr4;
-	return encode_bsr(w, 4, out, err);
+	return spp_cuda_encode_bsr(w, 4, out, err);
 }
 
 static int encode_bsr8(const struct spp_matrix *w, struct spp_cuda_encoded *out,
 		       struct spp_error *err)
 {
 	out->ops = &fmt_bsr8;
-	return encode_bsr(w, 8, out, err);
+	return spp_cuda_encode_bsr(w, 8, out, err);
 }
 
 static int encode_bsr16(const struct spp_matrix *w, struct spp_cuda_encoded *out,
 			struct spp_error *err)
 {
 	out->ops = &fmt_bsr16;
-	return encode_bsr(w, 16, out, err);
+	return spp_cuda_encode_bsr(w, 16, out, err);
 }
 
 /* Two slots per group of four columns; a group with three or more non-zeros refuses W. */

@@ -25,21 +25,45 @@ struct spp_cuda_encoded {
 	void *impl;            /* the format's device buffers and handles */
 };
 
+/* part_rows of an entry whose thread blocks take equal runs of non-zeros */
+#define SPP_CUDA_PART_NNZ (-1)
+
 struct spp_cuda_format {
 	const char *key;       /* "csr", "csr_balanced", "bsr4", ..., "nm2_4", "cublas_dense" */
 	int block;             /* B of bsrB; else 0 */
 	int baseline;          /* 1 for a vendor library the kernels are compared with */
 	/*
 	 * Encode w and copy it to the current device; sets out->ops. 0, SPP_E_NOMEM (host),
-	 * SPP_E_UNSUPPORTED (more than 2^31-1 rows, columns or non-zeros) or
+	 * SPP_E_UNSUPPORTED (more than 2^31-1 rows, columns or non-zeros; a W the
+	 * entry cannot hold, the reason in err; a device too old for it) or
 	 * SPP_E_DEVICE with cudart's message.
 	 */
 	int (*encode)(const struct spp_matrix *w, struct spp_cuda_encoded *out,
 		      struct spp_error *err);
-	/* y = w * x on the default stream; x K x N, y M x N, row-major, on the device. */
+	/*
+	 * y = w * x on the default stream; x K x N, y M x N, row-major, on the
+	 * device. An entry with prepare reads the x it prepared, not x.
+	 */
 	int (*spmm)(const struct spp_cuda_encoded *w, const float *x, float *y, int64_t n,
 		    struct spp_error *err);
 	void (*release)(struct spp_cuda_encoded *e);
+	/* inputs as the kernel multiplies them: "fp32", "tf32", "fp16", "bf16" (accumulation fp32) */
+	const char *precision;
+	/*
+	 * How the kernel splits W over thread blocks, for the static load
+	 * balance: > 0 rows per block, SPP_CUDA_PART_NNZ equal runs of
+	 * part_nnz non-zeros, 0 unknown (vendor libraries).
+	 */
+	int part_rows;
+	int part_nnz;
+	/*
+	 * Optional: convert x (device, K x N fp32) once into the entry's own
+	 * input (fp16, transposed, ...) kept in w, before the checked and timed
+	 * runs, as a network would hold its activations already in that form.
+	 * NULL: spmm reads x as it is.
+	 */
+	int (*prepare)(struct spp_cuda_encoded *w, const float *x, int64_t n,
+		       struct spp_error *err);
 };
 
 /* Every CUDA format and baseline, kernels first; NULL-terminated. */

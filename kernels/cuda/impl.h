@@ -18,11 +18,22 @@ struct spp_cuda_buf {
 	void *descr;           /* cusparseSpMatDescr_t */
 	void *work;            /* cuSPARSE's work buffer, grown on demand */
 	size_t work_bytes;
+	void *xin;             /* prepare: x in the entry's own precision and layout */
+	size_t xin_bytes;
+	int64_t mtiles, ktiles; /* nm2_4_tc: W's tiles (host.h) */
+	uint32_t *tc_a, *tc_e; /* nm2_4_tc: fragments and metadata */
 };
 
 /* Encode w as CSR on the device into out (impl a struct spp_cuda_buf). */
 int spp_cuda_encode_csr(const struct spp_matrix *w, struct spp_cuda_encoded *out,
 			struct spp_error *err);
+
+/* Encode w as BSR with bs x bs row-major blocks on the device into out (formats.c). */
+int spp_cuda_encode_bsr(const struct spp_matrix *w, int bs, struct spp_cuda_encoded *out,
+			struct spp_error *err);
+
+/* The current device's compute capability (major * 10 + minor); SPP_E_DEVICE when none. */
+int spp_cuda_current_sm(int *sm, struct spp_error *err);
 
 /* Free a struct spp_cuda_buf's device buffers (not its handles) and the struct. */
 void spp_cuda_buf_free(struct spp_cuda_buf *b);

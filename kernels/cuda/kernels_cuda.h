@@ -44,10 +44,26 @@ int spp_cuda_bitmask(int m, int k, int n, const uint64_t *mask, const int *rowpt
  * 2:4 on CUDA cores, fp32: each row holds ceil(K/4) groups of two slots,
  * val and idx (the column within the group, 0..3) both m * groups * 2;
  * an unused slot has value 0 and index 0 (inside K, so never read past it).
- * Not the sparse tensor core (mma.sp) kernel: that one is not written yet.
+ * The sparse tensor-core kernel is spp_cuda_nm2_4_tc.
  */
 int spp_cuda_nm2_4(int m, int k, int n, const float *val, const unsigned char *idx,
 		   const float *x, float *y, void *stream);
+
+/*
+ * 2:4 on sparse tensor cores (mma.sp m16n8k32, fp16 inputs, fp32
+ * accumulate; sm_80 and newer): a and e are W's tiles as host.h's struct
+ * spp_nm_tc lays them out (mtiles x ktiles tiles of 16 x 32), xt is X
+ * transposed to fp16, n_pad x kp (n_pad = N rounded up to 8, kp =
+ * 32 * ktiles), zero-padded (spp_cuda_to_half_t makes it).
+ */
+int spp_cuda_nm2_4_tc(int m, int n, int mtiles, int ktiles, const uint32_t *a, const uint32_t *e,
+		      const void *xt, float *y, void *stream);
+
+/* x (K x N fp32, row-major) to xt (fp16, n_pad x kp: xt[j * kp + c] = x[c][j], zero past K and N). */
+int spp_cuda_to_half_t(int k, int n, int kp, int n_pad, const float *x, void *xt, void *stream);
+
+/* x (count fp32) to fp16, element by element, round to nearest even. */
+int spp_cuda_to_half(int64_t count, const float *x, void *xh, void *stream);
 
 #ifdef __cplusplus
 }

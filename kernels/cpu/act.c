@@ -365,7 +365,7 @@ static void act_part(const struct spp_encoded *w, int p, const float *x, float *
 		     enum spp_isa isa)
 {
 #if CPU_X86
-	if (isa == SPP_ISA_AVX512 && n > 1 && w->ops == &spp_cpu_csr_act) {
+	if (isa == SPP_ISA_AVX512 && w->ops == &spp_cpu_csr_act) {
 		const struct cpu_act *a = w->impl;
 		const struct cpu_csr *c = a->w.impl;
 

@@ -1,8 +1,9 @@
 /*
- * csr_act for AVX-512 at N >= 2 (see act.c): each run of a segment's
- * non-zeros is compacted to those whose X row is live, without a branch
- * per non-zero, then summed by csr's register-resident segment kernel, so
- * that skipping costs a flag load and a store per non-zero and nothing else.
+ * csr_act for AVX-512 (see act.c). N = 1: csr's gather dot products with
+ * the product of each zero x masked off. N >= 2: each run of a segment's
+ * non-zeros is compacted to those whose X row is live, 16 at a time (a
+ * gather of their flags, then compress-stores), then summed by csr's
+ * register-resident segment kernel.
  */
 #include "kernels/cpu/cpu.h"
 
@@ -15,8 +16,8 @@ INL512 void act_chunk512(const int nv, const int full, const struct cpu_csr *c, 
 			 int64_t m, int64_t r0, int64_t r1, const float *x, float *y, int64_t n,
 			 __mmask16 mt)
 {
-	uint16_t col[RUN];
-	float val[RUN];
+	int32_t col[RUN + 16];
+	float val[RUN + 16];
 
 	for (int64_t t = 0; t < c->tiles; t++) {
 		const uint8_t *flags = xnz + t * c->tile_w;
@@ -30,13 +31,19 @@ INL512 void act_chunk512(const int nv, const int full, const struct cpu_csr *c, 
 				int32_t j1 = hi - j0 < RUN ? hi : j0 + RUN;
 				int live = 0;
 
-				for (int32_t j = j0; j < j1; j++) {
-					col[live] = c->col[j];
-					val[live] = c->val[j];
-					live += flags[c->col[j]];
+				/* 16 at a time: gather the flags, compress the live (column, value) pairs */
+				for (int32_t j = j0; j < j1; j += 16) {
+					__mmask16 in = j1 - j >= 16 ? 0xffff : (__mmask16)((1u << (j1 - j)) - 1);
+					__m512i cj = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(in, c->col + j));
+					__m512i fl = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), in, cj, flags, 1);
+					__mmask16 keep = _mm512_mask_test_epi32_mask(in, fl, _mm512_set1_epi32(0xff));
+
+					_mm512_mask_compressstoreu_epi32(col + live, keep, cj);
+					_mm512_mask_compressstoreu_ps(val + live, keep, _mm512_maskz_loadu_ps(in, c->val + j));
+					live += __builtin_popcount(keep);
 				}
 				if (live || first)
-					seg512(nv, full, mt, 1, col, val, live, x + t * c->tile_w * n, n,
+					seg512(nv, full, mt, 0, col, val, live, x + t * c->tile_w * n, n,
 					       y + i * n, first);
 				first = 0;
 			}
@@ -49,6 +56,17 @@ CPU_AVX512 void cpu_csr_act_part_avx512(const struct spp_encoded *w, const uint8
 {
 	const struct cpu_csr *c = w->impl;
 
+	if (n == 1) {
+		/* csr's gathers, each product of a zero x masked off */
+		for (int64_t t = 0; t < c->tiles; t++)
+			for (int64_t i = r0; i < r1; i++) {
+				int32_t lo = c->ptr[t * w->m + i], hi = c->ptr[t * w->m + i + 1];
+				float d = lo == hi ? 0.0f : _mm512_reduce_add_ps(dot512(1, 1, c->col + lo, c->val + lo, hi - lo, x + t * c->tile_w, _mm512_setzero_ps()));
+
+				y[i] = t == 0 ? d : y[i] + d;
+			}
+		return;
+	}
 	for (int64_t j0 = 0; j0 < n; j0 += 64) {
 		int64_t cw = n - j0 < 64 ? n - j0 : 64;
 		__mmask16 mt = tail_mask512(cw);

@@ -45,7 +45,7 @@ CPU_AVX512 void cpu_coo_part_avx512(const struct spp_encoded *w, int64_t z0,
 				e++;
 			for (; cur < r; cur++)
 				y[cur] = 0;
-			y[r] = _mm512_reduce_add_ps(dot512(0, c->col + z, c->val + z, e - z, x,
+			y[r] = _mm512_reduce_add_ps(dot512(0, 0, c->col + z, c->val + z, e - z, x,
 							   _mm512_setzero_ps()));
 			cur = (int64_t)r + 1;
 			z = e;

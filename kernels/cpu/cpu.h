@@ -151,7 +151,7 @@ void cpu_nm_part_avx512(const struct spp_encoded *w, int64_t r0, int64_t r1,
 			const float *x, float *y, int64_t n);
 void cpu_nm_part_avx2(const struct spp_encoded *w, int64_t r0, int64_t r1,
 		      const float *x, float *y, int64_t n);
-/* csr_act at n >= 2 on a csr encoding w, skipping columns whose xnz flag is 0. */
+/* csr_act on a csr encoding w: at n >= 2 skipping columns whose xnz flag is 0, at n = 1 zeros of x. */
 void cpu_csr_act_part_avx512(const struct spp_encoded *w, const uint8_t *xnz, int64_t r0,
 			     int64_t r1, const float *x, float *y, int64_t n);
 #endif

@@ -9,7 +9,9 @@
  * accumulators so that consecutive non-zeros do not wait on one FMA chain
  * (four sets measured no faster).
  *
- * dot512: the N = 1 segment product by 16-lane gathers of x.
+ * dot512: the N = 1 segment product by 16-lane gathers of x; with `skip`
+ * a product whose x is zero is masked off (the activation kernels: an
+ * infinite weight times a zero x never reaches the sum).
  */
 #ifndef SPP_KERNELS_CPU_SEG_AVX512_H
 #define SPP_KERNELS_CPU_SEG_AVX512_H
@@ -90,7 +92,15 @@ INL512 void seg512(const int nv, const int full, __mmask16 mt,
 		st512(full || v < nv - 1, mt, yr + 16 * v, _mm512_add_ps(a[0][v], a[1][v]));
 }
 
-INL512 __m512 dot512(const int ci, const void *col, const float *val, int64_t len,
+/* acc + v * g, where g != 0 when skip (NaN counts as non-zero) */
+INL512 __m512 fma_live(const int skip, __m512 v, __m512 g, __m512 acc)
+{
+	if (!skip)
+		return _mm512_fmadd_ps(v, g, acc);
+	return _mm512_mask3_fmadd_ps(v, g, acc, _mm512_cmp_ps_mask(g, _mm512_setzero_ps(), _CMP_NEQ_UQ));
+}
+
+INL512 __m512 dot512(const int ci, const int skip, const void *col, const float *val, int64_t len,
 		     const float *x, __m512 acc)
 {
 	__m512 acc1 = _mm512_setzero_ps();
@@ -110,14 +120,14 @@ INL512 __m512 dot512(const int ci, const void *col, const float *val, int64_t le
 		if (!ci)
 			_mm_prefetch((const char *)col + (j + DOT_PF + 16) * 4, _MM_HINT_T0);
 
-		acc = _mm512_fmadd_ps(_mm512_loadu_ps(val + j), _mm512_i32gather_ps(i0, x, 4), acc);
-		acc1 = _mm512_fmadd_ps(_mm512_loadu_ps(val + j + 16), _mm512_i32gather_ps(i1, x, 4), acc1);
+		acc = fma_live(skip, _mm512_loadu_ps(val + j), _mm512_i32gather_ps(i0, x, 4), acc);
+		acc1 = fma_live(skip, _mm512_loadu_ps(val + j + 16), _mm512_i32gather_ps(i1, x, 4), acc1);
 	}
 	for (; j < len; j += 16) {
 		__mmask16 m = len - j >= 16 ? 0xffff : (__mmask16)((1u << (len - j)) - 1);
 		__m512 g = _mm512_mask_i32gather_ps(_mm512_setzero_ps(), m, idx512(ci, col, j, m), x, 4);
 
-		acc1 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, val + j), g, acc1);
+		acc1 = fma_live(skip, _mm512_maskz_loadu_ps(m, val + j), g, acc1);
 	}
 	return _mm512_add_ps(acc, acc1);
 }

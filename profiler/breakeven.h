@@ -40,16 +40,20 @@ int spp_breakeven_analysis(struct spp_analysis *a, const struct spp_run_opts *ro
 void spp_breakeven_release(struct spp_analysis *a);
 
 struct spp_recommendation {
-	const char *backend;   /* "cpu" */
+	const char *backend;   /* "cpu" or "cuda" */
 	char format[16];       /* "dense" when no format is clearly faster */
 	double speedup;        /* measured; 1 for dense; NAN when nothing was timed */
 	double time_ns;        /* median of the chosen run; NAN when nothing was timed */
+	double dense_ns;       /* median of the dense baseline of its backend */
 	char reason[256];
 };
 
 /*
- * The run with the best measured speedup, chosen only when its spread is
- * clear of dense's (its p90 below dense's p10); otherwise dense. Equal
+ * The run with the best measured speedup, each backend's runs against
+ * that backend's dense baseline (OpenBLAS on cpu, cuBLAS fp32 on cuda),
+ * chosen only when its spread is clear of that dense's (its p90 below
+ * dense's p10); otherwise the CPU's dense. Only formats with a storage
+ * row are candidates (not peers or activation kernels). Equal
  * speedups go to the run listed first. Returns 0 when a recommendation was
  * made, -1 when the layer has no timed dense baseline (out untouched).
  */

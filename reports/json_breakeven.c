@@ -149,7 +149,8 @@ cJSON *spp_report_projection(const struct spp_analysis *a)
 		if (s->unsupported || spp_recommend_layer(&a->runs[i], &rec))
 			continue;
 		nrec++;
-		td += a->runs[i].runs[0].time.median;
+		/* the recommended run against the dense baseline of its own backend */
+		td += rec.dense_ns;
 		tr += rec.time_ns;
 		bd += s->storage[SPP_ST_DENSE].bytes;
 		br += format_bytes(s, rec.format);

@@ -140,6 +140,26 @@ static void test_recommendation(void **state)
 	assert_true(fabs(rec.speedup - 2.0) < 1e-12);
 	assert_true(fabs(rec.time_ns - 50) < 1e-12);
 
+	/*
+	 * a second backend against its own dense: cuda csr at 2.5x cuBLAS wins
+	 * over cpu csr at 2x OpenBLAS, though cuBLAS is not in runs[0]; the
+	 * inactive cuBLAS run itself is never a candidate
+	 */
+	runs[2] = run_of("dense", 10, 9, 11);
+	runs[3] = run_of("csr", 4, 3.9, 4.5);
+	runs[2].backend = runs[3].backend = "cuda";
+	assert_int_equal(spp_recommend_layer(&lr, &rec), 0);
+	assert_string_equal(rec.backend, "cuda");
+	assert_string_equal(rec.format, "csr");
+	assert_true(fabs(rec.speedup - 2.5) < 1e-12);
+	assert_true(rec.dense_ns == 10 && rec.time_ns == 4);
+	assert_non_null(strstr(rec.reason, "over cuda dense"));
+	/* without a timed cuda dense the cuda run has nothing to be measured against */
+	runs[2].status = SPP_RUN_FAILED;
+	assert_int_equal(spp_recommend_layer(&lr, &rec), 0);
+	assert_string_equal(rec.backend, "cpu");
+	assert_true(rec.dense_ns == 100);
+
 	/* faster at the median but inside dense's spread: dense */
 	runs[1] = run_of("csr", 90, 80, 96);
 	lr.nruns = 2;

@@ -17,6 +17,7 @@
 #include "reports/cells.h"
 #include "reports/html.h"
 #include "reports/svg.h"
+#include "reports/text_table.h"
 
 static const char css[] =
 	":root{--fg:#1d2330;--mute:#5b6475;--line:#d9dee7;--panel:#f6f8fb;--accent:#2f6fb3}\n"
@@ -560,6 +561,28 @@ static void warnings(FILE *f, const cJSON *r)
 	fputs("</ul></section>\n", f);
 }
 
+/* The layers' notes (activations, diagnosis): the text report's lines, one item each. */
+static void notes(FILE *f, const cJSON *r)
+{
+	char *buf = NULL, *line, *save = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&buf, &len);
+
+	if (!m)
+		return;
+	spp_text_write_notes(r, m, "", "");
+	if (fclose(m) == 0 && len > 0) {
+		fputs("<section id=\"notes\"><h2>Layer notes: activations and diagnosis</h2><ul>\n", f);
+		for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+			fputs("<li>", f);
+			spp_html_escape(f, line);
+			fputs("</li>\n", f);
+		}
+		fputs("</ul></section>\n", f);
+	}
+	free(buf);
+}
+
 static int any_ok_run(const cJSON *layers)
 {
 	const cJSON *l, *run;
@@ -627,6 +650,7 @@ int spp_report_write_html(const cJSON *report, FILE *f, struct spp_error *err)
 	spp_html_roofline(&h);
 	spp_html_cache(&h);
 	spp_html_table(&h);
+	notes(f, report);
 	fputs("<footer>Written by spprof from a spprof.report/1 tree; every chart is drawn from "
 	      "the figures in this file. Hover a bar or point for its figures.</footer>\n", f);
 	fprintf(f, "</main>\n<script>\n%s</script>\n</body>\n</html>\n", js_table);

@@ -246,15 +246,18 @@ static void test_act_sparsity(void **state)
 	harness_run_free(&r);
 
 	/* the text and Markdown reports say it in a note under the runs */
-	for (int md = 0; md < 2; md++) {
-		const char *text[] = {"report", f->out, "--format", md ? "md" : "text", NULL};
+	for (int fmt = 0; fmt < 3; fmt++) {
+		static const char *const names[] = {"text", "md", "html"};
+		static const char *const lead[] = {"\nfc: activations synthetic: ", "\n- fc: activations synthetic: ",
+						   "<li>fc: activations synthetic: "};
+		static const char *const heading[] = {"", "### Notes", "<section id=\"notes\">"};
+		const char *text[] = {"report", f->out, "--format", names[fmt], NULL};
 
 		assert_int_equal(harness_spprof(&r, text), 0);
 		assert_int_equal(r.status, 0);
-		assert_non_null(strstr(r.out, md ? "\n- fc: activations synthetic: " : "\nfc: activations synthetic: "));
+		assert_non_null(strstr(r.out, lead[fmt]));
 		assert_non_null(strstr(r.out, "its weight-only kernel"));
-		if (md)
-			assert_non_null(strstr(r.out, "### Notes"));
+		assert_non_null(strstr(r.out, heading[fmt]));
 		harness_run_free(&r);
 	}
 

@@ -58,13 +58,7 @@ CPU_AVX512 void cpu_csr_act_part_avx512(const struct spp_encoded *w, const uint8
 
 	if (n == 1) {
 		/* csr's gathers, each product of a zero x masked off */
-		for (int64_t t = 0; t < c->tiles; t++)
-			for (int64_t i = r0; i < r1; i++) {
-				int32_t lo = c->ptr[t * w->m + i], hi = c->ptr[t * w->m + i + 1];
-				float d = lo == hi ? 0.0f : _mm512_reduce_add_ps(dot512(1, 1, c->col + lo, c->val + lo, hi - lo, x + t * c->tile_w, _mm512_setzero_ps()));
-
-				y[i] = t == 0 ? d : y[i] + d;
-			}
+		csr_rows_n1_512(c, w->m, r0, r1, x, y, 1);
 		return;
 	}
 	for (int64_t j0 = 0; j0 < n; j0 += 64) {

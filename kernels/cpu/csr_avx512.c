@@ -30,14 +30,7 @@ CPU_AVX512 void cpu_csr_part_avx512(const struct spp_encoded *w, int64_t r0,
 	int64_t m = w->m;
 
 	if (n == 1) {
-		/* tile by tile too, so that W streams in storage order */
-		for (int64_t t = 0; t < c->tiles; t++)
-			for (int64_t i = r0; i < r1; i++) {
-				int32_t lo = c->ptr[t * m + i], hi = c->ptr[t * m + i + 1];
-				float d = lo == hi ? 0.0f : _mm512_reduce_add_ps(dot512(1, 0, c->col + lo, c->val + lo, hi - lo, x + t * c->tile_w, _mm512_setzero_ps()));
-
-				y[i] = t == 0 ? d : y[i] + d;
-			}
+		csr_rows_n1_512(c, m, r0, r1, x, y, 0);
 		return;
 	}
 	for (int64_t j0 = 0; j0 < n; j0 += 64) {

@@ -132,6 +132,24 @@ INL512 __m512 dot512(const int ci, const int skip, const void *col, const float 
 	return _mm512_add_ps(acc, acc1);
 }
 
+/*
+ * csr at N = 1 (csr.c's layout), rows r0..r1 of an m-row matrix, tile by
+ * tile so that W streams in storage order; skip as in dot512.
+ */
+INL512 void csr_rows_n1_512(const struct cpu_csr *c, int64_t m, int64_t r0, int64_t r1,
+			    const float *x, float *y, const int skip)
+{
+	for (int64_t t = 0; t < c->tiles; t++)
+		for (int64_t i = r0; i < r1; i++) {
+			int32_t lo = c->ptr[t * m + i], hi = c->ptr[t * m + i + 1];
+			float d = lo == hi ? 0.0f
+					   : _mm512_reduce_add_ps(dot512(1, skip, c->col + lo, c->val + lo, hi - lo,
+									 x + t * c->tile_w, _mm512_setzero_ps()));
+
+			y[i] = t == 0 ? d : y[i] + d;
+		}
+}
+
 INL512 __mmask16 tail_mask512(int64_t r)
 {
 	return (__mmask16)(r % 16 ? (1u << (r % 16)) - 1 : 0xffff);

@@ -72,7 +72,7 @@ static int spmm_dense(const struct spp_cuda_encoded *w, const float *x, float *y
 	return 0;
 }
 
-static void release_dense(struct spp_cuda_encoded *e)
+void spp_cuda_release_cublas(struct spp_cuda_encoded *e)
 {
 	struct spp_cuda_buf *b = e ? e->impl : NULL;
 
@@ -313,4 +313,4 @@ const struct spp_cuda_format spp_cuda_cusparse_bsr16 = {
 	.spmm = spmm_cusparse, .release = release_cusparse, .precision = "fp32"};
 const struct spp_cuda_format spp_cuda_cublas_dense = {
 	.key = "cublas_dense", .baseline = 1, .encode = encode_dense, .spmm = spmm_dense,
-	.release = release_dense, .precision = "fp32"};
+	.release = spp_cuda_release_cublas, .precision = "fp32"};

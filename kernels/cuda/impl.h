@@ -38,6 +38,9 @@ int spp_cuda_current_sm(int *sm, struct spp_error *err);
 /* Free a struct spp_cuda_buf's device buffers (not its handles) and the struct. */
 void spp_cuda_buf_free(struct spp_cuda_buf *b);
 
+/* Release a cuBLAS entry's encoding: its handle, then its buffers. */
+void spp_cuda_release_cublas(struct spp_cuda_encoded *e);
+
 /* Copy n bytes to a new device buffer; SPP_E_DEVICE on failure. */
 int spp_cuda_upload(void **dst, const void *src, size_t n, struct spp_error *err);
 

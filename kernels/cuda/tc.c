@@ -225,25 +225,13 @@ static int spmm_gemm(const struct spp_cuda_encoded *w, const float *x, float *y,
 	return 0;
 }
 
-static void release_gemm(struct spp_cuda_encoded *e)
-{
-	struct spp_cuda_buf *b = e ? e->impl : NULL;
-
-	if (!b)
-		return;
-	if (b->handle)
-		cublasDestroy((cublasHandle_t)b->handle);
-	spp_cuda_buf_free(b);
-	e->impl = NULL;
-}
-
 /* one warp per 16 rows: part_rows 16 */
 const struct spp_cuda_format spp_cuda_fmt_nm2_4_tc = {
 	.key = "nm2_4_tc", .block = 4, .encode = encode_nm_tc, .spmm = spmm_nm_tc,
 	.release = release_buf, .precision = "fp16", .part_rows = 16, .prepare = prepare_nm_tc};
 const struct spp_cuda_format spp_cuda_cublas_tf32 = {
 	.key = "cublas_tf32", .baseline = 1, .encode = encode_tf32, .spmm = spmm_gemm,
-	.release = release_gemm, .precision = "tf32"};
+	.release = spp_cuda_release_cublas, .precision = "tf32"};
 const struct spp_cuda_format spp_cuda_cublas_fp16 = {
 	.key = "cublas_fp16", .baseline = 1, .encode = encode_fp16, .spmm = spmm_gemm,
-	.release = release_gemm, .precision = "fp16", .prepare = prepare_fp16};
+	.release = spp_cuda_release_cublas, .precision = "fp16", .prepare = prepare_fp16};

@@ -58,7 +58,7 @@ static void static_rules(const struct spp_layer_static *s, const double *along_m
 
 		if (s->nm[i] < 1.0 && along_m && along_m[i] == 1.0)
 			say(d, "%d:%d along the wrong axis: every group of %d rows in a column complies, "
-			       "but %.1f%% of groups of %d along K hold more than %d non-zeros; the "
+			       "but %.1f%% of groups of %d along K hold more than %d non-zeros, and the "
 			       "kernels group along K (prune along K, or transpose W)",
 			    p->n, p->m, p->m, 100 * (1 - s->nm[i]), p->m, p->n);
 		/* only where the layer has enough zeros for the pattern to be possible */

@@ -32,7 +32,7 @@ struct spp_diagnosis {
  * instead (every group along M complies, runs->nm_along_m, some along K
  * do not), K not a multiple of the N:M
  * group or block size (4, 8, 16), CSR index metadata larger than the values
- * it saves. runs may be NULL (static report). Never fails.
+ * it saves. No sentence contains "; " (the report joins them with it). runs may be NULL (static report). Never fails.
  */
 void spp_diagnose_layer(const struct spp_layer_static *s, const struct spp_layer_runs *runs,
 			double peak_gbs, struct spp_diagnosis *out);

@@ -218,7 +218,7 @@ void spp_text_write_runs(const cJSON *report, FILE *f, int color)
 /* Layer notes after the runs: the activations of the runs, then the diagnosis. */
 void spp_text_write_notes(const cJSON *report, FILE *f, const char *heading, const char *bullet)
 {
-	const cJSON *layers = spp_cell_get(report, "layers"), *l, *r, *d;
+	const cJSON *layers = spp_cell_get(report, "layers"), *l, *r;
 	int first = 1;
 
 	cJSON_ArrayForEach(l, layers) {
@@ -248,10 +248,12 @@ void spp_text_write_notes(const cJSON *report, FILE *f, const char *heading, con
 			fputc('\n', f);
 			first = 0;
 		}
-		cJSON_ArrayForEach(d, (cJSON_IsArray(spp_cell_get(l, "diagnosis")) ? spp_cell_get(l, "diagnosis") : NULL))
-			if (cJSON_IsString(d)) {
-				fprintf(f, "%s%s%s: %s\n", first ? heading : "", bullet, name, d->valuestring);
-				first = 0;
-			}
+		/* the sentences, joined by "; " in the report */
+		for (const char *d = spp_cell_str(l, "diagnosis"), *e; d && *d; d = e ? e + 2 : NULL) {
+			e = strstr(d, "; ");
+			fprintf(f, "%s%s%s: %.*s\n", first ? heading : "", bullet, name,
+				(int)(e ? (size_t)(e - d) : strlen(d)), d);
+			first = 0;
+		}
 	}
 }

@@ -611,6 +611,70 @@ static void test_text_column(void **state)
 	harness_rmtree(dir);
 }
 
+/*
+ * The wrong-axis rule end to end: W (64 x 64) whose every group of four
+ * rows in a column keeps two non-zeros (2:4 along M) while groups of four
+ * columns in a row hold 0 to 4: analyze says 2:4 is along the wrong axis.
+ * Its transpose (2:4 along K) has no such sentence and its nm2_4 runs.
+ */
+static void test_wrong_axis(void **state)
+{
+	enum { D = 64 };
+	static float w[D * D], wt[D * D];
+	char *dir = harness_tmpdir(), *path = harness_join(dir, "w.npy");
+	const char *args[] = {"analyze", path, "--n", "8", "--formats", "nm2_4", "--repeat", "2",
+			      "--counters", "none", "--quiet", "--format", "json", NULL};
+	uint64_t s = 99;
+
+	(void)state;
+	memset(w, 0, sizeof(w));
+	for (int j = 0; j < D; j++)
+		for (int g = 0; g < D; g += 4) {
+			int a, b;
+
+			s = s * 6364136223846793005ull + 1442695040888963407ull;
+			a = (int)((s >> 33) % 4);
+			b = (a + 1 + (int)((s >> 40) % 3)) % 4;
+			w[(g + a) * D + j] = 1.0f + (float)j / D;
+			w[(g + b) * D + j] = -1.0f - (float)g / D;
+		}
+	for (int i = 0; i < D; i++)
+		for (int j = 0; j < D; j++)
+			wt[j * D + i] = w[i * D + j];
+	for (int t = 0; t < 2; t++) {
+		struct harness_run r;
+		const cJSON *l, *d;
+		cJSON *j;
+
+		assert_int_equal(harness_write_npy_f32(path, D, D, t ? wt : w), 0);
+		assert_int_equal(harness_spprof(&r, args), 0);
+		assert_int_equal(r.status, 0);
+		j = parse_out(&r);
+		l = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(j, "layers"), 0);
+		d = cJSON_GetObjectItemCaseSensitive(l, "diagnosis");
+		assert_true(cJSON_IsString(d));
+		assert_int_equal(strstr(d->valuestring, "2:4 along the wrong axis") != NULL, !t);
+		/* and nm2_4 ran only on the transpose */
+		assert_int_equal(strstr(r.out, "\"not_applicable\"") != NULL, !t);
+		cJSON_Delete(j);
+		harness_run_free(&r);
+	}
+	/* the text report gives each sentence its own line under the runs */
+	assert_int_equal(harness_write_npy_f32(path, D, D, w), 0);
+	args[12] = "text";
+	{
+		struct harness_run r;
+
+		assert_int_equal(harness_spprof(&r, args), 0);
+		assert_int_equal(r.status, 0);
+		assert_non_null(strstr(r.out, "\nw: 2:4 along the wrong axis: every group of 4 rows"));
+		assert_non_null(strstr(r.out, "\nw: 4:8 along the wrong axis"));
+		harness_run_free(&r);
+	}
+	free(path);
+	harness_rmtree(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -618,6 +682,7 @@ int main(void)
 		cmocka_unit_test(test_pattern_of_layer),
 		cmocka_unit_test(test_recommendation),
 		cmocka_unit_test(test_diagnosis),
+		cmocka_unit_test(test_wrong_axis),
 		cmocka_unit_test(test_sweep_command),
 		cmocka_unit_test(test_sweep_nm),
 		cmocka_unit_test(test_sweep_usage),

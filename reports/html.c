@@ -650,7 +650,8 @@ int spp_report_write_html(const cJSON *report, FILE *f, struct spp_error *err)
 	spp_html_roofline(&h);
 	spp_html_cache(&h);
 	spp_html_table(&h);
-	notes(f, report);
+	if (h.has_runs)
+		notes(f, report);
 	fputs("<footer>Written by spprof from a spprof.report/1 tree; every chart is drawn from "
 	      "the figures in this file. Hover a bar or point for its figures.</footer>\n", f);
 	fprintf(f, "</main>\n<script>\n%s</script>\n</body>\n</html>\n", js_table);

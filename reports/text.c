@@ -528,9 +528,11 @@ int spp_report_write_text(const cJSON *report, FILE *f,
 	write_header(report, f, color);
 	if (cJSON_IsArray(layers) && cJSON_GetArraySize(layers) > 0) {
 		write_table(report, f, color);
-		if (spp_text_has_runs(report))
+		/* the notes explain measured runs: a static report has none */
+		if (spp_text_has_runs(report)) {
 			spp_text_write_runs(report, f, color);
-		spp_text_write_notes(report, f, "\n", "");
+			spp_text_write_notes(report, f, "\n", "");
+		}
 	} else
 		fputs("no GEMM layers\n", f);
 	write_warnings(report, f, color);

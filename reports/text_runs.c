@@ -6,6 +6,7 @@
 #include "reports/text_table.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -215,6 +216,13 @@ void spp_text_write_runs(const cJSON *report, FILE *f, int color)
 			}
 }
 
+/* s, at most n bytes, each control byte as '?': a hostile name cannot drive the terminal. */
+static void put_clean(FILE *f, const char *s, size_t n)
+{
+	for (size_t i = 0; s && i < n && s[i]; i++)
+		fputc((unsigned char)s[i] < 0x20 || s[i] == 0x7f ? '?' : s[i], f);
+}
+
 /* Layer notes after the runs: the activations of the runs, then the diagnosis. */
 void spp_text_write_notes(const cJSON *report, FILE *f, const char *heading, const char *bullet)
 {
@@ -230,10 +238,14 @@ void spp_text_write_notes(const cJSON *report, FILE *f, const char *heading, con
 
 			if (spp_cell_num(l, "flops.combined", &comb))
 				snprintf(flops, sizeof(flops), "%.3g MFLOP", comb / 1e6);
-			fprintf(f, "%s%s%s: activations %s%s%s: %.1f%% zeros", first ? heading : "", bullet, name, src,
-				spp_cell_str(l, "activations.path") ? " " : "",
-				spp_cell_str(l, "activations.path") ? spp_cell_str(l, "activations.path") : "",
-				spp_cell_num(l, "activations.sparsity", &sp) ? 100 * sp : NAN);
+			fprintf(f, "%s%s", first ? heading : "", bullet);
+			put_clean(f, name, SIZE_MAX);
+			fprintf(f, ": activations %s", src);
+			if (spp_cell_str(l, "activations.path")) {
+				fputc(' ', f);
+				put_clean(f, spp_cell_str(l, "activations.path"), SIZE_MAX);
+			}
+			fprintf(f, ": %.1f%% zeros", spp_cell_num(l, "activations.sparsity", &sp) ? 100 * sp : NAN);
 			if (spp_cell_num(l, "activations.zero_rows", &zr))
 				fprintf(f, ", %.0f zero rows", zr);
 			fprintf(f, "; combined %s", flops);
@@ -242,8 +254,11 @@ void spp_text_write_notes(const cJSON *report, FILE *f, const char *heading, con
 			cJSON_ArrayForEach(r, (cJSON_IsArray(spp_cell_get(l, "runs")) ? spp_cell_get(l, "runs") : NULL)) {
 				double w = 0;
 
-				if (spp_cell_num(r, "speedup_weight_only", &w))
-					fprintf(f, "; %s %.2fx its weight-only kernel", spp_cell_str(r, "format"), w);
+				if (spp_cell_num(r, "speedup_weight_only", &w)) {
+					fputs("; ", f);
+					put_clean(f, spp_cell_str(r, "format"), SIZE_MAX);
+					fprintf(f, " %.2fx its weight-only kernel", w);
+				}
 			}
 			fputc('\n', f);
 			first = 0;
@@ -251,8 +266,11 @@ void spp_text_write_notes(const cJSON *report, FILE *f, const char *heading, con
 		/* the sentences, joined by "; " in the report */
 		for (const char *d = spp_cell_str(l, "diagnosis"), *e; d && *d; d = e ? e + 2 : NULL) {
 			e = strstr(d, "; ");
-			fprintf(f, "%s%s%s: %.*s\n", first ? heading : "", bullet, name,
-				(int)(e ? (size_t)(e - d) : strlen(d)), d);
+			fprintf(f, "%s%s", first ? heading : "", bullet);
+			put_clean(f, name, SIZE_MAX);
+			fputs(": ", f);
+			put_clean(f, d, e ? (size_t)(e - d) : SIZE_MAX);
+			fputc('\n', f);
 			first = 0;
 		}
 	}

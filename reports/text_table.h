@@ -72,7 +72,8 @@ int spp_text_has_runs(const cJSON *report);
 void spp_text_write_runs(const cJSON *report, FILE *f, int color);
 
 /*
- * One line per note of a layer, after the runs table: the activations its
+ * One line per note of a layer, after the runs table (reports with runs
+ * only), control bytes of names as '?': the activations its
  * runs used (when they had zeros: combined FLOPs, each activation kernel
  * against its weight-only kernel), then each diagnosis sentence. heading
  * comes before the first line (none without notes), bullet before each.

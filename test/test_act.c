@@ -261,6 +261,29 @@ static void test_act_sparsity(void **state)
 		harness_run_free(&r);
 	}
 
+	/* a hostile name in a saved report cannot drive the terminal through the notes */
+	{
+		size_t len;
+		char *text = harness_slurp(f->out, &len), *out;
+		cJSON *rep = cJSON_Parse(text), *name;
+		const char *re[] = {"report", f->out, "--format", "text", NULL};
+
+		free(text);
+		assert_non_null(rep);
+		name = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(rep, "layers"), 0),
+							"name");
+		assert_non_null(cJSON_SetValuestring(name, "evil\033[31m"));
+		out = cJSON_PrintUnformatted(rep);
+		assert_int_equal(harness_write(f->out, out, strlen(out)), 0);
+		free(out);
+		cJSON_Delete(rep);
+		assert_int_equal(harness_spprof(&r, re), 0);
+		assert_int_equal(r.status, 0);
+		assert_null(strchr(r.out, '\033'));
+		assert_non_null(strstr(r.out, "\nevil?[31m: activations synthetic"));
+		harness_run_free(&r);
+	}
+
 	/* static: the i.i.d. expectation 2 nnz N (1 - A) */
 	j = analyze(f, stat, &r);
 	l = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(j, "layers"), 0);

@@ -276,8 +276,9 @@ static int run_layers(struct spp_analysis *a, struct spp_error *err)
 				goto done;
 		}
 	}
-	/* breakeven is the weights' own: uniform X, weight-only formats */
+	/* breakeven is the weights' own: uniform X, weight-only CPU formats (the sweep is CPU-only) */
 	ro.act_sparsity = 0;
+	ro.backends = SPP_BACKEND_CPU;
 	if (o->breakeven && (rc = spp_breakeven_analysis(a, &ro, fmts, nswept, err)))
 		goto done;
 	if (o->progress)

@@ -54,6 +54,8 @@ int spp_activations_load(const char *dir, const struct spp_layer *l, float **x,
 	if (stat(path, &st) != 0 && errno == ENOENT)
 		return SPP_OK;
 	rc = spp_model_open(path, &model, err);
+	if (rc == SPP_E_UNSUPPORTED)
+		return spp_error_set(err, SPP_E_FORMAT, "'%s': activations are not a NumPy array (.npy)", path);
 	if (rc)
 		return rc;
 	if (model->ntensors != 1 || !model->tensors[0].data)

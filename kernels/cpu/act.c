@@ -208,7 +208,7 @@ static int csc_build(const struct spp_matrix *w, int threads, struct cpu_act *a,
 		     struct spp_encoded *out, struct spp_error *err)
 {
 	int64_t m = w->m, k = w->k, nnz = 0, z = 0;
-	int64_t *row_cum = malloc((size_t)(m + 1) * sizeof(*row_cum));
+	int64_t *row_cum = cpu_row_cum(w);
 	int rc = 0;
 
 	a->lo = malloc((size_t)(threads + 1) * sizeof(*a->lo));
@@ -217,12 +217,7 @@ static int csc_build(const struct spp_matrix *w, int threads, struct cpu_act *a,
 		rc = spp_error_set(err, SPP_E_NOMEM, "csc: cannot allocate the partition");
 		goto out;
 	}
-	row_cum[0] = 0;
-	for (int64_t i = 0; i < m; i++) {
-		for (int64_t j = 0; j < k; j++)
-			nnz += w->v[i * k + j] != 0.0f;
-		row_cum[i + 1] = nnz;
-	}
+	nnz = row_cum[m];
 	if (nnz > INT32_MAX || m > INT32_MAX) {
 		rc = spp_error_set(err, SPP_E_UNSUPPORTED, "csc: %lld non-zeros exceed the int32 offsets",
 				   (long long)nnz);

@@ -45,7 +45,7 @@ static int bitmask_encode(const struct spp_matrix *w, int threads,
 	memset(out, 0, sizeof(*out));
 	if (threads < 1)
 		return spp_error_set(err, SPP_E_USAGE, "bitmask: threads must be >= 1, got %d", threads);
-	row_cum = malloc((size_t)(m + 1) * sizeof(*row_cum));
+	row_cum = cpu_row_cum(w);
 	b = calloc(1, sizeof(*b));
 	if (!row_cum || !b) {
 		rc = spp_error_set(err, SPP_E_NOMEM, "bitmask: cannot allocate the row index");
@@ -53,12 +53,7 @@ static int bitmask_encode(const struct spp_matrix *w, int threads,
 	}
 	out->ops = &spp_cpu_bitmask;
 	out->impl = b;
-	row_cum[0] = 0;
-	for (int64_t i = 0; i < m; i++) {
-		for (int64_t j = 0; j < k; j++)
-			nnz += w->v[i * k + j] != 0.0f;
-		row_cum[i + 1] = nnz;
-	}
+	nnz = row_cum[m];
 	if (nnz > INT32_MAX) {
 		rc = spp_error_set(err, SPP_E_UNSUPPORTED,
 				   "bitmask: %lld non-zeros exceed the int32 offsets", (long long)nnz);

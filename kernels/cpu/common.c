@@ -103,6 +103,24 @@ int64_t cpu_tile_width(int64_t k, double density)
 	return w >= k ? (k > 0 ? k : 1) : w;
 }
 
+int64_t *cpu_row_cum(const struct spp_matrix *w)
+{
+	int64_t m = w->m, k = w->k;
+	int64_t *cum = malloc((size_t)(m + 1) * sizeof(*cum));
+
+	if (!cum)
+		return NULL;
+	cum[0] = 0;
+	for (int64_t i = 0; i < m; i++) {
+		int64_t n = 0;
+
+		for (int64_t j = 0; j < k; j++)
+			n += w->v[i * k + j] != 0.0f;
+		cum[i + 1] = cum[i] + n;
+	}
+	return cum;
+}
+
 int cpu_set_parts(struct spp_encoded *out, int threads, const int64_t *lo,
 		  const int64_t *nnz_cum, struct spp_error *err)
 {

@@ -43,7 +43,7 @@ static int coo_encode(const struct spp_matrix *w, int threads,
 	memset(out, 0, sizeof(*out));
 	if (threads < 1)
 		return spp_error_set(err, SPP_E_USAGE, "coo: threads must be >= 1, got %d", threads);
-	row_cum = malloc((size_t)(m + 1) * sizeof(*row_cum));
+	row_cum = cpu_row_cum(w);
 	c = calloc(1, sizeof(*c));
 	if (!row_cum || !c) {
 		rc = spp_error_set(err, SPP_E_NOMEM, "coo: cannot allocate the row index");
@@ -51,12 +51,7 @@ static int coo_encode(const struct spp_matrix *w, int threads,
 	}
 	out->ops = &spp_cpu_coo;
 	out->impl = c;
-	row_cum[0] = 0;
-	for (int64_t i = 0; i < m; i++) {
-		for (int64_t j = 0; j < k; j++)
-			nnz += w->v[i * k + j] != 0.0f;
-		row_cum[i + 1] = nnz;
-	}
+	nnz = row_cum[m];
 	if (nnz > INT32_MAX || m > INT32_MAX) {
 		rc = spp_error_set(err, SPP_E_UNSUPPORTED,
 				   "coo: %lld non-zeros exceed the int32 indices", (long long)nnz);

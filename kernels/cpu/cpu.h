@@ -51,6 +51,13 @@ double cpu_now_ns(void);
  */
 int64_t cpu_tile_width(int64_t k, double density);
 
+/*
+ * Non-zeros of w's rows as a prefix: cum[0] = 0, cum[i + 1] = non-zeros of
+ * rows 0..i (cum[m] is w's nnz), the cost each format partitions by.
+ * malloc'd (the caller frees); NULL when out of memory.
+ */
+int64_t *cpu_row_cum(const struct spp_matrix *w);
+
 /* Fill out->nparts/part_nnz from a partition and per-unit nnz prefix. */
 int cpu_set_parts(struct spp_encoded *out, int threads, const int64_t *lo,
 		  const int64_t *nnz_cum, struct spp_error *err);

@@ -1,6 +1,7 @@
 #include "test/harness.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
 #include <spawn.h>
@@ -59,13 +60,19 @@ int harness_write(const char *path, const void *data, size_t len)
 	return rc;
 }
 
-int harness_exec(struct harness_run *r, const char *prog, const char *const *args)
+/*
+ * Run prog with args, stdin from /dev/null, stdout into a file; stderr into
+ * a file too, or onto tty (the slave of a pseudo-terminal whose master the
+ * caller reads: r->err then holds what the terminal got).
+ */
+static int spawn(struct harness_run *r, const char *prog, const char *const *args, int tty,
+		 int master)
 {
 	char out_path[] = "/tmp/spp-test-out.XXXXXX";
 	char err_path[] = "/tmp/spp-test-err.XXXXXX";
 	posix_spawn_file_actions_t fa;
 	const char *argv[64];
-	int out_fd, err_fd, wstatus, argc = 0;
+	int out_fd, err_fd = -1, wstatus, argc = 0;
 	pid_t pid;
 
 	memset(r, 0, sizeof(*r));
@@ -74,28 +81,109 @@ int harness_exec(struct harness_run *r, const char *prog, const char *const *arg
 		argv[argc++] = args[i];
 	argv[argc] = NULL;
 	out_fd = mkstemp(out_path);
-	err_fd = mkstemp(err_path);
-	if (out_fd < 0 || err_fd < 0)
+	if (tty < 0)
+		err_fd = mkstemp(err_path);
+	if (out_fd < 0 || (tty < 0 && err_fd < 0))
 		return -1;
 	posix_spawn_file_actions_init(&fa);
 	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
 	posix_spawn_file_actions_adddup2(&fa, out_fd, 1);
-	posix_spawn_file_actions_adddup2(&fa, err_fd, 2);
+	posix_spawn_file_actions_adddup2(&fa, tty >= 0 ? tty : err_fd, 2);
+	if (master >= 0)
+		posix_spawn_file_actions_addclose(&fa, master);
 	if (posix_spawn(&pid, prog, &fa, NULL, (char *const *)argv, environ) != 0) {
 		posix_spawn_file_actions_destroy(&fa);
 		return -1;
 	}
 	posix_spawn_file_actions_destroy(&fa);
 	close(out_fd);
-	close(err_fd);
+	if (tty >= 0) {
+		/* read the terminal until the child's end of it closes (EIO) */
+		size_t cap = 4096, n = 0;
+		char *buf = malloc(cap);
+		ssize_t got;
+
+		close(tty);
+		while (buf && (got = read(master, buf + n, cap - n - 1)) > 0) {
+			n += (size_t)got;
+			if (cap - n < 1024) {
+				char *grown = realloc(buf, cap * 2);
+				if (!grown) {
+					free(buf);
+					buf = NULL;
+					break;
+				}
+				buf = grown;
+				cap *= 2;
+			}
+		}
+		if (buf)
+			buf[n] = '\0';
+		r->err = buf;
+		r->err_len = n;
+	} else {
+		close(err_fd);
+	}
 	if (waitpid(pid, &wstatus, 0) < 0)
 		return -1;
 	r->status = WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : 128 + WTERMSIG(wstatus);
 	r->out = harness_slurp(out_path, &r->out_len);
-	r->err = harness_slurp(err_path, &r->err_len);
 	unlink(out_path);
-	unlink(err_path);
+	if (tty < 0) {
+		r->err = harness_slurp(err_path, &r->err_len);
+		unlink(err_path);
+	}
 	return r->out && r->err ? 0 : -1;
+}
+
+int harness_exec(struct harness_run *r, const char *prog, const char *const *args)
+{
+	return spawn(r, prog, args, -1, -1);
+}
+
+int harness_open_pty(int *master, int *slave, char *why, size_t n)
+{
+	const char *name;
+
+	*master = *slave = -1;
+	*master = posix_openpt(O_RDWR | O_NOCTTY);
+	if (*master < 0) {
+		snprintf(why, n, "posix_openpt: %s", strerror(errno));
+		return -1;
+	}
+	if (grantpt(*master) != 0 || unlockpt(*master) != 0 || !(name = ptsname(*master))) {
+		snprintf(why, n, "grantpt/unlockpt/ptsname: %s", strerror(errno));
+		goto fail;
+	}
+	*slave = open(name, O_RDWR | O_NOCTTY);
+	if (*slave < 0) {
+		snprintf(why, n, "cannot open '%s': %s", name, strerror(errno));
+		goto fail;
+	}
+	return 0;
+fail:
+	close(*master);
+	*master = -1;
+	return -1;
+}
+
+int harness_spprof_tty(struct harness_run *r, const char *const *args, char *why, size_t n)
+{
+	const char *prog = getenv("SPPROF");
+	int master, slave, rc;
+
+	memset(r, 0, sizeof(*r));
+	if (!prog) {
+		snprintf(why, n, "SPPROF is not set (run through meson test)");
+		return -1;
+	}
+	if (harness_open_pty(&master, &slave, why, n) != 0)
+		return -1;
+	rc = spawn(r, prog, args, slave, master);
+	close(master);
+	if (rc != 0)
+		snprintf(why, n, "cannot run '%s' on a pseudo-terminal", prog);
+	return rc;
 }
 
 int harness_spprof(struct harness_run *r, const char *const *args)
@@ -213,4 +301,17 @@ int harness_write_npy_f32(const char *path, long rows, long cols, const float *v
 	rc = harness_write(path, buf, 10 + hlen + n);
 	free(buf);
 	return rc;
+}
+
+char *harness_dlmc_dir(void)
+{
+	const char *sm = getenv("SPP_SAMPLE_MODELS");
+	char *d;
+
+	if (!sm)
+		return NULL;
+	d = malloc(strlen(sm) + 64);
+	if (d)
+		sprintf(d, "%s/../../shared/bench/dlmc", sm);
+	return d;
 }

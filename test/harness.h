@@ -23,6 +23,18 @@ int harness_spprof(struct harness_run *r, const char *const *args);
 /* Same, for any program path. */
 int harness_exec(struct harness_run *r, const char *prog, const char *const *args);
 
+/*
+ * A pseudo-terminal: 0 with its master and slave open, or -1 with why filled
+ * (no /dev/ptmx, no devpts mounted, as in many containers and chroots).
+ */
+int harness_open_pty(int *master, int *slave, char *why, size_t n);
+
+/*
+ * Run $SPPROF with stderr on a pseudo-terminal: r->err is what the terminal
+ * showed. -1 with why filled when no terminal can be had or it cannot run.
+ */
+int harness_spprof_tty(struct harness_run *r, const char *const *args, char *why, size_t n);
+
 void harness_run_free(struct harness_run *r);
 
 /* Number of lines in s (a final line without '\n' counts). */
@@ -33,6 +45,12 @@ char *harness_tmpdir(void);
 
 /* Remove a folder tree (best effort) and free the string. */
 void harness_rmtree(char *dir);
+
+/*
+ * The DLMC subset beside the repository, <root>/../shared/bench/dlmc, from
+ * $SPP_SAMPLE_MODELS = <root>/sample_models (heap string); NULL without it.
+ */
+char *harness_dlmc_dir(void);
 
 /* dir + "/" + name in a heap string. */
 char *harness_join(const char *dir, const char *name);

@@ -558,24 +558,11 @@ static void test_fill_matches_file(void **state)
 
 /* ---- DLMC .smtx ---- */
 
-/* <root>/../shared/bench/dlmc from SPP_SAMPLE_MODELS = <root>/sample_models. */
-static char *dlmc_dir(void)
-{
-	const char *sm = getenv("SPP_SAMPLE_MODELS");
-	char *d;
-
-	if (!sm)
-		return NULL;
-	d = malloc(strlen(sm) + 64);
-	sprintf(d, "%s/../../shared/bench/dlmc", sm);
-	return d;
-}
-
 static void test_smtx_dlmc(void **state)
 {
 	static const char rel[] =
 		"transformer/magnitude_pruning/0.9/body_decoder_layer_0_ffn_conv1_fully_connected.smtx";
-	char *dir = dlmc_dir(), *path = NULL, *csvp = NULL, *csv = NULL, *line;
+	char *dir = harness_dlmc_dir(), *path = NULL, *csvp = NULL, *csv = NULL, *line;
 	long long m1 = -1, k1 = -1, nnz1 = -1;
 	double csv_m = -1, csv_k = -1, csv_nnz = -1;
 	struct spp_smtx s;
@@ -696,7 +683,7 @@ static void test_smtx_malformed(void **state)
 /* `spprof bench` end to end on a tiny run; structure only, never a time. */
 static void test_bench_cli(void **state)
 {
-	char *dir = dlmc_dir();
+	char *dir = harness_dlmc_dir();
 	struct harness_run r;
 	cJSON *j, *cases, *c0, *sw;
 

@@ -44,6 +44,9 @@ struct bench_cfg {
 	uint64_t seed;
 	int quick, json, quiet;
 	const char *output;
+	const char *dense_list;       /* --dense; NULL: every library */
+	struct spp_dense_set dense;   /* the candidates, open while the cases run */
+	struct spp_dense_memo dense_memo;
 };
 
 /* The thread setup of a group of cases. */

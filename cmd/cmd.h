@@ -54,6 +54,18 @@ enum spp_report_format;
 int cmd_output_format(const char *cmd, const char *format_name,
 		      const char *output, enum spp_report_format *fmt);
 
+struct spp_dense_set;
+
+/* A --dense LIST is valid (NULL is): 0, or 2 after printing the usage error. */
+int cmd_dense_check(const char *cmd, const char *list);
+
+/*
+ * Open the dense candidates of --dense LIST (NULL: every library) into
+ * set, warning on stderr (unless quiet) of each that cannot run. 0, or the
+ * exit code after printing why (2 a bad list, 3 none can run).
+ */
+int cmd_dense_open(const char *cmd, const char *list, int quiet, struct spp_dense_set *set);
+
 /* Whether stderr/stdout should get colour: a terminal and NO_COLOR unset. */
 int cmd_use_color(int fd);
 

@@ -49,6 +49,10 @@ const char cmd_bench_usage[] =
 	"  --size S            synthetic layers S x S; default 4096 (1024 with --quick)\n"
 	"  --time-budget S     seconds of timed runs per measured point; default 0.25\n"
 	"  --seed S            seed of values, X and synthetic W; default 1\n"
+	"  --dense L,...       dense candidates, the fastest is the baseline: openblas,\n"
+	"                      onednn, blis, or a variant such as openblas:Haswell;\n"
+	"                      default all (OpenBLAS also on its best core when its\n"
+	"                      detection fell short)\n"
 	"  --quick             smoke run: 1024 x 1024 and two DLMC matrices\n"
 	"  --format F          text or json; default text, or from -o's extension\n"
 	"  -o, --output FILE   write to FILE atomically instead of stdout\n"
@@ -58,7 +62,7 @@ const char cmd_bench_usage[] =
 
 enum {
 	OPT_DLMC = 1000, OPT_N, OPT_THREADS, OPT_FORMATS, OPT_PEERS, OPT_SIZE,
-	OPT_BUDGET, OPT_SEED, OPT_QUICK, OPT_FORMAT, OPT_QUIET,
+	OPT_BUDGET, OPT_SEED, OPT_QUICK, OPT_FORMAT, OPT_QUIET, OPT_DENSE,
 };
 
 static const struct option bench_options[] = {
@@ -74,6 +78,7 @@ static const struct option bench_options[] = {
 	{"format", required_argument, NULL, OPT_FORMAT},
 	{"output", required_argument, NULL, 'o'},
 	{"quiet", no_argument, NULL, OPT_QUIET},
+	{"dense", required_argument, NULL, OPT_DENSE},
 	{NULL, 0, NULL, 0},
 };
 
@@ -268,10 +273,12 @@ static void progress(const struct bench_cfg *c, const char *fmt, const char *wha
 }
 
 /* Run options for T threads with analyze's policy; the pool prepared. */
-static void run_opts(const struct bench_cfg *c, int threads, struct spp_run_opts *ro,
+static void run_opts(struct bench_cfg *c, int threads, struct spp_run_opts *ro,
 		     struct bench_threads *bt)
 {
 	spp_run_opts_init(ro);
+	ro->dense = &c->dense;
+	ro->dense_memo = &c->dense_memo;
 	ro->threads = threads;
 	ro->seed = c->seed;
 	ro->bench.warmup = 1;
@@ -281,7 +288,7 @@ static void run_opts(const struct bench_cfg *c, int threads, struct spp_run_opts
 	spp_run_thread_policy(threads, ro, bt->schedule, sizeof(bt->schedule), bt->policy,
 			      sizeof(bt->policy));
 	bt->threads = threads;
-	bt->pinned = spp_run_threads_prepare(threads);
+	bt->pinned = spp_run_threads_prepare(&c->dense, threads);
 }
 
 static int run_dlmc(struct bench_cfg *c, const struct spp_run_opts *ro, int64_t n,
@@ -419,6 +426,8 @@ static void cfg_free(struct bench_cfg *c)
 {
 	for (int i = 0; i < c->ndlmc; i++)
 		free(c->dlmc[i]);
+	spp_dense_memo_free(&c->dense_memo);
+	spp_dense_set_close(&c->dense);
 }
 
 int cmd_bench(int argc, char **argv)
@@ -499,6 +508,11 @@ int cmd_bench(int argc, char **argv)
 		case OPT_QUIET:
 			c.quiet = 1;
 			break;
+		case OPT_DENSE:
+			if (cmd_dense_check("bench", optarg))
+				return 2;
+			c.dense_list = optarg;
+			break;
 		case ':':
 			return cmd_usage_error("bench", "option '%s' needs a value", argv[optind - 1]);
 		default:
@@ -539,6 +553,9 @@ int cmd_bench(int argc, char **argv)
 	}
 	if (c.quick)
 		pick_quick(&c);
+	rc = cmd_dense_open("bench", c.dense_list, c.quiet, &c.dense);
+	if (rc)
+		goto done;
 
 	if (c.output) {
 		if (spp_atomic_open(&af, c.output, &err)) {

@@ -10,10 +10,11 @@
 const char cmd_calibrate_usage[] =
 	"usage: spprof calibrate [--threads T] [--seconds S]\n"
 	"\n"
-	"Measure, for 1..T threads (default: all logical CPUs), a STREAM-like read\n"
-	"bandwidth (a sum over a 256 MiB array) and triad bandwidth (a = b + s*c\n"
-	"over three such arrays, counting all three), and the fp32 FMA peak of the\n"
-	"widest vector ISA;\n"
+	"Measure, for 1..T threads (default: all logical CPUs), the read bandwidth\n"
+	"of each memory level (L1, L2, LLC and DRAM: vectorised sums over a working\n"
+	"set just above what the level below holds, plain and prefetching, the\n"
+	"faster kept), triad bandwidth (a = b + s*c over three 256 MiB arrays,\n"
+	"counting all three), and the fp32 FMA peak of the widest vector ISA;\n"
 	"each probe repeats for S seconds (default 0.5) and keeps its best run.\n"
 	"The results are cached per machine and thread count in\n"
 	"$XDG_CACHE_HOME/spprof/calibration.json (or ~/.cache/spprof), shown by\n"
@@ -67,11 +68,12 @@ int cmd_calibrate(int argc, char **argv)
 	}
 	rc = spp_calibrate(threads, seconds, cal, &err);
 	if (rc == 0) {
-		printf("threads  read GB/s  triad GB/s  peak GFLOP/s  isa\n");
+		printf("threads  read GB/s  triad GB/s  peak GFLOP/s  isa     L1 GB/s  L2 GB/s  LLC GB/s\n");
 		for (int t = 0; t < threads; t++)
-			printf("%7d  %9.1f  %10.1f  %12.1f  %s\n", cal[t].threads,
+			printf("%7d  %9.1f  %10.1f  %12.1f  %-6s  %7.1f  %7.1f  %8.1f\n", cal[t].threads,
 			       cal[t].read_gbs, cal[t].triad_gbs, cal[t].peak_gflops,
-			       cal[t].isa);
+			       cal[t].isa, cal[t].level_gbs[SPP_BW_L1], cal[t].level_gbs[SPP_BW_L2],
+			       cal[t].level_gbs[SPP_BW_LLC]);
 	}
 	free(cal);
 	return rc ? cmd_fail(&err) : 0;

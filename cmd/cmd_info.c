@@ -8,6 +8,7 @@
 #include "counters/counters.h"
 #include "counters/sim.h"
 #include "kernels/cuda/device.h"
+#include "kernels/dense/dense.h"
 #if HAVE_CUDA
 #include "kernels/cuda/cupti.h"
 #endif
@@ -15,20 +16,24 @@
 #include "reports/report.h"
 
 const char cmd_info_usage[] =
-	"usage: spprof info [--threads T] [--format text|json]\n"
+	"usage: spprof info [--threads T] [--dense L,...] [--format text|json]\n"
 	"\n"
 	"Describe this machine as a report's \"machine\" block does: CPU model and\n"
 	"vector ISA, cache sizes (with a note when the OS reports something no real\n"
 	"CPU has), threads, the dense BLAS (name, version, core type in use, and\n"
-	"OPENBLAS_CORETYPE when set), and the calibrated peaks for T threads\n"
+	"OPENBLAS_CORETYPE when set), every dense baseline candidate (OpenBLAS,\n"
+	"oneDNN, BLIS, and OpenBLAS on its best core where its detection fell\n"
+	"short; --dense restricts them) with what it detected and whether it runs\n"
+	"here, and the calibrated peaks for T threads\n"
 	"(measure them with 'spprof calibrate'), and each counter backend (papi,\n"
 	"perf, sim, none): whether it counts here, what, and why not; and the CUDA\n"
 	"devices, or why there are none (\"cuda: no device (driver not found)\").\n";
 
-enum { OPT_THREADS = 1000, OPT_FORMAT };
+enum { OPT_THREADS = 1000, OPT_FORMAT, OPT_DENSE };
 
 static const struct option info_options[] = {
 	{"threads", required_argument, NULL, OPT_THREADS},
+	{"dense", required_argument, NULL, OPT_DENSE},
 	{"format", required_argument, NULL, OPT_FORMAT},
 	{NULL, 0, NULL, 0},
 };
@@ -115,7 +120,23 @@ static void print_gpus(void)
 	print_cupti(&p);
 }
 
-static void print_text(const struct spp_machine *m)
+/* One line per dense candidate: what it is, where it came from, or why it cannot run. */
+static void print_dense(const struct spp_dense_set *set)
+{
+	for (int i = 0; i < set->n; i++) {
+		const struct spp_dense_cand *c = &set->c[i];
+		char what[128];
+
+		spp_dense_describe(c, what, sizeof(what));
+		if (c->ok)
+			printf("%s%s: %s; %s\n", i ? "             " : "dense        ", c->name, what, c->origin);
+		else
+			printf("%s%s: unavailable: %s (%s)\n", i ? "             " : "dense        ", c->name,
+			       c->reason, c->origin);
+	}
+}
+
+static void print_text(const struct spp_machine *m, const struct spp_dense_set *set)
 {
 	printf("cpu          %s%s%s%s\n", m->cpu[0] ? m->cpu : "unknown",
 	       m->vendor[0] ? " (" : "", m->vendor, m->vendor[0] ? ")" : "");
@@ -142,11 +163,14 @@ static void print_text(const struct spp_machine *m)
 	printf("dense blas   %s %s, core %s, %d threads, OPENBLAS_CORETYPE %s\n",
 	       m->blas.name, m->blas.version, m->blas.core[0] ? m->blas.core : "unknown",
 	       m->blas.max_threads,
-	       m->blas.coretype_env[0] ? m->blas.coretype_env : "unset");
+	       !m->blas.coretype_set ? "unset" : m->blas.coretype_env[0] ? m->blas.coretype_env
+									  : "set, empty");
+	print_dense(set);
 	if (m->have_calibration)
-		printf("calibration  %d threads: read %.1f GB/s, triad %.1f GB/s, "
-		       "peak %.1f GFLOP/s (%s), measured %s\n",
-		       m->cal.threads, m->cal.read_gbs, m->cal.triad_gbs,
+		printf("calibration  %d threads: read %.1f GB/s (DRAM), L1 %.1f, L2 %.1f, LLC %.1f GB/s, "
+		       "triad %.1f GB/s, peak %.1f GFLOP/s (%s), measured %s\n",
+		       m->cal.threads, m->cal.read_gbs, m->cal.level_gbs[SPP_BW_L1],
+		       m->cal.level_gbs[SPP_BW_L2], m->cal.level_gbs[SPP_BW_LLC], m->cal.triad_gbs,
 		       m->cal.peak_gflops, m->cal.isa, m->cal.when);
 	else
 		printf("calibration  none for %d threads: run 'spprof calibrate'\n",
@@ -158,7 +182,8 @@ static void print_text(const struct spp_machine *m)
 int cmd_info(int argc, char **argv)
 {
 	struct spp_machine m;
-	const char *format = "text";
+	struct spp_dense_set set;
+	const char *format = "text", *dense = NULL;
 	int threads = 0, c;
 	int64_t v;
 
@@ -174,6 +199,11 @@ int cmd_info(int argc, char **argv)
 		case OPT_FORMAT:
 			format = optarg;
 			break;
+		case OPT_DENSE:
+			if (cmd_dense_check("info", optarg))
+				return 2;
+			dense = optarg;
+			break;
 		case ':':
 			return cmd_usage_error("info", "option '%s' needs a value", argv[optind - 1]);
 		default:
@@ -186,10 +216,25 @@ int cmd_info(int argc, char **argv)
 		return cmd_usage_error("info", "unknown --format '%s' (text, json)", format);
 
 	spp_machine_describe(&m, threads);
+	/* candidates that cannot run are listed with the reason, so this never fails */
+	{
+		struct spp_dense_want want;
+		struct spp_error err = {0};
+		char storage[512];
+
+		if (dense)
+			spp_dense_parse(dense, &want, storage, sizeof(storage), &err);
+		spp_dense_set_open(&set, dense ? &want : NULL, m.isa, &err);
+	}
 	if (strcmp(format, "json") == 0) {
 		cJSON *o = spp_report_machine(&m);
-		char *text = o ? cJSON_Print(o) : NULL;
+		char *text;
+
+		if (o)
+			cJSON_AddItemToObject(o, "dense_candidates", spp_report_dense(&set));
+		text = o ? cJSON_Print(o) : NULL;
 		cJSON_Delete(o);
+		spp_dense_set_close(&set);
 		if (!text) {
 			fprintf(stderr, "spprof info: out of memory\n");
 			return 3;
@@ -198,6 +243,7 @@ int cmd_info(int argc, char **argv)
 		cJSON_free(text);
 		return 0;
 	}
-	print_text(&m);
+	print_text(&m, &set);
+	spp_dense_set_close(&set);
 	return 0;
 }

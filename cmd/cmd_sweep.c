@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "cmd/cmd.h"
+#include "kernels/dense/dense.h"
 #include "profiler/atomic_file.h"
 #include "profiler/run.h"
 #include "profiler/sweep.h"
@@ -22,7 +23,7 @@
 const char cmd_sweep_usage[] =
 	"usage: spprof sweep --shape MxKxN [options]\n"
 	"\n"
-	"Time each format and the dense baseline (OpenBLAS) on synthetic W of\n"
+	"Time each format and the dense baseline (the fastest dense candidate) on synthetic W of\n"
 	"shape M x K, applied to N columns, with the given pattern, over a sweep\n"
 	"of sparsities; refine between the bracketing points and print the\n"
 	"breakeven sparsity per format (the lowest from which it beats dense), or\n"
@@ -37,6 +38,10 @@ const char cmd_sweep_usage[] =
 	"                      pattern (N:M formats only with their own pattern)\n"
 	"  --backends cpu      backends (only cpu is built into the sweep)\n"
 	"  --threads T         threads of the kernels and the dense baseline; default 1\n"
+	"  --dense L,...       dense candidates, the fastest is the baseline: openblas,\n"
+	"                      onednn, blis, or a variant such as openblas:Haswell;\n"
+	"                      default all (OpenBLAS also on its best core when its\n"
+	"                      detection fell short)\n"
 	"  --time-budget S     seconds of timed runs per measured point; default 0.1\n"
 	"  --seed S            seed of W and X; default 1\n"
 	"  --format F          text or json; default text, or from -o's extension\n"
@@ -46,7 +51,7 @@ const char cmd_sweep_usage[] =
 
 enum {
 	OPT_SHAPE = 1000, OPT_PATTERN, OPT_FORMATS, OPT_BACKENDS, OPT_THREADS,
-	OPT_BUDGET, OPT_SEED, OPT_FORMAT,
+	OPT_BUDGET, OPT_SEED, OPT_FORMAT, OPT_DENSE,
 };
 
 static const struct option sweep_options[] = {
@@ -57,6 +62,7 @@ static const struct option sweep_options[] = {
 	{"threads", required_argument, NULL, OPT_THREADS},
 	{"time-budget", required_argument, NULL, OPT_BUDGET},
 	{"seed", required_argument, NULL, OPT_SEED},
+	{"dense", required_argument, NULL, OPT_DENSE},
 	{"format", required_argument, NULL, OPT_FORMAT},
 	{"output", required_argument, NULL, 'o'},
 	{NULL, 0, NULL, 0},
@@ -68,6 +74,7 @@ struct sweep_cfg {
 	int nformats;
 	double budget_s;
 	uint64_t seed;
+	const char *dense;           /* --dense; NULL: every library */
 	int json;
 	const char *output;
 };
@@ -240,23 +247,26 @@ out:
 	return rc;
 }
 
-static int run(struct sweep_cfg *c, struct spp_error *err)
+static int run(struct sweep_cfg *c, struct spp_dense_set *dense, struct spp_error *err)
 {
 	struct spp_run_opts ro;
 	struct spp_sweep_measure sm = {0};
 	struct spp_sweep_timer timer;
 	struct spp_sweep sw = {0};
+	struct spp_dense_memo memo = {0};
 	char schedule[16], policy[512];
 	int rc;
 
 	spp_run_opts_init(&ro);
+	ro.dense = dense;
+	ro.dense_memo = &memo;
 	ro.threads = c->so.threads;
 	ro.seed = c->seed;
 	ro.bench.budget_ns = c->budget_s * 1e9;
 	omp_set_num_threads(c->so.threads);
 	spp_run_thread_policy(c->so.threads, &ro, schedule, sizeof(schedule), policy,
 			      sizeof(policy));
-	spp_run_threads_prepare(c->so.threads);
+	spp_run_threads_prepare(dense, c->so.threads);
 	sm.sweep = &c->so;
 	sm.run = &ro;
 	sm.seed = c->seed;
@@ -266,11 +276,13 @@ static int run(struct sweep_cfg *c, struct spp_error *err)
 		rc = write_out(c, &sw, err);
 	spp_sweep_release(&sw);
 	spp_sweep_measure_fini(&sm);
+	spp_dense_memo_free(&memo);
 	return rc;
 }
 
 int cmd_sweep(int argc, char **argv)
 {
+	struct spp_dense_set dense;
 	struct sweep_cfg c;
 	struct spp_error err = {0};
 	const char *format = NULL, *formats = NULL;
@@ -325,6 +337,11 @@ int cmd_sweep(int argc, char **argv)
 		case OPT_FORMAT:
 			format = optarg;
 			break;
+		case OPT_DENSE:
+			if (cmd_dense_check("sweep", optarg))
+				return 2;
+			c.dense = optarg;
+			break;
 		case 'o':
 			c.output = optarg;
 			break;
@@ -359,6 +376,10 @@ int cmd_sweep(int argc, char **argv)
 			if (holds(spp_cpu_formats[i]->key, &c.so))
 				c.formats[c.nformats++] = spp_cpu_formats[i];
 	}
-	rc = run(&c, &err);
+	rc = cmd_dense_open("sweep", c.dense, 0, &dense);
+	if (rc)
+		return rc;
+	rc = run(&c, &dense, &err);
+	spp_dense_set_close(&dense);
 	return rc ? cmd_fail(&err) : 0;
 }

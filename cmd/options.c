@@ -1,5 +1,6 @@
 #include "cmd/cmd.h"
 #include "reports/report.h"
+#include "kernels/dense/dense.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -75,5 +76,33 @@ int cmd_output_format(const char *cmd, const char *format_name,
 	}
 	if (output && spp_report_format_from_path(output, fmt))
 		*fmt = SPP_REPORT_TEXT;
+	return 0;
+}
+
+int cmd_dense_check(const char *cmd, const char *list)
+{
+	struct spp_dense_want want;
+	struct spp_error err = {0};
+	char storage[512];
+
+	if (list && spp_dense_parse(list, &want, storage, sizeof(storage), &err))
+		return cmd_usage_error(cmd, "%s", err.msg);
+	return 0;
+}
+
+int cmd_dense_open(const char *cmd, const char *list, int quiet, struct spp_dense_set *set)
+{
+	struct spp_dense_want want;
+	struct spp_error err = {0};
+	char storage[512];
+
+	if (list && spp_dense_parse(list, &want, storage, sizeof(storage), &err))
+		return cmd_usage_error(cmd, "%s", err.msg);
+	if (spp_dense_set_open(set, list ? &want : NULL, spp_isa_detect(), &err))
+		return cmd_fail(&err);
+	for (int i = 0; !quiet && i < set->n; i++)
+		if (!set->c[i].ok)
+			fprintf(stderr, "spprof %s: warning: dense baseline %s: not a candidate: %s\n", cmd,
+				set->c[i].name, set->c[i].reason);
 	return 0;
 }

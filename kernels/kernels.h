@@ -87,13 +87,6 @@ extern const struct spp_format_ops *const spp_cpu_act_formats[];
 /* Look a CPU format up by key, in both tables; NULL when unknown. */
 const struct spp_format_ops *spp_cpu_format_find(const char *key);
 
-/*
- * The dense baseline (OpenBLAS): y = w * x with cblas_sgemm, or
- * cblas_sgemv when n == 1, on `threads` BLAS threads.
- */
-void spp_dense_gemm(const struct spp_matrix *w, const float *x, float *y,
-		    int64_t n, int threads);
-
 struct spp_blas_info {
 	char name[32];        /* "OpenBLAS" */
 	char version[64];     /* from openblas_get_config() */
@@ -101,9 +94,10 @@ struct spp_blas_info {
 	char core[64];        /* openblas_get_corename(): the kernel set in use */
 	int max_threads;      /* openblas_get_num_threads() */
 	char coretype_env[64];/* OPENBLAS_CORETYPE if set, else "" */
+	int coretype_set;     /* OPENBLAS_CORETYPE is set (an empty value changes the core too) */
 };
 
-/* Describe the dense BLAS linked in. */
+/* Describe the OpenBLAS linked in (the dense candidates: kernels/dense/dense.h). */
 void spp_blas_info(struct spp_blas_info *out);
 
 /* Plain reference SpMM on the dense matrix (tests and verification). */

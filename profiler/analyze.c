@@ -186,6 +186,27 @@ static int counters_setup(struct spp_analysis *a, struct spp_run_opts *ro,
 			   why, geo, note[0] ? "; " : "", note);
 }
 
+/* The dense candidates (--dense); each one that cannot run is a warning. */
+static int open_dense(struct spp_analysis *a, struct spp_error *err)
+{
+	struct spp_dense_want want;
+	char storage[512];
+	int rc;
+
+	if (a->opts.dense && (rc = spp_dense_parse(a->opts.dense, &want, storage, sizeof(storage), err)))
+		return rc;
+	rc = spp_dense_set_open(&a->dense, a->opts.dense ? &want : NULL, a->machine->isa, err);
+	for (int i = 0; i < a->dense.n; i++)
+		if (!a->dense.c[i].ok) {
+			int r2 = add_warning(a, err, "dense baseline %s: not a candidate: %s", a->dense.c[i].name,
+					     a->dense.c[i].reason);
+
+			if (r2)
+				return r2;
+		}
+	return rc;
+}
+
 static int run_layers(struct spp_analysis *a, struct spp_error *err)
 {
 	const struct spp_analyze_opts *o = &a->opts;
@@ -198,7 +219,12 @@ static int run_layers(struct spp_analysis *a, struct spp_error *err)
 	float *x = NULL;
 
 	nf = spp_analyze_formats(o, fmts, &nswept);
+	rc = open_dense(a, err);
+	if (rc)
+		return rc;
 	spp_run_opts_init(&ro);
+	ro.dense = &a->dense;
+	ro.dense_memo = &a->dense_memo;
 	ro.backends = o->backends;
 	ro.cupti = o->cupti;
 	ro.act_sparsity = o->act_sparsity;
@@ -207,8 +233,8 @@ static int run_layers(struct spp_analysis *a, struct spp_error *err)
 	ro.seed = o->seed;
 	ro.bench.repeat = o->repeat;
 	ro.bench.budget_ns = o->time_budget_s * 1e9;
-	ro.peak_gbs = a->machine->have_calibration ? a->machine->cal.read_gbs : 0;
 	ro.cold = o->cold;
+	spp_bw_model_init(&ro.bw, a->machine, s->threads, o->cold);
 	rc = counters_setup(a, &ro, &geometry, err);
 	if (rc)
 		return rc;
@@ -231,7 +257,7 @@ static int run_layers(struct spp_analysis *a, struct spp_error *err)
 			 "%s of W, X, Y, then a %.0f MiB read (2x the largest believable cache)",
 			 spp_cache_flush_method(), (double)bytes / (1 << 20));
 	}
-	s->pinned = spp_run_threads_prepare(s->threads);
+	s->pinned = spp_run_threads_prepare(&a->dense, s->threads);
 	a->runs = calloc((size_t)a->nlayers, sizeof(*a->runs));
 	if (!a->runs) {
 		rc = spp_error_set(err, SPP_E_NOMEM, "out of memory");
@@ -283,7 +309,7 @@ static int run_layers(struct spp_analysis *a, struct spp_error *err)
 		goto done;
 	if (o->progress)
 		o->progress(o->progress_ctx, a, a->nlayers);
-	if (!ro.peak_gbs)
+	if (!(ro.bw.gbs[SPP_BW_DRAM] > 0))
 		rc = add_warning(a, err, "bw_util: no calibrated peak bandwidth for %d thread%s (run 'spprof calibrate')",
 				 s->threads, s->threads == 1 ? "" : "s");
 done:
@@ -364,6 +390,8 @@ void spp_analysis_destroy(struct spp_analysis *a)
 	for (int i = 0; a->runs && i < a->nlayers; i++)
 		spp_layer_runs_release(&a->runs[i]);
 	free(a->runs);
+	spp_dense_memo_free(&a->dense_memo);
+	spp_dense_set_close(&a->dense);
 	spp_breakeven_release(a);
 	free(a->machine);
 	for (int i = 0; i < a->nwarnings; i++)

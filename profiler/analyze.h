@@ -51,6 +51,8 @@ struct spp_analyze_opts {
 	unsigned backends;  /* SPP_BACKEND_CPU | SPP_BACKEND_CUDA; default cpu */
 	int cupti;          /* with cuda: CUPTI figures */
 	struct spp_counters_opts counters; /* --counters, --cache-model (default auto) */
+	/* --dense: the dense candidates (kernels/dense/dense.h spp_dense_parse); NULL: all */
+	const char *dense;
 	/*
 	 * Progress display; may be NULL. Called before each layer's runs with
 	 * done = layers finished, and once more with done = nlayers at the end;
@@ -93,6 +95,9 @@ struct spp_analysis {
 	int nwarnings;
 	struct spp_machine *machine;    /* owned; NULL when not described */
 	struct spp_layer_runs *runs;    /* nlayers, owned; NULL without kernel runs */
+	/* the dense candidates of the runs (dense.n 0 without runs) and each shape's choice */
+	struct spp_dense_set dense;
+	struct spp_dense_memo dense_memo;
 	/* with opts.breakeven: layer i's sweep is sweeps[sweep_of[i]] (-1: none); owned */
 	struct spp_sweep *sweeps;
 	int nsweeps;

@@ -1,11 +1,13 @@
 /*
- * spprof calibrate: the machine's peak read and triad bandwidth (STREAM-like)
- * and fp32 FMA rate for 1..T threads, cached per machine and thread count so
+ * spprof calibrate: the machine's peak read bandwidth of each memory level
+ * (L1, L2, LLC, DRAM), triad bandwidth (STREAM-like) and fp32 FMA rate
+ * for 1..T threads, cached per machine and thread count so
  * that every later report can give bw_util without measuring again.
  *
  * Cache file: <spp_calibration_path()>/calibration.json,
  *   {"schema": "spprof.calibration/1",
- *    "entries": [{machine, cpu, threads, read_gbs, triad_gbs, peak_gflops, isa, when}]}
+ *    "entries": [{machine, cpu, threads, read_gbs, triad_gbs, peak_gflops, isa, when,
+ *                 levels: {L1|L2|LLC|DRAM: {read_gbs, bytes}}}]}
  * where machine is /etc/machine-id (the hostname when absent).
  */
 #include "profiler/machine.h"
@@ -23,6 +25,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "kernels/cpu/buffer.h"
 #include "profiler/atomic_file.h"
 
 #if defined(__x86_64__)
@@ -54,36 +57,64 @@ static void pin_self(int t)
 /* ---- probes: the sum keeps the compiler from dropping the reads ---- */
 
 #if defined(__x86_64__)
+/*
+ * Streaming reads as fast as the kernels' best: eight independent sums
+ * (two loads a cycle stay in flight), and a variant that prefetches a few
+ * lines ahead for the levels where the hardware prefetcher falls short;
+ * the probe keeps whichever is faster.
+ */
+#define PREFETCH_AHEAD 512 /* floats: 2 KiB */
+
 __attribute__((target("avx512f")))
-static float read_avx512(const float *a, size_t n)
+static float read_avx512(const float *a, size_t n, int prefetch)
 {
-	__m512 s0 = _mm512_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
+	__m512 s0 = _mm512_setzero_ps(), s1 = s0, s2 = s0, s3 = s0, s4 = s0, s5 = s0, s6 = s0, s7 = s0;
 	size_t i = 0;
-	for (; i + 64 <= n; i += 64) {
+	for (; i + 128 <= n; i += 128) {
+		if (prefetch) {
+			_mm_prefetch((const char *)(a + i + PREFETCH_AHEAD), _MM_HINT_T0);
+			_mm_prefetch((const char *)(a + i + PREFETCH_AHEAD + 64), _MM_HINT_T0);
+		}
 		s0 = _mm512_add_ps(s0, _mm512_load_ps(a + i));
 		s1 = _mm512_add_ps(s1, _mm512_load_ps(a + i + 16));
 		s2 = _mm512_add_ps(s2, _mm512_load_ps(a + i + 32));
 		s3 = _mm512_add_ps(s3, _mm512_load_ps(a + i + 48));
+		s4 = _mm512_add_ps(s4, _mm512_load_ps(a + i + 64));
+		s5 = _mm512_add_ps(s5, _mm512_load_ps(a + i + 80));
+		s6 = _mm512_add_ps(s6, _mm512_load_ps(a + i + 96));
+		s7 = _mm512_add_ps(s7, _mm512_load_ps(a + i + 112));
 	}
-	float s = _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(s0, s1), _mm512_add_ps(s2, s3)));
+	s0 = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(s0, s1), _mm512_add_ps(s2, s3)),
+			   _mm512_add_ps(_mm512_add_ps(s4, s5), _mm512_add_ps(s6, s7)));
+	float s = _mm512_reduce_add_ps(s0);
 	for (; i < n; i++)
 		s += a[i];
 	return s;
 }
 
 __attribute__((target("avx2")))
-static float read_avx2(const float *a, size_t n)
+static float read_avx2(const float *a, size_t n, int prefetch)
 {
-	__m256 s0 = _mm256_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
+	__m256 s0 = _mm256_setzero_ps(), s1 = s0, s2 = s0, s3 = s0, s4 = s0, s5 = s0, s6 = s0, s7 = s0;
 	size_t i = 0;
 	float lanes[8], s = 0;
-	for (; i + 32 <= n; i += 32) {
+	for (; i + 64 <= n; i += 64) {
+		if (prefetch)
+			_mm_prefetch((const char *)(a + i + PREFETCH_AHEAD), _MM_HINT_T0);
 		s0 = _mm256_add_ps(s0, _mm256_load_ps(a + i));
 		s1 = _mm256_add_ps(s1, _mm256_load_ps(a + i + 8));
 		s2 = _mm256_add_ps(s2, _mm256_load_ps(a + i + 16));
 		s3 = _mm256_add_ps(s3, _mm256_load_ps(a + i + 24));
+		if (prefetch)
+			_mm_prefetch((const char *)(a + i + PREFETCH_AHEAD + 32), _MM_HINT_T0);
+		s4 = _mm256_add_ps(s4, _mm256_load_ps(a + i + 32));
+		s5 = _mm256_add_ps(s5, _mm256_load_ps(a + i + 40));
+		s6 = _mm256_add_ps(s6, _mm256_load_ps(a + i + 48));
+		s7 = _mm256_add_ps(s7, _mm256_load_ps(a + i + 56));
 	}
-	_mm256_storeu_ps(lanes, _mm256_add_ps(_mm256_add_ps(s0, s1), _mm256_add_ps(s2, s3)));
+	s0 = _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(s0, s1), _mm256_add_ps(s2, s3)),
+			   _mm256_add_ps(_mm256_add_ps(s4, s5), _mm256_add_ps(s6, s7)));
+	_mm256_storeu_ps(lanes, s0);
 	for (int l = 0; l < 8; l++)
 		s += lanes[l];
 	for (; i < n; i++)
@@ -163,15 +194,16 @@ static float fma_portable(long iters)
 	return acc[0] + acc[7];
 }
 
-static float read_chunk(enum spp_isa isa, const float *a, size_t n)
+static float read_chunk(enum spp_isa isa, const float *a, size_t n, int prefetch)
 {
 #if defined(__x86_64__)
 	if (isa >= SPP_ISA_AVX512)
-		return read_avx512(a, n);
+		return read_avx512(a, n, prefetch);
 	if (isa >= SPP_ISA_AVX2)
-		return read_avx2(a, n);
+		return read_avx2(a, n, prefetch);
 #endif
 	(void)isa;
+	(void)prefetch;
 	return read_portable(a, n);
 }
 
@@ -204,9 +236,10 @@ struct probe_arrays {
 static int probe_alloc(struct probe_arrays *p)
 {
 	p->n = PROBE_BYTES / 3 / sizeof(float) / 64 * 64;
-	p->a = aligned_alloc(64, p->n * sizeof(float));
-	p->b = aligned_alloc(64, p->n * sizeof(float));
-	p->c = aligned_alloc(64, p->n * sizeof(float));
+	/* huge-page backed like the runs' operands (kernels/cpu/buffer.h) */
+	p->a = spp_buffer_alloc(p->n * sizeof(float));
+	p->b = spp_buffer_alloc(p->n * sizeof(float));
+	p->c = spp_buffer_alloc(p->n * sizeof(float));
 	if (!p->a || !p->b || !p->c)
 		return -1;
 	/* first touch in parallel, so pages spread over the threads that use them */
@@ -221,39 +254,102 @@ static int probe_alloc(struct probe_arrays *p)
 
 static void probe_free(struct probe_arrays *p)
 {
-	free(p->a);
-	free(p->b);
-	free(p->c);
+	spp_buffer_free(p->a);
+	spp_buffer_free(p->b);
+	spp_buffer_free(p->c);
 }
 
-/* Best of repeated runs within `seconds`, STREAM's convention. */
-static void measure(struct probe_arrays *p, int threads, enum spp_isa isa,
-		    double seconds, struct spp_calibration *out)
+/*
+ * Read bandwidth of a working set of `bytes` (all threads together) that
+ * starts at b: each thread reads its own slice `passes` times over, so a
+ * small working set stays in the caches it fits; the best of repeated
+ * timings within `seconds` (STREAM's convention), of plain and
+ * prefetching reads. GB/s.
+ */
+static double read_level(const float *b, size_t bytes, int threads, enum spp_isa isa,
+			 double seconds, volatile float *sink)
 {
-	double best_read = 1e30, best_triad = 1e30, best_fma = 1e30;
-	const long fma_iters = 4000000;
-	volatile float sink = 0;
-	double t0 = now_s();
+	size_t n = bytes / sizeof(float) / 128 * 128;
+	/* enough passes that one timing lasts about a millisecond at 200 GB/s */
+	int passes = n ? (int)(2e8 / (double)(n * sizeof(float))) : 1;
+	double best = 1e30, t0 = now_s();
 
-	for (int rep = 0; rep < 3 || now_s() - t0 < seconds; rep++) {
-		double t = now_s();
+	if (passes < 1)
+		passes = 1;
+	if (n < (size_t)threads * 128)
+		return 0;
+	for (int rep = 0; rep < 6 || (now_s() - t0 < seconds && rep < 100000); rep++) {
+		int prefetch = rep & 1;
 		float total = 0;
+		double t = now_s();
 #pragma omp parallel num_threads(threads) reduction(+ : total)
 		{
 			int tid = omp_get_thread_num(), nt = omp_get_num_threads();
-			size_t per = (p->n / (size_t)nt) / 64 * 64;
+			size_t per = (n / (size_t)nt) / 128 * 128;
 			size_t begin = per * (size_t)tid;
-			size_t len = tid == nt - 1 ? p->n - begin : per;
+			size_t len = tid == nt - 1 ? n - begin : per;
 			if (rep == 0)
 				pin_self(tid);
-			total += read_chunk(isa, p->b + begin, len);
+			for (int p = 0; p < passes; p++)
+				total += read_chunk(isa, b + begin, len, prefetch);
 		}
 		t = now_s() - t;
-		sink += total;
-		if (t < best_read)
-			best_read = t;
+		*sink += total;
+		if (rep >= 2 && t < best) /* two warm-up rounds: pages touched, caches filled */
+			best = t;
+	}
+	return (double)(n * sizeof(float)) * passes / best / 1e9;
+}
 
-		t = now_s();
+/*
+ * The working set each level's probe reads: inside the level, and as small
+ * as the level counts (just above what the level below holds), where it
+ * reads fastest, so that the level's figure bounds every run it is used
+ * for. DRAM: twice the LLC (at least 64 MiB), within the probe arrays.
+ */
+static void level_sizes(const uint64_t cap[SPP_BW_LEVELS], size_t array_bytes,
+			double sizes[SPP_BW_LEVELS])
+{
+	double below = 0;
+
+	for (int l = 0; l < SPP_BW_DRAM; l++) {
+		double c = (double)cap[l], want = below > 0 ? 2 * below : c / 2;
+
+		sizes[l] = 0;
+		if (c <= 0)
+			continue;
+		if (want > c / 2)
+			want = c / 2;
+		if (want <= below) /* the level is too close to the one below to tell apart */
+			want = (below + c) / 2;
+		sizes[l] = want;
+		below = c;
+	}
+	sizes[SPP_BW_DRAM] = below > 32.0 * (1 << 20) ? 2 * below : 64.0 * (1 << 20);
+	if (sizes[SPP_BW_DRAM] > (double)array_bytes)
+		sizes[SPP_BW_DRAM] = (double)array_bytes;
+}
+
+static void measure(struct probe_arrays *p, const struct spp_machine *m, int threads,
+		    enum spp_isa isa, double seconds, struct spp_calibration *out)
+{
+	double best_triad = 1e30, best_fma = 1e30, sizes[SPP_BW_LEVELS];
+	const long fma_iters = 4000000;
+	volatile float sink = 0;
+	uint64_t cap[SPP_BW_LEVELS];
+	double t0;
+
+	spp_bw_capacities(m, threads, cap);
+	level_sizes(cap, p->n * sizeof(float), sizes);
+	for (int l = 0; l < SPP_BW_LEVELS; l++) {
+		out->level_bytes[l] = sizes[l];
+		out->level_gbs[l] = sizes[l] > 0 ? read_level(p->b, (size_t)sizes[l], threads, isa,
+							       seconds / 2, &sink) : 0;
+	}
+	t0 = now_s();
+	for (int rep = 0; rep < 3 || now_s() - t0 < seconds; rep++) {
+		double t = now_s();
+		float total = 0;
 		const float s = 3.0f;
 		float *a = p->a;
 		const float *b = p->b, *c = p->c;
@@ -275,7 +371,7 @@ static void measure(struct probe_arrays *p, int threads, enum spp_isa isa,
 	}
 	(void)sink;
 	out->threads = threads;
-	out->read_gbs = (double)(p->n * sizeof(float)) / best_read / 1e9;
+	out->read_gbs = out->level_gbs[SPP_BW_DRAM];
 	out->triad_gbs = 3.0 * (double)(p->n * sizeof(float)) / best_triad / 1e9;
 	out->peak_gflops = (double)threads * (double)fma_iters * fma_flops_per_iter(isa) /
 			   best_fma / 1e9;
@@ -379,11 +475,19 @@ int spp_calibration_load(const char *cpu, int threads, struct spp_calibration *o
 		out->read_gbs = entry_num(e, "read_gbs");
 		out->triad_gbs = entry_num(e, "triad_gbs");
 		out->peak_gflops = entry_num(e, "peak_gflops");
+		for (int l = 0; l < SPP_BW_LEVELS; l++) {
+			const cJSON *lv = cJSON_GetObjectItemCaseSensitive(
+				cJSON_GetObjectItemCaseSensitive(e, "levels"), spp_bw_level_name((enum spp_bw_level)l));
+
+			out->level_gbs[l] = entry_num(lv, "read_gbs");
+			out->level_bytes[l] = entry_num(lv, "bytes");
+		}
 		if (cJSON_IsString(isa))
 			snprintf(out->isa, sizeof(out->isa), "%s", isa->valuestring);
 		if (cJSON_IsString(when))
 			snprintf(out->when, sizeof(out->when), "%s", when->valuestring);
-		rc = out->read_gbs > 0 && out->peak_gflops > 0 ? 0 : -1;
+		/* an entry of an older spprof without the levels is measured again */
+		rc = out->read_gbs > 0 && out->peak_gflops > 0 && out->level_gbs[SPP_BW_DRAM] > 0 ? 0 : -1;
 		break;
 	}
 	cJSON_Delete(doc);
@@ -448,6 +552,16 @@ int spp_calibration_store(const char *cpu, const struct spp_calibration *cal,
 		cJSON_AddNumberToObject(e, "read_gbs", cal[i].read_gbs);
 		cJSON_AddNumberToObject(e, "triad_gbs", cal[i].triad_gbs);
 		cJSON_AddNumberToObject(e, "peak_gflops", cal[i].peak_gflops);
+		{
+			cJSON *lv = cJSON_AddObjectToObject(e, "levels");
+
+			for (int l = 0; lv && l < SPP_BW_LEVELS; l++) {
+				cJSON *o = cJSON_AddObjectToObject(lv, spp_bw_level_name((enum spp_bw_level)l));
+
+				cJSON_AddNumberToObject(o, "read_gbs", cal[i].level_gbs[l]);
+				cJSON_AddNumberToObject(o, "bytes", cal[i].level_bytes[l]);
+			}
+		}
 		cJSON_AddStringToObject(e, "isa", cal[i].isa);
 		cJSON_AddStringToObject(e, "when", cal[i].when);
 		cJSON_AddItemToArray(entries, e);
@@ -486,7 +600,7 @@ int spp_calibrate(int max_threads, double seconds_per_probe,
 	gmtime_r(&now, &tm);
 	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
 	for (int t = 1; t <= max_threads; t++) {
-		measure(&p, t, m.isa, seconds_per_probe, &out[t - 1]);
+		measure(&p, &m, t, m.isa, seconds_per_probe, &out[t - 1]);
 		snprintf(out[t - 1].when, sizeof(out[t - 1].when), "%s", when);
 	}
 	probe_free(&p);

@@ -22,16 +22,18 @@ static int timed(const struct spp_run *r)
 	return r->status == SPP_RUN_OK && r->time.repeats > 0;
 }
 
-static void run_rules(const struct spp_layer_runs *runs, double peak_gbs, struct spp_diagnosis *d)
+static void run_rules(const struct spp_layer_runs *runs, struct spp_diagnosis *d)
 {
 	for (int i = 0; i < runs->nruns; i++) {
 		const struct spp_run *r = &runs->runs[i];
 
 		if (!timed(r))
 			continue;
-		if (peak_gbs > 0 && r->bandwidth_gbs >= SPP_DIAG_MEMORY_BOUND * peak_gbs)
-			say(d, "%s is memory-bound: %.1f GB/s is %.0f%% of the calibrated peak %.1f GB/s",
-			    r->format, r->bandwidth_gbs, 100 * r->bandwidth_gbs / peak_gbs, peak_gbs);
+		if (r->bw_util >= SPP_DIAG_MEMORY_BOUND && r->bw_level >= 0)
+			say(d, "%s is memory-bound: %.1f GB/s is %.0f%% of the calibrated %s read bandwidth "
+			       "(%.1f GB/s), the level its working set fits",
+			    r->format, r->bandwidth_gbs, 100 * r->bw_util,
+			    spp_bw_level_name((enum spp_bw_level)r->bw_level), r->bandwidth_gbs / r->bw_util);
 		if (r->imbalance > SPP_DIAG_IMBALANCE)
 			say(d, "%s is imbalanced across threads: the busiest works %.2fx the mean",
 			    r->format, r->imbalance);
@@ -84,12 +86,12 @@ static void static_rules(const struct spp_layer_static *s, const double *along_m
 }
 
 void spp_diagnose_layer(const struct spp_layer_static *s, const struct spp_layer_runs *runs,
-			double peak_gbs, struct spp_diagnosis *out)
+			struct spp_diagnosis *out)
 {
 	memset(out, 0, sizeof(*out));
 	if (s->unsupported)
 		return;
 	if (runs)
-		run_rules(runs, peak_gbs, out);
+		run_rules(runs, out);
 	static_rules(s, runs ? runs->nm_along_m : NULL, out);
 }

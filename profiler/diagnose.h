@@ -25,8 +25,8 @@ struct spp_diagnosis {
 
 /*
  * The rules, in this order, each adding at most one sentence per format:
- * memory-bound (a run's bandwidth_gbs >= 0.8 x peak_gbs; skipped when
- * peak_gbs is 0, not calibrated), imbalance > 1.2, too small (dense median
+ * memory-bound (a run's bw_util >= 0.8: of the level its working set fits;
+ * skipped where bw_util is unknown, not calibrated), imbalance > 1.2, too small (dense median
  * < 10 us), N:M not applicable although the layer is sparse enough for it
  * (with the fraction of violating groups), or N:M along the wrong axis
  * instead (every group along M complies, runs->nm_along_m, some along K
@@ -35,6 +35,6 @@ struct spp_diagnosis {
  * it saves. No sentence contains "; " (the report joins them with it). runs may be NULL (static report). Never fails.
  */
 void spp_diagnose_layer(const struct spp_layer_static *s, const struct spp_layer_runs *runs,
-			double peak_gbs, struct spp_diagnosis *out);
+			struct spp_diagnosis *out);
 
 #endif

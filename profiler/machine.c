@@ -208,6 +208,59 @@ uint64_t spp_machine_largest_cache(const struct spp_machine *m)
 	return max;
 }
 
+const char *spp_bw_level_name(enum spp_bw_level l)
+{
+	static const char *const names[SPP_BW_LEVELS] = {"L1", "L2", "LLC", "DRAM"};
+
+	return l >= 0 && l < SPP_BW_LEVELS ? names[l] : "?";
+}
+
+/* Size of the data cache at level (1, 2), times the instances `threads` threads use. */
+static uint64_t private_capacity(const struct spp_machine *m, int level, int threads)
+{
+	for (int i = 0; i < m->ncaches; i++) {
+		const struct spp_cache_level *c = &m->caches[i];
+		int share = c->shared_by > 0 ? c->shared_by : 1;
+
+		if (c->level == level && strcmp(c->type, "instruction") != 0)
+			return c->size * (uint64_t)((threads + share - 1) / share);
+	}
+	return 0;
+}
+
+void spp_bw_capacities(const struct spp_machine *m, int threads, uint64_t cap[SPP_BW_LEVELS])
+{
+	if (threads < 1)
+		threads = 1;
+	cap[SPP_BW_L1] = private_capacity(m, 1, threads);
+	cap[SPP_BW_L2] = private_capacity(m, 2, threads);
+	cap[SPP_BW_LLC] = spp_machine_largest_cache(m);
+	/* a level no larger than the one below adds nothing */
+	if (cap[SPP_BW_LLC] <= cap[SPP_BW_L2])
+		cap[SPP_BW_LLC] = 0;
+	cap[SPP_BW_DRAM] = UINT64_MAX;
+}
+
+enum spp_bw_level spp_bw_level_of(const uint64_t cap[SPP_BW_LEVELS], double bytes, int cold)
+{
+	if (cold)
+		return SPP_BW_DRAM;
+	for (int l = 0; l < SPP_BW_DRAM; l++)
+		if (cap[l] > 0 && bytes <= (double)cap[l])
+			return (enum spp_bw_level)l;
+	return SPP_BW_DRAM;
+}
+
+void spp_bw_model_init(struct spp_bw_model *b, const struct spp_machine *m, int threads, int cold)
+{
+	memset(b, 0, sizeof(*b));
+	spp_bw_capacities(m, threads, b->cap);
+	b->cold = cold;
+	if (m->have_calibration && m->cal.threads == threads)
+		for (int l = 0; l < SPP_BW_LEVELS; l++)
+			b->gbs[l] = m->cal.level_gbs[l];
+}
+
 /*
  * Virtual machines pass the host's figures through, so a 2-CPU guest can
  * "have" a 480 MiB L3. Flag what no real cache hierarchy looks like.

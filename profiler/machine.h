@@ -24,10 +24,28 @@ struct spp_cache_level {
 	int shared_by;        /* logical CPUs sharing one instance; 0 unknown */
 };
 
+/*
+ * The memory levels a working set can fit in, for bw_util (DESIGN section
+ * 4): a run's bandwidth is compared with the read bandwidth of the
+ * smallest level that holds its working set.
+ */
+enum spp_bw_level { SPP_BW_L1, SPP_BW_L2, SPP_BW_LLC, SPP_BW_DRAM, SPP_BW_LEVELS };
+
+/* "L1", "L2", "LLC", "DRAM". */
+const char *spp_bw_level_name(enum spp_bw_level l);
+
 /* Calibrated peaks for one thread count; 0 means not measured. */
 struct spp_calibration {
 	int threads;
-	double read_gbs;      /* STREAM-like read (sum) bandwidth */
+	double read_gbs;      /* STREAM-like read (sum) bandwidth from DRAM (= level_gbs[DRAM]) */
+	/*
+	 * Read bandwidth of each level, measured on the smallest working set
+	 * counted in it (just above the level below fills), so that no run
+	 * whose working set the level holds can read faster: level_bytes is
+	 * the probe's working set, all threads together.
+	 */
+	double level_gbs[SPP_BW_LEVELS];
+	double level_bytes[SPP_BW_LEVELS];
 	double triad_gbs;     /* STREAM triad a = b + s*c, counting 3 arrays */
 	double peak_gflops;   /* fp32 FMA peak of the widest ISA */
 	char isa[16];         /* ISA the FMA probe used */
@@ -91,6 +109,33 @@ void spp_machine_check_caches(struct spp_machine *m);
  * 32 MiB per CPU. 0 when nothing is known.
  */
 uint64_t spp_machine_largest_cache(const struct spp_machine *m);
+
+/*
+ * Capacity in bytes of each level for a run on `threads` threads, all
+ * threads together (private levels count once per thread): L1 data, L2,
+ * the believable LLC (spp_machine_largest_cache), DRAM unbounded
+ * (UINT64_MAX). A level the machine does not report is 0.
+ */
+void spp_bw_capacities(const struct spp_machine *m, int threads, uint64_t cap[SPP_BW_LEVELS]);
+
+/*
+ * The level a working set of `bytes` fits in (the smallest whose capacity
+ * holds it; DRAM when cold, since every run starts with empty caches).
+ */
+enum spp_bw_level spp_bw_level_of(const uint64_t cap[SPP_BW_LEVELS], double bytes, int cold);
+
+/* What bw_util is taken against: each level's capacity and read bandwidth. */
+struct spp_bw_model {
+	uint64_t cap[SPP_BW_LEVELS];  /* spp_bw_capacities */
+	double gbs[SPP_BW_LEVELS];    /* calibrated level_gbs; 0 unknown */
+	int cold;                     /* runs start with empty caches: DRAM */
+};
+
+/*
+ * The model of machine m's calibration for `threads` threads (every gbs 0
+ * without one, so bw_util stays null).
+ */
+void spp_bw_model_init(struct spp_bw_model *b, const struct spp_machine *m, int threads, int cold);
 
 /* Load the cached calibration for this CPU and thread count; 0 or -1. */
 int spp_calibration_load(const char *cpu, int threads, struct spp_calibration *out);

@@ -193,7 +193,7 @@ static int run_blocked(struct bench *b)
 	int rc, pool = 0;
 
 	for (int i = 0; i < b->n; i++) {
-		int p = b->items[i].pool ? 1 : 0;
+		int p = b->items[i].pool >= 0 && b->items[i].pool < SPP_BENCH_POOLS ? b->items[i].pool : 1;
 		double start;
 
 		if (p != pool)

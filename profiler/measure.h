@@ -16,6 +16,9 @@
 
 #include "profiler/error.h"
 
+/* Thread pools the harness tells apart (kernels/dense/dense.h: enum spp_dense_pool). */
+#define SPP_BENCH_POOLS 4
+
 /* A clock in nanoseconds; tests inject a fake one. */
 struct spp_clock {
 	double (*now_ns)(void *ctx);
@@ -56,7 +59,7 @@ struct spp_bench_item {
 	int (*run)(void *ctx, double *busy_ns);
 	void *ctx;
 	int nthreads;  /* entries of busy_ns it fills; 0: it reports none */
-	int pool;      /* thread pool it runs on: 0 OpenMP (the caller's), 1 another (BLAS) */
+	int pool;      /* thread pool it runs on: 0 OpenMP (the caller's), 1.. others (BLAS) */
 };
 
 enum spp_schedule {
@@ -77,7 +80,7 @@ struct spp_bench_opts {
 	 * caller's), sleep settle_ns[previous pool] so that the pool left
 	 * behind stops spinning before timing starts. 0: no sleep.
 	 */
-	double settle_ns[2];
+	double settle_ns[SPP_BENCH_POOLS];
 	struct spp_clock clock;
 	/* called before each timed run, outside the timed region (cold runs); may be NULL */
 	void (*before)(void *ctx, int item);

@@ -12,6 +12,7 @@
 #include "profiler/decode.h"
 #include "profiler/rng.h"
 #include "profiler/run_cuda.h"
+#include "profiler/run_dense.h"
 #include "profiler/runtime_env.h"
 
 /* Columns of the dense baseline checked against the double-precision reference. */
@@ -52,6 +53,7 @@ void spp_run_figures(const struct spp_run_inputs *in, struct spp_run *r)
 
 	r->speedup = r->efficiency = r->gap = r->gflops = NAN;
 	r->bytes_moved = r->bandwidth_gbs = r->bw_util = NAN;
+	r->bw_level = -1;
 	if (in->w_bytes >= 0)
 		r->bytes_moved = in->w_bytes + xy;
 	if (!(in->t_ns > 0))
@@ -66,8 +68,14 @@ void spp_run_figures(const struct spp_run_inputs *in, struct spp_run *r)
 	r->gflops = flops / in->t_ns;
 	if (isfinite(r->bytes_moved)) {
 		r->bandwidth_gbs = r->bytes_moved / in->t_ns;
-		if (in->peak_gbs > 0)
-			r->bw_util = r->bandwidth_gbs / in->peak_gbs;
+		if (in->bw) {
+			enum spp_bw_level l = spp_bw_level_of(in->bw->cap, r->bytes_moved, in->bw->cold);
+
+			if (in->bw->gbs[l] > 0) {
+				r->bw_level = (int)l;
+				r->bw_util = r->bandwidth_gbs / in->bw->gbs[l];
+			}
+		}
 	}
 }
 
@@ -96,6 +104,7 @@ void spp_run_init(struct spp_run *r, const char *backend, const char *format)
 	snprintf(r->precision, sizeof(r->precision), "fp32");
 	r->speedup = r->efficiency = r->gap = r->gflops = NAN;
 	r->bytes_moved = r->bandwidth_gbs = r->bw_util = NAN;
+	r->bw_level = -1;
 	r->imbalance = r->nnz_imbalance = r->max_error = NAN;
 	r->speedup_weight_only = NAN;
 	r->copy_ns[0] = r->copy_ns[1] = r->copy_ns[2] = NAN;
@@ -178,7 +187,8 @@ static float *falloc(int64_t a, int64_t b, int *fail)
 
 /* One timed call: the dense baseline or a format. */
 struct item_ctx {
-	const struct spp_format_ops *ops;  /* NULL: dense */
+	const struct spp_format_ops *ops;  /* NULL: the dense candidate */
+	const struct spp_dense_cand *dense;
 	const struct spp_encoded *enc;
 	const struct spp_matrix *w;
 	const float *x;
@@ -192,7 +202,7 @@ static int item_run(void *p, double *busy_ns)
 	struct item_ctx *c = p;
 
 	if (!c->ops) {
-		spp_dense_gemm(c->w, c->x, c->y, c->n, c->ex.threads);
+		spp_dense_run(c->dense, c->w, c->x, c->y, c->n, c->ex.threads);
 		return SPP_OK;
 	}
 	c->ex.busy_ns = busy_ns;
@@ -202,45 +212,66 @@ static int item_run(void *p, double *busy_ns)
 struct flush_ctx {
 	const struct spp_run_opts *o;
 	struct spp_range r[3];  /* W (dense only), X, Y */
+	int ndense;             /* items 0..ndense-1 are dense candidates */
 };
 
 static void before_run(void *p, int item)
 {
 	struct flush_ctx *f = p;
+	int dense = item < f->ndense;
 
 	/* an encoded W is opaque here, so the eviction buffer covers it */
-	spp_cache_flush(f->o->flusher, f->r + (item == 0 ? 0 : 1), item == 0 ? 3 : 2);
+	spp_cache_flush(f->o->flusher, f->r + (dense ? 0 : 1), dense ? 3 : 2);
 }
 
-/* The dense baseline against the double-precision reference on a few columns. */
-static int check_dense(struct layer_bufs *B, const struct spp_matrix *w,
-		       int64_t n, double rtol, struct spp_run *r)
+/*
+ * The double-precision reference on a few columns of X (B->ys) and its
+ * error scale |W|.|X| there (B->bs); *c columns, at cols.
+ */
+static void ref_columns(struct layer_bufs *B, const struct spp_matrix *w, int64_t n,
+			int64_t *cols, int64_t *c)
 {
-	int64_t m = w->m, k = w->k, c = n < REF_COLUMNS ? n : REF_COLUMNS, wi, wj;
-	int64_t cols[REF_COLUMNS];
+	int64_t m = w->m, k = w->k;
 	struct spp_matrix wa = {m, k, B->wabs};
-	float *yds = B->y;  /* scratch: the dense result's columns */
-	double worst;
+
+	*c = n < REF_COLUMNS ? n : REF_COLUMNS;
+	for (int64_t s = 0; s < *c; s++)
+		cols[s] = *c > 1 ? s * (n - 1) / (*c - 1) : 0;
+	for (int64_t i = 0; i < k; i++)
+		for (int64_t s = 0; s < *c; s++)
+			B->xs[i * *c + s] = B->x[i * n + cols[s]];
+	spp_reference_gemm(w, B->xs, B->ys, *c);
+	for (int64_t i = 0; i < k * *c; i++)
+		B->xs[i] = fabsf(B->xs[i]);
+	spp_reference_gemm(&wa, B->xs, B->bs, *c);
+}
+
+/*
+ * A dense candidate's output y (m x n) against the reference columns.
+ * Returns 1 when it holds; fills
+ * *worst and, when it does not, why.
+ */
+static int check_dense(struct layer_bufs *B, const float *y, int64_t m, int64_t n,
+		       const int64_t *cols, int64_t c, double rtol, double *worst,
+		       char *why, size_t nwhy)
+{
+	float *yds = malloc(sizeof(float) * (size_t)(m * c > 0 ? m * c : 1));
+	int64_t wi, wj;
 	int ok;
 
-	for (int64_t s = 0; s < c; s++)
-		cols[s] = c > 1 ? s * (n - 1) / (c - 1) : 0;
-	for (int64_t i = 0; i < k; i++)
-		for (int64_t s = 0; s < c; s++)
-			B->xs[i * c + s] = B->x[i * n + cols[s]];
-	spp_reference_gemm(w, B->xs, B->ys, c);
-	for (int64_t i = 0; i < k * c; i++)
-		B->xs[i] = fabsf(B->xs[i]);
-	spp_reference_gemm(&wa, B->xs, B->bs, c);
+	if (!yds) {
+		snprintf(why, nwhy, "out of memory for the check");
+		return 0;
+	}
 	for (int64_t i = 0; i < m; i++)
 		for (int64_t s = 0; s < c; s++)
-			yds[i * c + s] = B->yd[i * n + cols[s]];
-	ok = spp_run_check(yds, B->ys, B->bs, m, c, rtol, &worst, &wi, &wj);
-	r->max_error = worst;
+			yds[i * c + s] = y[i * n + cols[s]];
+	ok = spp_run_check(yds, B->ys, B->bs, m, c, rtol, worst, &wi, &wj);
 	if (!ok)
-		set_status(r, SPP_RUN_FAILED,
-			   "dense result differs from the reference by %.3g x (|W|.|X|) at (%lld, %lld), bound %.3g",
-			   worst, (long long)wi, (long long)cols[wj < 0 ? 0 : wj], rtol);
+		snprintf(why, nwhy,
+			 "result differs from the double-precision reference by %.3g x (|W|.|X|) at (%lld, %lld), bound %.3g",
+			 *worst, (long long)wi, (long long)cols[wj < 0 ? 0 : wj], rtol);
+	free(yds);
 	return ok;
 }
 
@@ -365,6 +396,9 @@ static int runs_init(struct spp_layer_runs *out,
 		return spp_error_set(err, SPP_E_NOMEM, "out of memory");
 	out->nruns = nformats + 1;
 	spp_run_init(&out->runs[0], "cpu", "dense");
+	memset(&out->dense, 0, sizeof(out->dense));
+	out->dense.winner = -1;
+	out->dense_shared = 0;
 	for (int f = 0; f < nformats; f++)
 		spp_run_init(&out->runs[f + 1], "cpu", formats[f]->key);
 	return SPP_OK;
@@ -526,6 +560,73 @@ static void weight_only(struct spp_layer_runs *out)
 	}
 }
 
+/*
+ * The dense candidates of this shape (profiler/run_dense.h): each runs once
+ * and is checked against the double-precision reference; the first that
+ * passes gives the dense result yd every format is checked against, and
+ * the bound |W|.|X|. Those that pass become items 0..*nd-1 (dense_of: the
+ * choice's entry). Returns whether there is a verified dense result.
+ */
+static int dense_items(const struct spp_dense_set *set, const struct spp_run_opts *o,
+		       const struct spp_matrix *w, const struct spp_matrix *wa, int64_t n,
+		       const char *name, struct layer_bufs *B, struct spp_layer_runs *out,
+		       struct item_ctx *ctx, struct spp_bench_item *items, int *dense_of, int *nd)
+{
+	int64_t m = w->m, cols[REF_COLUMNS], c;
+	int idx[SPP_DENSE_MAX], count, have = 0;
+	struct spp_dense_choice *ch = &out->dense;
+	size_t len = 0;
+	char all[256] = "";
+
+	*nd = 0;
+	ref_columns(B, w, n, cols, &c);
+	for (int pass = 0; pass < 2 && !have; pass++) {
+		/* a remembered winner that fails here: every candidate after all */
+		count = spp_dense_plan(set, pass ? NULL : o->dense_memo, m, w->k, n, o->threads, name, ch,
+				       &out->dense_shared, idx);
+		*nd = 0;
+		for (int j = 0; j < count; j++) {
+			const struct spp_dense_cand *cand = &set->c[idx[j]];
+			struct spp_dense_timing *t = &ch->t[out->dense_shared ? ch->winner : j];
+			double worst;
+			char why[200];
+
+			for (int64_t i = 0; i < m * n; i++)
+				B->y[i] = NAN;
+			spp_dense_run(cand, w, B->x, B->y, n, o->threads);
+			if (!check_dense(B, B->y, m, n, cols, c, o->verify_rtol, &worst, why, sizeof(why))) {
+				if (!out->dense_shared) {
+					t->status = SPP_RUN_FAILED;
+					t->max_error = worst;
+					snprintf(t->reason, sizeof(t->reason), "%s", why);
+				}
+				if (len < sizeof(all))
+					len += (size_t)snprintf(all + len, sizeof(all) - len, "%s%s: %s",
+								len ? "; " : "", cand->name, why);
+				continue;
+			}
+			if (!out->dense_shared)
+				t->max_error = worst;
+			if (!have) {
+				memcpy(B->yd, B->y, sizeof(float) * (size_t)(m * n));
+				spp_dense_run(cand, wa, B->xabs, B->bound, n, o->threads);
+				out->runs[0].max_error = worst;
+				have = 1;
+			}
+			ctx[*nd] = (struct item_ctx){NULL, cand, NULL, w, B->x, B->y, n, {o->threads, o->isa, NULL}};
+			items[*nd] = (struct spp_bench_item){item_run, &ctx[*nd], 0, (int)cand->pool};
+			dense_of[*nd] = out->dense_shared ? ch->winner : j;
+			(*nd)++;
+		}
+		if (!out->dense_shared)
+			break;
+	}
+	if (!have)
+		set_status(&out->runs[0], SPP_RUN_FAILED, "no dense candidate computed right: %s",
+			   len ? all : "none could run");
+	return have;
+}
+
 int spp_matrix_measure(const struct spp_matrix *wm, int64_t n, uint64_t nnz,
 		       double theoretical_speedup, const char *name,
 		       const struct spp_format_ops *const *formats, int nformats,
@@ -538,17 +639,26 @@ int spp_matrix_measure(const struct spp_matrix *wm, int64_t n, uint64_t nnz,
 	struct spp_bench_item *items = NULL;
 	struct item_ctx *ctx = NULL;
 	struct spp_bench_result *res = NULL;
-	int *run_of = NULL, *encoded = NULL, nitems = 0, rc, dense_ok;
+	int *run_of = NULL, *encoded = NULL, *dense_of = NULL, nitems = 0, nd = 0, rc, dense_ok;
+	struct spp_dense_set local, *set = o->dense;
 	struct spp_matrix w = *wm, wa = {m, k, NULL};
 	struct spp_bench_opts bo = o->bench;
 	struct flush_ctx fc;
 	struct spp_error e2;
 	struct count_ctx cc = {0};
-	int line = o->cache_line > 0 ? o->cache_line : 64;
+	int line = o->cache_line > 0 ? o->cache_line : 64, best = -1;
 
 	rc = runs_init(out, formats, nformats, err);
 	if (rc)
 		return rc;
+	if (!set) {
+		rc = spp_dense_set_open(&local, NULL, o->isa, err);
+		if (rc) {
+			spp_layer_runs_release(out);
+			return rc;
+		}
+		set = &local;
+	}
 	rc = prepare(m, k, n, name, o, &B, err);
 	if (!rc)
 		rc = act_figures(&w, B.x, n, o, &out->act, err);
@@ -558,26 +668,21 @@ int spp_matrix_measure(const struct spp_matrix *wm, int64_t n, uint64_t nnz,
 	for (int64_t i = 0; i < m * k; i++)
 		B.wabs[i] = fabsf(w.v[i]);
 	wa.v = B.wabs;
-	spp_dense_gemm(&w, B.x, B.yd, n, o->threads);
-	spp_dense_gemm(&wa, B.xabs, B.bound, n, o->threads);
-	dense_ok = check_dense(&B, &w, n, o->verify_rtol, &out->runs[0]);
 
 	enc = calloc((size_t)nformats + 1, sizeof(*enc));
-	items = calloc((size_t)nformats + 1, sizeof(*items));
-	ctx = calloc((size_t)nformats + 1, sizeof(*ctx));
-	res = calloc((size_t)nformats + 1, sizeof(*res));
-	run_of = calloc((size_t)nformats + 1, sizeof(*run_of));
+	items = calloc((size_t)nformats + SPP_DENSE_MAX, sizeof(*items));
+	ctx = calloc((size_t)nformats + SPP_DENSE_MAX, sizeof(*ctx));
+	res = calloc((size_t)nformats + SPP_DENSE_MAX, sizeof(*res));
+	run_of = calloc((size_t)nformats + SPP_DENSE_MAX, sizeof(*run_of));
+	dense_of = calloc((size_t)nformats + SPP_DENSE_MAX, sizeof(*dense_of));
 	encoded = calloc((size_t)nformats + 1, sizeof(*encoded));
-	if (!enc || !items || !ctx || !res || !run_of || !encoded) {
+	if (!enc || !items || !ctx || !res || !run_of || !dense_of || !encoded) {
 		rc = spp_error_set(err, SPP_E_NOMEM, "out of memory");
 		goto fail;
 	}
-	if (dense_ok) {
-		ctx[0] = (struct item_ctx){NULL, NULL, &w, B.x, B.y, n, {o->threads, o->isa, NULL}};
-		items[0] = (struct spp_bench_item){item_run, &ctx[0], 0, 1};
-		run_of[0] = 0;
-		nitems = 1;
-	}
+	dense_ok = dense_items(set, o, &w, &wa, n, name, &B, out, ctx, items, dense_of, &nd);
+	/* run 0 (the baseline) is every dense item's; dense_of says which candidate */
+	nitems = nd;
 	for (int f = 0; f < nformats; f++) {
 		struct spp_run *r = &out->runs[f + 1];
 		struct spp_encoded *en = &enc[f];
@@ -628,9 +733,10 @@ int spp_matrix_measure(const struct spp_matrix *wm, int64_t n, uint64_t nnz,
 			continue;
 		}
 		r->max_error = worst;
-		ctx[nitems] = (struct item_ctx){formats[f], en, &w, B.x, B.y, n, {o->threads, o->isa, NULL}};
+		ctx[nitems] = (struct item_ctx){formats[f], NULL, en, &w, B.x, B.y, n, {o->threads, o->isa, NULL}};
 		items[nitems] = (struct spp_bench_item){item_run, &ctx[nitems], o->threads, 0};
 		run_of[nitems] = f + 1;
+		dense_of[nitems] = -1;
 		nitems++;
 	}
 	rc = SPP_OK;
@@ -647,6 +753,7 @@ int spp_matrix_measure(const struct spp_matrix *wm, int64_t n, uint64_t nnz,
 		goto done;
 
 	fc.o = o;
+	fc.ndense = nd;
 	fc.r[0] = (struct spp_range){w.v, (size_t)(m * k) * sizeof(float)};
 	fc.r[1] = (struct spp_range){B.x, (size_t)(k * n) * sizeof(float)};
 	fc.r[2] = (struct spp_range){B.y, (size_t)(m * n) * sizeof(float)};
@@ -665,14 +772,31 @@ int spp_matrix_measure(const struct spp_matrix *wm, int64_t n, uint64_t nnz,
 	rc = spp_bench_run(items, nitems, &bo, res, err);
 	if (rc)
 		goto fail;
+	/* the fastest candidate that computed right is the baseline: run 0 */
+	best = -1;
+	for (int i = 0; i < nd; i++) {
+		if (!out->dense_shared)
+			out->dense.t[dense_of[i]].time = res[i].time;
+		if (best < 0 || res[i].time.median < res[best].time.median)
+			best = i;
+	}
+	if (!out->dense_shared && (rc = spp_dense_choose(&out->dense, o->dense_memo, err)))
+		goto fail;
+	if (best >= 0) {
+		snprintf(out->runs[0].candidate, sizeof(out->runs[0].candidate), "%s", ctx[best].dense->name);
+		spp_dense_describe(ctx[best].dense, out->runs[0].library, sizeof(out->runs[0].library));
+	}
 	for (int i = 0; i < nitems; i++) {
 		struct spp_run *r = &out->runs[run_of[i]];
 		struct spp_run_inputs in = {
 			m, k, n, nnz,
 			run_of[i] == 0 ? 4.0 * (double)m * (double)k : (double)enc[run_of[i] - 1].bytes,
-			theoretical_speedup, o->peak_gbs,
-			res[i].time.median, dense_ok ? res[0].time.median : 0, 0,
+			theoretical_speedup, &o->bw,
+			res[i].time.median, best >= 0 ? res[best].time.median : 0, 0,
 		};
+
+		if (run_of[i] == 0 && i != best)
+			continue; /* a slower candidate: its time is in out->dense */
 
 		/* a kernel that skips X's zeros does the combined FLOPs' work */
 		if (act_kernel(r->format)) {
@@ -703,7 +827,9 @@ done:
 		if (encoded[f])
 			formats[f]->release(&enc[f]);
 	count_close(&cc, nitems);
-	free(enc), free(items), free(ctx), free(res), free(run_of), free(encoded);
+	free(enc), free(items), free(ctx), free(res), free(run_of), free(dense_of), free(encoded);
+	if (set == &local)
+		spp_dense_set_close(&local);
 	bufs_free(&B);
 	return rc;
 }
@@ -747,12 +873,14 @@ void spp_run_thread_policy(int threads, struct spp_run_opts *o, char *schedule,
 	snprintf(policy, policy_n, "%s; %s", env, why);
 }
 
-int spp_run_threads_prepare(int threads)
+int spp_run_threads_prepare(const struct spp_dense_set *set, int threads)
 {
-	float w1 = 1, x1 = 1, y1 = 0;
-	struct spp_matrix one = {1, 1, &w1};
+	float w1[4] = {1, 1, 1, 1}, x1[4] = {1, 1, 1, 1}, y1[4];
+	struct spp_matrix one = {2, 2, w1};
 
-	/* the BLAS pool exists from here on, so pinning the caller leaves it unpinned */
-	spp_dense_gemm(&one, &x1, &y1, 1, threads);
+	/* the BLAS pools exist from here on, so pinning the caller leaves them unpinned */
+	for (int i = 0; set && i < set->n; i++)
+		if (set->c[i].ok)
+			spp_dense_run(&set->c[i], &one, x1, y1, 2, threads);
 	return spp_pin_threads(threads);
 }

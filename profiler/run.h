@@ -15,9 +15,11 @@
 #include <stdint.h>
 
 #include "counters/counters.h"
+#include "kernels/dense/dense.h"
 #include "kernels/kernels.h"
 #include "profiler/error.h"
 #include "profiler/layer.h"
+#include "profiler/machine.h"
 #include "profiler/measure.h"
 #include "profiler/static.h"
 
@@ -55,11 +57,15 @@ struct spp_run {
 	const char *backend;         /* "cpu" or "cuda" (static string) */
 	char format[16];             /* "dense", "csr", ... */
 	char precision[8];           /* inputs: "fp32", "tf32", "fp16", "bf16"; accumulation is fp32 */
+	/* the dense baseline: which candidate and library ran ("onednn", "oneDNN 2.6.3 (avx2)"); "" else */
+	char candidate[48];
+	char library[64];
 	enum spp_run_status status;
 	char reason[256];            /* why not ok; "" when ok */
 	struct spp_time_stats time;  /* repeats 0: not timed */
 	double speedup, efficiency, gap, gflops;
 	double bytes_moved, bandwidth_gbs, bw_util;
+	int bw_level;                /* enum spp_bw_level bw_util is taken against; -1 unknown */
 	double imbalance, nnz_imbalance;
 	double max_error;            /* worst |y - y_dense| / (|W|.|X|) of the check; NAN: not checked */
 	struct spp_cache_figures cache; /* source "" : no counter figures (reported null) */
@@ -84,8 +90,48 @@ struct spp_act_figures {
 	double combined_speedup;     /* dense FLOPs / combined; NAN when combined is 0 */
 };
 
+/* One dense candidate (kernels/dense/dense.h) timed on one (M, K, N, threads). */
+struct spp_dense_timing {
+	char name[48];               /* the candidate: "openblas", "openblas:Haswell", "onednn" */
+	char library[64];            /* "OpenBLAS 0.3.21 (Zen)" */
+	enum spp_run_status status;  /* ok: timed; failed: wrong result, never chosen */
+	char reason[200];
+	struct spp_time_stats time;
+	double gflops;               /* dense FLOPs / median; NAN when not timed */
+	double max_error;            /* against the double-precision reference columns */
+	double relative;             /* the winner's median over this one's (1: the winner); NAN */
+};
+
+/*
+ * The dense baseline of one shape (DESIGN section 4): every candidate's
+ * time, from one interleaved run, and the fastest that computed right.
+ */
+struct spp_dense_choice {
+	int64_t m, k, n;
+	int threads;
+	int winner;                  /* index into t; -1: no candidate passed */
+	struct spp_dense_timing t[SPP_DENSE_MAX];
+	int nt;
+	char measured_on[128];       /* the layer or matrix the candidates were timed on */
+};
+
+/*
+ * Choices made so far, one per distinct (M, K, N, threads): a later layer
+ * of the same shape times only the winner (and reports the choice it
+ * reused). Owned by the caller; spp_dense_memo_free releases it.
+ */
+struct spp_dense_memo {
+	struct spp_dense_choice *c;
+	int n, cap;
+};
+
+void spp_dense_memo_free(struct spp_dense_memo *m);
+
 struct spp_layer_runs {
 	struct spp_run *runs;        /* the dense baseline first, then each format */
+	/* how the dense baseline was chosen; shared: reused from dense.measured_on */
+	struct spp_dense_choice dense;
+	int dense_shared;
 	int nruns;
 	struct spp_act_figures act;  /* X of the runs */
 	/*
@@ -104,7 +150,8 @@ struct spp_run_opts {
 	int cold;                    /* evict caches before each timed run */
 	struct spp_flusher *flusher; /* cold: eviction buffer for opaque buffers; may be NULL */
 	double verify_rtol;          /* |y - y_dense| <= rtol * (|W|.|X|) element-wise */
-	double peak_gbs;             /* calibrated read bandwidth; 0: unknown (bw_util null) */
+	/* bw_util's yardstick: the calibrated read bandwidth of the level a run's working set fits */
+	struct spp_bw_model bw;
 	/*
 	 * Cache figures (counters/counters.h): NULL or "none": every run's
 	 * cache null. A hardware backend counts the timed runs of each
@@ -131,6 +178,13 @@ struct spp_run_opts {
 	 */
 	unsigned backends;
 	int cupti;                   /* cuda: collect CUPTI figures (a separate, untimed launch) */
+	/*
+	 * The dense candidates (kernels/dense/dense.h), the fastest of which
+	 * is the baseline; NULL: a set opened for the call (every library).
+	 * dense_memo: choices per shape, NULL: candidates timed every call.
+	 */
+	struct spp_dense_set *dense;
+	struct spp_dense_memo *dense_memo;
 };
 
 #define SPP_BACKEND_CPU 1u
@@ -148,7 +202,7 @@ struct spp_run_inputs {
 	uint64_t nnz;
 	double w_bytes;              /* encoded W as the kernel reads it (dense: M*K*4) */
 	double theoretical_speedup;  /* static; 0 unknown */
-	double peak_gbs;             /* 0 unknown */
+	const struct spp_bw_model *bw; /* NULL or uncalibrated: bw_util unknown */
 	double t_ns, t_dense_ns;     /* medians */
 	double flops;                /* the work done; 0: sparse FLOPs 2 * nnz * n */
 };
@@ -156,7 +210,8 @@ struct spp_run_inputs {
 /*
  * The figures of DESIGN section 4 from medians: speedup, efficiency, gap,
  * gflops (flops, by default sparse FLOPs 2*nnz*N, / time), bytes_moved (W + X (K*N*4) + Y
- * (M*N*4)), bandwidth_gbs and bw_util. Unknown inputs leave NAN. Pure.
+ * (M*N*4)), bandwidth_gbs and bw_util against the read bandwidth of the
+ * level that holds bytes_moved (bw_level). Unknown inputs leave NAN. Pure.
  */
 void spp_run_figures(const struct spp_run_inputs *in, struct spp_run *r);
 
@@ -207,11 +262,12 @@ void spp_run_thread_policy(int threads, struct spp_run_opts *o, char *schedule,
 			   size_t schedule_n, char *policy, size_t policy_n);
 
 /*
- * Start the BLAS pool with `threads` threads (one tiny GEMM) and then pin
- * the OpenMP threads (spp_pin_threads), so that the BLAS threads, created
- * first, stay unpinned. Returns the number of threads pinned.
+ * Start every usable candidate's pool of set with `threads` threads (one
+ * tiny GEMM each) and then pin the OpenMP threads (spp_pin_threads), so
+ * that the BLAS threads, created first, stay unpinned. Returns the number
+ * of threads pinned.
  */
-int spp_run_threads_prepare(int threads);
+int spp_run_threads_prepare(const struct spp_dense_set *set, int threads);
 
 /* Free the runs; accepts NULL and a zeroed struct. */
 void spp_layer_runs_release(struct spp_layer_runs *r);

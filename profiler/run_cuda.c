@@ -337,7 +337,7 @@ static int run_all(struct layer *L, struct spp_layer_runs *out, struct spp_error
 		in.nnz = L->nnz;
 		in.w_bytes = (double)cases[i].enc.bytes;
 		in.theoretical_speedup = L->theoretical_speedup;
-		in.peak_gbs = 0; /* the calibrated peak is the CPU's: bw_util stays null on the GPU */
+		in.bw = NULL; /* the calibrated levels are the CPU's: bw_util stays null on the GPU */
 		in.t_ns = runs[i].time.median;
 		in.t_dense_ns = open[0] ? runs[0].time.median : 0;
 		/* a reduced-precision kernel against the dense GEMM of its own precision */

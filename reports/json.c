@@ -174,6 +174,8 @@ static void build_machine(struct build *b, cJSON *root, const struct spp_analysi
 
 	if (a->machine) {
 		m = checked(b, spp_report_machine(a->machine));
+		if (m && a->dense.n)
+			cJSON_AddItemToObject(m, "dense_candidates", checked(b, spp_report_dense(&a->dense)));
 		if (m && root)
 			cJSON_AddItemToObject(root, "machine", m);
 		else
@@ -288,6 +290,9 @@ static cJSON *build_run(struct build *b, const struct spp_run *r)
 	add_str(b, o, "backend", r->backend);
 	add_str(b, o, "format", r->format);
 	add_str(b, o, "precision", r->precision);
+	/* the dense baseline names the candidate that won (library, version, kernels) */
+	add_str(b, o, "candidate", r->candidate[0] ? r->candidate : NULL);
+	add_str(b, o, "library", r->library[0] ? r->library : NULL);
 	add_str(b, o, "status", spp_run_status_name(r->status));
 	/* an ok run may say how it was checked (a reduced-precision bound) */
 	if (r->status != SPP_RUN_OK || r->reason[0])
@@ -308,6 +313,7 @@ static cJSON *build_run(struct build *b, const struct spp_run *r)
 	add_fig(b, o, "bytes_moved", r->status == SPP_RUN_OK ? r->bytes_moved : NAN);
 	add_fig(b, o, "bandwidth_gbs", timed ? r->bandwidth_gbs : NAN);
 	add_fig(b, o, "bw_util", timed ? r->bw_util : NAN);
+	add_str(b, o, "bw_level", timed && r->bw_level >= 0 ? spp_bw_level_name((enum spp_bw_level)r->bw_level) : NULL);
 	add_fig(b, o, "imbalance", timed ? r->imbalance : NAN);
 	add_fig(b, o, "nnz_imbalance", r->nnz_imbalance);
 	add_fig(b, o, "max_error", r->max_error);
@@ -326,6 +332,54 @@ static cJSON *build_run(struct build *b, const struct spp_run *r)
 		cJSON_AddItemToObject(o, "cache", t);
 	build_gpu(b, o, &r->gpu);
 	return o;
+}
+
+/*
+ * How the layer's dense baseline was chosen: every candidate's time on the
+ * shape, from one interleaved run (on measured_on, the first layer of the
+ * shape), and the winner. Null without runs.
+ */
+static void build_dense_choice(struct build *b, cJSON *layer, const struct spp_layer_runs *runs)
+{
+	const struct spp_dense_choice *ch = runs ? &runs->dense : NULL;
+	cJSON *o, *arr;
+
+	if (!ch || ch->nt == 0) {
+		add_null(b, layer, "dense_candidates");
+		return;
+	}
+	o = add_obj(b, layer, "dense_candidates");
+	add_str(b, o, "winner", ch->winner >= 0 ? ch->t[ch->winner].name : NULL);
+	add_str(b, o, "measured_on", ch->measured_on[0] ? ch->measured_on : NULL);
+	add_num(b, o, "threads", ch->threads);
+	arr = add_arr(b, o, "candidates");
+	for (int i = 0; i < ch->nt; i++) {
+		const struct spp_dense_timing *t = &ch->t[i];
+		int timed = t->status == SPP_RUN_OK && t->time.repeats > 0;
+		cJSON *c = checked(b, cJSON_CreateObject()), *tm;
+
+		if (!c)
+			return;
+		add_str(b, c, "name", t->name);
+		add_str(b, c, "library", t->library);
+		add_str(b, c, "status", spp_run_status_name(t->status));
+		add_str(b, c, "reason", t->reason[0] ? t->reason : NULL);
+		if (timed) {
+			tm = add_obj(b, c, "time_ns");
+			add_num(b, tm, "median", t->time.median);
+			add_num(b, tm, "p10", t->time.p10);
+			add_num(b, tm, "p90", t->time.p90);
+			add_num(b, tm, "repeats", t->time.repeats);
+		} else {
+			add_null(b, c, "time_ns");
+		}
+		add_fig(b, c, "gflops", timed ? t->gflops : NAN);
+		add_fig(b, c, "max_error", t->max_error);
+		/* the winner's time over this one's: 1 for the winner, < 1 for the slower */
+		add_fig(b, c, "relative_speed", timed ? t->relative : NAN);
+		cJSON_AddItemToObject(c, "chosen", cJSON_CreateBool(i == ch->winner));
+		push(b, arr, c);
+	}
 }
 
 static void build_pattern(struct build *b, cJSON *layer,
@@ -415,6 +469,7 @@ static void build_unsupported(struct build *b, cJSON *o, const struct spp_layer_
 		add_null(b, x, "ratio");
 	}
 	add_arr(b, o, "runs");
+	add_null(b, o, "dense_candidates");
 	add_null(b, o, "activations");
 	add_obj(b, o, "breakeven");
 	add_null(b, o, "recommendation");
@@ -463,6 +518,7 @@ static cJSON *build_layer(struct build *b, const struct spp_layer *l,
 	ra = add_arr(b, o, "runs");
 	for (int i = 0; runs && i < runs->nruns; i++)
 		push(b, ra, build_run(b, &runs->runs[i]));
+	build_dense_choice(b, o, runs);
 	return o;
 }
 

@@ -81,11 +81,10 @@ cJSON *spp_report_recommendation(const struct spp_analysis *a, int i)
 cJSON *spp_report_diagnosis(const struct spp_analysis *a, int i)
 {
 	struct spp_diagnosis d;
-	double peak = a->machine && a->machine->have_calibration ? a->machine->cal.read_gbs : 0;
 	char text[SPP_DIAG_MAX * 194] = "";
 	size_t len = 0;
 
-	spp_diagnose_layer(&a->stats[i], a->runs ? &a->runs[i] : NULL, peak, &d);
+	spp_diagnose_layer(&a->stats[i], a->runs ? &a->runs[i] : NULL, &d);
 	/* one string, so that the CSV keeps one scalar cell per name */
 	for (int k = 0; k < d.n && len < sizeof(text); k++)
 		len += (size_t)snprintf(text + len, sizeof(text) - len, "%s%s", k ? "; " : "", d.line[k]);

@@ -6,6 +6,7 @@
 
 #include "counters/sim.h"
 #include "kernels/cuda/device.h"
+#include "kernels/dense/dense.h"
 #include "profiler/machine.h"
 
 static cJSON *str_or_null(const char *s)
@@ -45,7 +46,9 @@ static cJSON *blas_json(const struct spp_blas_info *b)
 	cJSON_AddItemToObject(o, "version", str_or_null(b->version));
 	cJSON_AddItemToObject(o, "core", str_or_null(b->core));
 	cJSON_AddItemToObject(o, "threads", num_or_null(b->max_threads));
-	cJSON_AddItemToObject(o, "coretype_env", str_or_null(b->coretype_env));
+	/* set but empty is not unset: OpenBLAS then takes its default core */
+	cJSON_AddItemToObject(o, "coretype_env", b->coretype_set ? cJSON_CreateString(b->coretype_env)
+								 : cJSON_CreateNull());
 	cJSON_AddItemToObject(o, "config", str_or_null(b->config));
 	return o;
 }
@@ -63,6 +66,16 @@ static cJSON *calibration_json(const struct spp_machine *m)
 	cJSON_AddItemToObject(o, "peak_gflops", num_or_null(m->cal.peak_gflops));
 	cJSON_AddItemToObject(o, "isa", str_or_null(m->cal.isa));
 	cJSON_AddItemToObject(o, "when", str_or_null(m->cal.when));
+	{
+		cJSON *lv = cJSON_AddObjectToObject(o, "levels");
+
+		for (int l = 0; lv && l < SPP_BW_LEVELS; l++) {
+			cJSON *e = cJSON_AddObjectToObject(lv, spp_bw_level_name((enum spp_bw_level)l));
+
+			cJSON_AddItemToObject(e, "read_gbs", num_or_null(m->cal.level_gbs[l]));
+			cJSON_AddItemToObject(e, "bytes", num_or_null(m->cal.level_bytes[l]));
+		}
+	}
 	return o;
 }
 
@@ -157,4 +170,26 @@ cJSON *spp_report_machine(const struct spp_machine *m)
 	cJSON_AddItemToObject(o, "dense_blas", blas_json(&m->blas));
 	cJSON_AddItemToObject(o, "gpus", gpus_json());
 	return o;
+}
+
+cJSON *spp_report_dense(const struct spp_dense_set *set)
+{
+	cJSON *arr = cJSON_CreateArray();
+
+	for (int i = 0; arr && set && i < set->n; i++) {
+		const struct spp_dense_cand *c = &set->c[i];
+		cJSON *o = cJSON_CreateObject();
+
+		cJSON_AddStringToObject(o, "name", c->name);
+		cJSON_AddStringToObject(o, "library", c->lib->name);
+		cJSON_AddItemToObject(o, "version", str_or_null(c->version));
+		cJSON_AddItemToObject(o, "kernel", str_or_null(c->kernel));
+		cJSON_AddItemToObject(o, "origin", str_or_null(c->origin));
+		cJSON_AddItemToObject(o, "env", str_or_null(c->env));
+		cJSON_AddItemToObject(o, "config", str_or_null(c->config));
+		cJSON_AddStringToObject(o, "status", c->ok ? "ok" : "unavailable");
+		cJSON_AddItemToObject(o, "reason", str_or_null(c->reason));
+		cJSON_AddItemToArray(arr, o);
+	}
+	return arr;
 }

@@ -52,6 +52,15 @@ struct spp_machine;
  */
 cJSON *spp_report_machine(const struct spp_machine *m);
 
+struct spp_dense_set;
+
+/*
+ * The dense candidates (kernels/dense/dense.h) as an array: name, library,
+ * version, kernel, origin, env, config, status ("ok", "unavailable"),
+ * reason. NULL when out of memory.
+ */
+cJSON *spp_report_dense(const struct spp_dense_set *set);
+
 /*
  * Load a saved JSON report and check that it is a spprof.report/1 document
  * with the structure the writers need. SPP_E_IO / SPP_E_FORMAT naming the

@@ -229,46 +229,50 @@ static void test_diagnosis(void **state)
 	runs[0] = run_of("dense", 50000, 49000, 51000);
 	runs[1] = run_of("csr", 40000, 39000, 41000);
 	runs[0].bandwidth_gbs = 10, runs[1].bandwidth_gbs = 20;
+	runs[0].bw_util = 0.1, runs[1].bw_util = 0.2;
+	runs[0].bw_level = runs[1].bw_level = SPP_BW_L2;
 	runs[0].imbalance = NAN, runs[1].imbalance = 1.1;
-	spp_diagnose_layer(&s, &lr, 100, &d);
+	spp_diagnose_layer(&s, &lr, &d);
 	if (d.n)
 		fail_msg("unexpected: %s", d.line[0]);
 
-	/* memory-bound: 85 of 100 GB/s; not without a calibrated peak */
+	/* memory-bound: 85 of the L2's 100 GB/s; not without a calibrated level */
 	runs[1].bandwidth_gbs = 85;
-	spp_diagnose_layer(&s, &lr, 100, &d);
+	runs[1].bw_util = 0.85;
+	spp_diagnose_layer(&s, &lr, &d);
 	assert_int_equal(d.n, 1);
 	assert_non_null(strstr(d.line[0], "csr is memory-bound"));
-	assert_non_null(strstr(d.line[0], "85%"));
-	spp_diagnose_layer(&s, &lr, 0, &d);
+	assert_non_null(strstr(d.line[0], "85% of the calibrated L2 read bandwidth (100.0 GB/s)"));
+	runs[1].bw_util = NAN;
+	spp_diagnose_layer(&s, &lr, &d);
 	assert_int_equal(d.n, 0);
-	runs[1].bandwidth_gbs = 79; /* below 80% */
-	spp_diagnose_layer(&s, &lr, 100, &d);
+	runs[1].bw_util = 0.79; /* below 80% */
+	spp_diagnose_layer(&s, &lr, &d);
 	assert_int_equal(d.n, 0);
 
 	/* imbalance above 1.2, and not at 1.2 */
 	runs[1].imbalance = 1.35;
-	spp_diagnose_layer(&s, &lr, 100, &d);
+	spp_diagnose_layer(&s, &lr, &d);
 	assert_true(d.n == 1 && has_line(&d, "imbalanced") && has_line(&d, "1.35x"));
 	runs[1].imbalance = 1.2;
-	spp_diagnose_layer(&s, &lr, 100, &d);
+	spp_diagnose_layer(&s, &lr, &d);
 	assert_int_equal(d.n, 0);
 
 	/* too small: dense under 10 us */
 	runs[0].time.median = 3200;
-	spp_diagnose_layer(&s, &lr, 100, &d);
+	spp_diagnose_layer(&s, &lr, &d);
 	assert_true(d.n == 1 && has_line(&d, "too small") && has_line(&d, "3.2 us"));
 	runs[0].time.median = 10000;
-	spp_diagnose_layer(&s, &lr, 100, &d);
+	spp_diagnose_layer(&s, &lr, &d);
 	assert_int_equal(d.n, 0);
 	/* a static report: no run rules */
 	runs[0].time.median = 3200;
-	spp_diagnose_layer(&s, NULL, 100, &d);
+	spp_diagnose_layer(&s, NULL, &d);
 	assert_int_equal(d.n, 0);
 
 	/* N:M not applicable although 75% allows 2:4: 12.5% of groups violate */
 	s.nm[1] = 0.875;
-	spp_diagnose_layer(&s, NULL, 0, &d);
+	spp_diagnose_layer(&s, NULL, &d);
 	assert_true(d.n == 1 && has_line(&d, "2:4 not applicable: 12.5% of groups of 4"));
 	/*
 	 * N:M along the wrong axis: every group along M complies (runs give
@@ -279,28 +283,28 @@ static void test_diagnosis(void **state)
 		lr.nm_along_m[p] = 0.5;
 	lr.nm_along_m[1] = 1.0;
 	runs[0].time.median = 50000;
-	spp_diagnose_layer(&s, &lr, 0, &d);
+	spp_diagnose_layer(&s, &lr, &d);
 	assert_true(d.n == 1 && has_line(&d, "2:4 along the wrong axis") && has_line(&d, "12.5% of groups of 4 along K"));
 	lr.nm_along_m[1] = 0.99;
-	spp_diagnose_layer(&s, &lr, 0, &d);
+	spp_diagnose_layer(&s, &lr, &d);
 	assert_true(d.n == 1 && has_line(&d, "2:4 not applicable"));
 	lr.nm_along_m[1] = 1.0;
 	s.nm[1] = 1.0;
-	spp_diagnose_layer(&s, &lr, 0, &d);
+	spp_diagnose_layer(&s, &lr, &d);
 	assert_int_equal(d.n, 0);
 	s.nm[1] = 0.875;
 	/* at 40% sparsity 2:4 is impossible anyway: nothing to say */
 	s.sparsity = 0.4;
-	spp_diagnose_layer(&s, NULL, 0, &d);
+	spp_diagnose_layer(&s, NULL, &d);
 	assert_int_equal(d.n, 0);
 	quiet_layer(&s);
 
 	/* K not a multiple of 4, then of 16 only */
 	s.counts.k = 30;
-	spp_diagnose_layer(&s, NULL, 0, &d);
+	spp_diagnose_layer(&s, NULL, &d);
 	assert_true(d.n == 1 && has_line(&d, "K = 30 is not a multiple of 4"));
 	s.counts.k = 40;
-	spp_diagnose_layer(&s, NULL, 0, &d);
+	spp_diagnose_layer(&s, NULL, &d);
 	assert_true(d.n == 1 && has_line(&d, "K = 40 is not a multiple of 16"));
 	quiet_layer(&s);
 
@@ -311,7 +315,7 @@ static void test_diagnosis(void **state)
 	s.counts.nnz = 3277;
 	s.sparsity = 1 - 3277.0 / 4096;
 	s.storage[SPP_ST_CSR].bytes = 3277 * 8 + 65 * 4;
-	spp_diagnose_layer(&s, NULL, 0, &d);
+	spp_diagnose_layer(&s, NULL, &d);
 	assert_true(d.n == 1 && has_line(&d, "csr index metadata (13368 bytes)") &&
 		    has_line(&d, "(3276 bytes)"));
 }

@@ -21,6 +21,7 @@
 #include <cmocka.h>
 
 #include "kernels/kernels.h"
+#include "kernels/dense/dense.h"
 
 enum kind { UNSTRUCTURED, BLOCKS, NM };
 
@@ -423,8 +424,11 @@ static void test_dense_and_blas(void **state)
 	float *wv = make_w(m, k, UNSTRUCTURED, 0.3, 0, 0);
 	struct spp_matrix w = { m, k, wv };
 	struct spp_blas_info info;
+	struct spp_dense_set set;
+	struct spp_error err = {0};
 
 	(void)state;
+	assert_int_equal(spp_dense_set_open(&set, NULL, spp_isa_detect(), &err), 0);
 	for (size_t ni = 0; ni < 2; ni++) {
 		int64_t n = ns[ni];
 		float *x = make_x(k, n), *y = malloc((size_t)(m * n) * sizeof(*y));
@@ -442,15 +446,23 @@ static void test_dense_and_blas(void **state)
 				s += (double)wv[3 * k + kk] * x[kk * n + (n - 1)];
 			assert_true(fabs(s - ref[3 * n + n - 1]) <= 1e-6);
 		}
-		spp_dense_gemm(&w, x, y, n, 2);
-		for (int64_t i = 0; i < m * n; i++)
-			assert_true(fabs((double)y[i] - ref[i]) <= bound[i]);
+		/* every dense candidate that can run here */
+		for (int c = 0; c < set.n; c++) {
+			if (!set.c[c].ok)
+				continue;
+			spp_dense_run(&set.c[c], &w, x, y, n, 2);
+			for (int64_t i = 0; i < m * n; i++)
+				if (!(fabs((double)y[i] - ref[i]) <= bound[i]))
+					fail_msg("%s: y[%lld] = %g, reference %g", set.c[c].name, (long long)i,
+						 (double)y[i], (double)ref[i]);
+		}
 		free(x);
 		free(y);
 		free(ref);
 		free(bound);
 	}
 	free(wv);
+	spp_dense_set_close(&set);
 	spp_blas_info(&info);
 	assert_string_equal(info.name, "OpenBLAS");
 	assert_true(strlen(info.core) > 0);

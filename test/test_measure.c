@@ -315,7 +315,9 @@ static void test_decode_conv(void **state)
 
 static void test_figures(void **state)
 {
-	struct spp_run_inputs in = {100, 200, 10, 2000, 24404, 10, 50, 1000, 5000, 0};
+	/* the working set (36,404 B) fits the 64 KiB L2, not the 32 KiB L1 */
+	struct spp_bw_model bw = {{32768, 65536, 1 << 20, UINT64_MAX}, {400, 50, 30, 10}, 0};
+	struct spp_run_inputs in = {100, 200, 10, 2000, 24404, 10, &bw, 1000, 5000, 0};
 	struct spp_run r;
 
 	(void)state;
@@ -328,8 +330,20 @@ static void test_figures(void **state)
 	NEAR(r.bytes_moved, 24404 + 200 * 10 * 4 + 100 * 10 * 4);
 	NEAR(r.bandwidth_gbs, 36404.0 / 1000);
 	NEAR(r.bw_util, 36.404 / 50);
+	assert_int_equal(r.bw_level, SPP_BW_L2);
+	/* cold runs read from DRAM */
+	bw.cold = 1;
+	spp_run_figures(&in, &r);
+	NEAR(r.bw_util, 36.404 / 10);
+	assert_int_equal(r.bw_level, SPP_BW_DRAM);
+	bw.cold = 0;
+	/* past every cache: DRAM */
+	bw.cap[SPP_BW_LLC] = 0;
+	bw.cap[SPP_BW_L2] = 1000;
+	spp_run_figures(&in, &r);
+	assert_int_equal(r.bw_level, SPP_BW_DRAM);
 	/* unknown peak and ideal speedup stay unknown */
-	in.peak_gbs = 0;
+	in.bw = NULL;
 	in.theoretical_speedup = 0;
 	spp_run_figures(&in, &r);
 	assert_true(isnan(r.bw_util));

@@ -1,6 +1,7 @@
 /*
- * The dense baseline (OpenBLAS) and the reference product every kernel is
- * checked against.
+ * What the linked OpenBLAS says of itself (the report's machine.dense_blas)
+ * and the reference product every kernel is checked against. The dense
+ * baselines themselves are kernels/dense/.
  */
 #include <cblas.h>
 #include <stdio.h>
@@ -8,25 +9,6 @@
 #include <string.h>
 
 #include "kernels/cpu/cpu.h"
-
-void spp_dense_gemm(const struct spp_matrix *w, const float *x, float *y,
-		    int64_t n, int threads)
-{
-	if (w->m <= 0 || n <= 0)
-		return;
-	if (w->k <= 0) {
-		memset(y, 0, (size_t)(w->m * n) * sizeof(*y));
-		return;
-	}
-	openblas_set_num_threads(threads > 0 ? threads : 1);
-	if (n == 1)
-		cblas_sgemv(CblasRowMajor, CblasNoTrans, (blasint)w->m, (blasint)w->k,
-			    1.0f, w->v, (blasint)w->k, x, 1, 0.0f, y, 1);
-	else
-		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (blasint)w->m,
-			    (blasint)n, (blasint)w->k, 1.0f, w->v, (blasint)w->k, x,
-			    (blasint)n, 0.0f, y, (blasint)n);
-}
 
 static void copy_str(char *dst, size_t size, const char *src)
 {
@@ -52,6 +34,7 @@ void spp_blas_info(struct spp_blas_info *out)
 	copy_str(out->core, sizeof(out->core), openblas_get_corename());
 	out->max_threads = openblas_get_num_threads();
 	copy_str(out->coretype_env, sizeof(out->coretype_env), env);
+	out->coretype_set = env != NULL;
 }
 
 void spp_reference_gemm(const struct spp_matrix *w, const float *x, float *y,

@@ -1,0 +1,132 @@
+/*
+ * BLIS as a dense candidate, loaded at run time with RTLD_LOCAL: BLIS
+ * exports the same BLAS and CBLAS names as OpenBLAS (sgemm_, cblas_sgemm),
+ * so linking both would let one library's symbols stand in for the
+ * other's. spprof calls only BLIS's own typed API (bli_sgemm, bli_sgemv).
+ * BLIS picks its configuration when it initialises (BLIS_ARCH_TYPE, a
+ * numeric arch_t id in 0.9, overrides it); a copy with a better one is
+ * loaded in a namespace of its own, like OpenBLAS's.
+ */
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "kernels/dense/dense_impl.h"
+
+#if HAVE_BLIS
+#include <blis.h>
+
+#define BLIS_SONAME "libblis.so.4"
+
+typedef __typeof__(bli_sgemm) sgemm_fn;
+typedef __typeof__(bli_sgemv) sgemv_fn;
+typedef __typeof__(bli_thread_set_num_threads) threads_fn;
+typedef __typeof__(bli_arch_query_id) arch_fn;
+typedef __typeof__(bli_arch_string) arch_name_fn;
+typedef __typeof__(bli_info_get_version_str) version_fn;
+
+enum { F_SGEMM, F_SGEMV, F_THREADS, F_ARCH, F_ARCH_NAME, F_VERSION };
+
+/* ISA class of a configuration: 3 AVX-512, 2 AVX2, 1 AVX, 0 older or generic. */
+static int arch_rank(arch_t a)
+{
+	switch (a) {
+	case BLIS_ARCH_SKX: case BLIS_ARCH_KNL: return 3;
+	case BLIS_ARCH_HASWELL: case BLIS_ARCH_ZEN3: case BLIS_ARCH_ZEN2: case BLIS_ARCH_ZEN:
+	case BLIS_ARCH_EXCAVATOR: return 2;
+	case BLIS_ARCH_SANDYBRIDGE: case BLIS_ARCH_STEAMROLLER: case BLIS_ARCH_PILEDRIVER:
+	case BLIS_ARCH_BULLDOZER: return 1;
+	default: return 0;
+	}
+}
+
+static int open_lib(struct spp_dense_cand *c, const char *variant, struct spp_error *err)
+{
+	static const char *const names[] = {"bli_sgemm", "bli_sgemv", "bli_thread_set_num_threads",
+					    "bli_arch_query_id", "bli_arch_string",
+					    "bli_info_get_version_str"};
+	arch_t a;
+
+	c->handle = variant ? dlmopen(LM_ID_NEWLM, BLIS_SONAME, RTLD_NOW | RTLD_LOCAL)
+			    : dlopen(BLIS_SONAME, RTLD_NOW | RTLD_LOCAL);
+	if (!c->handle)
+		return spp_error_set(err, SPP_E_UNSUPPORTED, "cannot load %s: %s", BLIS_SONAME,
+				     dlerror());
+	for (int i = 0; i < 6; i++)
+		if (!(c->fn[i] = spp_dense_sym(c->handle, names[i])))
+			return spp_error_set(err, SPP_E_UNSUPPORTED, "%s has no %s", BLIS_SONAME, names[i]);
+	/* initialises BLIS, which reads BLIS_ARCH_TYPE now, while it is set */
+	a = ((arch_fn *)c->fn[F_ARCH])();
+	snprintf(c->kernel, sizeof(c->kernel), "%s", ((arch_name_fn *)c->fn[F_ARCH_NAME])(a));
+	snprintf(c->version, sizeof(c->version), "%s", ((version_fn *)c->fn[F_VERSION])());
+	snprintf(c->config, sizeof(c->config), "BLIS %s, configuration %s", c->version, c->kernel);
+	c->pool = variant ? SPP_POOL_OWN_OMP : SPP_POOL_OMP;
+	if (variant && atoi(variant) != (int)a)
+		return spp_error_set(err, SPP_E_UNSUPPORTED,
+				     "BLIS did not take BLIS_ARCH_TYPE=%s (it runs %s)", variant, c->kernel);
+	return SPP_OK;
+}
+
+static int better(const struct spp_dense_cand *c, enum spp_isa isa, char *buf, size_t n,
+		  char *kname, size_t kn)
+{
+	int want = isa >= SPP_ISA_AVX512 ? 3 : isa >= SPP_ISA_AVX2 ? 2 : 0;
+	arch_t a = ((arch_fn *)c->fn[F_ARCH])(), best;
+
+	if (want == 0 || arch_rank(a) >= want)
+		return 0;
+	best = want == 3 ? BLIS_ARCH_SKX : spp_dense_cpu_is_amd() ? BLIS_ARCH_ZEN3 : BLIS_ARCH_HASWELL;
+	snprintf(buf, n, "%d", (int)best);
+	snprintf(kname, kn, "%s", ((arch_name_fn *)c->fn[F_ARCH_NAME])(best));
+	return 1;
+}
+
+static void gemm(const struct spp_dense_cand *c, const struct spp_matrix *w, const float *x,
+		 float *y, int64_t n, int threads)
+{
+	float one = 1.0f, zero = 0.0f;
+
+	((threads_fn *)c->fn[F_THREADS])(threads > 0 ? threads : 1);
+	/* BLIS takes non-const pointers but does not write A or B */
+	if (n == 1)
+		((sgemv_fn *)c->fn[F_SGEMV])(BLIS_NO_TRANSPOSE, BLIS_NO_CONJUGATE, w->m, w->k, &one,
+					     (float *)w->v, w->k, 1, (float *)x, 1, &zero, y, 1);
+	else
+		((sgemm_fn *)c->fn[F_SGEMM])(BLIS_NO_TRANSPOSE, BLIS_NO_TRANSPOSE, w->m, n, w->k, &one,
+					     (float *)w->v, w->k, 1, (float *)x, n, 1, &zero, y, n, 1);
+}
+#else
+static int open_lib(struct spp_dense_cand *c, const char *variant, struct spp_error *err)
+{
+	(void)c;
+	(void)variant;
+	return spp_error_set(err, SPP_E_UNSUPPORTED,
+			     "not built in (meson found no blis.h: Debian's libblis-dev)");
+}
+
+#define better NULL
+
+static void gemm(const struct spp_dense_cand *c, const struct spp_matrix *w, const float *x,
+		 float *y, int64_t n, int threads)
+{
+	(void)c, (void)w, (void)x, (void)y, (void)n, (void)threads;
+}
+#endif
+
+static void close_lib(struct spp_dense_cand *c)
+{
+	/* as loaded: BLIS's OpenMP threads are the process's; a namespace's copy stays mapped */
+	(void)c;
+}
+
+const struct spp_dense_lib spp_dense_blis = {
+	.key = "blis",
+	.name = "BLIS",
+	.tune_env = "BLIS_ARCH_TYPE",
+	.open = open_lib,
+	.better = better,
+	.gemm = gemm,
+	.close = close_lib,
+};

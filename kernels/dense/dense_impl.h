@@ -1,0 +1,15 @@
+/* Shared by the dense candidates' files (kernels/dense/); not for other modules. */
+#ifndef SPP_KERNELS_DENSE_DENSE_IMPL_H
+#define SPP_KERNELS_DENSE_DENSE_IMPL_H
+
+#include "kernels/dense/dense.h"
+
+/* dlsym as a function pointer; NULL when absent. */
+void (*spp_dense_sym(void *handle, const char *name))(void);
+
+/* Whether this is an AMD CPU (cpuid vendor), for the kernel set names. */
+int spp_dense_cpu_is_amd(void);
+
+extern const struct spp_dense_lib spp_dense_openblas, spp_dense_onednn, spp_dense_blis;
+
+#endif

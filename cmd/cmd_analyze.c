@@ -23,9 +23,11 @@ const char cmd_analyze_usage[] =
 	"Profile every layer of MODEL (a .safetensors file, or the\n"
 	"model.safetensors.index.json of a sharded checkpoint): sparsity and its\n"
 	"pattern, dense and sparse FLOPs, storage per format (DESIGN section 3),\n"
-	"then run the dense baseline (OpenBLAS) and every sparse format on each\n"
-	"layer: each output is checked against dense, then timed with dense and\n"
-	"sparse runs interleaved (DESIGN section 4).\n"
+	"then run the dense baseline (the fastest of the dense candidates, timed\n"
+	"once per shape) and every sparse format on each layer: each output is\n"
+	"checked against dense, then timed with dense and sparse runs interleaved\n"
+	"(DESIGN section 4). Runs faster than the FLOP ideal and baselines far\n"
+	"under the calibrated roofline are warned about.\n"
 	"\n"
 	"options:\n"
 	"  --static            static metrics only (no kernel runs)\n"
@@ -43,6 +45,10 @@ const char cmd_analyze_usage[] =
 	"  --activations DIR   real X: DIR/<layer name>.npy per layer, K x N or N x K\n"
 	"                      (characters outside [A-Za-z0-9._-] of the name as _);\n"
 	"                      a layer without a file gets synthetic X\n"
+	"  --dense L,...       dense candidates, the fastest is the baseline: openblas,\n"
+	"                      onednn, blis, or a variant such as openblas:Haswell;\n"
+	"                      default all (OpenBLAS also on its best core when its\n"
+	"                      detection fell short and OPENBLAS_CORETYPE is unset)\n"
 	"  --peers P,...       reference libraries run beside the formats, checked and\n"
 	"                      timed the same way (librsb, when built with it)\n"
 	"  --repeat R          timed runs per format (after 2 warm-up runs); default:\n"
@@ -85,6 +91,7 @@ enum {
 	OPT_BREAKEVEN,
 	OPT_ACT_SPARSITY,
 	OPT_ACTIVATIONS,
+	OPT_DENSE,
 };
 
 static const struct option analyze_options[] = {
@@ -101,6 +108,7 @@ static const struct option analyze_options[] = {
 	{"time-budget", required_argument, NULL, OPT_BUDGET},
 	{"cold", no_argument, NULL, OPT_COLD},
 	{"peers", required_argument, NULL, OPT_PEERS},
+	{"dense", required_argument, NULL, OPT_DENSE},
 	{"counters", required_argument, NULL, OPT_COUNTERS},
 	{"cache-model", required_argument, NULL, OPT_CACHE_MODEL},
 	{"breakeven", no_argument, NULL, OPT_BREAKEVEN},
@@ -346,6 +354,11 @@ int cmd_analyze(int argc, char **argv)
 		case OPT_PEERS:
 			if ((rc = parse_peers(optarg, &opts)))
 				return rc;
+			break;
+		case OPT_DENSE:
+			if (cmd_dense_check("analyze", optarg))
+				return 2;
+			opts.dense = optarg;
 			break;
 		case OPT_COUNTERS:
 			if (strcmp(optarg, "auto") && strcmp(optarg, "papi") && strcmp(optarg, "perf") &&

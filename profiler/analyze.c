@@ -3,6 +3,7 @@
 #include "counters/sim.h"
 #include "profiler/activations.h"
 #include "profiler/breakeven.h"
+#include "profiler/plausible.h"
 
 #include <math.h>
 #include <omp.h>
@@ -53,8 +54,7 @@ int spp_analyze_formats(const struct spp_analyze_opts *o, const struct spp_forma
 }
 
 __attribute__((format(printf, 3, 4)))
-static int add_warning(struct spp_analysis *a, struct spp_error *err,
-		       const char *fmt, ...)
+int spp_analysis_warn(struct spp_analysis *a, struct spp_error *err, const char *fmt, ...)
 {
 	char buf[512];
 	char **grown;
@@ -134,7 +134,7 @@ static int model_totals(struct spp_analysis *a, struct spp_error *err)
 	}
 	t->sparsity = t->params ? 1.0 - (double)t->nnz / (double)t->params : 0.0;
 	if (nblind &&
-	    (rc = add_warning(a, err,
+	    (rc = spp_analysis_warn(a, err,
 			      "model totals count the %llu weights of %d tensor%s whose dtype has no zero test as non-zero",
 			      (unsigned long long)blind, nblind, nblind == 1 ? "" : "s")))
 		goto out;
@@ -168,9 +168,9 @@ static int counters_setup(struct spp_analysis *a, struct spp_run_opts *ro,
 		if (a->machine->caches[i].level == 1 && a->machine->caches[i].line > 0)
 			ro->cache_line = a->machine->caches[i].line;
 	if (strcmp(b->name, "none") == 0)
-		return add_warning(a, err, "cache figures: --counters none, so every run's cache is null");
+		return spp_analysis_warn(a, err, "cache figures: --counters none, so every run's cache is null");
 	if (strcmp(b->name, "sim") != 0)
-		return add_warning(a, err, "cache figures: %s; the dense baseline runs on OpenBLAS's own "
+		return spp_analysis_warn(a, err, "cache figures: %s; the dense baseline runs on its library's own "
 				   "threads, which are not counted, so its cache is null", why);
 	if (c->cache_model[0]) {
 		rc = spp_sim_geometry_parse(c->cache_model, g, err);
@@ -181,7 +181,7 @@ static int counters_setup(struct spp_analysis *a, struct spp_run_opts *ro,
 	}
 	ro->sim_geometry = g;
 	spp_sim_geometry_format(g, geo, sizeof(geo));
-	return add_warning(a, err, "cache figures: %s; simulated %s%s%s; the dense baseline (OpenBLAS) "
+	return spp_analysis_warn(a, err, "cache figures: %s; simulated %s%s%s; the dense baseline (a library) "
 			   "and peers have no traced kernel, so their cache is null",
 			   why, geo, note[0] ? "; " : "", note);
 }
@@ -198,7 +198,7 @@ static int open_dense(struct spp_analysis *a, struct spp_error *err)
 	rc = spp_dense_set_open(&a->dense, a->opts.dense ? &want : NULL, a->machine->isa, err);
 	for (int i = 0; i < a->dense.n; i++)
 		if (!a->dense.c[i].ok) {
-			int r2 = add_warning(a, err, "dense baseline %s: not a candidate: %s", a->dense.c[i].name,
+			int r2 = spp_analysis_warn(a, err, "dense baseline %s: not a candidate: %s", a->dense.c[i].name,
 					     a->dense.c[i].reason);
 
 			if (r2)
@@ -273,7 +273,7 @@ static int run_layers(struct spp_analysis *a, struct spp_error *err)
 
 			rc = spp_activations_load(o->activations, &a->layers[i], &x, path, sizeof(path), err);
 			if (!rc && !x)
-				rc = add_warning(a, err, "'%s': no activations file '%s': %s X", a->layers[i].name,
+				rc = spp_analysis_warn(a, err, "'%s': no activations file '%s': %s X", a->layers[i].name,
 						 path, o->act_sparsity > 0 ? "synthetic" : "uniform");
 			if (rc)
 				goto done;
@@ -293,11 +293,11 @@ static int run_layers(struct spp_analysis *a, struct spp_error *err)
 			const struct spp_run *run = &a->runs[i].runs[r];
 
 			if (run->status == SPP_RUN_FAILED &&
-			    (rc = add_warning(a, err, "'%s': %s: %s", a->layers[i].name,
+			    (rc = spp_analysis_warn(a, err, "'%s': %s: %s", a->layers[i].name,
 					      run->format, run->reason)))
 				goto done;
 			if (run->status == SPP_RUN_UNSUPPORTED && r == 0 &&
-			    (rc = add_warning(a, err, "'%s': no kernel runs: %s",
+			    (rc = spp_analysis_warn(a, err, "'%s': no kernel runs: %s",
 					      a->layers[i].name, run->reason)))
 				goto done;
 		}
@@ -309,8 +309,10 @@ static int run_layers(struct spp_analysis *a, struct spp_error *err)
 		goto done;
 	if (o->progress)
 		o->progress(o->progress_ctx, a, a->nlayers);
+	if ((rc = spp_plausibility_warnings(a, err)))
+		goto done;
 	if (!(ro.bw.gbs[SPP_BW_DRAM] > 0))
-		rc = add_warning(a, err, "bw_util: no calibrated peak bandwidth for %d thread%s (run 'spprof calibrate')",
+		rc = spp_analysis_warn(a, err, "bw_util: no calibrated peak bandwidth for %d thread%s (run 'spprof calibrate')",
 				 s->threads, s->threads == 1 ? "" : "s");
 done:
 	spp_flusher_fini(&fl);
@@ -361,7 +363,7 @@ int spp_analyze_run(const char *path, const struct spp_analyze_opts *o,
 	if (rc)
 		goto fail;
 	if (a->nlayers == 0) {
-		rc = add_warning(a, err, "'%s' has no GEMM layers (no tensor of rank 2-4)", path);
+		rc = spp_analysis_warn(a, err, "'%s' has no GEMM layers (no tensor of rank 2-4)", path);
 		if (rc)
 			goto fail;
 	}

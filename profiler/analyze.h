@@ -121,6 +121,10 @@ struct spp_analysis {
 int spp_analyze_run(const char *path, const struct spp_analyze_opts *o,
 		    struct spp_analysis **out, struct spp_error *err);
 
+/* Append a warning to a->warnings. Returns 0 or SPP_E_NOMEM. */
+int spp_analysis_warn(struct spp_analysis *a, struct spp_error *err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
 /* Release an analysis and its model; accepts NULL. */
 void spp_analysis_destroy(struct spp_analysis *a);
 

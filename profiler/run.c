@@ -797,6 +797,11 @@ int spp_matrix_measure(const struct spp_matrix *wm, int64_t n, uint64_t nnz,
 
 		if (run_of[i] == 0 && i != best)
 			continue; /* a slower candidate: its time is in out->dense */
+		/* the baseline does all the dense FLOPs: its rate is theirs, its ideal 1 */
+		if (run_of[i] == 0) {
+			in.flops = 2.0 * (double)m * (double)k * (double)n;
+			in.theoretical_speedup = 1;
+		}
 
 		/* a kernel that skips X's zeros does the combined FLOPs' work */
 		if (act_kernel(r->format)) {

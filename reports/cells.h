@@ -36,4 +36,13 @@ void spp_cell_count(double v, const char *unit, char *buf, size_t n);
 /* Byte size in binary units: "512 B", "3.50 KiB", "1.20 GiB". */
 void spp_cell_bytes(double v, char *buf, size_t n);
 
+/*
+ * The report's dense baseline in one line, from summary.dense_baseline:
+ * the winning candidates with the layers each won, the GFLOP/s over the
+ * layers and its share of the calibrated FMA peak ("oneDNN 2.6.3 (avx2)
+ * on 5 layers, OpenBLAS 0.3.21 (Zen) on 1; 61.2 GFLOP/s, 66% of the 92.5
+ * GFLOP/s FMA peak"). Returns 0, or -1 (buf "") when the report has none.
+ */
+int spp_cell_baseline_line(const cJSON *report, char *buf, size_t n);
+
 #endif

@@ -359,8 +359,9 @@ static void facts_model(FILE *f, const cJSON *m)
 	fputs("</table></div>\n", f);
 }
 
-static void facts_machine(FILE *f, const cJSON *m)
+static void facts_machine(FILE *f, const cJSON *report)
 {
+	const cJSON *m = spp_cell_get(report, "machine");
 	const cJSON *c;
 	char buf[512], sz[32];
 	size_t used = 0;
@@ -398,10 +399,9 @@ static void facts_machine(FILE *f, const cJSON *m)
 		if (spp_cell_str(m, "dense_blas.core"))
 			snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf), " (%s)",
 				 spp_cell_str(m, "dense_blas.core"));
-		fact(f, "dense baseline", buf);
-	} else {
-		fact(f, "dense baseline", NULL);
+		fact(f, "OpenBLAS as loaded", buf);
 	}
+	fact(f, "dense baseline", spp_cell_baseline_line(report, buf, sizeof(buf)) == 0 ? buf : NULL);
 	fputs("</table></div>\n", f);
 }
 
@@ -639,7 +639,7 @@ int spp_report_write_html(const cJSON *report, FILE *f, struct spp_error *err)
 	summary_cards(&h);
 	fputs("<div class=\"facts\" style=\"margin-top:10px\">\n", f);
 	facts_model(f, spp_cell_get(report, "model"));
-	facts_machine(f, spp_cell_get(report, "machine"));
+	facts_machine(f, report);
 	facts_settings(f, report);
 	fputs("</div>\n</section>\n", f);
 	warnings(f, report);

@@ -1,5 +1,6 @@
 /* The report tree (DESIGN section 6) built from an analysis, and its JSON writer. */
 #include "reports/report.h"
+#include "profiler/plausible.h"
 
 #include "reports/cache.h"
 
@@ -591,6 +592,36 @@ static cJSON *build_layer_all(struct build *b, const struct spp_analysis *a, int
  * those same layers, so an N:M format that fits half the layers is not
  * credited with the other half.
  */
+/* The dense baseline over the model (profiler/plausible.h); null without runs. */
+static void build_baseline(struct build *b, cJSON *s, const struct spp_analysis *a)
+{
+	struct spp_baseline_summary bs;
+	cJSON *o, *w;
+
+	spp_baseline_summarize(a, &bs);
+	if (!bs.layers) {
+		add_null(b, s, "dense_baseline");
+		return;
+	}
+	o = add_obj(b, s, "dense_baseline");
+	add_num(b, o, "layers", bs.layers);
+	add_fig(b, o, "gflops", bs.gflops);
+	add_fig(b, o, "peak_gflops", bs.peak_gflops > 0 ? bs.peak_gflops : NAN);
+	add_fig(b, o, "share_of_peak", bs.share);
+	add_num(b, o, "weak_shapes", bs.weak);
+	w = add_arr(b, o, "winners");
+	for (int i = 0; i < bs.nwins; i++) {
+		cJSON *e = checked(b, cJSON_CreateObject());
+
+		if (!e)
+			return;
+		add_str(b, e, "name", bs.wins[i].name);
+		add_str(b, e, "library", bs.wins[i].library);
+		add_num(b, e, "layers", bs.wins[i].layers);
+		push(b, w, e);
+	}
+}
+
 static void build_summary(struct build *b, cJSON *root, const struct spp_analysis *a)
 {
 	cJSON *s = add_obj(b, root, "summary");
@@ -637,6 +668,7 @@ static void build_summary(struct build *b, cJSON *root, const struct spp_analysi
 		cJSON_AddItemToObject(s, "projection", pj);
 	else
 		cJSON_Delete(pj);
+	build_baseline(b, s, a);
 }
 
 cJSON *spp_report_build(const struct spp_analysis *a, const char *tool_version,

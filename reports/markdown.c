@@ -138,6 +138,17 @@ static void header(const cJSON *r, FILE *f)
 		cell(f, s);
 		fputc(' ', f);
 		cell(f, spp_cell_str(r, "machine.dense_blas.version"));
+		fputs(" (", f);
+		cell(f, spp_cell_str(r, "machine.dense_blas.core"));
+		fputc(')', f);
+	}
+	{
+		char line[512];
+
+		if (spp_cell_baseline_line(r, line, sizeof(line)) == 0) {
+			fputs(" |\n| baseline | ", f);
+			cell(f, line);
+		}
 	}
 	fputs(" |\n| settings | N ", f);
 	num_cell(f, r, "settings.n", "%.0f", 1);

@@ -438,6 +438,8 @@ static void write_machine_lines(const cJSON *r, FILE *f, int color)
 	if (spp_cell_num(m, "peak_bw_gbs", &v) && used < sizeof(line))
 		snprintf(line + used, sizeof(line) - used, ", peak %.1f GB/s", v);
 	header_line(f, color, "machine", line);
+	if (spp_cell_baseline_line(r, line, sizeof(line)) == 0)
+		header_line(f, color, "baseline", line);
 	if (!sched)
 		return;
 	spp_cell_num(s, "run_threads", &rt);

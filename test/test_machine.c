@@ -89,6 +89,10 @@ static void test_calibration_round_trip(void **state)
 		cal[i].read_gbs = 10.5 * (i + 1);
 		cal[i].triad_gbs = 12.25 * (i + 1);
 		cal[i].peak_gflops = 100.0 * (i + 1);
+		for (int l = 0; l < SPP_BW_LEVELS; l++) {
+			cal[i].level_gbs[l] = (i + 1) * (l == SPP_BW_DRAM ? 10.5 : 400.0 / (l + 1));
+			cal[i].level_bytes[l] = 32768.0 * (1 << (4 * l));
+		}
 		snprintf(cal[i].isa, sizeof(cal[i].isa), "avx2");
 		snprintf(cal[i].when, sizeof(cal[i].when), "2026-01-0%dT00:00:00Z", i + 1);
 	}
@@ -97,6 +101,9 @@ static void test_calibration_round_trip(void **state)
 	assert_int_equal(spp_calibration_load("Test CPU", 2, &got), 0);
 	assert_int_equal(got.threads, 2);
 	assert_true(got.read_gbs == 21.0 && got.triad_gbs == 24.5 && got.peak_gflops == 200.0);
+	/* every level's bandwidth and working set come back */
+	for (int l = 0; l < SPP_BW_LEVELS; l++)
+		assert_true(got.level_gbs[l] == cal[1].level_gbs[l] && got.level_bytes[l] == cal[1].level_bytes[l]);
 	assert_string_equal(got.isa, "avx2");
 	assert_string_equal(got.when, "2026-01-02T00:00:00Z");
 	/* another CPU or thread count is not this entry */

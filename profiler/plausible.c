@@ -103,6 +103,10 @@ static void cause(const struct spp_analysis *a, int i, const struct spp_run *r, 
 			 d->library, 100 * c.share, c.compute_bound ? "FMA peak" : "read bandwidth");
 		return;
 	}
+	if (!a->machine) {
+		snprintf(buf, n, "no machine description to tell why");
+		return;
+	}
 	spp_bw_model_init(&bw, a->machine, a->settings.threads, a->opts.cold);
 	lr = spp_bw_level_of(bw.cap, r->bytes_moved, bw.cold);
 	ld = spp_bw_level_of(bw.cap, d->bytes_moved, bw.cold);

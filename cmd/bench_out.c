@@ -1,4 +1,5 @@
 #include "cmd/bench_out.h"
+#include "reports/report.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -89,7 +90,7 @@ int bench_out_init(struct bench_out *o, const struct bench_cfg *c, FILE *f,
 		return fail_nomem(err);
 	spp_machine_describe(m, (int)c->threads[0]);
 	if (!c->json) {
-		fprintf(f, "spprof bench: CPU sparse formats against dense OpenBLAS%s\n\n",
+		fprintf(f, "spprof bench: CPU sparse formats against the fastest dense candidate%s\n\n",
 			c->quick ? " (--quick)" : "");
 		fprintf(f, "machine   %s, %s, %d logical CPUs%s%s\n", m->cpu[0] ? m->cpu : "unknown CPU",
 			spp_isa_name(m->isa), m->logical_cpus, m->hypervisor[0] ? ", hypervisor " : "",
@@ -98,6 +99,14 @@ int bench_out_init(struct bench_out *o, const struct bench_cfg *c, FILE *f,
 			m->blas.name, m->blas.version, m->blas.core,
 			m->blas.coretype_env[0] ? m->blas.coretype_env : "(unset)",
 			l2 && *l2 ? l2 : "(unset)");
+		for (int i = 0; i < c->dense.n; i++) {
+			char what[128];
+
+			spp_dense_describe(&c->dense.c[i], what, sizeof(what));
+			fprintf(f, "%s%s: %s\n", i ? "          " : "candidate ", c->dense.c[i].name,
+				c->dense.c[i].ok ? what : c->dense.c[i].reason);
+		}
+		fprintf(f, "          the fastest verified candidate of each shape and thread count is dense\n");
 		fprintf(f, "values    DLMC patterns (%d .smtx under %s): non-zeros in row-major order\n"
 			   "          from splitmix64 seed %llu, magnitude uniform in [0.05, 1), random sign;\n"
 			   "          synthetic W: spprof synth generators, seed %llu; X uniform in [-1, 1]\n",
@@ -131,6 +140,7 @@ int bench_out_init(struct bench_out *o, const struct bench_cfg *c, FILE *f,
 			      ? cJSON_CreateString(m->blas.coretype_env) : cJSON_CreateNull());
 	cJSON_AddItemToObject(blas, "openblas_l2_size", l2 && *l2 ? cJSON_CreateString(l2)
 			      : cJSON_CreateNull());
+	cJSON_AddItemToObject(mach, "dense_candidates", spp_report_dense(&c->dense));
 	set = cJSON_AddObjectToObject(o->root, "settings");
 	arr = cJSON_AddArrayToObject(set, "n");
 	for (int i = 0; i < c->nn; i++)
@@ -251,6 +261,8 @@ static cJSON *runs_json(const char *name, int64_t m, int64_t k, uint64_t nnz,
 		cJSON_AddItemToArray(arr, j);
 		cJSON_AddStringToObject(j, "backend", run->backend);
 		cJSON_AddStringToObject(j, "format", run->format);
+		if (run->library[0])
+			cJSON_AddStringToObject(j, "library", run->library);
 		cJSON_AddStringToObject(j, "status", spp_run_status_name(run->status));
 		cJSON_AddItemToObject(j, "reason", run->reason[0] ? cJSON_CreateString(run->reason)
 				      : cJSON_CreateNull());

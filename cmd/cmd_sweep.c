@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "cmd/cmd.h"
+#include "reports/report.h"
 #include "kernels/dense/dense.h"
 #include "profiler/atomic_file.h"
 #include "profiler/run.h"
@@ -213,8 +214,24 @@ static void print_text(FILE *f, const struct spp_sweep *s)
 	}
 }
 
+/* The dense baseline of the sweep's shape: one line of text. */
+static void print_dense(FILE *f, const struct spp_dense_memo *memo)
+{
+	const struct spp_dense_choice *ch = memo->n ? &memo->c[0] : NULL;
+
+	if (!ch || ch->winner < 0)
+		return;
+	fprintf(f, "dense baseline: %s, the fastest of", ch->t[ch->winner].library);
+	for (int i = 0; i < ch->nt; i++)
+		if (ch->t[i].time.repeats > 0)
+			fprintf(f, "%s %s %.4g ms", i ? "," : "", ch->t[i].name, ch->t[i].time.median / 1e6);
+		else
+			fprintf(f, "%s %s (%s)", i ? "," : "", ch->t[i].name, ch->t[i].reason);
+	fprintf(f, " at sparsity 0\n");
+}
+
 static int write_out(const struct sweep_cfg *c, const struct spp_sweep *s,
-		     struct spp_error *err)
+		     const struct spp_dense_memo *memo, struct spp_error *err)
 {
 	struct spp_atomic_file af = {0};
 	FILE *f = stdout;
@@ -224,6 +241,9 @@ static int write_out(const struct sweep_cfg *c, const struct spp_sweep *s,
 	if (c->json) {
 		cJSON *j = spp_sweep_json(s);
 
+		/* the baseline every point's dense time comes from */
+		if (j && memo->n)
+			cJSON_AddItemToObject(j, "dense", spp_report_dense_choice(&memo->c[0]));
 		text = j ? cJSON_Print(j) : NULL;
 		cJSON_Delete(j);
 		if (!text)
@@ -237,8 +257,10 @@ static int write_out(const struct sweep_cfg *c, const struct spp_sweep *s,
 	}
 	if (text)
 		fprintf(f, "%s\n", text);
-	else
+	else {
+		print_dense(f, memo);
 		print_text(f, s);
+	}
 	if (c->output)
 		rc = spp_atomic_commit(&af, err);
 out:
@@ -273,7 +295,7 @@ static int run(struct sweep_cfg *c, struct spp_dense_set *dense, struct spp_erro
 	spp_sweep_measure_timer(&sm, &timer);
 	rc = spp_sweep_run(&c->so, c->formats, c->nformats, &timer, &sw, err);
 	if (!rc)
-		rc = write_out(c, &sw, err);
+		rc = write_out(c, &sw, &memo, err);
 	spp_sweep_release(&sw);
 	spp_sweep_measure_fini(&sm);
 	spp_dense_memo_free(&memo);

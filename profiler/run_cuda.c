@@ -5,6 +5,7 @@
  * the CPU runs are (profiler/measure.h's warm-up, repeat, budget).
  */
 #include "profiler/run_cuda.h"
+#include "profiler/run_dense.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -208,19 +209,18 @@ static void gpu_figures(struct spp_cuda_case *cases, int *open, struct spp_run *
 }
 
 /*
- * The open cuBLAS baseline of entry i's precision when that is not fp32
- * and i is not a baseline itself (nm2_4_tc: cublas_fp16); -1 when none.
+ * The fastest timed vendor baseline (cuBLAS, cuBLASLt) of a precision:
+ * the dense baseline every entry of that precision is compared with
+ * (DESIGN section 4); -1 when none ran.
  */
-static int same_precision_baseline(const struct spp_cuda_format *const *order, const int *open,
-				   int count, int i)
+static int fastest_baseline(const struct spp_cuda_format *const *order, const int *open,
+			    const struct spp_run *runs, int count, const char *precision)
 {
-	if (order[i]->baseline || strcmp(order[i]->precision, "fp32") == 0)
-		return -1;
-	for (int j = 1; j < count; j++)
-		if (open[j] && order[j]->baseline && strncmp(order[j]->key, "cublas", 6) == 0 &&
-		    strcmp(order[j]->precision, order[i]->precision) == 0)
-			return j;
-	return -1;
+	int want[64];
+
+	for (int j = 0; j < count && j < 64; j++)
+		want[j] = open[j] && order[j]->baseline && strcmp(order[j]->precision, precision) == 0;
+	return spp_fastest_run(runs, want, count < 64 ? count : 64);
 }
 
 static int run_all(struct layer *L, struct spp_layer_runs *out, struct spp_error *err)
@@ -230,7 +230,7 @@ static int run_all(struct layer *L, struct spp_layer_runs *out, struct spp_error
 	struct spp_cuda_case *cases = NULL;
 	struct spp_run *runs = NULL, *grown;
 	double **samples = NULL;
-	int *open = NULL, count = 0, nopen = 0, rounds = 0, cap, least, rc = 0;
+	int *open = NULL, count = 0, nopen = 0, rounds = 0, cap, least, rc = 0, best32;
 	double spent = 0;
 	struct flush fl = {NULL, 0};
 
@@ -323,13 +323,26 @@ static int run_all(struct layer *L, struct spp_layer_runs *out, struct spp_error
 			break;
 		rounds++;
 	}
+	for (int i = 0; i < count; i++)
+		if (open[i])
+			spp_time_stats(samples[i], rounds, &runs[i].time);
+	/* the dense run is the fastest fp32 baseline (cuBLAS SGEMM or cuBLASLt's pick) */
+	best32 = fastest_baseline(order, open, runs, count, "fp32");
+	if (best32 > 0) {
+		runs[0].time = runs[best32].time;
+		runs[0].max_error = runs[best32].max_error;
+	}
+	if (best32 >= 0) {
+		snprintf(runs[0].candidate, sizeof(runs[0].candidate), "%s", order[best32]->key);
+		snprintf(runs[0].library, sizeof(runs[0].library), "%s (fastest fp32 vendor GEMM)",
+			 order[best32]->key);
+	}
 	for (int i = 0; i < count; i++) {
 		struct spp_run_inputs in;
-		int base = same_precision_baseline(order, open, count, i);
+		int base;
 
 		if (!open[i])
 			continue;
-		spp_time_stats(samples[i], rounds, &runs[i].time);
 		memset(&in, 0, sizeof(in));
 		in.m = L->w->m;
 		in.k = L->w->k;
@@ -339,14 +352,18 @@ static int run_all(struct layer *L, struct spp_layer_runs *out, struct spp_error
 		in.theoretical_speedup = L->theoretical_speedup;
 		in.bw = NULL; /* the calibrated levels are the CPU's: bw_util stays null on the GPU */
 		in.t_ns = runs[i].time.median;
-		in.t_dense_ns = open[0] ? runs[0].time.median : 0;
-		/* a reduced-precision kernel against the dense GEMM of its own precision */
-		if (base > 0) {
+		/* each entry against the fastest dense GEMM of its own precision */
+		base = fastest_baseline(order, open, runs, count, order[i]->precision);
+		in.t_dense_ns = base >= 0 ? runs[base].time.median : 0;
+		if (base >= 0 && !order[i]->baseline && strcmp(order[i]->precision, "fp32") != 0) {
 			size_t len = strlen(runs[i].reason);
 
-			in.t_dense_ns = runs[base].time.median;
 			snprintf(runs[i].reason + len, sizeof(runs[i].reason) - len, "%sspeedup against %s",
 				 len ? "; " : "", order[base]->key);
+		}
+		if (i == 0) {
+			in.flops = 2.0 * (double)in.m * (double)in.k * (double)in.n;
+			in.theoretical_speedup = 1;
 		}
 		spp_run_figures(&in, &runs[i]);
 	}

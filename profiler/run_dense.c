@@ -99,3 +99,14 @@ int spp_dense_choose(struct spp_dense_choice *ch, struct spp_dense_memo *memo,
 	memo->c[memo->n++] = *ch;
 	return SPP_OK;
 }
+
+int spp_fastest_run(const struct spp_run *runs, const int *want, int n)
+{
+	int best = -1;
+
+	for (int i = 0; i < n; i++)
+		if (want[i] && runs[i].status == SPP_RUN_OK && runs[i].time.repeats > 0 &&
+		    (best < 0 || runs[i].time.median < runs[best].time.median))
+			best = i;
+	return best;
+}

@@ -25,4 +25,11 @@ int spp_dense_plan(const struct spp_dense_set *set, const struct spp_dense_memo 
 int spp_dense_choose(struct spp_dense_choice *ch, struct spp_dense_memo *memo,
 		     struct spp_error *err);
 
+/*
+ * The fastest timed run (ok, repeats > 0, lowest median) among runs[i]
+ * with want[i] set: the rule that picks a baseline among candidates
+ * (the CUDA vendor GEMMs of one precision). -1 when none.
+ */
+int spp_fastest_run(const struct spp_run *runs, const int *want, int n);
+
 #endif

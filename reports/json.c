@@ -335,52 +335,18 @@ static cJSON *build_run(struct build *b, const struct spp_run *r)
 	return o;
 }
 
-/*
- * How the layer's dense baseline was chosen: every candidate's time on the
- * shape, from one interleaved run (on measured_on, the first layer of the
- * shape), and the winner. Null without runs.
- */
+/* How the layer's dense baseline was chosen (reports/machine.c); null without runs. */
 static void build_dense_choice(struct build *b, cJSON *layer, const struct spp_layer_runs *runs)
 {
-	const struct spp_dense_choice *ch = runs ? &runs->dense : NULL;
-	cJSON *o, *arr;
+	cJSON *o;
 
-	if (!ch || ch->nt == 0) {
+	if (!runs || runs->dense.nt == 0) {
 		add_null(b, layer, "dense_candidates");
 		return;
 	}
-	o = add_obj(b, layer, "dense_candidates");
-	add_str(b, o, "winner", ch->winner >= 0 ? ch->t[ch->winner].name : NULL);
-	add_str(b, o, "measured_on", ch->measured_on[0] ? ch->measured_on : NULL);
-	add_num(b, o, "threads", ch->threads);
-	arr = add_arr(b, o, "candidates");
-	for (int i = 0; i < ch->nt; i++) {
-		const struct spp_dense_timing *t = &ch->t[i];
-		int timed = t->status == SPP_RUN_OK && t->time.repeats > 0;
-		cJSON *c = checked(b, cJSON_CreateObject()), *tm;
-
-		if (!c)
-			return;
-		add_str(b, c, "name", t->name);
-		add_str(b, c, "library", t->library);
-		add_str(b, c, "status", spp_run_status_name(t->status));
-		add_str(b, c, "reason", t->reason[0] ? t->reason : NULL);
-		if (timed) {
-			tm = add_obj(b, c, "time_ns");
-			add_num(b, tm, "median", t->time.median);
-			add_num(b, tm, "p10", t->time.p10);
-			add_num(b, tm, "p90", t->time.p90);
-			add_num(b, tm, "repeats", t->time.repeats);
-		} else {
-			add_null(b, c, "time_ns");
-		}
-		add_fig(b, c, "gflops", timed ? t->gflops : NAN);
-		add_fig(b, c, "max_error", t->max_error);
-		/* the winner's time over this one's: 1 for the winner, < 1 for the slower */
-		add_fig(b, c, "relative_speed", timed ? t->relative : NAN);
-		cJSON_AddItemToObject(c, "chosen", cJSON_CreateBool(i == ch->winner));
-		push(b, arr, c);
-	}
+	o = checked(b, spp_report_dense_choice(&runs->dense));
+	if (o)
+		cJSON_AddItemToObject(layer, "dense_candidates", o);
 }
 
 static void build_pattern(struct build *b, cJSON *layer,

@@ -1,6 +1,7 @@
 /* The report's "machine" block, shared by analyze reports and `spprof info`. */
 #include "reports/report.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -8,6 +9,7 @@
 #include "kernels/cuda/device.h"
 #include "kernels/dense/dense.h"
 #include "profiler/machine.h"
+#include "profiler/run.h"
 
 static cJSON *str_or_null(const char *s)
 {
@@ -192,4 +194,49 @@ cJSON *spp_report_dense(const struct spp_dense_set *set)
 		cJSON_AddItemToArray(arr, o);
 	}
 	return arr;
+}
+
+static cJSON *num_or_null_nan(double v)
+{
+	return isfinite(v) ? cJSON_CreateNumber(v) : cJSON_CreateNull();
+}
+
+cJSON *spp_report_dense_choice(const struct spp_dense_choice *ch)
+{
+	cJSON *o = cJSON_CreateObject(), *arr;
+
+	if (!o)
+		return NULL;
+	cJSON_AddItemToObject(o, "winner", ch->winner >= 0 ? cJSON_CreateString(ch->t[ch->winner].name)
+							   : cJSON_CreateNull());
+	cJSON_AddItemToObject(o, "measured_on", str_or_null(ch->measured_on));
+	cJSON_AddNumberToObject(o, "threads", ch->threads);
+	arr = cJSON_AddArrayToObject(o, "candidates");
+	for (int i = 0; arr && i < ch->nt; i++) {
+		const struct spp_dense_timing *t = &ch->t[i];
+		int timed = t->status == SPP_RUN_OK && t->time.repeats > 0;
+		cJSON *c = cJSON_CreateObject(), *tm;
+
+		if (!c)
+			break;
+		cJSON_AddStringToObject(c, "name", t->name);
+		cJSON_AddStringToObject(c, "library", t->library);
+		cJSON_AddStringToObject(c, "status", spp_run_status_name(t->status));
+		cJSON_AddItemToObject(c, "reason", str_or_null(t->reason));
+		if (timed) {
+			tm = cJSON_AddObjectToObject(c, "time_ns");
+			cJSON_AddNumberToObject(tm, "median", t->time.median);
+			cJSON_AddNumberToObject(tm, "p10", t->time.p10);
+			cJSON_AddNumberToObject(tm, "p90", t->time.p90);
+			cJSON_AddNumberToObject(tm, "repeats", t->time.repeats);
+		} else {
+			cJSON_AddNullToObject(c, "time_ns");
+		}
+		cJSON_AddItemToObject(c, "gflops", num_or_null_nan(timed ? t->gflops : NAN));
+		cJSON_AddItemToObject(c, "max_error", num_or_null_nan(t->max_error));
+		cJSON_AddItemToObject(c, "relative_speed", num_or_null_nan(timed ? t->relative : NAN));
+		cJSON_AddBoolToObject(c, "chosen", i == ch->winner);
+		cJSON_AddItemToArray(arr, c);
+	}
+	return o;
 }

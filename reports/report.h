@@ -61,6 +61,15 @@ struct spp_dense_set;
  */
 cJSON *spp_report_dense(const struct spp_dense_set *set);
 
+struct spp_dense_choice;
+
+/*
+ * How a shape's dense baseline was chosen (profiler/run.h): winner,
+ * measured_on, threads and every candidate's time, status and speed
+ * relative to the winner. NULL when out of memory.
+ */
+cJSON *spp_report_dense_choice(const struct spp_dense_choice *ch);
+
 /*
  * Load a saved JSON report and check that it is a spprof.report/1 document
  * with the structure the writers need. SPP_E_IO / SPP_E_FORMAT naming the

@@ -435,9 +435,12 @@ static void test_encode_no_device(void **state)
 	}
 	/*
 	 * csr, csr_balanced, bsr4/8/16, bitmask, nm2_4, nm2_4_tc, cuSPARSE csr,
-	 * coo, bsr4/8/16, cuBLAS fp32, tf32, fp16
+	 * coo, bsr4/8/16, cuBLAS fp32, tf32, fp16, cuBLASLt fp32, tf32, fp16
 	 */
-	assert_int_equal(n, 16);
+	assert_int_equal(n, 19);
+	assert_true(spp_cuda_format_find("cublaslt_fp32")->baseline);
+	assert_string_equal(spp_cuda_format_find("cublaslt_tf32")->precision, "tf32");
+	assert_string_equal(spp_cuda_format_find("cublaslt_fp16")->precision, "fp16");
 	assert_string_equal(spp_cuda_format_find("nm2_4_tc")->precision, "fp16");
 	assert_string_equal(spp_cuda_format_find("cublas_fp16")->precision, "fp16");
 	assert_string_equal(spp_cuda_format_find("cublas_tf32")->precision, "tf32");

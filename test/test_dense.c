@@ -23,6 +23,7 @@
 #include "profiler/analyze.h"
 #include "profiler/plausible.h"
 #include "profiler/run.h"
+#include "profiler/run_dense.h"
 #include "test/harness.h"
 
 static void test_parse(void **state)
@@ -216,6 +217,27 @@ static void test_wrong_candidate_never_chosen(void **state)
 	spp_dense_memo_free(&memo);
 	spp_dense_set_close(&set);
 	free(wv);
+}
+
+/* The rule that picks a CUDA baseline among the vendor GEMMs of a precision. */
+static void test_fastest_run(void **state)
+{
+	struct spp_run r[4];
+	int want[4] = {1, 1, 0, 1};
+
+	(void)state;
+	for (int i = 0; i < 4; i++) {
+		spp_run_init(&r[i], "cuda", "x");
+		r[i].time = (struct spp_time_stats){100.0 - 10 * i, 0, 0, 5};
+	}
+	/* 3 is the fastest wanted; 2 is faster than 1 but not of the precision */
+	assert_int_equal(spp_fastest_run(r, want, 4), 3);
+	r[3].status = SPP_RUN_FAILED;
+	assert_int_equal(spp_fastest_run(r, want, 4), 1);
+	r[1].time.repeats = 0;
+	assert_int_equal(spp_fastest_run(r, want, 4), 0);
+	want[0] = 0;
+	assert_int_equal(spp_fastest_run(r, want, 4), -1);
 }
 
 /* ---- plausibility ---- */
@@ -462,6 +484,7 @@ int main(void)
 		cmocka_unit_test(test_cli_usage),
 		cmocka_unit_test(test_probe),
 		cmocka_unit_test(test_wrong_candidate_never_chosen),
+		cmocka_unit_test(test_fastest_run),
 		cmocka_unit_test(test_plausibility),
 		cmocka_unit_test(test_forced_slow_core),
 		cmocka_unit_test(test_bw_util_bounded),

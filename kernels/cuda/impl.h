@@ -1,4 +1,4 @@
-/* Shared by formats.c and baselines.c only: the device buffers of one encoded matrix. */
+/* Shared by formats.c, baselines.c, tc.c and lt.c only: the device buffers of one encoded matrix. */
 #ifndef SPP_KERNELS_CUDA_IMPL_H
 #define SPP_KERNELS_CUDA_IMPL_H
 
@@ -40,6 +40,17 @@ void spp_cuda_buf_free(struct spp_cuda_buf *b);
 
 /* Release a cuBLAS entry's encoding: its handle, then its buffers. */
 void spp_cuda_release_cublas(struct spp_cuda_encoded *e);
+
+/*
+ * Dense W for a cuBLAS entry of ops's precision (tc.c): fp32 as it is
+ * (fp32, tf32), or rounded to fp16 on the host; with a cuBLAS handle.
+ */
+int spp_cuda_encode_gemm(const struct spp_matrix *w, const struct spp_cuda_format *ops,
+			 struct spp_cuda_encoded *out, struct spp_error *err);
+
+/* prepare for an fp16 GEMM entry: x to fp16 on the device, into the encoding's xin. */
+int spp_cuda_prepare_fp16(struct spp_cuda_encoded *w, const float *x, int64_t n,
+			  struct spp_error *err);
 
 /* Copy n bytes to a new device buffer; SPP_E_DEVICE on failure. */
 int spp_cuda_upload(void **dst, const void *src, size_t n, struct spp_error *err);

@@ -124,9 +124,8 @@ static void release_buf(struct spp_cuda_encoded *e)
 	e->impl = NULL;
 }
 
-/* Dense W for cuBLAS: fp32 as it is (tf32), or rounded to fp16 on the host. */
-static int encode_gemm(const struct spp_matrix *w, const struct spp_cuda_format *ops,
-		       struct spp_cuda_encoded *out, struct spp_error *err)
+int spp_cuda_encode_gemm(const struct spp_matrix *w, const struct spp_cuda_format *ops,
+			 struct spp_cuda_encoded *out, struct spp_error *err)
 {
 	struct spp_cuda_buf *b = NULL;
 	uint16_t *h = NULL;
@@ -182,17 +181,17 @@ out:
 static int encode_tf32(const struct spp_matrix *w, struct spp_cuda_encoded *out,
 		       struct spp_error *err)
 {
-	return encode_gemm(w, &spp_cuda_cublas_tf32, out, err);
+	return spp_cuda_encode_gemm(w, &spp_cuda_cublas_tf32, out, err);
 }
 
 static int encode_fp16(const struct spp_matrix *w, struct spp_cuda_encoded *out,
 		       struct spp_error *err)
 {
-	return encode_gemm(w, &spp_cuda_cublas_fp16, out, err);
+	return spp_cuda_encode_gemm(w, &spp_cuda_cublas_fp16, out, err);
 }
 
-static int prepare_fp16(struct spp_cuda_encoded *w, const float *x, int64_t n,
-			struct spp_error *err)
+int spp_cuda_prepare_fp16(struct spp_cuda_encoded *w, const float *x, int64_t n,
+			  struct spp_error *err)
 {
 	struct spp_cuda_buf *b = w->impl;
 	int rc;
@@ -234,4 +233,4 @@ const struct spp_cuda_format spp_cuda_cublas_tf32 = {
 	.release = spp_cuda_release_cublas, .precision = "tf32"};
 const struct spp_cuda_format spp_cuda_cublas_fp16 = {
 	.key = "cublas_fp16", .baseline = 1, .encode = encode_fp16, .spmm = spmm_gemm,
-	.release = spp_cuda_release_cublas, .precision = "fp16", .prepare = prepare_fp16};
+	.release = spp_cuda_release_cublas, .precision = "fp16", .prepare = spp_cuda_prepare_fp16};

@@ -1,0 +1,290 @@
+/*
+ * Dense-baseline benchmark: is spprof's dense time the machine's best? For
+ * each shape, in one process and interleaved round by round, every dense
+ * library is called directly (no spprof code between the clock readings):
+ * OpenBLAS as the process loaded it, OpenBLAS on the best core of its build
+ * for this CPU's ISA (a second copy loaded with dlmopen and
+ * OPENBLAS_CORETYPE set: SkylakeX on AVX-512, Haswell or Zen on AVX2),
+ * oneDNN's dnnl_sgemm and BLIS's bli_sgemm/bli_sgemv; then spprof's
+ * baseline, spp_matrix_measure with every candidate (the same code analyze,
+ * sweep and bench use), fresh each round. Prints the medians over rounds
+ * with p10-p90, and spprof's dense time over the fastest direct call.
+ *
+ *   bench_dense [ROUNDS] [MxKxN ...]   default 7 rounds, the issue's five shapes
+ *
+ * Threads: 1 (pin it with taskset). Exit 0 when every ratio is within
+ * 1.10, 1 when one is not, 2 on error.
+ */
+#include <cblas.h>
+#include <dlfcn.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <oneapi/dnnl/dnnl.h>
+#include <omp.h>
+
+#include "kernels/cpu/buffer.h"
+#include "kernels/dense/dense.h"
+#include "profiler/run.h"
+
+#define TARGET 1.10
+#define REPS 9
+
+typedef void sgemm_fn(enum CBLAS_ORDER, enum CBLAS_TRANSPOSE, enum CBLAS_TRANSPOSE, blasint, blasint,
+		      blasint, float, const float *, blasint, const float *, blasint, float, float *,
+		      blasint);
+typedef void sgemv_fn(enum CBLAS_ORDER, enum CBLAS_TRANSPOSE, blasint, blasint, float, const float *,
+		      blasint, const float *, blasint, float, float *, blasint);
+typedef void threads_fn(int);
+/* BLIS's typed API: int64 dims and strides, enums as int (blis.h, 0.9) */
+typedef void bli_sgemm_fn(int, int, int64_t, int64_t, int64_t, float *, float *, int64_t, int64_t,
+			  float *, int64_t, int64_t, float *, float *, int64_t, int64_t);
+typedef void bli_sgemv_fn(int, int, int64_t, int64_t, float *, float *, int64_t, int64_t, float *,
+			  int64_t, float *, float *, int64_t);
+typedef void bli_threads_fn(int64_t);
+
+struct direct {
+	const char *name;
+	void *h;
+	sgemm_fn *sgemm;
+	sgemv_fn *sgemv;
+	threads_fn *threads;
+	bli_sgemm_fn *bsgemm;
+	bli_sgemv_fn *bsgemv;
+	int dnnl;
+	double t[64];
+};
+
+static double now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return 1e9 * (double)ts.tv_sec + (double)ts.tv_nsec;
+}
+
+static void *sym(void *h, const char *name)
+{
+	return h ? dlsym(h, name) : NULL;
+}
+
+static void call(const struct direct *d, int64_t m, int64_t k, int64_t n, const float *w,
+		 const float *x, float *y)
+{
+	float one = 1, zero = 0;
+
+	if (d->dnnl) {
+		dnnl_sgemm('N', 'N', m, n, k, 1.0f, w, k, x, n, 0.0f, y, n);
+	} else if (d->bsgemm) {
+		if (n == 1)
+			d->bsgemv(0, 0, m, k, &one, (float *)w, k, 1, (float *)x, 1, &zero, y, 1);
+		else
+			d->bsgemm(0, 0, m, n, k, &one, (float *)w, k, 1, (float *)x, n, 1, &zero, y, n, 1);
+	} else if (n == 1) {
+		d->sgemv(CblasRowMajor, CblasNoTrans, (blasint)m, (blasint)k, 1.0f, w, (blasint)k, x, 1, 0.0f,
+			 y, 1);
+	} else {
+		d->sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (blasint)m, (blasint)n, (blasint)k, 1.0f, w,
+			 (blasint)k, x, (blasint)n, 0.0f, y, (blasint)n);
+	}
+}
+
+/* Median of REPS timed calls after 2 warm-up calls. */
+static double time_direct(const struct direct *d, int64_t m, int64_t k, int64_t n, const float *w,
+			  const float *x, float *y)
+{
+	double t[REPS];
+
+	for (int i = 0; i < 2; i++)
+		call(d, m, k, n, w, x, y);
+	for (int i = 0; i < REPS; i++) {
+		double t0 = now_ns();
+
+		call(d, m, k, n, w, x, y);
+		t[i] = now_ns() - t0;
+	}
+	for (int i = 1; i < REPS; i++)
+		for (int j = i; j > 0 && t[j] < t[j - 1]; j--) {
+			double s = t[j];
+			t[j] = t[j - 1];
+			t[j - 1] = s;
+		}
+	return t[REPS / 2];
+}
+
+static int cmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+/* median, p10, p90 of n values (sorted in place). */
+static void stats(double *v, int n, double *med, double *p10, double *p90)
+{
+	qsort(v, (size_t)n, sizeof(*v), cmp);
+	*med = spp_percentile_sorted(v, n, 0.5);
+	*p10 = spp_percentile_sorted(v, n, 0.1);
+	*p90 = spp_percentile_sorted(v, n, 0.9);
+}
+
+static const char *best_core(void)
+{
+	enum spp_isa isa = spp_isa_detect();
+	unsigned amd = 0;
+
+	if (isa >= SPP_ISA_AVX512)
+		return "SkylakeX";
+#if defined(__x86_64__)
+	{
+		unsigned a, b, c, d;
+
+		__asm__("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(0));
+		amd = b == 0x68747541u;
+	}
+#endif
+	return isa >= SPP_ISA_AVX2 ? (amd ? "Zen" : "Haswell") : "Prescott";
+}
+
+int main(int argc, char **argv)
+{
+	static const int64_t defaults[][3] = {{256, 256, 128}, {768, 768, 128}, {3072, 768, 128},
+					      {4096, 4096, 64}, {4096, 4096, 1}};
+	int64_t shapes[16][3];
+	int nshapes = 0, rounds = argc > 1 ? atoi(argv[1]) : 7, nd = 0, missed = 0;
+	struct direct d[4];
+	struct spp_dense_set set;
+	struct spp_error err = {0};
+	char core_env[64], loaded_core[64];
+	const char *user = getenv("OPENBLAS_CORETYPE");
+	Dl_info info;
+
+	if (rounds < 1 || rounds > 64)
+		rounds = 7;
+	for (int i = 2; i < argc && nshapes < 16; i++)
+		if (sscanf(argv[i], "%ldx%ldx%ld", &shapes[nshapes][0], &shapes[nshapes][1], &shapes[nshapes][2]) == 3)
+			nshapes++;
+	if (!nshapes) {
+		memcpy(shapes, defaults, sizeof(defaults));
+		nshapes = 5;
+	}
+	snprintf(loaded_core, sizeof(loaded_core), "%s", openblas_get_corename());
+	/* the direct callers */
+	memset(d, 0, sizeof(d));
+	d[nd++] = (struct direct){.name = "openblas (as loaded)", .sgemm = cblas_sgemm, .sgemv = cblas_sgemv,
+				  .threads = openblas_set_num_threads};
+	snprintf(core_env, sizeof(core_env), "%s", best_core());
+	if (dladdr((void *)cblas_sgemm, &info)) {
+		setenv("OPENBLAS_CORETYPE", core_env, 1);
+		d[nd].h = dlmopen(LM_ID_NEWLM, info.dli_fname, RTLD_NOW | RTLD_LOCAL);
+		if (user)
+			setenv("OPENBLAS_CORETYPE", user, 1);
+		else
+			unsetenv("OPENBLAS_CORETYPE");
+		d[nd].sgemm = (sgemm_fn *)sym(d[nd].h, "cblas_sgemm");
+		d[nd].sgemv = (sgemv_fn *)sym(d[nd].h, "cblas_sgemv");
+		d[nd].threads = (threads_fn *)sym(d[nd].h, "openblas_set_num_threads");
+		d[nd].name = "openblas (best core)";
+		if (d[nd].sgemm && d[nd].sgemv && d[nd].threads)
+			nd++;
+	}
+	d[nd++] = (struct direct){.name = "onednn", .dnnl = 1};
+	d[nd].h = dlopen("libblis.so.4", RTLD_NOW | RTLD_LOCAL);
+	d[nd].bsgemm = (bli_sgemm_fn *)sym(d[nd].h, "bli_sgemm");
+	d[nd].bsgemv = (bli_sgemv_fn *)sym(d[nd].h, "bli_sgemv");
+	if (d[nd].bsgemm && d[nd].bsgemv) {
+		bli_threads_fn *bt = (bli_threads_fn *)sym(d[nd].h, "bli_thread_set_num_threads");
+
+		if (bt)
+			bt(1);
+		d[nd++].name = "blis";
+	}
+	for (int i = 0; i < nd; i++)
+		if (d[i].threads)
+			d[i].threads(1);
+	omp_set_num_threads(1); /* oneDNN's OpenMP regions */
+	if (spp_dense_set_open(&set, NULL, spp_isa_detect(), &err)) {
+		fprintf(stderr, "bench_dense: %s\n", err.msg);
+		return 2;
+	}
+	printf("bench_dense: 1 thread, %d rounds; OPENBLAS_CORETYPE %s (as loaded: %s), best core %s\n",
+	       rounds, user ? user : "unset", loaded_core, core_env);
+	for (int i = 0; i < set.n; i++) {
+		char what[128];
+
+		spp_dense_describe(&set.c[i], what, sizeof(what));
+		printf("  spprof candidate %-18s %s\n", set.c[i].name, set.c[i].ok ? what : set.c[i].reason);
+	}
+	printf("\n%-16s", "shape");
+	for (int i = 0; i < nd; i++)
+		printf(" %22s", d[i].name);
+	printf(" %22s %8s %14s  %s\n", "spprof dense", "ratio", "ratio p10-p90", "spprof's winner");
+	for (int s = 0; s < nshapes; s++) {
+		int64_t m = shapes[s][0], k = shapes[s][1], n = shapes[s][2];
+		float *w = spp_buffer_alloc(sizeof(float) * (size_t)(m * k));
+		float *x = spp_buffer_alloc(sizeof(float) * (size_t)(k * n));
+		float *y = spp_buffer_alloc(sizeof(float) * (size_t)(m * n));
+		double ts[64], ratio[64], med, p10, p90, dmed[4];
+		char winner[64] = "", shape[32];
+		struct spp_matrix wm = {m, k, w};
+
+		if (!w || !x || !y) {
+			fprintf(stderr, "bench_dense: out of memory\n");
+			return 2;
+		}
+		for (int64_t i = 0; i < m * k; i++)
+			w[i] = (float)((i * 7919) % 2001 - 1000) / 1000.0f;
+		for (int64_t i = 0; i < k * n; i++)
+			x[i] = (float)((i * 104729) % 2001 - 1000) / 1000.0f;
+		for (int r = 0; r < rounds; r++) {
+			struct spp_run_opts ro;
+			struct spp_layer_runs runs = {0};
+			double best = INFINITY;
+
+			for (int i = 0; i < nd; i++) {
+				d[i].t[r] = time_direct(&d[i], m, k, n, w, x, y);
+				if (d[i].t[r] < best)
+					best = d[i].t[r];
+			}
+			spp_run_opts_init(&ro);
+			ro.dense = &set;
+			ro.bench.warmup = 2;
+			ro.bench.repeat = REPS;
+			if (spp_matrix_measure(&wm, n, (uint64_t)(m * k), 1, "bench", NULL, 0, &ro, &runs, &err)) {
+				fprintf(stderr, "bench_dense: %s\n", err.msg);
+				return 2;
+			}
+			ts[r] = runs.runs[0].time.median;
+			ratio[r] = ts[r] / best;
+			snprintf(winner, sizeof(winner), "%s", runs.runs[0].library);
+			spp_layer_runs_release(&runs);
+		}
+		snprintf(shape, sizeof(shape), "%lldx%lldx%lld", (long long)m, (long long)k, (long long)n);
+		printf("%-16s", shape);
+		for (int i = 0; i < nd; i++) {
+			stats(d[i].t, rounds, &dmed[i], &p10, &p90);
+			printf(" %9.3f ms (%4.0f GF/s)", dmed[i] / 1e6, 2.0 * m * k * n / dmed[i]);
+		}
+		{
+			double smed, best = INFINITY, q;
+
+			stats(ts, rounds, &smed, &p10, &p90);
+			printf(" %9.3f ms (%4.0f GF/s)", smed / 1e6, 2.0 * m * k * n / smed);
+			for (int i = 0; i < nd; i++)
+				best = dmed[i] < best ? dmed[i] : best;
+			/* the headline: medians over rounds; the spread: per round, against that round's fastest */
+			q = smed / best;
+			stats(ratio, rounds, &med, &p10, &p90);
+			printf(" %8.3f %6.3f-%-6.3f  %s%s\n", q, p10, p90, winner, q <= TARGET ? "" : "  MISSED");
+			missed += q > TARGET;
+		}
+		spp_buffer_free(w), spp_buffer_free(x), spp_buffer_free(y);
+	}
+	printf("\nratio = spprof's dense time / the fastest library called directly (medians over the rounds);\n"
+	       "p10-p90 over the rounds of spprof's time / that round's fastest direct call; target <= %.2f: %s\n",
+	       TARGET, missed ? "MISSED" : "met");
+	spp_dense_set_close(&set);
+	return missed ? 1 : 0;
+}

@@ -83,6 +83,8 @@ static int better(const struct spp_dense_cand *c, enum spp_isa isa, char *buf, s
 	return 1;
 }
 
+#define BLIS_BETTER better
+
 static void gemm(const struct spp_dense_cand *c, const struct spp_matrix *w, const float *x,
 		 float *y, int64_t n, int threads)
 {
@@ -106,7 +108,7 @@ static int open_lib(struct spp_dense_cand *c, const char *variant, struct spp_er
 			     "not built in (meson found no blis.h: Debian's libblis-dev)");
 }
 
-#define better NULL
+#define BLIS_BETTER NULL
 
 static void gemm(const struct spp_dense_cand *c, const struct spp_matrix *w, const float *x,
 		 float *y, int64_t n, int threads)
@@ -126,7 +128,7 @@ const struct spp_dense_lib spp_dense_blis = {
 	.name = "BLIS",
 	.tune_env = "BLIS_ARCH_TYPE",
 	.open = open_lib,
-	.better = better,
+	.better = BLIS_BETTER,
 	.gemm = gemm,
 	.close = close_lib,
 };

@@ -573,7 +573,7 @@ int bench_out_finish(struct bench_out *o, struct spp_error *err)
 				x->csr_be, x->best_90, x->best_90_fmt[0] ? x->best_90_fmt : "-", x->nm24,
 				x->best_24, x->best_24_fmt[0] ? x->best_24_fmt : "-", x->dlmc_best_geo);
 		}
-		fprintf(o->f, "\ntargets (1 thread, against OpenBLAS in the same run)\n");
+		fprintf(o->f, "\ntargets (1 thread, against the dense baseline in the same run)\n");
 	} else {
 		for (int i = 0; i < o->nsums; i++) {
 			const struct bench_sum *x = &o->sums[i];

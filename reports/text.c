@@ -436,7 +436,7 @@ static void write_machine_lines(const cJSON *r, FILE *f, int color)
 				spp_cell_str(m, "dense_blas.version") ? spp_cell_str(m, "dense_blas.version") : "",
 				spp_cell_str(m, "dense_blas.core") ? spp_cell_str(m, "dense_blas.core") : NULL_CELL);
 	if (spp_cell_num(m, "peak_bw_gbs", &v) && used < sizeof(line))
-		snprintf(line + used, sizeof(line) - used, ", peak %.1f GB/s", v);
+		snprintf(line + used, sizeof(line) - used, ", DRAM read %.1f GB/s", v);
 	header_line(f, color, "machine", line);
 	if (spp_cell_baseline_line(r, line, sizeof(line)) == 0)
 		header_line(f, color, "baseline", line);

@@ -1,5 +1,5 @@
 /*
- * spprof bench: the CPU kernels against dense OpenBLAS on real pruned
+ * spprof bench: the CPU kernels against the dense baseline on real pruned
  * patterns (a DLMC subset, values from a fixed seed) and on synthetic
  * layers (the breakeven sweep of profiler/sweep.h, and 2:4 at exactly
  * 50 %), for each N and thread count asked. Every run goes through
@@ -32,9 +32,10 @@
 const char cmd_bench_usage[] =
 	"usage: spprof bench [options]\n"
 	"\n"
-	"Benchmark the CPU sparse formats against dense OpenBLAS (sgemm, sgemv at\n"
-	"N = 1): on the DLMC patterns (real pruned Transformer and ResNet-50\n"
-	"layers; non-zeros filled from a fixed seed) each format at the matrix's\n"
+	"Benchmark the CPU sparse formats against the dense baseline (the fastest\n"
+	"dense candidate per shape, GEMV at N = 1): on the DLMC patterns (real\n"
+	"pruned Transformer and ResNet-50 layers; non-zeros filled from a fixed\n"
+	"seed) each format at the matrix's\n"
 	"own sparsity, and on synthetic S x S layers the breakeven sweep over\n"
 	"unstructured sparsity plus 2:4 at exactly 50%. Each output is checked\n"
 	"against dense before it is timed.\n"

@@ -254,7 +254,7 @@ static cJSON *runs_json(const char *name, int64_t m, int64_t k, uint64_t nnz,
 	arr = cJSON_AddArrayToObject(o, "runs");
 	for (int r = 0; arr && r < runs->nruns; r++) {
 		const struct spp_run *run = &runs->runs[r];
-		cJSON *j = cJSON_CreateObject(), *t;
+		cJSON *j = cJSON_CreateObject();
 
 		if (!j)
 			break;
@@ -266,15 +266,7 @@ static cJSON *runs_json(const char *name, int64_t m, int64_t k, uint64_t nnz,
 		cJSON_AddStringToObject(j, "status", spp_run_status_name(run->status));
 		cJSON_AddItemToObject(j, "reason", run->reason[0] ? cJSON_CreateString(run->reason)
 				      : cJSON_CreateNull());
-		if (run->time.repeats > 0) {
-			t = cJSON_AddObjectToObject(j, "time_ns");
-			cJSON_AddNumberToObject(t, "median", run->time.median);
-			cJSON_AddNumberToObject(t, "p10", run->time.p10);
-			cJSON_AddNumberToObject(t, "p90", run->time.p90);
-			cJSON_AddNumberToObject(t, "repeats", run->time.repeats);
-		} else {
-			cJSON_AddNullToObject(j, "time_ns");
-		}
+		cJSON_AddItemToObject(j, "time_ns", spp_report_time(&run->time));
 		cJSON_AddItemToObject(j, "speedup", num(run->speedup));
 	}
 	return o;

@@ -298,15 +298,9 @@ static cJSON *build_run(struct build *b, const struct spp_run *r)
 	/* an ok run may say how it was checked (a reduced-precision bound) */
 	if (r->status != SPP_RUN_OK || r->reason[0])
 		add_str(b, o, "reason", r->reason);
-	if (timed) {
-		t = add_obj(b, o, "time_ns");
-		add_num(b, t, "median", r->time.median);
-		add_num(b, t, "p10", r->time.p10);
-		add_num(b, t, "p90", r->time.p90);
-		add_num(b, t, "repeats", r->time.repeats);
-	} else {
-		add_null(b, o, "time_ns");
-	}
+	t = checked(b, spp_report_time(timed ? &r->time : NULL));
+	if (t)
+		cJSON_AddItemToObject(o, "time_ns", t);
 	add_fig(b, o, "speedup", timed ? r->speedup : NAN);
 	add_fig(b, o, "efficiency", timed ? r->efficiency : NAN);
 	add_fig(b, o, "gap", timed ? r->gap : NAN);

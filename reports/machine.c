@@ -201,6 +201,20 @@ static cJSON *num_or_null_nan(double v)
 	return isfinite(v) ? cJSON_CreateNumber(v) : cJSON_CreateNull();
 }
 
+cJSON *spp_report_time(const struct spp_time_stats *t)
+{
+	cJSON *o;
+
+	if (!t || t->repeats <= 0)
+		return cJSON_CreateNull();
+	o = cJSON_CreateObject();
+	cJSON_AddNumberToObject(o, "median", t->median);
+	cJSON_AddNumberToObject(o, "p10", t->p10);
+	cJSON_AddNumberToObject(o, "p90", t->p90);
+	cJSON_AddNumberToObject(o, "repeats", t->repeats);
+	return o;
+}
+
 cJSON *spp_report_dense_choice(const struct spp_dense_choice *ch)
 {
 	cJSON *o = cJSON_CreateObject(), *arr;
@@ -215,7 +229,7 @@ cJSON *spp_report_dense_choice(const struct spp_dense_choice *ch)
 	for (int i = 0; arr && i < ch->nt; i++) {
 		const struct spp_dense_timing *t = &ch->t[i];
 		int timed = t->status == SPP_RUN_OK && t->time.repeats > 0;
-		cJSON *c = cJSON_CreateObject(), *tm;
+		cJSON *c = cJSON_CreateObject();
 
 		if (!c)
 			break;
@@ -223,15 +237,7 @@ cJSON *spp_report_dense_choice(const struct spp_dense_choice *ch)
 		cJSON_AddStringToObject(c, "library", t->library);
 		cJSON_AddStringToObject(c, "status", spp_run_status_name(t->status));
 		cJSON_AddItemToObject(c, "reason", str_or_null(t->reason));
-		if (timed) {
-			tm = cJSON_AddObjectToObject(c, "time_ns");
-			cJSON_AddNumberToObject(tm, "median", t->time.median);
-			cJSON_AddNumberToObject(tm, "p10", t->time.p10);
-			cJSON_AddNumberToObject(tm, "p90", t->time.p90);
-			cJSON_AddNumberToObject(tm, "repeats", t->time.repeats);
-		} else {
-			cJSON_AddNullToObject(c, "time_ns");
-		}
+		cJSON_AddItemToObject(c, "time_ns", spp_report_time(timed ? &t->time : NULL));
 		cJSON_AddItemToObject(c, "gflops", num_or_null_nan(timed ? t->gflops : NAN));
 		cJSON_AddItemToObject(c, "max_error", num_or_null_nan(t->max_error));
 		cJSON_AddItemToObject(c, "relative_speed", num_or_null_nan(timed ? t->relative : NAN));

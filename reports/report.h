@@ -62,6 +62,10 @@ struct spp_dense_set;
 cJSON *spp_report_dense(const struct spp_dense_set *set);
 
 struct spp_dense_choice;
+struct spp_time_stats;
+
+/* {median, p10, p90, repeats} of a timing; null when t is NULL or untimed. */
+cJSON *spp_report_time(const struct spp_time_stats *t);
 
 /*
  * How a shape's dense baseline was chosen (profiler/run.h): winner,

@@ -122,13 +122,8 @@ static void wrong_gemm(const struct spp_dense_cand *c, const struct spp_matrix *
 		y[i] *= 0.5f;
 }
 
-static void close_none(struct spp_dense_cand *c)
-{
-	(void)c;
-}
-
 static const struct spp_dense_lib wrong_lib = {
-	"wrong", "Wrong", NULL, fake_open, NULL, wrong_gemm, close_none,
+	"wrong", "Wrong", NULL, fake_open, NULL, wrong_gemm, NULL,
 };
 
 static void add_fake(struct spp_dense_set *s, const struct spp_dense_lib *lib, const char *name)

@@ -99,6 +99,7 @@ static void gemm(const struct spp_dense_cand *c, const struct spp_matrix *w, con
 		((sgemm_fn *)c->fn[F_SGEMM])(BLIS_NO_TRANSPOSE, BLIS_NO_TRANSPOSE, w->m, n, w->k, &one,
 					     (float *)w->v, w->k, 1, (float *)x, n, 1, &zero, y, n, 1);
 }
+#define LIB_GEMM gemm
 #else
 static int open_lib(struct spp_dense_cand *c, const char *variant, struct spp_error *err)
 {
@@ -110,18 +111,9 @@ static int open_lib(struct spp_dense_cand *c, const char *variant, struct spp_er
 
 #define BLIS_BETTER NULL
 
-static void gemm(const struct spp_dense_cand *c, const struct spp_matrix *w, const float *x,
-		 float *y, int64_t n, int threads)
-{
-	(void)c, (void)w, (void)x, (void)y, (void)n, (void)threads;
-}
+#define LIB_GEMM spp_dense_gemm_none
 #endif
 
-static void close_lib(struct spp_dense_cand *c)
-{
-	/* as loaded: BLIS's OpenMP threads are the process's; a namespace's copy stays mapped */
-	(void)c;
-}
 
 const struct spp_dense_lib spp_dense_blis = {
 	.key = "blis",
@@ -129,6 +121,6 @@ const struct spp_dense_lib spp_dense_blis = {
 	.tune_env = "BLIS_ARCH_TYPE",
 	.open = open_lib,
 	.better = BLIS_BETTER,
-	.gemm = gemm,
-	.close = close_lib,
+	.gemm = LIB_GEMM,
+	.close = NULL, /* the copies stay loaded: their threads may be parked in them */
 };

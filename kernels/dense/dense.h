@@ -53,7 +53,7 @@ struct spp_dense_lib {
 	/* y = w * x (x K x N, y M x N, row-major) on `threads` threads; N = 1 as a GEMV */
 	void (*gemm)(const struct spp_dense_cand *c, const struct spp_matrix *w, const float *x,
 		     float *y, int64_t n, int threads);
-	void (*close)(struct spp_dense_cand *c);
+	void (*close)(struct spp_dense_cand *c);  /* NULL: nothing to release */
 };
 
 /* The libraries spprof knows, in report order; NULL-terminated. */

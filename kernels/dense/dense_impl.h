@@ -7,6 +7,10 @@
 /* dlsym as a function pointer; NULL when absent. */
 void (*spp_dense_sym(void *handle, const char *name))(void);
 
+/* The gemm of a library not built in (its open always fails, so it never runs). */
+void spp_dense_gemm_none(const struct spp_dense_cand *c, const struct spp_matrix *w, const float *x,
+			 float *y, int64_t n, int threads);
+
 /* Whether this is an AMD CPU (cpuid vendor), for the kernel set names. */
 int spp_dense_cpu_is_amd(void);
 

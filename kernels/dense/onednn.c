@@ -57,6 +57,7 @@ static void gemm(const struct spp_dense_cand *c, const struct spp_matrix *w, con
 	dnnl_sgemm('N', 'N', w->m, n, w->k, 1.0f, w->v, w->k, x, n, 0.0f, y, n);
 	omp_set_num_threads(before);
 }
+#define LIB_GEMM gemm
 #else
 static int open_lib(struct spp_dense_cand *c, const char *variant, struct spp_error *err)
 {
@@ -66,17 +67,9 @@ static int open_lib(struct spp_dense_cand *c, const char *variant, struct spp_er
 			     "not built in (meson found no oneDNN: Debian's libdnnl-dev)");
 }
 
-static void gemm(const struct spp_dense_cand *c, const struct spp_matrix *w, const float *x,
-		 float *y, int64_t n, int threads)
-{
-	(void)c, (void)w, (void)x, (void)y, (void)n, (void)threads;
-}
+#define LIB_GEMM spp_dense_gemm_none
 #endif
 
-static void close_lib(struct spp_dense_cand *c)
-{
-	(void)c;
-}
 
 const struct spp_dense_lib spp_dense_onednn = {
 	.key = "onednn",
@@ -84,6 +77,6 @@ const struct spp_dense_lib spp_dense_onednn = {
 	.tune_env = NULL,
 	.open = open_lib,
 	.better = NULL,
-	.gemm = gemm,
-	.close = close_lib,
+	.gemm = LIB_GEMM,
+	.close = NULL, /* the copies stay loaded: their threads may be parked in them */
 };

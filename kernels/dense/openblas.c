@@ -114,11 +114,6 @@ static void gemm(const struct spp_dense_cand *c, const struct spp_matrix *w, con
 					     (blasint)n, 0.0f, y, (blasint)n);
 }
 
-static void close_lib(struct spp_dense_cand *c)
-{
-	/* a namespace's copy stays mapped: its threads may still be parked in it */
-	(void)c;
-}
 
 const struct spp_dense_lib spp_dense_openblas = {
 	.key = "openblas",
@@ -127,5 +122,5 @@ const struct spp_dense_lib spp_dense_openblas = {
 	.open = open_lib,
 	.better = better,
 	.gemm = gemm,
-	.close = close_lib,
+	.close = NULL, /* the copies stay loaded: their threads may be parked in them */
 };

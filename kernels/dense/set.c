@@ -56,6 +56,12 @@ void (*spp_dense_sym(void *handle, const char *name))(void)
 	return f;
 }
 
+void spp_dense_gemm_none(const struct spp_dense_cand *c, const struct spp_matrix *w, const float *x,
+			 float *y, int64_t n, int threads)
+{
+	(void)c, (void)w, (void)x, (void)y, (void)n, (void)threads;
+}
+
 int spp_dense_cpu_is_amd(void)
 {
 #if defined(__x86_64__) || defined(__i386__)

@@ -17,6 +17,8 @@
 
 /* Columns of the dense baseline checked against the double-precision reference. */
 #define REF_COLUMNS 4
+_Static_assert(SPP_POOL_COUNT <= SPP_BENCH_POOLS, "the harness tells every dense pool apart");
+
 /* libgomp's default spin (300000 iterations) lasts a few ms at most. */
 #define GOMP_SETTLE_NS 20e6
 
@@ -867,9 +869,10 @@ void spp_run_thread_policy(int threads, struct spp_run_opts *o, char *schedule,
 		why = "idle OpenMP and OpenBLAS threads sleep, dense and sparse runs interleaved";
 	} else {
 		o->bench.schedule = SPP_SCHED_BLOCKED;
-		o->bench.settle_ns[0] = GOMP_SETTLE_NS;
+		o->bench.settle_ns[SPP_POOL_OMP] = o->bench.settle_ns[SPP_POOL_OWN_OMP] = GOMP_SETTLE_NS;
 		/* OpenBLAS spins 2^timeout cycles; 2 GHz is a slow clock for that bound */
-		o->bench.settle_ns[1] = ldexp(1.0, timeout) / 2.0;
+		o->bench.settle_ns[SPP_POOL_OPENBLAS] = o->bench.settle_ns[SPP_POOL_OWN_OPENBLAS] =
+			ldexp(1.0, timeout) / 2.0;
 		why = "idle threads spin: each format timed in its own block, with a pause "
 		      "between the OpenBLAS and OpenMP blocks until the other pool sleeps";
 	}

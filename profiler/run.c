@@ -12,6 +12,7 @@
 #include "profiler/decode.h"
 #include "profiler/rng.h"
 #include "profiler/run_cuda.h"
+#include "profiler/run_count.h"
 #include "profiler/run_dense.h"
 #include "profiler/runtime_env.h"
 
@@ -447,82 +448,6 @@ int spp_layer_measure(const struct spp_layer *l, const struct spp_layer_static *
 	return rc;
 }
 
-/* Hardware counting of the timed runs: one session per format item. */
-struct count_ctx {
-	const struct spp_counter_backend *b;
-	void **sess;            /* per item; NULL: not counted */
-	int *runs;              /* counted runs of each item */
-};
-
-static void count_start(void *p, int item)
-{
-	struct count_ctx *c = p;
-
-	if (c->sess[item])
-		c->b->start(c->sess[item]);
-}
-
-static void count_stop(void *p, int item)
-{
-	struct count_ctx *c = p;
-
-	if (c->sess[item] && c->b->stop(c->sess[item]) == SPP_OK)
-		c->runs[item]++;
-}
-
-static int hardware(const struct spp_counter_backend *b)
-{
-	return b && strcmp(b->name, "sim") != 0 && strcmp(b->name, "none") != 0;
-}
-
-/* Open a session per format item (the dense baseline runs on BLAS threads, not counted). */
-static int count_open(struct count_ctx *cc, const int *run_of, int nitems,
-		      const struct spp_run_opts *o, struct spp_error *err)
-{
-	struct spp_counter_config cfg = {o->threads, NULL, 0};
-	struct spp_error e2;
-
-	cc->b = o->counters;
-	cc->sess = calloc((size_t)nitems, sizeof(*cc->sess));
-	cc->runs = calloc((size_t)nitems, sizeof(*cc->runs));
-	if (!cc->sess || !cc->runs)
-		return spp_error_set(err, SPP_E_NOMEM, "out of memory");
-	for (int i = 0; i < nitems; i++)
-		if (run_of[i] != 0 && cc->b->open(&cfg, &cc->sess[i], &e2))
-			cc->sess[i] = NULL; /* its cache stays null */
-	return SPP_OK;
-}
-
-/* The counted figures of item i into r, per timed run. */
-static void count_read(struct count_ctx *cc, int i, int line, struct spp_run *r)
-{
-	struct spp_counter_sample *s;
-
-	if (!cc->sess || !cc->sess[i] || cc->runs[i] == 0 || !(s = malloc(sizeof(*s))))
-		return;
-	if (cc->b->read(cc->sess[i], s) == SPP_OK) {
-		size_t len;
-
-		spp_cache_figures_from_sample(&r->cache, cc->b->name, s, cc->runs[i], line);
-		len = (size_t)snprintf(r->cache.note, sizeof(r->cache.note),
-				       "counted on %d OpenMP thread%s, per timed run (%d runs)",
-				       s->nthreads, s->nthreads == 1 ? "" : "s", cc->runs[i]);
-		if (s->scaled > 1 && len < sizeof(r->cache.note))
-			snprintf(r->cache.note + len, sizeof(r->cache.note) - len,
-				 "; multiplexed, scaled by up to %.2fx", s->scaled);
-	}
-	free(s);
-}
-
-static void count_close(struct count_ctx *cc, int nitems)
-{
-	for (int i = 0; cc->sess && i < nitems; i++)
-		if (cc->sess[i])
-			cc->b->close(cc->sess[i]);
-	free(cc->sess);
-	free(cc->runs);
-}
-
 /* DRAM traffic beside the time and DESIGN section 4's traffic model. */
 static void cache_dram(struct spp_run *r)
 {
@@ -647,7 +572,7 @@ int spp_matrix_measure(const struct spp_matrix *wm, int64_t n, uint64_t nnz,
 	struct spp_bench_opts bo = o->bench;
 	struct flush_ctx fc;
 	struct spp_error e2;
-	struct count_ctx cc = {0};
+	struct spp_run_count cc = {0};
 	int line = o->cache_line > 0 ? o->cache_line : 64, best = -1;
 
 	rc = runs_init(out, formats, nformats, err);
@@ -763,12 +688,12 @@ int spp_matrix_measure(const struct spp_matrix *wm, int64_t n, uint64_t nnz,
 		bo.before = before_run;
 		bo.before_ctx = &fc;
 	}
-	if (hardware(o->counters)) {
-		rc = count_open(&cc, run_of, nitems, o, err);
+	if (spp_run_count_hardware(o->counters)) {
+		rc = spp_run_count_open(&cc, run_of, nitems, o, err);
 		if (rc)
 			goto fail;
-		bo.count_start = count_start;
-		bo.count_stop = count_stop;
+		bo.count_start = spp_run_count_start;
+		bo.count_stop = spp_run_count_stop;
 		bo.count_ctx = &cc;
 	}
 	rc = spp_bench_run(items, nitems, &bo, res, err);
@@ -814,7 +739,7 @@ int spp_matrix_measure(const struct spp_matrix *wm, int64_t n, uint64_t nnz,
 		spp_run_figures(&in, r);
 		if (res[i].imbalance > 0)
 			r->imbalance = res[i].imbalance;
-		count_read(&cc, i, line, r);
+		spp_run_count_read(&cc, i, line, r);
 		/* the simulator replays the traced copy of each verified CPU format */
 		if (run_of[i] > 0 && o->counters && o->sim_geometry &&
 		    strcmp(o->counters->name, "sim") == 0 &&
@@ -833,7 +758,7 @@ done:
 	for (int f = 0; encoded && f < nformats; f++)
 		if (encoded[f])
 			formats[f]->release(&enc[f]);
-	count_close(&cc, nitems);
+	spp_run_count_close(&cc, nitems);
 	free(enc), free(items), free(ctx), free(res), free(run_of), free(dense_of), free(encoded);
 	if (set == &local)
 		spp_dense_set_close(&local);

@@ -54,6 +54,30 @@ enum spp_report_format;
 int cmd_output_format(const char *cmd, const char *format_name,
 		      const char *output, enum spp_report_format *fmt);
 
+/* The one limit of --time-budget (seconds per layer or measured point), in every command. */
+#define CMD_MAX_TIME_BUDGET_S 3600
+
+/* --time-budget S: 0 with *out set, or 2 after printing the usage error of cmd. */
+int cmd_parse_time_budget(const char *cmd, const char *arg, double *out);
+
+struct spp_format_ops;
+
+/*
+ * --formats LIST: the CPU formats it names into out[0..max-1], each once
+ * (*n of them; "dense" is skipped: the baseline always runs). With
+ * dense_alone_ok, "dense" alone is an empty list. 0, or 2 after printing
+ * the usage error of cmd.
+ */
+int cmd_parse_formats(const char *cmd, const char *list, const struct spp_format_ops **out, int max,
+		      int *n, int dense_alone_ok);
+
+/* --peers LIST: the reference peers built in, each once; 0, or 2 after printing why. */
+int cmd_parse_peers(const char *cmd, const char *list, const struct spp_format_ops **out, int max,
+		    int *n);
+
+/* --backends LIST: how often cpu and cuda are named; 0, or 2 after the usage error. */
+int cmd_parse_backends(const char *cmd, const char *list, int *cpu, int *cuda);
+
 struct spp_dense_set;
 
 /* A --dense LIST is valid (NULL is): 0, or 2 after printing the usage error. */

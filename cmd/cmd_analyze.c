@@ -20,8 +20,9 @@
 const char cmd_analyze_usage[] =
 	"usage: spprof analyze MODEL [options]\n"
 	"\n"
-	"Profile every layer of MODEL (a .safetensors file, or the\n"
-	"model.safetensors.index.json of a sharded checkpoint): sparsity and its\n"
+	"Profile every layer of MODEL, recognised by content: safetensors (or the\n"
+	"model.safetensors.index.json of a sharded checkpoint), ONNX, GGUF, NumPy\n"
+	".npy/.npz, a DLMC .smtx or a Matrix Market .mtx matrix: sparsity and its\n"
 	"pattern, dense and sparse FLOPs, storage per format (DESIGN section 3),\n"
 	"then run the dense baseline (the fastest of the dense candidates, timed\n"
 	"once per shape) and every sparse format on each layer: each output is\n"
@@ -117,62 +118,6 @@ static const struct option analyze_options[] = {
 	{NULL, 0, NULL, 0},
 };
 
-/* "csr,bsr4": each a CPU format ("dense" is always run and accepted). 0, or a usage exit code. */
-static int parse_formats(const char *list, struct spp_analyze_opts *o)
-{
-	char buf[512], *save = NULL;
-
-	if (snprintf(buf, sizeof(buf), "%s", list) >= (int)sizeof(buf))
-		return cmd_usage_error("analyze", "--formats list too long");
-	o->nformats = 0;
-	for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-		const struct spp_format_ops *f = spp_cpu_format_find(t);
-		int dup = 0;
-
-		if (strcmp(t, "dense") == 0)
-			continue;
-		if (!f)
-			return cmd_usage_error("analyze", "unknown format '%s' in --formats", t);
-		for (int i = 0; i < o->nformats; i++)
-			dup |= o->formats[i] == f;
-		if (!dup && o->nformats < SPP_MAX_FORMATS)
-			o->formats[o->nformats++] = f;
-	}
-	if (o->nformats == 0 && !strstr(list, "dense"))
-		return cmd_usage_error("analyze", "--formats names no format");
-	/* "dense" alone is an empty list, not the default of all */
-	o->formats_set = 1;
-	return 0;
-}
-
-/* "librsb": each a reference peer built into this binary. 0, or exit code 2. */
-static int parse_peers(const char *list, struct spp_analyze_opts *o)
-{
-	char buf[256], *save = NULL;
-
-	if (snprintf(buf, sizeof(buf), "%s", list) >= (int)sizeof(buf))
-		return cmd_usage_error("analyze", "--peers list too long");
-	o->npeers = 0;
-	for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-		const struct spp_format_ops *p = spp_cpu_peer_find(t);
-		int dup = 0;
-
-		if (!p && spp_cpu_peer_known(t)) {
-			fprintf(stderr, "spprof analyze: peer '%s' is not built into this spprof "
-					"(install its library and rebuild, e.g. -D%s=enabled)\n", t, t);
-			return 2;
-		}
-		if (!p)
-			return cmd_usage_error("analyze", "unknown peer '%s' in --peers (known: %s)",
-					       t, spp_cpu_peer_names());
-		for (int i = 0; i < o->npeers; i++)
-			dup |= o->peers[i] == p;
-		if (!dup && o->npeers < SPP_MAX_PEERS)
-			o->peers[o->npeers++] = p;
-	}
-	return o->npeers ? 0 : cmd_usage_error("analyze", "--peers names no peer");
-}
-
 /*
  * Whether the cuda backend can run here: 0 with *run set when it can, 0
  * and a warning to print when it is skipped, 3 with the message printed
@@ -204,26 +149,12 @@ static int cuda_backend(int alone, int *run, char *warn, size_t len)
 /* Into o->backends. 0 ok, 2 usage, 3 a backend this build lacks or cannot run. */
 static int parse_backends(const char *list, struct spp_analyze_opts *o, char *warn, size_t len)
 {
-	char buf[256], *save = NULL;
-	int n = 0, cuda = 0, cpu = 0, run = 0, rc;
+	int cuda, cpu, run = 0, rc;
 
 	warn[0] = '\0';
-	if (snprintf(buf, sizeof(buf), "%s", list) >= (int)sizeof(buf))
-		return cmd_usage_error("analyze", "--backends list too long");
-	for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save), n++) {
-		if (strcmp(t, "cpu") == 0) {
-			cpu++;
-			continue;
-		}
-		if (strcmp(t, "cuda") == 0) {
-			cuda++;
-			continue;
-		}
-		return cmd_usage_error("analyze", "unknown backend '%s' in --backends (cpu, cuda)", t);
-	}
-	if (!n)
-		return cmd_usage_error("analyze", "--backends names no backend");
-	rc = cuda ? cuda_backend(cuda == n, &run, warn, len) : 0;
+	if ((rc = cmd_parse_backends("analyze", list, &cpu, &cuda)))
+		return rc;
+	rc = cuda ? cuda_backend(cpu == 0, &run, warn, len) : 0;
 	o->backends = (cpu ? SPP_BACKEND_CPU : 0u) | (run ? SPP_BACKEND_CUDA : 0u);
 	o->cupti = run;
 	return rc;
@@ -306,8 +237,11 @@ int cmd_analyze(int argc, char **argv)
 			quiet = 1;
 			break;
 		case OPT_FORMATS:
-			if ((rc = parse_formats(optarg, &opts)))
+			if ((rc = cmd_parse_formats("analyze", optarg, opts.formats, SPP_MAX_FORMATS,
+						     &opts.nformats, 1)))
 				return rc;
+			/* "dense" alone is an empty list, not the default of all */
+			opts.formats_set = 1;
 			break;
 		case OPT_BACKENDS:
 			if ((rc = parse_backends(optarg, &opts, backend_warning, sizeof(backend_warning))))
@@ -318,15 +252,10 @@ int cmd_analyze(int argc, char **argv)
 				return cmd_usage_error("analyze", "--repeat wants 1..1000000, not '%s'", optarg);
 			opts.repeat = (int)v;
 			break;
-		case OPT_BUDGET: {
-			char *end = NULL;
-			double d = strtod(optarg, &end);
-
-			if (!*optarg || *end || !isfinite(d) || d <= 0 || d > 86400)
-				return cmd_usage_error("analyze", "--time-budget wants seconds in (0, 86400], not '%s'", optarg);
-			opts.time_budget_s = d;
+		case OPT_BUDGET:
+			if (cmd_parse_time_budget("analyze", optarg, &opts.time_budget_s))
+				return 2;
 			break;
-		}
 		case OPT_COLD:
 			opts.cold = 1;
 			break;
@@ -352,7 +281,7 @@ int cmd_analyze(int argc, char **argv)
 			break;
 		}
 		case OPT_PEERS:
-			if ((rc = parse_peers(optarg, &opts)))
+			if ((rc = cmd_parse_peers("analyze", optarg, opts.peers, SPP_MAX_PEERS, &opts.npeers)))
 				return rc;
 			break;
 		case OPT_DENSE:

@@ -99,49 +99,6 @@ static int parse_list(const char *s, int64_t lo, int64_t hi, int64_t *out, int m
 	return *n ? 0 : -1;
 }
 
-static int parse_formats(const char *list, struct bench_cfg *c)
-{
-	char buf[512], *save = NULL;
-
-	if (snprintf(buf, sizeof(buf), "%s", list) >= (int)sizeof(buf))
-		return cmd_usage_error("bench", "--formats list too long");
-	c->nformats = 0;
-	for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-		const struct spp_format_ops *f = spp_cpu_format_find(t);
-
-		if (strcmp(t, "dense") == 0)
-			continue;
-		if (!f)
-			return cmd_usage_error("bench", "unknown format '%s' in --formats", t);
-		if (c->nformats < BENCH_MAX_FORMATS)
-			c->formats[c->nformats++] = f;
-	}
-	return c->nformats ? 0 : cmd_usage_error("bench", "--formats names no format");
-}
-
-static int parse_peers(const char *list, struct bench_cfg *c)
-{
-	char buf[256], *save = NULL;
-
-	if (snprintf(buf, sizeof(buf), "%s", list) >= (int)sizeof(buf))
-		return cmd_usage_error("bench", "--peers list too long");
-	for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-		const struct spp_format_ops *p = spp_cpu_peer_find(t);
-
-		if (!p && spp_cpu_peer_known(t)) {
-			fprintf(stderr, "spprof bench: peer '%s' is not built into this spprof "
-					"(install its library and rebuild, e.g. -D%s=enabled)\n", t, t);
-			return 2;
-		}
-		if (!p)
-			return cmd_usage_error("bench", "unknown peer '%s' in --peers (known: %s)",
-					       t, spp_cpu_peer_names());
-		if (c->npeers < BENCH_MAX_PEERS)
-			c->peers[c->npeers++] = p;
-	}
-	return c->npeers ? 0 : cmd_usage_error("bench", "--peers names no peer");
-}
-
 /* dir/../shared/bench/dlmc when it is a folder. */
 static int try_dlmc(const char *dir, char *out, size_t n)
 {
@@ -471,11 +428,11 @@ int cmd_bench(int argc, char **argv)
 			c.nthreads = n;
 			break;
 		case OPT_FORMATS:
-			if ((rc = parse_formats(optarg, &c)))
+			if ((rc = cmd_parse_formats("bench", optarg, c.formats, BENCH_MAX_FORMATS, &c.nformats, 0)))
 				return rc;
 			break;
 		case OPT_PEERS:
-			if ((rc = parse_peers(optarg, &c)))
+			if ((rc = cmd_parse_peers("bench", optarg, c.peers, BENCH_MAX_PEERS, &c.npeers)))
 				return rc;
 			break;
 		case OPT_SIZE:
@@ -484,15 +441,10 @@ int cmd_bench(int argc, char **argv)
 			c.size = v;
 			size_set = 1;
 			break;
-		case OPT_BUDGET: {
-			char *end = NULL;
-			double d = strtod(optarg, &end);
-
-			if (!*optarg || *end || !isfinite(d) || d <= 0 || d > 3600)
-				return cmd_usage_error("bench", "--time-budget wants seconds in (0, 3600], not '%s'", optarg);
-			c.budget_s = d;
+		case OPT_BUDGET:
+			if (cmd_parse_time_budget("bench", optarg, &c.budget_s))
+				return 2;
 			break;
-		}
 		case OPT_SEED:
 			if (cmd_parse_u64(optarg, &c.seed))
 				return cmd_usage_error("bench", "--seed wants an integer, not '%s'", optarg);

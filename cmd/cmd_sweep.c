@@ -139,36 +139,13 @@ static int holds(const char *key, const struct spp_sweep_opts *o)
 	return strcmp(key, want) == 0;
 }
 
-static int parse_formats(const char *list, struct sweep_cfg *c)
-{
-	char buf[512], *save = NULL;
-
-	if (snprintf(buf, sizeof(buf), "%s", list) >= (int)sizeof(buf))
-		return cmd_usage_error("sweep", "--formats list too long");
-	c->nformats = 0;
-	for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-		const struct spp_format_ops *f = spp_cpu_format_find(t);
-
-		if (strcmp(t, "dense") == 0)
-			continue; /* the baseline is always timed */
-		if (!f)
-			return cmd_usage_error("sweep", "unknown format '%s' in --formats", t);
-		if (c->nformats < SWEEP_MAX_FORMATS)
-			c->formats[c->nformats++] = f;
-	}
-	return c->nformats ? 0 : cmd_usage_error("sweep", "--formats names no format");
-}
-
 static int parse_backends(const char *list)
 {
-	char buf[128], *save = NULL;
+	int cpu, cuda, rc = cmd_parse_backends("sweep", list, &cpu, &cuda);
 
-	if (snprintf(buf, sizeof(buf), "%s", list) >= (int)sizeof(buf))
-		return cmd_usage_error("sweep", "--backends list too long");
-	for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save))
-		if (strcmp(t, "cpu") != 0)
-			return cmd_usage_error("sweep", "backend '%s' is not available to the sweep (cpu)", t);
-	return 0;
+	if (!rc && cuda)
+		return cmd_usage_error("sweep", "backend 'cuda' is not available to the sweep (cpu)");
+	return rc;
 }
 
 static void print_sparsity(FILE *f, double s)
@@ -343,15 +320,10 @@ int cmd_sweep(int argc, char **argv)
 				return cmd_usage_error("sweep", "--threads wants 1..4096, not '%s'", optarg);
 			c.so.threads = (int)v;
 			break;
-		case OPT_BUDGET: {
-			char *end = NULL;
-			double d = strtod(optarg, &end);
-
-			if (!*optarg || *end || !isfinite(d) || d <= 0 || d > 3600)
-				return cmd_usage_error("sweep", "--time-budget wants seconds in (0, 3600], not '%s'", optarg);
-			c.budget_s = d;
+		case OPT_BUDGET:
+			if (cmd_parse_time_budget("sweep", optarg, &c.budget_s))
+				return 2;
 			break;
-		}
 		case OPT_SEED:
 			if (cmd_parse_u64(optarg, &c.seed))
 				return cmd_usage_error("sweep", "--seed wants an integer, not '%s'", optarg);
@@ -383,7 +355,7 @@ int cmd_sweep(int argc, char **argv)
 			: c.output && strlen(c.output) > 5 &&
 				  strcmp(c.output + strlen(c.output) - 5, ".json") == 0;
 	if (formats) {
-		if ((rc = parse_formats(formats, &c)))
+		if ((rc = cmd_parse_formats("sweep", formats, c.formats, SWEEP_MAX_FORMATS, &c.nformats, 0)))
 			return rc;
 		for (int i = 0; i < c.nformats; i++)
 			if (!holds(c.formats[i]->key, &c.so)) {

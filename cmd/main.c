@@ -22,7 +22,7 @@ static const char cmd_version_usage[] =
 	"usage: spprof version   (also: spprof --version)\n";
 
 static const struct spp_cmd commands[] = {
-	{"analyze", cmd_analyze, "profile a model: static metrics per layer",
+	{"analyze", cmd_analyze, "profile a model: static metrics and kernel runs per layer",
 	 cmd_analyze_usage},
 	{"info", cmd_info, "machine, vector ISA, caches, dense BLAS, calibration",
 	 cmd_info_usage},

@@ -1,11 +1,15 @@
 #include "cmd/cmd.h"
 #include "reports/report.h"
 #include "kernels/dense/dense.h"
+#include "kernels/kernels.h"
+#include "kernels/peers.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 int cmd_fail(const struct spp_error *err)
@@ -105,4 +109,92 @@ int cmd_dense_open(const char *cmd, const char *list, int quiet, struct spp_dens
 			fprintf(stderr, "spprof %s: warning: dense baseline %s: not a candidate: %s\n", cmd,
 				set->c[i].name, set->c[i].reason);
 	return 0;
+}
+
+int cmd_parse_time_budget(const char *cmd, const char *arg, double *out)
+{
+	char *end = NULL;
+	double d = strtod(arg, &end);
+
+	if (!*arg || *end || !isfinite(d) || d <= 0 || d > CMD_MAX_TIME_BUDGET_S)
+		return cmd_usage_error(cmd, "--time-budget wants seconds in (0, %d], not '%s'",
+				       CMD_MAX_TIME_BUDGET_S, arg);
+	*out = d;
+	return 0;
+}
+
+int cmd_parse_formats(const char *cmd, const char *list, const struct spp_format_ops **out, int max,
+		      int *n, int dense_alone_ok)
+{
+	char buf[512], *save = NULL;
+	int dense = 0;
+
+	if (snprintf(buf, sizeof(buf), "%s", list) >= (int)sizeof(buf))
+		return cmd_usage_error(cmd, "--formats list too long");
+	*n = 0;
+	for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		const struct spp_format_ops *f = spp_cpu_format_find(t);
+		int dup = 0;
+
+		if (strcmp(t, "dense") == 0) {
+			dense = 1; /* the baseline always runs */
+			continue;
+		}
+		if (!f)
+			return cmd_usage_error(cmd, "unknown format '%s' in --formats", t);
+		for (int i = 0; i < *n; i++)
+			dup |= out[i] == f;
+		if (!dup && *n < max)
+			out[(*n)++] = f;
+	}
+	if (*n == 0 && !(dense_alone_ok && dense))
+		return cmd_usage_error(cmd, "--formats names no format");
+	return 0;
+}
+
+int cmd_parse_peers(const char *cmd, const char *list, const struct spp_format_ops **out, int max,
+		    int *n)
+{
+	char buf[256], *save = NULL;
+
+	if (snprintf(buf, sizeof(buf), "%s", list) >= (int)sizeof(buf))
+		return cmd_usage_error(cmd, "--peers list too long");
+	*n = 0;
+	for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		const struct spp_format_ops *p = spp_cpu_peer_find(t);
+		int dup = 0;
+
+		if (!p && spp_cpu_peer_known(t)) {
+			fprintf(stderr, "spprof %s: peer '%s' is not built into this spprof "
+					"(install its library and rebuild, e.g. -D%s=enabled)\n", cmd, t, t);
+			return 2;
+		}
+		if (!p)
+			return cmd_usage_error(cmd, "unknown peer '%s' in --peers (known: %s)", t,
+					       spp_cpu_peer_names());
+		for (int i = 0; i < *n; i++)
+			dup |= out[i] == p;
+		if (!dup && *n < max)
+			out[(*n)++] = p;
+	}
+	return *n ? 0 : cmd_usage_error(cmd, "--peers names no peer");
+}
+
+int cmd_parse_backends(const char *cmd, const char *list, int *cpu, int *cuda)
+{
+	char buf[256], *save = NULL;
+	int n = 0;
+
+	*cpu = *cuda = 0;
+	if (snprintf(buf, sizeof(buf), "%s", list) >= (int)sizeof(buf))
+		return cmd_usage_error(cmd, "--backends list too long");
+	for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save), n++) {
+		if (strcmp(t, "cpu") == 0)
+			(*cpu)++;
+		else if (strcmp(t, "cuda") == 0)
+			(*cuda)++;
+		else
+			return cmd_usage_error(cmd, "unknown backend '%s' in --backends (cpu, cuda)", t);
+	}
+	return n ? 0 : cmd_usage_error(cmd, "--backends names no backend");
 }

@@ -7,6 +7,9 @@
 /* dlsym as a function pointer; NULL when absent. */
 void (*spp_dense_sym(void *handle, const char *name))(void);
 
+/* The open of a library not built in: SPP_E_UNSUPPORTED, "not built in (why)". */
+int spp_dense_not_built(struct spp_error *err, const char *why);
+
 /* The gemm of a library not built in (its open always fails, so it never runs). */
 void spp_dense_gemm_none(const struct spp_dense_cand *c, const struct spp_matrix *w, const float *x,
 			 float *y, int64_t n, int threads);

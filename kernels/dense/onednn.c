@@ -61,10 +61,8 @@ static void gemm(const struct spp_dense_cand *c, const struct spp_matrix *w, con
 #else
 static int open_lib(struct spp_dense_cand *c, const char *variant, struct spp_error *err)
 {
-	(void)c;
-	(void)variant;
-	return spp_error_set(err, SPP_E_UNSUPPORTED,
-			     "not built in (meson found no oneDNN: Debian's libdnnl-dev)");
+	(void)c, (void)variant;
+	return spp_dense_not_built(err, "meson found no oneDNN: Debian's libdnnl-dev");
 }
 
 #define LIB_GEMM spp_dense_gemm_none

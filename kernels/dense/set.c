@@ -56,6 +56,11 @@ void (*spp_dense_sym(void *handle, const char *name))(void)
 	return f;
 }
 
+int spp_dense_not_built(struct spp_error *err, const char *why)
+{
+	return spp_error_set(err, SPP_E_UNSUPPORTED, "not built in (%s)", why);
+}
+
 void spp_dense_gemm_none(const struct spp_dense_cand *c, const struct spp_matrix *w, const float *x,
 			 float *y, int64_t n, int threads)
 {

@@ -14,7 +14,7 @@
 #include <stdio.h>
 
 #include "kernels/kernels.h"
-#include "profiler/error.h"
+#include "profiler/base/error.h"
 #include "profiler/run.h"
 #include "profiler/sweep.h"
 

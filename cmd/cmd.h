@@ -8,7 +8,7 @@
 
 #include <stdint.h>
 
-#include "profiler/error.h"
+#include "profiler/base/error.h"
 
 struct spp_cmd {
 	const char *name;

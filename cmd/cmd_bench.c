@@ -22,7 +22,7 @@
 #include "config.h"
 #include "kernels/cpu/buffer.h"
 #include "kernels/peers.h"
-#include "profiler/atomic_file.h"
+#include "profiler/base/atomic_file.h"
 #include "profiler/machine.h"
 #include "profiler/run.h"
 #include "profiler/smtx.h"

@@ -15,7 +15,7 @@
 #include "cmd/cmd.h"
 #include "reports/report.h"
 #include "kernels/dense/dense.h"
-#include "profiler/atomic_file.h"
+#include "profiler/base/atomic_file.h"
 #include "profiler/run.h"
 #include "profiler/sweep.h"
 

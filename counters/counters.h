@@ -23,7 +23,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "profiler/error.h"
+#include "profiler/base/error.h"
 
 #define SPP_COUNTERS_MAX_THREADS 64
 #define SPP_COUNTERS_MAX_BACKENDS 8

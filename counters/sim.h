@@ -37,7 +37,7 @@
 
 #include "counters/counters.h"
 #include "kernels/kernels.h"
-#include "profiler/error.h"
+#include "profiler/base/error.h"
 
 struct spp_machine;
 

@@ -10,7 +10,7 @@
 
 #include "counters/counters.h"
 #include "kernels/kernels.h"
-#include "profiler/error.h"
+#include "profiler/base/error.h"
 #include "profiler/hash.h"
 #include "profiler/layer.h"
 #include "profiler/machine.h"

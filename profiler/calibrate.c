@@ -26,7 +26,7 @@
 #include <cjson/cJSON.h>
 
 #include "kernels/cpu/buffer.h"
-#include "profiler/atomic_file.h"
+#include "profiler/base/atomic_file.h"
 
 #if defined(__x86_64__)
 #include <immintrin.h>

@@ -15,7 +15,7 @@
 
 #include <stdint.h>
 
-#include "profiler/error.h"
+#include "profiler/base/error.h"
 #include "profiler/model.h"
 
 enum spp_op {

@@ -14,7 +14,7 @@
 #include <strings.h>
 
 #include "profiler/model.h"
-#include "profiler/rng.h"
+#include "profiler/base/rng.h"
 #include "profiler/smtx.h"
 
 #define MAX_TOKEN 128

@@ -11,7 +11,7 @@
 
 #include "counters/counters.h"
 #include "kernels/kernels.h"
-#include "profiler/error.h"
+#include "profiler/base/error.h"
 
 #define SPP_MAX_CACHES 8
 

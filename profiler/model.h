@@ -11,9 +11,9 @@
 
 #include <stdint.h>
 
-#include "profiler/dtype.h"
-#include "profiler/error.h"
-#include "profiler/mapfile.h"
+#include "profiler/base/dtype.h"
+#include "profiler/base/error.h"
+#include "profiler/base/mapfile.h"
 
 #define SPP_MAX_DIMS 8
 

@@ -31,7 +31,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "profiler/error.h"
+#include "profiler/base/error.h"
 
 #define SPP_MATRIX_SEED 1
 #define SPP_MATRIX_MAX_DENSE ((uint64_t)1 << 31)

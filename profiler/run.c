@@ -10,7 +10,7 @@
 
 #include "counters/sim.h"
 #include "profiler/decode.h"
-#include "profiler/rng.h"
+#include "profiler/base/rng.h"
 #include "profiler/run_cuda.h"
 #include "profiler/run_count.h"
 #include "profiler/run_dense.h"

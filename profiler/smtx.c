@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "profiler/rng.h"
+#include "profiler/base/rng.h"
 
 /* Largest .smtx we read whole: DLMC's biggest are a few MB. */
 #define MAX_FILE_BYTES ((long)1 << 30)

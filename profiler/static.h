@@ -13,8 +13,8 @@
 
 #include <stdint.h>
 
-#include "profiler/dtype.h"
-#include "profiler/error.h"
+#include "profiler/base/dtype.h"
+#include "profiler/base/error.h"
 #include "profiler/layer.h"
 
 /* Block sizes of the block pattern and the bsrB formats. */

@@ -39,7 +39,7 @@
 #include <stdint.h>
 
 #include "kernels/kernels.h"
-#include "profiler/error.h"
+#include "profiler/base/error.h"
 #include "profiler/run.h"
 #include "profiler/synth.h"
 

@@ -10,7 +10,7 @@
 
 #include <stdint.h>
 
-#include "profiler/error.h"
+#include "profiler/base/error.h"
 #include "profiler/synth.h"
 
 /*

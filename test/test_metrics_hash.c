@@ -17,7 +17,7 @@
 #include <cmocka.h>
 
 #include "profiler/hash.h"
-#include "profiler/mapfile.h"
+#include "profiler/base/mapfile.h"
 #include "test/harness.h"
 #include "test/metrics_fixture.h"
 

@@ -15,7 +15,7 @@
 
 #include <cmocka.h>
 
-#include "profiler/mapfile.h"
+#include "profiler/base/mapfile.h"
 #include "profiler/pages.h"
 #include "profiler/static.h"
 #include "test/harness.h"

@@ -14,7 +14,7 @@
 #include <stdint.h>
 
 #include "kernels/kernels.h"
-#include "profiler/error.h"
+#include "profiler/base/error.h"
 
 struct spp_cuda_format;
 

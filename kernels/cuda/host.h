@@ -15,7 +15,7 @@
 #include <stdint.h>
 
 #include "kernels/kernels.h"
-#include "profiler/error.h"
+#include "profiler/base/error.h"
 
 /* IEEE binary16 bits of f, round to nearest even; overflow gives infinity, NaN stays NaN. */
 uint16_t spp_fp16_bits(float f);

@@ -15,7 +15,7 @@
 
 #include "kernels/cuda/formats.h"
 #include "kernels/kernels.h"
-#include "profiler/error.h"
+#include "profiler/base/error.h"
 
 struct spp_cuda_case {
 	const struct spp_cuda_format *f;

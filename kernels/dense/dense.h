@@ -24,7 +24,7 @@
 #include <stdint.h>
 
 #include "kernels/kernels.h"
-#include "profiler/error.h"
+#include "profiler/base/error.h"
 
 #define SPP_DENSE_MAX 8
 

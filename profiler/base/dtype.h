@@ -7,8 +7,8 @@
  * Inf (non-zero exponent bits) do not. Integer types use all bits. Types
  * with no zero encoding (F8_E8M0) have has_zero = 0.
  */
-#ifndef SPP_PROFILER_DTYPE_H
-#define SPP_PROFILER_DTYPE_H
+#ifndef SPP_BASE_DTYPE_H
+#define SPP_BASE_DTYPE_H
 
 #include <stdint.h>
 

@@ -2,8 +2,8 @@
  * Small deterministic random numbers (splitmix64) for synthetic weights and
  * activations: the same seed gives the same stream on every machine.
  */
-#ifndef SPP_PROFILER_RNG_H
-#define SPP_PROFILER_RNG_H
+#ifndef SPP_BASE_RNG_H
+#define SPP_BASE_RNG_H
 
 #include <stdint.h>
 

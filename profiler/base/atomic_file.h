@@ -8,12 +8,12 @@
  *     ... fwrite(..., af.f) ...
  *     return spp_atomic_commit(&af, err);   (or spp_atomic_abort(&af))
  */
-#ifndef SPP_PROFILER_ATOMIC_FILE_H
-#define SPP_PROFILER_ATOMIC_FILE_H
+#ifndef SPP_BASE_ATOMIC_FILE_H
+#define SPP_BASE_ATOMIC_FILE_H
 
 #include <stdio.h>
 
-#include "profiler/error.h"
+#include "profiler/base/error.h"
 
 struct spp_atomic_file {
 	FILE *f;        /* write here; NULL after commit/abort */

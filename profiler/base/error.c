@@ -1,4 +1,4 @@
-#include "profiler/error.h"
+#include "profiler/base/error.h"
 
 #include <stdarg.h>
 #include <stdio.h>

@@ -1,4 +1,4 @@
-#include "profiler/atomic_file.h"
+#include "profiler/base/atomic_file.h"
 
 #include <errno.h>
 #include <fcntl.h>

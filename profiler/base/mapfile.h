@@ -2,12 +2,12 @@
  * Read-only memory mapping of an input file. The mapping owns its pages;
  * tensors borrow pointers into it for as long as the mapping lives.
  */
-#ifndef SPP_PROFILER_MAPFILE_H
-#define SPP_PROFILER_MAPFILE_H
+#ifndef SPP_BASE_MAPFILE_H
+#define SPP_BASE_MAPFILE_H
 
 #include <stdint.h>
 
-#include "profiler/error.h"
+#include "profiler/base/error.h"
 
 struct spp_mapped_file {
 	char *path;                 /* owned copy of the path given */

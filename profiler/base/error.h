@@ -5,8 +5,8 @@
  * below and fill a caller-owned struct spp_error with one line that names the
  * file, tensor or byte offset at fault. Only cmd/ prints.
  */
-#ifndef SPP_PROFILER_ERROR_H
-#define SPP_PROFILER_ERROR_H
+#ifndef SPP_BASE_ERROR_H
+#define SPP_BASE_ERROR_H
 
 /* X(name, value, exit code, message) */
 #define SPP_STATUS_LIST(X)                                                     \

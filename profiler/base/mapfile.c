@@ -1,5 +1,5 @@
 #define _POSIX_C_SOURCE 200809L
-#include "profiler/mapfile.h"
+#include "profiler/base/mapfile.h"
 
 #include <errno.h>
 #include <fcntl.h>

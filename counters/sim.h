@@ -39,7 +39,6 @@
 #include "kernels/kernels.h"
 #include "profiler/base/error.h"
 
-struct spp_machine;
 
 struct spp_sim_level {
 	uint64_t size;          /* bytes per instance; 0: the level is absent (L2 only) */
@@ -62,14 +61,10 @@ int spp_sim_geometry_parse(const char *spec, struct spp_sim_geometry *g,
 			   struct spp_error *err);
 
 /*
- * The machine's hierarchy: L1D, L2 and the last level from m->caches, the
- * LLC capped at its believable size (spp_machine_largest_cache: a VM's
- * pass-through 480 MiB L3 becomes 32 MiB per sharing CPU); levels the OS
- * does not report take 48K/12, 2M/16, 32M/16, line 64. note (may be NULL)
- * says what was capped or assumed, "" otherwise.
+ * The hierarchy assumed where the OS reports none: 48K/12, 2M/16, 32M/16,
+ * line 64 (profiler's spp_sim_geometry_from_machine starts from it).
  */
-void spp_sim_geometry_from_machine(const struct spp_machine *m, struct spp_sim_geometry *g,
-				   char *note, size_t note_n);
+void spp_sim_geometry_default(struct spp_sim_geometry *g);
 
 /* "l1=48K/12,l2=2M/16,llc=32M/16,line=64": parseable by spp_sim_geometry_parse. */
 void spp_sim_geometry_format(const struct spp_sim_geometry *g, char *buf, size_t n);

@@ -448,7 +448,7 @@ static int sim_open(const struct spp_counter_config *cfg, void **session, struct
 	if (cfg->sim)
 		s->g = *(const struct spp_sim_geometry *)cfg->sim;
 	else
-		spp_sim_geometry_from_machine(NULL, &s->g, NULL, 0);
+		spp_sim_geometry_default(&s->g);
 	s->threads = cfg->threads > 0 ? cfg->threads : 1;
 	rc = spp_sim_create(&s->g, s->threads, &s->sim, err);
 	if (rc) {

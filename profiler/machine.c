@@ -1,6 +1,7 @@
 #include "profiler/machine.h"
 
 #include <ctype.h>
+#include <inttypes.h>
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -307,6 +308,64 @@ void spp_machine_check_caches(struct spp_machine *m)
 	}
 }
 
+static int usable(const struct spp_cache_level *c)
+{
+	return c->size > 0 && c->ways > 0 && c->line > 0 &&
+	       c->size % ((uint64_t)c->ways * (uint64_t)c->line) == 0;
+}
+
+void spp_sim_geometry_from_machine(const struct spp_machine *m, struct spp_sim_geometry *g,
+				   char *note, size_t note_n)
+{
+	const struct spp_cache_level *l1 = NULL, *l2 = NULL, *last = NULL;
+	char buf[256] = "";
+	size_t len = 0;
+
+	spp_sim_geometry_default(g);
+	for (int i = 0; m && i < m->ncaches; i++) {
+		const struct spp_cache_level *c = &m->caches[i];
+
+		if (strcmp(c->type, "instruction") == 0 || !usable(c))
+			continue;
+		if (c->level == 1)
+			l1 = c;
+		else if (c->level == 2)
+			l2 = c;
+		if (c->level >= 2 && (!last || c->level > last->level))
+			last = c;
+	}
+	if (l1) {
+		g->l1 = (struct spp_sim_level){l1->size, l1->ways};
+		g->line = l1->line;
+	} else {
+		len += (size_t)snprintf(buf + len, sizeof(buf) - len, "no L1D geometry from the OS: 48K/12 assumed; ");
+	}
+	if (last && last != l2) {
+		uint64_t size = last->size, cap = spp_machine_largest_cache(m);
+		uint64_t unit = (uint64_t)last->ways * (uint64_t)last->line;
+
+		g->l2 = l2 ? (struct spp_sim_level){l2->size, l2->ways} : (struct spp_sim_level){0, 0};
+		if (cap && cap < size) {
+			size = cap / unit * unit;
+			len += (size_t)snprintf(buf + len, sizeof(buf) - len,
+						"LLC: the OS reports %" PRIu64 " MiB (a hypervisor's figure), modelled as %" PRIu64
+						" MiB, the believable size; ",
+						last->size >> 20, size >> 20);
+		}
+		g->llc = (struct spp_sim_level){size, last->ways};
+	} else if (l2) {
+		/* two levels: the L2 is the last level, shared in the model */
+		g->l2 = (struct spp_sim_level){0, 0};
+		g->llc = (struct spp_sim_level){l2->size, l2->ways};
+	} else {
+		len += (size_t)snprintf(buf + len, sizeof(buf) - len, "no L2/LLC geometry from the OS: 2M/16 and 32M/16 assumed; ");
+	}
+	if (len >= 2 && len < sizeof(buf))
+		buf[len - 2] = '\0';
+	if (note && note_n)
+		snprintf(note, note_n, "%s", buf);
+}
+
 void spp_machine_describe(struct spp_machine *m, int threads)
 {
 	memset(m, 0, sizeof(*m));
@@ -326,4 +385,6 @@ void spp_machine_describe(struct spp_machine *m, int threads)
 	m->ncounters = spp_counters_probe_all(m->counters, SPP_COUNTERS_MAX_BACKENDS);
 	m->have_calibration =
 		spp_calibration_load(m->cpu, m->threads, &m->cal) == 0;
+	spp_sim_geometry_from_machine(m, &m->sim, m->sim_note, sizeof(m->sim_note));
+	spp_cuda_probe(&m->gpus);
 }

@@ -10,6 +10,8 @@
 #include <stdint.h>
 
 #include "counters/counters.h"
+#include "counters/sim.h"
+#include "kernels/cuda/device.h"
 #include "kernels/kernels.h"
 #include "profiler/base/error.h"
 
@@ -69,6 +71,10 @@ struct spp_machine {
 	/* each counter backend built in: does it count here, what, why not */
 	struct spp_counter_avail counters[SPP_COUNTERS_MAX_BACKENDS];
 	int ncounters;
+	/* the simulator's hierarchy from caches (spp_sim_geometry_from_machine) */
+	struct spp_sim_geometry sim;
+	char sim_note[256];            /* what it capped or assumed, or "" */
+	struct spp_cuda_probe gpus;    /* the CUDA devices, or why there are none */
 };
 
 /*
@@ -136,6 +142,16 @@ struct spp_bw_model {
  * without one, so bw_util stays null).
  */
 void spp_bw_model_init(struct spp_bw_model *b, const struct spp_machine *m, int threads, int cold);
+
+/*
+ * The machine's hierarchy: L1D, L2 and the last level from m->caches, the
+ * LLC capped at its believable size (spp_machine_largest_cache: a VM's
+ * pass-through 480 MiB L3 becomes 32 MiB per sharing CPU); levels the OS
+ * does not report take 48K/12, 2M/16, 32M/16, line 64. note (may be NULL)
+ * says what was capped or assumed, "" otherwise.
+ */
+void spp_sim_geometry_from_machine(const struct spp_machine *m, struct spp_sim_geometry *g,
+				   char *note, size_t note_n);
 
 /* Load the cached calibration for this CPU and thread count; 0 or -1. */
 int spp_calibration_load(const char *cpu, int threads, struct spp_calibration *out);

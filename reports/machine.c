@@ -5,9 +5,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "counters/sim.h"
-#include "kernels/cuda/device.h"
-#include "kernels/dense/dense.h"
 #include "profiler/machine.h"
 #include "profiler/run.h"
 
@@ -108,41 +105,37 @@ static cJSON *counters_json(const struct spp_machine *m)
 		cJSON_AddItemToObject(o, "events", ev);
 		cJSON_AddItemToObject(o, "reason", str_or_null(a->why));
 		if (strcmp(a->name, "sim") == 0) {
-			struct spp_sim_geometry g;
-			char geo[96], note[256];
+			char geo[96];
 
-			spp_sim_geometry_from_machine(m, &g, note, sizeof(note));
-			spp_sim_geometry_format(&g, geo, sizeof(geo));
+			spp_sim_geometry_format(&m->sim, geo, sizeof(geo));
 			cJSON_AddStringToObject(o, "geometry", geo);
-			cJSON_AddItemToObject(o, "note", str_or_null(note));
+			cJSON_AddItemToObject(o, "note", str_or_null(m->sim_note));
 		}
 	}
 	return arr;
 }
 
 /*
- * One object per CUDA device of spp_cuda_probe; [] when there is none
+ * One object per CUDA device the machine's probe found; [] when there is none
  * (the reason is `spprof info`'s gpu line). Versions as cudart gives them
  * (13000 is 13.0); driver_version null when there is no driver.
  */
-static cJSON *gpus_json(void)
+static cJSON *gpus_json(const struct spp_cuda_probe *p)
 {
 	cJSON *arr = cJSON_CreateArray();
-	struct spp_cuda_probe p;
 
-	spp_cuda_probe(&p);
-	for (int i = 0; arr && i < p.ndevices; i++) {
+	for (int i = 0; arr && i < p->ndevices; i++) {
 		cJSON *o = cJSON_CreateObject();
 		char sm[16];
 
-		snprintf(sm, sizeof(sm), "sm_%d", p.dev[i].sm);
+		snprintf(sm, sizeof(sm), "sm_%d", p->dev[i].sm);
 		cJSON_AddNumberToObject(o, "index", i);
-		cJSON_AddStringToObject(o, "name", p.dev[i].name);
+		cJSON_AddStringToObject(o, "name", p->dev[i].name);
 		cJSON_AddStringToObject(o, "sm", sm);
-		cJSON_AddNumberToObject(o, "multiprocessors", p.dev[i].multiprocessors);
-		cJSON_AddNumberToObject(o, "memory_bytes", (double)p.dev[i].memory);
-		cJSON_AddItemToObject(o, "runtime_version", num_or_null(p.runtime_version));
-		cJSON_AddItemToObject(o, "driver_version", num_or_null(p.driver_version));
+		cJSON_AddNumberToObject(o, "multiprocessors", p->dev[i].multiprocessors);
+		cJSON_AddNumberToObject(o, "memory_bytes", (double)p->dev[i].memory);
+		cJSON_AddItemToObject(o, "runtime_version", num_or_null(p->runtime_version));
+		cJSON_AddItemToObject(o, "driver_version", num_or_null(p->driver_version));
 		cJSON_AddItemToArray(arr, o);
 	}
 	return arr;
@@ -170,7 +163,7 @@ cJSON *spp_report_machine(const struct spp_machine *m)
 	cJSON_AddItemToObject(o, "calibration", calibration_json(m));
 	cJSON_AddItemToObject(o, "counters", m->ncounters ? counters_json(m) : cJSON_CreateNull());
 	cJSON_AddItemToObject(o, "dense_blas", blas_json(&m->blas));
-	cJSON_AddItemToObject(o, "gpus", gpus_json());
+	cJSON_AddItemToObject(o, "gpus", gpus_json(&m->gpus));
 	return o;
 }
 

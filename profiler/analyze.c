@@ -378,6 +378,9 @@ int spp_analyze_run(const char *path, const struct spp_analyze_opts *o,
 		if (rc)
 			goto fail;
 	}
+	rc = spp_analysis_derive(a, err);
+	if (rc)
+		goto fail;
 	*out = a;
 	return SPP_OK;
 fail:
@@ -395,6 +398,7 @@ void spp_analysis_destroy(struct spp_analysis *a)
 	spp_dense_memo_free(&a->dense_memo);
 	spp_dense_set_close(&a->dense);
 	spp_breakeven_release(a);
+	spp_analysis_derived_free(a);
 	free(a->machine);
 	for (int i = 0; i < a->nwarnings; i++)
 		free(a->warnings[i]);

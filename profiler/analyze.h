@@ -11,6 +11,7 @@
 #include "counters/counters.h"
 #include "kernels/kernels.h"
 #include "profiler/base/error.h"
+#include "profiler/derive.h"
 #include "profiler/hash.h"
 #include "profiler/layer.h"
 #include "profiler/machine.h"
@@ -102,6 +103,9 @@ struct spp_analysis {
 	struct spp_sweep *sweeps;
 	int nsweeps;
 	int *sweep_of;
+	/* figures derived from the above (profiler/derive.h); derived NULL until spp_analysis_derive */
+	struct spp_layer_derived *derived;
+	struct spp_projection projection;
 	struct spp_run_settings {
 		int threads;            /* threads the runs used */
 		int pinned;             /* threads pinned to a CPU (0: none) */

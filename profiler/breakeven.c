@@ -1,4 +1,5 @@
 #include "profiler/breakeven.h"
+#include "profiler/analyze.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -7,16 +7,17 @@
  * repeated blocks share one sweep. The sweeps belong to the analysis
  * (a->sweeps, layer i's is a->sweeps[a->sweep_of[i]], -1 none).
  *
- * The recommendation and the projection are pure functions of the
- * measured runs and the static figures, computed where they are written.
+ * The recommendation is a pure function of the measured runs, computed
+ * once with the other derived figures (profiler/derive.h).
  */
 #ifndef SPP_PROFILER_BREAKEVEN_H
 #define SPP_PROFILER_BREAKEVEN_H
 
-#include "profiler/analyze.h"
 #include "profiler/run.h"
 #include "profiler/static.h"
 #include "profiler/sweep.h"
+
+struct spp_analysis;
 
 /*
  * The sweep pattern of a layer from its static class: unstructured and

@@ -1,6 +1,7 @@
 /*
  * The breakeven, recommendation and projection parts of the JSON report
- * (DESIGN sections 5 and 6), built from an analysis. Each returns a new
+ * (DESIGN sections 5 and 6), rendered from an analysis's derived figures
+ * (profiler/derive.h: an analysis without them renders them null/empty). Each returns a new
  * cJSON item owned by the caller, or NULL when out of memory.
  */
 #ifndef SPP_REPORTS_JSON_BREAKEVEN_H

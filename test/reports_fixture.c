@@ -167,12 +167,15 @@ void fixture_init(struct fixture *fx, int nlayers)
 	fx->warnings[0] = "kernel runs are not built yet: static metrics only";
 	fx->a.warnings = fx->warnings;
 	fx->a.nwarnings = 1;
+	/* the derived figures, as spp_analyze_run computes them */
+	assert_int_equal(spp_analysis_derive(&fx->a, &(struct spp_error){0}), 0);
 }
 
 void fixture_fini(struct fixture *fx)
 {
 	free(fx->tensors);
 	free(fx->layers);
+	spp_analysis_derived_free(&fx->a);
 	free(fx->stats);
 }
 

@@ -1,0 +1,151 @@
+/* The derived figures of an analysis; see derive.h. */
+#include "profiler/derive.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "profiler/analyze.h"
+
+static const struct spp_sweep *layer_sweep(const struct spp_analysis *a, int i)
+{
+	if (!a->sweeps || !a->sweep_of || a->sweep_of[i] < 0)
+		return NULL;
+	return &a->sweeps[a->sweep_of[i]];
+}
+
+/* The lowest breakeven of layer i's formats; NAN when none has one. */
+static double best_breakeven(const struct spp_analysis *a, int i)
+{
+	const struct spp_sweep *sw = layer_sweep(a, i);
+	double best = NAN;
+
+	for (int r = 0; sw && r < sw->nresults; r++)
+		if (!isnan(sw->results[r].breakeven) &&
+		    (isnan(best) || sw->results[r].breakeven < best))
+			best = sw->results[r].breakeven;
+	return best;
+}
+
+/* Storage bytes of format key in layer s; NAN when it cannot hold s. */
+static double format_bytes(const struct spp_layer_static *s, const char *key)
+{
+	for (int f = 0; f < SPP_ST_COUNT; f++)
+		if (strcmp(spp_storage_key((enum spp_storage_fmt)f), key) == 0 &&
+		    s->storage[f].applicable)
+			return s->storage[f].bytes;
+	return NAN;
+}
+
+static int derive_layer(const struct spp_analysis *a, int i, struct spp_layer_derived *d)
+{
+	const struct spp_sweep *sw = layer_sweep(a, i);
+	const struct spp_layer_static *s = &a->stats[i];
+	struct spp_diagnosis diag;
+	size_t len = 0;
+
+	d->best_breakeven = best_breakeven(a, i);
+	if (sw && sw->nresults) {
+		d->margin = malloc((size_t)sw->nresults * sizeof(*d->margin));
+		if (!d->margin)
+			return -1;
+		for (int r = 0; r < sw->nresults; r++)
+			d->margin[r] = s->sparsity - sw->results[r].breakeven;
+	}
+	d->has_rec = a->runs && !s->unsupported && spp_recommend_layer(&a->runs[i], &d->rec) == 0;
+	spp_diagnose_layer(s, a->runs ? &a->runs[i] : NULL, &diag);
+	/* one string, so that the CSV keeps one scalar cell per name */
+	for (int k = 0; k < diag.n && len < sizeof(d->diagnosis); k++)
+		len += (size_t)snprintf(d->diagnosis + len, sizeof(d->diagnosis) - len, "%s%s",
+					k ? "; " : "", diag.line[k]);
+	return 0;
+}
+
+static int by_share(const void *x, const void *y)
+{
+	const struct spp_prune_next *p = x, *q = y;
+
+	if (p->time_share != q->time_share)
+		return p->time_share < q->time_share ? 1 : -1;
+	return p->layer - q->layer;
+}
+
+/*
+ * The model under each layer's recommendation against all dense, and the
+ * layers below their breakeven that take the most time (cand: room for
+ * nlayers).
+ */
+static void project(const struct spp_analysis *a, struct spp_prune_next *cand,
+		    struct spp_projection *p)
+{
+	double td = 0, tr = 0, bd = 0, br = 0;
+	int ncand = 0;
+
+	memset(p, 0, sizeof(*p));
+	if (!a->runs)
+		return;
+	p->valid = 1;
+	for (int i = 0; i < a->nlayers; i++) {
+		const struct spp_layer_static *s = &a->stats[i];
+		const struct spp_layer_derived *d = &a->derived[i];
+		double be = d->best_breakeven;
+
+		if (s->unsupported || !d->has_rec)
+			continue;
+		p->nrec++;
+		/* the recommended run against the dense baseline of its own backend */
+		td += d->rec.dense_ns;
+		tr += d->rec.time_ns;
+		bd += s->storage[SPP_ST_DENSE].bytes;
+		br += format_bytes(s, d->rec.format);
+		/* below its breakeven: more pruning would make a format pay */
+		if (!isnan(be) && s->sparsity < be)
+			cand[ncand++] = (struct spp_prune_next){i, a->runs[i].runs[0].time.median,
+								s->sparsity, be};
+	}
+	p->dense_time_ns = p->nrec ? td : NAN;
+	p->recommended_time_ns = p->nrec ? tr : NAN;
+	p->speedup = p->nrec && tr > 0 ? td / tr : NAN;
+	p->dense_bytes = p->nrec ? bd : NAN;
+	p->recommended_bytes = p->nrec ? br : NAN;
+	p->ratio = p->nrec && br > 0 ? bd / br : NAN;
+	qsort(cand, (size_t)ncand, sizeof(*cand), by_share);
+	for (int c = 0; c < ncand && c < SPP_PRUNE_NEXT_MAX; c++) {
+		p->prune_next[c] = cand[c];
+		p->prune_next[c].time_share = td > 0 ? cand[c].time_share / td : NAN;
+	}
+	p->nprune_next = ncand < SPP_PRUNE_NEXT_MAX ? ncand : SPP_PRUNE_NEXT_MAX;
+}
+
+int spp_analysis_derive(struct spp_analysis *a, struct spp_error *err)
+{
+	struct spp_prune_next *cand;
+
+	spp_analysis_derived_free(a);
+	memset(&a->projection, 0, sizeof(a->projection));
+	if (a->nlayers <= 0)
+		return SPP_OK;
+	a->derived = calloc((size_t)a->nlayers, sizeof(*a->derived));
+	cand = calloc((size_t)a->nlayers, sizeof(*cand));
+	if (!a->derived || !cand)
+		goto oom;
+	for (int i = 0; i < a->nlayers; i++)
+		if (!a->stats[i].unsupported && derive_layer(a, i, &a->derived[i]))
+			goto oom;
+	project(a, cand, &a->projection);
+	free(cand);
+	return SPP_OK;
+oom:
+	free(cand);
+	spp_analysis_derived_free(a);
+	return spp_error_set(err, SPP_E_NOMEM, "out of memory");
+}
+
+void spp_analysis_derived_free(struct spp_analysis *a)
+{
+	for (int i = 0; a->derived && i < a->nlayers; i++)
+		free(a->derived[i].margin);
+	free(a->derived);
+	a->derived = NULL;
+}

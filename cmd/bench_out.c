@@ -1,5 +1,6 @@
 #include "cmd/bench_out.h"
 #include "reports/report.h"
+#include "reports/json_values.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -64,11 +65,6 @@ static void short_name(const char *path, char *b, size_t n)
 		 level ? (int)(base - 1 - level) : 0, level ? level : "", name);
 	if (strlen(b) > 34)
 		b[34] = '\0';
-}
-
-static cJSON *num(double v)
-{
-	return isfinite(v) ? cJSON_CreateNumber(v) : cJSON_CreateNull();
 }
 
 static int fail_nomem(struct spp_error *err)
@@ -136,10 +132,8 @@ int bench_out_init(struct bench_out *o, const struct bench_cfg *c, FILE *f,
 	cJSON_AddStringToObject(blas, "name", m->blas.name);
 	cJSON_AddStringToObject(blas, "version", m->blas.version);
 	cJSON_AddStringToObject(blas, "core", m->blas.core);
-	cJSON_AddItemToObject(blas, "openblas_coretype", m->blas.coretype_env[0]
-			      ? cJSON_CreateString(m->blas.coretype_env) : cJSON_CreateNull());
-	cJSON_AddItemToObject(blas, "openblas_l2_size", l2 && *l2 ? cJSON_CreateString(l2)
-			      : cJSON_CreateNull());
+	cJSON_AddItemToObject(blas, "openblas_coretype", spp_json_str(m->blas.coretype_env));
+	cJSON_AddItemToObject(blas, "openblas_l2_size", spp_json_str(l2));
 	cJSON_AddItemToObject(mach, "dense_candidates", spp_report_dense(&c->dense));
 	set = cJSON_AddObjectToObject(o->root, "settings");
 	arr = cJSON_AddArrayToObject(set, "n");
@@ -264,10 +258,9 @@ static cJSON *runs_json(const char *name, int64_t m, int64_t k, uint64_t nnz,
 		if (run->library[0])
 			cJSON_AddStringToObject(j, "library", run->library);
 		cJSON_AddStringToObject(j, "status", spp_run_status_name(run->status));
-		cJSON_AddItemToObject(j, "reason", run->reason[0] ? cJSON_CreateString(run->reason)
-				      : cJSON_CreateNull());
+		cJSON_AddItemToObject(j, "reason", spp_json_str(run->reason));
 		cJSON_AddItemToObject(j, "time_ns", spp_report_time(&run->time));
-		cJSON_AddItemToObject(j, "speedup", num(run->speedup));
+		cJSON_AddItemToObject(j, "speedup", spp_json_num(run->speedup));
 	}
 	return o;
 }
@@ -490,7 +483,7 @@ static void target(struct bench_out *o, cJSON *arr, const char *what, double val
 			return;
 		cJSON_AddItemToArray(arr, j);
 		cJSON_AddStringToObject(j, "target", what);
-		cJSON_AddItemToObject(j, "value", num(value));
+		cJSON_AddItemToObject(j, "value", spp_json_num(value));
 		cJSON_AddStringToObject(j, "format", fmt_name);
 		cJSON_AddNumberToObject(j, "limit", limit);
 		cJSON_AddStringToObject(j, "compare", at_most ? "<=" : ">=");
@@ -539,9 +532,9 @@ int bench_out_finish(struct bench_out *o, struct spp_error *err)
 					break;
 				cJSON_AddItemToArray(arr, e);
 				cJSON_AddNumberToObject(e, "threads", (double)c->threads[k]);
-				cJSON_AddItemToObject(e, "median", num(x ? x->dense_ns : NAN));
+				cJSON_AddItemToObject(e, "median", spp_json_num(x ? x->dense_ns : NAN));
 			}
-			cJSON_AddItemToObject(j, "scaling", num(scale));
+			cJSON_AddItemToObject(j, "scaling", spp_json_num(scale));
 			continue;
 		}
 		fprintf(o->f, "%-6lld", (long long)c->ns[i]);
@@ -576,16 +569,16 @@ int bench_out_finish(struct bench_out *o, struct spp_error *err)
 			cJSON_AddItemToArray(sums, j);
 			cJSON_AddNumberToObject(j, "threads", x->threads);
 			cJSON_AddNumberToObject(j, "n", (double)x->n);
-			cJSON_AddItemToObject(j, "dense_time_ns", num(x->dense_ns));
-			cJSON_AddItemToObject(j, "best_breakeven", num(x->best_be));
+			cJSON_AddItemToObject(j, "dense_time_ns", spp_json_num(x->dense_ns));
+			cJSON_AddItemToObject(j, "best_breakeven", spp_json_num(x->best_be));
 			cJSON_AddStringToObject(j, "best_breakeven_format", x->best_be_fmt);
-			cJSON_AddItemToObject(j, "csr_breakeven", num(x->csr_be));
-			cJSON_AddItemToObject(j, "best_speedup_at_0.9", num(x->best_90));
+			cJSON_AddItemToObject(j, "csr_breakeven", spp_json_num(x->csr_be));
+			cJSON_AddItemToObject(j, "best_speedup_at_0.9", spp_json_num(x->best_90));
 			cJSON_AddStringToObject(j, "best_speedup_at_0.9_format", x->best_90_fmt);
-			cJSON_AddItemToObject(j, "nm2_4_speedup_on_2_4", num(x->nm24));
-			cJSON_AddItemToObject(j, "best_speedup_on_2_4", num(x->best_24));
+			cJSON_AddItemToObject(j, "nm2_4_speedup_on_2_4", spp_json_num(x->nm24));
+			cJSON_AddItemToObject(j, "best_speedup_on_2_4", spp_json_num(x->best_24));
 			cJSON_AddStringToObject(j, "best_on_2_4_format", x->best_24_fmt);
-			cJSON_AddItemToObject(j, "dlmc_best_geomean", num(x->dlmc_best_geo));
+			cJSON_AddItemToObject(j, "dlmc_best_geomean", spp_json_num(x->dlmc_best_geo));
 		}
 	}
 	if (s64) {

@@ -35,7 +35,6 @@
 #ifndef SPP_PROFILER_SWEEP_H
 #define SPP_PROFILER_SWEEP_H
 
-#include <cjson/cJSON.h>
 #include <stdint.h>
 
 #include "kernels/kernels.h"
@@ -137,20 +136,6 @@ void spp_sweep_measure_timer(struct spp_sweep_measure *ctx, struct spp_sweep_tim
 /* Free ctx's scratch; accepts NULL. */
 void spp_sweep_measure_fini(struct spp_sweep_measure *ctx);
 
-/*
- * The sweep as the JSON of DESIGN section 5: {"schema": "spprof.sweep/1",
- * "shape": {m, k, n}, "pattern", "threads", "results": [{backend, format,
- * breakeven: {sparsity, reason}, curve: [{sparsity, time_ns,
- * dense_time_ns, speedup}]}]}; unknown figures and an empty reason are
- * null. NULL when out of memory.
- */
-cJSON *spp_sweep_json(const struct spp_sweep *s);
-
-/*
- * One result's breakeven object {sparsity, reason, curve} (the inner
- * object of the sweep JSON and of an analyze report's breakeven, which
- * adds margin). NULL when out of memory.
- */
-cJSON *spp_sweep_result_json(const struct spp_sweep_result *r);
+/* The sweep as JSON: reports/report.h spp_sweep_json. */
 
 #endif

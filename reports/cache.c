@@ -1,26 +1,17 @@
 /* A run's `cache` block: every figure with its source, null when unknown. */
 #include "reports/cache.h"
+#include "reports/json_values.h"
 
 #include <math.h>
 
 static int add_num(cJSON *o, const char *key, double v)
 {
-	cJSON *x = isfinite(v) ? cJSON_CreateNumber(v) : cJSON_CreateNull();
-
-	if (!x)
-		return -1;
-	cJSON_AddItemToObject(o, key, x);
-	return 0;
+	return spp_json_put(o, key, spp_json_num(v));
 }
 
 static int add_str(cJSON *o, const char *key, const char *s)
 {
-	cJSON *x = s && *s ? cJSON_CreateString(s) : cJSON_CreateNull();
-
-	if (!x)
-		return -1;
-	cJSON_AddItemToObject(o, key, x);
-	return 0;
+	return spp_json_put(o, key, spp_json_str(s));
 }
 
 static cJSON *per_thread(const double *v, int n)
@@ -28,7 +19,7 @@ static cJSON *per_thread(const double *v, int n)
 	cJSON *a = cJSON_CreateArray();
 
 	for (int t = 0; a && t < n; t++) {
-		cJSON *x = isfinite(v[t]) ? cJSON_CreateNumber(v[t]) : cJSON_CreateNull();
+		cJSON *x = spp_json_num(v[t]);
 
 		if (!x) {
 			cJSON_Delete(a);

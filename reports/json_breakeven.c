@@ -1,4 +1,6 @@
 #include "reports/json_breakeven.h"
+#include "reports/json_values.h"
+#include "reports/report.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -9,23 +11,6 @@ static const struct spp_sweep *layer_sweep(const struct spp_analysis *a, int i)
 	if (!a->sweeps || !a->sweep_of || a->sweep_of[i] < 0)
 		return NULL;
 	return &a->sweeps[a->sweep_of[i]];
-}
-
-static cJSON *num_or_null(double v)
-{
-	return isfinite(v) ? cJSON_CreateNumber(v) : cJSON_CreateNull();
-}
-
-/* cJSON_AddItemToObject that frees item and reports failure: 0 or -1. */
-static int put(cJSON *o, const char *key, cJSON *item)
-{
-	if (!item)
-		return -1;
-	if (!cJSON_AddItemToObject(o, key, item)) {
-		cJSON_Delete(item);
-		return -1;
-	}
-	return 0;
 }
 
 /* Layer i's derived figures; NULL for an unsupported layer or an underived analysis. */
@@ -47,12 +32,12 @@ cJSON *spp_report_breakeven(const struct spp_analysis *a, int i)
 
 		snprintf(key, sizeof(key), "%s/%s", res->backend, res->format);
 		/* margin: positive when the layer is already past the breakeven */
-		if (!e || put(e, "margin", num_or_null(d && d->margin ? d->margin[r] : NAN))) {
+		if (!e || spp_json_put(e, "margin", spp_json_num(d && d->margin ? d->margin[r] : NAN))) {
 			cJSON_Delete(e);
 			cJSON_Delete(o);
 			return NULL;
 		}
-		if (put(o, key, e)) { /* put freed e */
+		if (spp_json_put(o, key, e)) { /* put freed e */
 			cJSON_Delete(o);
 			return NULL;
 		}
@@ -68,10 +53,10 @@ cJSON *spp_report_recommendation(const struct spp_analysis *a, int i)
 	if (!d || !d->has_rec)
 		return cJSON_CreateNull();
 	o = cJSON_CreateObject();
-	if (!o || put(o, "backend", cJSON_CreateString(d->rec.backend)) ||
-	    put(o, "format", cJSON_CreateString(d->rec.format)) ||
-	    put(o, "speedup", num_or_null(d->rec.speedup)) ||
-	    put(o, "reason", cJSON_CreateString(d->rec.reason))) {
+	if (!o || spp_json_put(o, "backend", cJSON_CreateString(d->rec.backend)) ||
+	    spp_json_put(o, "format", cJSON_CreateString(d->rec.format)) ||
+	    spp_json_put(o, "speedup", spp_json_num(d->rec.speedup)) ||
+	    spp_json_put(o, "reason", cJSON_CreateString(d->rec.reason))) {
 		cJSON_Delete(o);
 		return NULL;
 	}
@@ -93,12 +78,12 @@ cJSON *spp_report_projection(const struct spp_analysis *a)
 	if (!p->valid)
 		return cJSON_CreateNull();
 	o = cJSON_CreateObject();
-	if (!o || put(o, "dense_time_ns", num_or_null(p->dense_time_ns)) ||
-	    put(o, "recommended_time_ns", num_or_null(p->recommended_time_ns)) ||
-	    put(o, "speedup", num_or_null(p->speedup)) ||
-	    put(o, "dense_bytes", num_or_null(p->dense_bytes)) ||
-	    put(o, "recommended_bytes", num_or_null(p->recommended_bytes)) ||
-	    put(o, "ratio", num_or_null(p->ratio)) ||
+	if (!o || spp_json_put(o, "dense_time_ns", spp_json_num(p->dense_time_ns)) ||
+	    spp_json_put(o, "recommended_time_ns", spp_json_num(p->recommended_time_ns)) ||
+	    spp_json_put(o, "speedup", spp_json_num(p->speedup)) ||
+	    spp_json_put(o, "dense_bytes", spp_json_num(p->dense_bytes)) ||
+	    spp_json_put(o, "recommended_bytes", spp_json_num(p->recommended_bytes)) ||
+	    spp_json_put(o, "ratio", spp_json_num(p->ratio)) ||
 	    !(arr = cJSON_AddArrayToObject(o, "prune_next")))
 		goto oom;
 	for (int c = 0; c < p->nprune_next; c++) {
@@ -108,10 +93,10 @@ cJSON *spp_report_projection(const struct spp_analysis *a)
 		if (!e)
 			goto oom;
 		cJSON_AddItemToArray(arr, e);
-		if (put(e, "layer", cJSON_CreateString(a->layers[n->layer].name)) ||
-		    put(e, "time_share", num_or_null(n->time_share)) ||
-		    put(e, "sparsity", num_or_null(n->sparsity)) ||
-		    put(e, "breakeven", num_or_null(n->breakeven)))
+		if (spp_json_put(e, "layer", cJSON_CreateString(a->layers[n->layer].name)) ||
+		    spp_json_put(e, "time_share", spp_json_num(n->time_share)) ||
+		    spp_json_put(e, "sparsity", spp_json_num(n->sparsity)) ||
+		    spp_json_put(e, "breakeven", spp_json_num(n->breakeven)))
 			goto oom;
 	}
 	return o;

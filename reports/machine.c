@@ -1,5 +1,6 @@
 /* The report's "machine" block, shared by analyze reports and `spprof info`. */
 #include "reports/report.h"
+#include "reports/json_values.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -8,14 +9,10 @@
 #include "profiler/machine.h"
 #include "profiler/run.h"
 
-static cJSON *str_or_null(const char *s)
+/* v when positive: a figure the probe measured (0 is not measured); null otherwise. */
+static cJSON *positive_or_null(double v)
 {
-	return s && *s ? cJSON_CreateString(s) : cJSON_CreateNull();
-}
-
-static cJSON *num_or_null(double v)
-{
-	return v > 0 ? cJSON_CreateNumber(v) : cJSON_CreateNull();
+	return spp_json_num(v > 0 ? v : NAN);
 }
 
 static cJSON *caches_json(const struct spp_machine *m)
@@ -28,10 +25,10 @@ static cJSON *caches_json(const struct spp_machine *m)
 
 		cJSON_AddNumberToObject(o, "level", c->level);
 		cJSON_AddStringToObject(o, "type", c->type);
-		cJSON_AddItemToObject(o, "size", num_or_null((double)c->size));
-		cJSON_AddItemToObject(o, "ways", num_or_null(c->ways));
-		cJSON_AddItemToObject(o, "line", num_or_null(c->line));
-		cJSON_AddItemToObject(o, "shared_by", num_or_null(c->shared_by));
+		cJSON_AddItemToObject(o, "size", positive_or_null((double)c->size));
+		cJSON_AddItemToObject(o, "ways", positive_or_null(c->ways));
+		cJSON_AddItemToObject(o, "line", positive_or_null(c->line));
+		cJSON_AddItemToObject(o, "shared_by", positive_or_null(c->shared_by));
 		cJSON_AddItemToArray(arr, o);
 	}
 	return arr;
@@ -41,14 +38,14 @@ static cJSON *blas_json(const struct spp_blas_info *b)
 {
 	cJSON *o = cJSON_CreateObject();
 
-	cJSON_AddItemToObject(o, "name", str_or_null(b->name));
-	cJSON_AddItemToObject(o, "version", str_or_null(b->version));
-	cJSON_AddItemToObject(o, "core", str_or_null(b->core));
-	cJSON_AddItemToObject(o, "threads", num_or_null(b->max_threads));
+	cJSON_AddItemToObject(o, "name", spp_json_str(b->name));
+	cJSON_AddItemToObject(o, "version", spp_json_str(b->version));
+	cJSON_AddItemToObject(o, "core", spp_json_str(b->core));
+	cJSON_AddItemToObject(o, "threads", positive_or_null(b->max_threads));
 	/* set but empty is not unset: OpenBLAS then takes its default core */
 	cJSON_AddItemToObject(o, "coretype_env", b->coretype_set ? cJSON_CreateString(b->coretype_env)
 								 : cJSON_CreateNull());
-	cJSON_AddItemToObject(o, "config", str_or_null(b->config));
+	cJSON_AddItemToObject(o, "config", spp_json_str(b->config));
 	return o;
 }
 
@@ -60,19 +57,19 @@ static cJSON *calibration_json(const struct spp_machine *m)
 		return cJSON_CreateNull();
 	o = cJSON_CreateObject();
 	cJSON_AddNumberToObject(o, "threads", m->cal.threads);
-	cJSON_AddItemToObject(o, "read_gbs", num_or_null(m->cal.read_gbs));
-	cJSON_AddItemToObject(o, "triad_gbs", num_or_null(m->cal.triad_gbs));
-	cJSON_AddItemToObject(o, "peak_gflops", num_or_null(m->cal.peak_gflops));
-	cJSON_AddItemToObject(o, "isa", str_or_null(m->cal.isa));
-	cJSON_AddItemToObject(o, "when", str_or_null(m->cal.when));
+	cJSON_AddItemToObject(o, "read_gbs", positive_or_null(m->cal.read_gbs));
+	cJSON_AddItemToObject(o, "triad_gbs", positive_or_null(m->cal.triad_gbs));
+	cJSON_AddItemToObject(o, "peak_gflops", positive_or_null(m->cal.peak_gflops));
+	cJSON_AddItemToObject(o, "isa", spp_json_str(m->cal.isa));
+	cJSON_AddItemToObject(o, "when", spp_json_str(m->cal.when));
 	{
 		cJSON *lv = cJSON_AddObjectToObject(o, "levels");
 
 		for (int l = 0; lv && l < SPP_BW_LEVELS; l++) {
 			cJSON *e = cJSON_AddObjectToObject(lv, spp_bw_level_name((enum spp_bw_level)l));
 
-			cJSON_AddItemToObject(e, "read_gbs", num_or_null(m->cal.level_gbs[l]));
-			cJSON_AddItemToObject(e, "bytes", num_or_null(m->cal.level_bytes[l]));
+			cJSON_AddItemToObject(e, "read_gbs", positive_or_null(m->cal.level_gbs[l]));
+			cJSON_AddItemToObject(e, "bytes", positive_or_null(m->cal.level_bytes[l]));
 		}
 	}
 	return o;
@@ -103,13 +100,13 @@ static cJSON *counters_json(const struct spp_machine *m)
 			if (a->events >> e & 1)
 				cJSON_AddItemToArray(ev, cJSON_CreateString(spp_counter_event_name(e)));
 		cJSON_AddItemToObject(o, "events", ev);
-		cJSON_AddItemToObject(o, "reason", str_or_null(a->why));
+		cJSON_AddItemToObject(o, "reason", spp_json_str(a->why));
 		if (strcmp(a->name, "sim") == 0) {
 			char geo[96];
 
 			spp_sim_geometry_format(&m->sim, geo, sizeof(geo));
 			cJSON_AddStringToObject(o, "geometry", geo);
-			cJSON_AddItemToObject(o, "note", str_or_null(m->sim_note));
+			cJSON_AddItemToObject(o, "note", spp_json_str(m->sim_note));
 		}
 	}
 	return arr;
@@ -134,8 +131,8 @@ static cJSON *gpus_json(const struct spp_cuda_probe *p)
 		cJSON_AddStringToObject(o, "sm", sm);
 		cJSON_AddNumberToObject(o, "multiprocessors", p->dev[i].multiprocessors);
 		cJSON_AddNumberToObject(o, "memory_bytes", (double)p->dev[i].memory);
-		cJSON_AddItemToObject(o, "runtime_version", num_or_null(p->runtime_version));
-		cJSON_AddItemToObject(o, "driver_version", num_or_null(p->driver_version));
+		cJSON_AddItemToObject(o, "runtime_version", positive_or_null(p->runtime_version));
+		cJSON_AddItemToObject(o, "driver_version", positive_or_null(p->driver_version));
 		cJSON_AddItemToArray(arr, o);
 	}
 	return arr;
@@ -147,19 +144,19 @@ cJSON *spp_report_machine(const struct spp_machine *m)
 
 	if (!o)
 		return NULL;
-	cJSON_AddItemToObject(o, "cpu", str_or_null(m->cpu));
-	cJSON_AddItemToObject(o, "vendor", str_or_null(m->vendor));
-	cJSON_AddItemToObject(o, "hypervisor", str_or_null(m->hypervisor));
+	cJSON_AddItemToObject(o, "cpu", spp_json_str(m->cpu));
+	cJSON_AddItemToObject(o, "vendor", spp_json_str(m->vendor));
+	cJSON_AddItemToObject(o, "hypervisor", spp_json_str(m->hypervisor));
 	cJSON_AddStringToObject(o, "isa", spp_isa_name(m->isa));
 	cJSON_AddNumberToObject(o, "logical_cpus", m->logical_cpus);
 	cJSON_AddNumberToObject(o, "threads", m->threads);
 	cJSON_AddItemToObject(o, "caches", caches_json(m));
-	cJSON_AddItemToObject(o, "cache_source", str_or_null(m->cache_source));
-	cJSON_AddItemToObject(o, "cache_note", str_or_null(m->cache_note));
+	cJSON_AddItemToObject(o, "cache_source", spp_json_str(m->cache_source));
+	cJSON_AddItemToObject(o, "cache_note", spp_json_str(m->cache_note));
 	cJSON_AddItemToObject(o, "peak_bw_gbs",
-			      num_or_null(m->have_calibration ? m->cal.read_gbs : 0));
+			      positive_or_null(m->have_calibration ? m->cal.read_gbs : 0));
 	cJSON_AddItemToObject(o, "peak_gflops",
-			      num_or_null(m->have_calibration ? m->cal.peak_gflops : 0));
+			      positive_or_null(m->have_calibration ? m->cal.peak_gflops : 0));
 	cJSON_AddItemToObject(o, "calibration", calibration_json(m));
 	cJSON_AddItemToObject(o, "counters", m->ncounters ? counters_json(m) : cJSON_CreateNull());
 	cJSON_AddItemToObject(o, "dense_blas", blas_json(&m->blas));
@@ -177,21 +174,16 @@ cJSON *spp_report_dense(const struct spp_dense_set *set)
 
 		cJSON_AddStringToObject(o, "name", c->name);
 		cJSON_AddStringToObject(o, "library", c->lib->name);
-		cJSON_AddItemToObject(o, "version", str_or_null(c->version));
-		cJSON_AddItemToObject(o, "kernel", str_or_null(c->kernel));
-		cJSON_AddItemToObject(o, "origin", str_or_null(c->origin));
-		cJSON_AddItemToObject(o, "env", str_or_null(c->env));
-		cJSON_AddItemToObject(o, "config", str_or_null(c->config));
+		cJSON_AddItemToObject(o, "version", spp_json_str(c->version));
+		cJSON_AddItemToObject(o, "kernel", spp_json_str(c->kernel));
+		cJSON_AddItemToObject(o, "origin", spp_json_str(c->origin));
+		cJSON_AddItemToObject(o, "env", spp_json_str(c->env));
+		cJSON_AddItemToObject(o, "config", spp_json_str(c->config));
 		cJSON_AddStringToObject(o, "status", c->ok ? "ok" : "unavailable");
-		cJSON_AddItemToObject(o, "reason", str_or_null(c->reason));
+		cJSON_AddItemToObject(o, "reason", spp_json_str(c->reason));
 		cJSON_AddItemToArray(arr, o);
 	}
 	return arr;
-}
-
-static cJSON *num_or_null_nan(double v)
-{
-	return isfinite(v) ? cJSON_CreateNumber(v) : cJSON_CreateNull();
 }
 
 cJSON *spp_report_time(const struct spp_time_stats *t)
@@ -216,7 +208,7 @@ cJSON *spp_report_dense_choice(const struct spp_dense_choice *ch)
 		return NULL;
 	cJSON_AddItemToObject(o, "winner", ch->winner >= 0 ? cJSON_CreateString(ch->t[ch->winner].name)
 							   : cJSON_CreateNull());
-	cJSON_AddItemToObject(o, "measured_on", str_or_null(ch->measured_on));
+	cJSON_AddItemToObject(o, "measured_on", spp_json_str(ch->measured_on));
 	cJSON_AddNumberToObject(o, "threads", ch->threads);
 	arr = cJSON_AddArrayToObject(o, "candidates");
 	for (int i = 0; arr && i < ch->nt; i++) {
@@ -229,11 +221,11 @@ cJSON *spp_report_dense_choice(const struct spp_dense_choice *ch)
 		cJSON_AddStringToObject(c, "name", t->name);
 		cJSON_AddStringToObject(c, "library", t->library);
 		cJSON_AddStringToObject(c, "status", spp_run_status_name(t->status));
-		cJSON_AddItemToObject(c, "reason", str_or_null(t->reason));
+		cJSON_AddItemToObject(c, "reason", spp_json_str(t->reason));
 		cJSON_AddItemToObject(c, "time_ns", spp_report_time(timed ? &t->time : NULL));
-		cJSON_AddItemToObject(c, "gflops", num_or_null_nan(timed ? t->gflops : NAN));
-		cJSON_AddItemToObject(c, "max_error", num_or_null_nan(t->max_error));
-		cJSON_AddItemToObject(c, "relative_speed", num_or_null_nan(timed ? t->relative : NAN));
+		cJSON_AddItemToObject(c, "gflops", spp_json_num(timed ? t->gflops : NAN));
+		cJSON_AddItemToObject(c, "max_error", spp_json_num(t->max_error));
+		cJSON_AddItemToObject(c, "relative_speed", spp_json_num(timed ? t->relative : NAN));
 		cJSON_AddBoolToObject(c, "chosen", i == ch->winner);
 		cJSON_AddItemToArray(arr, c);
 	}

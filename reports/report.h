@@ -102,4 +102,20 @@ int spp_report_write_file(const cJSON *report, enum spp_report_format fmt,
 			  const char *path, const struct spp_render_opts *o,
 			  struct spp_error *err);
 
+/*
+ * The sweep as the JSON of DESIGN section 5: {"schema": "spprof.sweep/1",
+ * "shape": {m, k, n}, "pattern", "threads", "results": [{backend, format,
+ * breakeven: {sparsity, reason}, curve: [{sparsity, time_ns,
+ * dense_time_ns, speedup}]}]}; unknown figures and an empty reason are
+ * null. NULL when out of memory.
+ */
+cJSON *spp_sweep_json(const struct spp_sweep *s);
+
+/*
+ * One result's breakeven object {sparsity, reason, curve} (the inner
+ * object of the sweep JSON and of an analyze report's breakeven, which
+ * adds margin). NULL when out of memory.
+ */
+cJSON *spp_sweep_result_json(const struct spp_sweep_result *r);
+
 #endif

@@ -23,6 +23,7 @@
 #include "profiler/sweep.h"
 #include "profiler/synth.h"
 #include "profiler/synth_fill.h"
+#include "reports/report.h"
 #include "test/harness.h"
 
 /* ---- timing models ---- */

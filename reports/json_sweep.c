@@ -1,0 +1,73 @@
+/* A breakeven sweep as JSON (DESIGN section 5); see reports/report.h. */
+#include "reports/report.h"
+
+#include "reports/json_values.h"
+
+static cJSON *curve_json(const struct spp_sweep_result *r)
+{
+	cJSON *a = cJSON_CreateArray();
+
+	for (int i = 0; a && i < r->npoints; i++) {
+		const struct spp_sweep_point *p = &r->curve[i];
+		cJSON *o = cJSON_CreateObject();
+
+		if (!o || spp_json_put(o, "sparsity", spp_json_num(p->sparsity)) ||
+		    spp_json_put(o, "time_ns", spp_json_num(p->time_ns)) ||
+		    spp_json_put(o, "dense_time_ns", spp_json_num(p->dense_time_ns)) ||
+		    spp_json_put(o, "speedup", spp_json_num(p->speedup))) {
+			cJSON_Delete(o);
+			cJSON_Delete(a);
+			return NULL;
+		}
+		cJSON_AddItemToArray(a, o);
+	}
+	return a;
+}
+
+cJSON *spp_sweep_result_json(const struct spp_sweep_result *r)
+{
+	cJSON *o = cJSON_CreateObject();
+
+	if (!o || spp_json_put(o, "sparsity", spp_json_num(r->breakeven)) || spp_json_put(o, "reason", spp_json_str(r->reason)) ||
+	    spp_json_put(o, "curve", curve_json(r))) {
+		cJSON_Delete(o);
+		return NULL;
+	}
+	return o;
+}
+
+cJSON *spp_sweep_json(const struct spp_sweep *s)
+{
+	cJSON *root = cJSON_CreateObject(), *shape, *results;
+
+	if (!root || spp_json_put(root, "schema", cJSON_CreateString("spprof.sweep/1")))
+		goto fail;
+	shape = cJSON_CreateObject();
+	if (spp_json_put(root, "shape", shape) || spp_json_put(shape, "m", cJSON_CreateNumber((double)s->m)) ||
+	    spp_json_put(shape, "k", cJSON_CreateNumber((double)s->k)) ||
+	    spp_json_put(shape, "n", cJSON_CreateNumber((double)s->n)) ||
+	    spp_json_put(root, "pattern", cJSON_CreateString(s->pattern)) ||
+	    spp_json_put(root, "threads", cJSON_CreateNumber(s->threads)))
+		goto fail;
+	results = cJSON_CreateArray();
+	if (spp_json_put(root, "results", results))
+		goto fail;
+	for (int i = 0; i < s->nresults; i++) {
+		const struct spp_sweep_result *r = &s->results[i];
+		cJSON *o = cJSON_CreateObject(), *be;
+
+		if (!o)
+			goto fail;
+		cJSON_AddItemToArray(results, o);
+		be = cJSON_CreateObject();
+		if (spp_json_put(o, "backend", cJSON_CreateString(r->backend)) ||
+		    spp_json_put(o, "format", cJSON_CreateString(r->format)) || spp_json_put(o, "breakeven", be) ||
+		    spp_json_put(be, "sparsity", spp_json_num(r->breakeven)) || spp_json_put(be, "reason", spp_json_str(r->reason)) ||
+		    spp_json_put(o, "curve", curve_json(r)))
+			goto fail;
+	}
+	return root;
+fail:
+	cJSON_Delete(root);
+	return NULL;
+}

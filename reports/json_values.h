@@ -1,0 +1,22 @@
+/*
+ * The JSON values every report writer builds the same way (DESIGN: an
+ * unknown figure is null, never 0).
+ */
+#ifndef SPP_REPORTS_JSON_VALUES_H
+#define SPP_REPORTS_JSON_VALUES_H
+
+#include <cjson/cJSON.h>
+
+/* v, or null when it is not finite. NULL only when out of memory. */
+cJSON *spp_json_num(double v);
+
+/* s, or null when s is NULL or "". NULL only when out of memory. */
+cJSON *spp_json_str(const char *s);
+
+/*
+ * Add item to object o under key; an item that cannot be added is freed.
+ * Returns 0, or -1 when item is NULL (out of memory) or cannot be added.
+ */
+int spp_json_put(cJSON *o, const char *key, cJSON *item);
+
+#endif

@@ -50,10 +50,13 @@ void spp_run_figures(const struct spp_run_inputs *in, struct spp_run *r)
 	double xy = 4.0 * (double)in->k * (double)in->n + 4.0 * (double)in->m * (double)in->n;
 
 	r->speedup = r->efficiency = r->gap = r->gflops = NAN;
-	r->bytes_moved = r->bandwidth_gbs = r->bw_util = NAN;
+	r->bytes_moved = r->bandwidth_gbs = r->bw_util = r->intensity = NAN;
 	r->bw_level = -1;
-	if (in->w_bytes >= 0)
+	if (in->w_bytes >= 0) {
 		r->bytes_moved = in->w_bytes + xy;
+		if (r->bytes_moved > 0)
+			r->intensity = flops / r->bytes_moved;
+	}
 	if (!(in->t_ns > 0))
 		return;
 	if (in->t_dense_ns > 0)
@@ -101,7 +104,7 @@ void spp_run_init(struct spp_run *r, const char *backend, const char *format)
 	snprintf(r->format, sizeof(r->format), "%s", format);
 	snprintf(r->precision, sizeof(r->precision), "fp32");
 	r->speedup = r->efficiency = r->gap = r->gflops = NAN;
-	r->bytes_moved = r->bandwidth_gbs = r->bw_util = NAN;
+	r->bytes_moved = r->bandwidth_gbs = r->bw_util = r->intensity = NAN;
 	r->bw_level = -1;
 	r->imbalance = r->nnz_imbalance = r->max_error = NAN;
 	r->speedup_weight_only = NAN;

@@ -65,6 +65,7 @@ struct spp_run {
 	struct spp_time_stats time;  /* repeats 0: not timed */
 	double speedup, efficiency, gap, gflops;
 	double bytes_moved, bandwidth_gbs, bw_util;
+	double intensity;            /* arithmetic intensity: the run's FLOPs / bytes_moved; NAN unknown */
 	int bw_level;                /* enum spp_bw_level bw_util is taken against; -1 unknown */
 	double imbalance, nnz_imbalance;
 	double max_error;            /* worst |y - y_dense| / (|W|.|X|) of the check; NAN: not checked */
@@ -210,8 +211,9 @@ struct spp_run_inputs {
 /*
  * The figures of DESIGN section 4 from medians: speedup, efficiency, gap,
  * gflops (flops, by default sparse FLOPs 2*nnz*N, / time), bytes_moved (W + X (K*N*4) + Y
- * (M*N*4)), bandwidth_gbs and bw_util against the read bandwidth of the
- * level that holds bytes_moved (bw_level). Unknown inputs leave NAN. Pure.
+ * (M*N*4)), intensity (those flops / bytes_moved), bandwidth_gbs and
+ * bw_util against the read bandwidth of the level that holds bytes_moved
+ * (bw_level). Unknown inputs leave NAN. Pure.
  */
 void spp_run_figures(const struct spp_run_inputs *in, struct spp_run *r);
 

@@ -270,17 +270,11 @@ void spp_html_speedup(struct spp_html *h)
 	fputs("</section>\n", h->f);
 }
 
-/* Arithmetic intensity and rate of a run: useful FLOPs per byte moved, GFLOP/s. */
-static int roof_point(const cJSON *l, const cJSON *run, double *ai, double *gf)
+/* Arithmetic intensity (the report's, profiler/run.c) and rate of a run: FLOPs per byte moved, GFLOP/s. */
+static int roof_point(const cJSON *run, double *ai, double *gf)
 {
-	double flops, bytes;
-
-	if (!spp_html_run_ok(run) || !spp_cell_num(l, "flops.sparse", &flops) ||
-	    !spp_cell_num(run, "bytes_moved", &bytes) || !(bytes > 0) ||
-	    !spp_cell_num(run, "gflops", gf) || !(*gf > 0))
-		return 0;
-	*ai = flops / bytes;
-	return *ai > 0;
+	return spp_html_run_ok(run) && spp_cell_num(run, "arithmetic_intensity", ai) && *ai > 0 &&
+	       spp_cell_num(run, "gflops", gf) && *gf > 0;
 }
 
 void spp_html_roofline(struct spp_html *h)
@@ -292,8 +286,9 @@ void spp_html_roofline(struct spp_html *h)
 	FILE *f = h->f;
 
 	spp_html_section(f, "roofline", "Roofline",
-			 "Each run as a point: useful (sparse) FLOPs per byte the kernel moves "
-			 "(encoded weights, X and Y) against useful GFLOP/s. The roofs are the "
+			 "Each run as a point: the FLOPs it does per byte it moves (encoded weights, "
+			 "X and Y) against its GFLOP/s: a format's useful (sparse) FLOPs, the dense "
+			 "baseline's dense FLOPs. The roofs are the "
 			 "machine's calibrated peak FLOP rate and bandwidth; a point far under its "
 			 "roof leaves the machine idle.");
 	if (!h->has_runs) {
@@ -305,7 +300,7 @@ void spp_html_roofline(struct spp_html *h)
 	has_bw = spp_cell_num(m, "peak_bw_gbs", &bw) && bw > 0;
 	cJSON_ArrayForEach(l, h->layers)
 		cJSON_ArrayForEach(run, spp_cell_get(l, "runs")) {
-			if (!roof_point(l, run, &ai, &gf))
+			if (!roof_point(run, &ai, &gf))
 				continue;
 			npts++;
 			xlo = fmin(xlo, ai);
@@ -334,7 +329,7 @@ void spp_html_roofline(struct spp_html *h)
 	spp_svg_open(f, "chart-roofline", 820, 480, "roofline");
 	legend(f, h, 80, 14, 720, 1);
 	spp_svg_plot_init(&p, f, 80, 50, 720, 380, xlo, xhi, 1, ylo, yhi, 1);
-	spp_svg_axes(&p, "arithmetic intensity (useful FLOPs / byte moved)", "useful GFLOP/s", 0, 0);
+	spp_svg_axes(&p, "arithmetic intensity (FLOPs / byte moved)", "GFLOP/s", 0, 0);
 	if (has_bw) {
 		/* memory roof y = bw * x, capped by the compute roof */
 		double x[3] = {p.xs.lo, has_pf ? pf / bw : p.xs.hi, p.xs.hi}, y[3];
@@ -379,7 +374,7 @@ void spp_html_roofline(struct spp_html *h)
 			const char *fmt = spp_cell_str(run, "format");
 			char tip[512];
 
-			if (!fmt || !roof_point(l, run, &ai, &gf))
+			if (!fmt || !roof_point(run, &ai, &gf))
 				continue;
 			snprintf(tip, sizeof(tip), "%s\n%s: %.3g FLOP/byte, %.3g GFLOP/s",
 				 name ? name : "(unnamed)", fmt, ai, gf);

@@ -306,6 +306,7 @@ static cJSON *build_run(struct build *b, const struct spp_run *r)
 	add_fig(b, o, "gap", timed ? r->gap : NAN);
 	add_fig(b, o, "gflops", timed ? r->gflops : NAN);
 	add_fig(b, o, "bytes_moved", r->status == SPP_RUN_OK ? r->bytes_moved : NAN);
+	add_fig(b, o, "arithmetic_intensity", r->status == SPP_RUN_OK ? r->intensity : NAN);
 	add_fig(b, o, "bandwidth_gbs", timed ? r->bandwidth_gbs : NAN);
 	add_fig(b, o, "bw_util", timed ? r->bw_util : NAN);
 	add_str(b, o, "bw_level", timed && r->bw_level >= 0 ? spp_bw_level_name((enum spp_bw_level)r->bw_level) : NULL);

@@ -213,7 +213,7 @@ static void expect_run_charts(int c)
 
 			if (!run_ok(run))
 				continue;
-			if (num(run, "bytes_moved") > 0 && num(run, "gflops") > 0)
+			if (num(run, "arithmetic_intensity") > 0 && num(run, "gflops") > 0)
 				roof++;
 			if (strcmp(f, "dense") == 0)
 				continue;

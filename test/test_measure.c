@@ -328,6 +328,7 @@ static void test_figures(void **state)
 	NEAR(r.gap, 0.5);
 	NEAR(r.gflops, 2.0 * 2000 * 10 / 1000);
 	NEAR(r.bytes_moved, 24404 + 200 * 10 * 4 + 100 * 10 * 4);
+	NEAR(r.intensity, 2.0 * 2000 * 10 / 36404);
 	NEAR(r.bandwidth_gbs, 36404.0 / 1000);
 	NEAR(r.bw_util, 36.404 / 50);
 	assert_int_equal(r.bw_level, SPP_BW_L2);
@@ -354,6 +355,8 @@ static void test_figures(void **state)
 	spp_run_figures(&in, &r);
 	assert_true(isnan(r.speedup) && isnan(r.gflops) && isnan(r.bandwidth_gbs));
 	NEAR(r.bytes_moved, 36404);
+	/* the intensity is the work's, not the clock's */
+	NEAR(r.intensity, 2.0 * 2000 * 10 / 36404);
 }
 
 /* A test-only format: csr's encoding, with an output that is off by one. */
@@ -385,8 +388,10 @@ static void csr_release(struct spp_encoded *e)
 	spp_cpu_format_find("csr")->release(e);
 }
 
-static const struct spp_format_ops broken = {"broken", 0, 0, csr_encode, broken_spmm, csr_release};
-static const struct spp_format_ops lazy = {"lazy", 0, 0, csr_encode, lazy_spmm, csr_release};
+static const struct spp_format_ops broken = {
+	.key = "broken", .encode = csr_encode, .spmm = broken_spmm, .release = csr_release};
+static const struct spp_format_ops lazy = {
+	.key = "lazy", .encode = csr_encode, .spmm = lazy_spmm, .release = csr_release};
 
 /* An 8 x 16 F32 layer, 2:4 along K (or not), N = 5. */
 struct small_layer {

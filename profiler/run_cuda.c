@@ -16,8 +16,6 @@
 #include "kernels/cuda/device.h"
 
 #if HAVE_CUDA
-#include <cuda_runtime_api.h>
-
 #include "kernels/cuda/cupti.h"
 #include "kernels/cuda/formats.h"
 #include "kernels/cuda/host.h"
@@ -151,30 +149,6 @@ static double nnz_imbalance(const struct spp_cuda_format *f, const struct spp_ma
 	return NAN;
 }
 
-/* Evict the GPU's L2 before a cold run: write a buffer twice its size. */
-struct flush {
-	void *buf;
-	size_t bytes;
-};
-
-static void flush_open(struct flush *fl)
-{
-	int dev = 0, l2 = 0;
-
-	fl->buf = NULL;
-	fl->bytes = 0;
-	if (cudaGetDevice(&dev) || cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev) || l2 <= 0) {
-		cudaGetLastError();
-		return;
-	}
-	fl->bytes = 2 * (size_t)l2;
-	if (cudaMalloc(&fl->buf, fl->bytes)) {
-		cudaGetLastError();
-		fl->buf = NULL;
-		fl->bytes = 0;
-	}
-}
-
 /* CUPTI figures of each verified case, one profiled launch each. */
 static void gpu_figures(struct spp_cuda_case *cases, int *open, struct spp_run *runs, int count)
 {
@@ -232,7 +206,7 @@ static int run_all(struct layer *L, struct spp_layer_runs *out, struct spp_error
 	double **samples = NULL;
 	int *open = NULL, count = 0, nopen = 0, rounds = 0, cap, least, rc = 0, best32;
 	double spent = 0;
-	struct flush fl = {NULL, 0};
+	struct spp_cuda_flush fl = {NULL, 0};
 
 	/* the GPU's dense baseline first, then the table's order */
 	order[count++] = spp_cuda_format_find("cublas_dense");
@@ -267,7 +241,7 @@ static int run_all(struct layer *L, struct spp_layer_runs *out, struct spp_error
 		nopen += ok;
 	}
 	if (o->cold)
-		flush_open(&fl);
+		spp_cuda_flush_open(&fl);
 	/* rounds: exactly repeat, or min_repeats up to max_repeats as the budget allows */
 	cap = o->bench.repeat > 0 ? o->bench.repeat : o->bench.max_repeats > 0 ? o->bench.max_repeats : 1000;
 	least = o->bench.repeat > 0 ? cap : o->bench.min_repeats > 0 ? o->bench.min_repeats : 1;
@@ -292,7 +266,7 @@ static int run_all(struct layer *L, struct spp_layer_runs *out, struct spp_error
 			}
 		}
 	}
-	cudaDeviceSynchronize();
+	spp_cuda_sync();
 	/* interleaved rounds, the starting entry rotating, until repeat or the budget */
 	while (nopen > 0) {
 		int more = rounds < least || (o->bench.repeat <= 0 && spent < o->bench.budget_ns && rounds < cap);
@@ -307,8 +281,7 @@ static int run_all(struct layer *L, struct spp_layer_runs *out, struct spp_error
 
 			if (!open[i])
 				continue;
-			if (fl.buf)
-				cudaMemsetAsync(fl.buf, rounds & 0xff, fl.bytes, 0);
+			spp_cuda_flush_run(&fl, rounds);
 			if (spp_cuda_case_time(&cases[i], &ns, &e2)) {
 				set_status(&runs[i], SPP_RUN_FAILED, "timed run failed: %.200s", e2.msg);
 				spp_cuda_case_close(&cases[i]);
@@ -388,7 +361,7 @@ out:
 		if (samples)
 			free(samples[i]);
 	}
-	cudaFree(fl.buf);
+	spp_cuda_flush_close(&fl);
 	free(runs);
 	free(cases);
 	free(open);

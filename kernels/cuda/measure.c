@@ -149,6 +149,42 @@ int spp_cuda_case_time(struct spp_cuda_case *c, double *ns, struct spp_error *er
  * terms' magnitudes. ref is want (fp32 and tf32) or the rounded-input
  * reference (fp16, bf16).
  */
+void spp_cuda_flush_open(struct spp_cuda_flush *fl)
+{
+	int dev = 0, l2 = 0;
+
+	fl->buf = NULL;
+	fl->bytes = 0;
+	if (cudaGetDevice(&dev) || cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev) || l2 <= 0) {
+		cudaGetLastError();
+		return;
+	}
+	fl->bytes = 2 * (size_t)l2;
+	if (cudaMalloc(&fl->buf, fl->bytes)) {
+		cudaGetLastError();
+		fl->buf = NULL;
+		fl->bytes = 0;
+	}
+}
+
+void spp_cuda_flush_run(struct spp_cuda_flush *fl, int round)
+{
+	if (fl->buf)
+		cudaMemsetAsync(fl->buf, round & 0xff, fl->bytes, 0);
+}
+
+void spp_cuda_flush_close(struct spp_cuda_flush *fl)
+{
+	cudaFree(fl->buf);
+	fl->buf = NULL;
+	fl->bytes = 0;
+}
+
+void spp_cuda_sync(void)
+{
+	cudaDeviceSynchronize();
+}
+
 static double verify(const struct spp_matrix *w, const float *x, int64_t n, const float *y,
 		     const float *want, const double *ref, double rtol, int64_t *bad_r,
 		     int64_t *bad_j)

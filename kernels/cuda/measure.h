@@ -50,6 +50,24 @@ int spp_cuda_case_time(struct spp_cuda_case *c, double *ns, struct spp_error *er
 /* Free the case's device buffers; accepts a zeroed case. */
 void spp_cuda_case_close(struct spp_cuda_case *c);
 
+/* Evicting the GPU's L2 before a cold run: a device buffer twice its size. */
+struct spp_cuda_flush {
+	void *buf;             /* NULL: the L2 size is unknown or the buffer could not be had */
+	size_t bytes;
+};
+
+/* Allocate the buffer of the current device; on failure fl->buf stays NULL. */
+void spp_cuda_flush_open(struct spp_cuda_flush *fl);
+
+/* Write the whole buffer (asynchronously, stream 0) with a value of round; no-op without one. */
+void spp_cuda_flush_run(struct spp_cuda_flush *fl, int round);
+
+/* Free the buffer; accepts a flush that holds none. */
+void spp_cuda_flush_close(struct spp_cuda_flush *fl);
+
+/* Wait for everything queued on the device. */
+void spp_cuda_sync(void);
+
 struct spp_cuda_timing {
 	double kernel_ms_min, kernel_ms_median;  /* over `repeat` timed runs */
 	double h2d_w_ms;       /* encode's copy of W (and the host encoding) */

@@ -100,6 +100,7 @@ void spp_bench_opts_init(struct spp_bench_opts *o)
 struct track {
 	double *t, *imb;
 	int n, nimb;
+	int rc, warm;          /* drop_failed: why and where the item was dropped */
 };
 
 struct bench {
@@ -109,6 +110,8 @@ struct bench {
 	struct track *tr;
 	double *busy;
 	struct spp_error *err;
+	int alive;             /* items not dropped */
+	double spent;          /* the timed runs' own times (budget_run_time) */
 };
 
 static double now(const struct bench *b)
@@ -116,28 +119,48 @@ static double now(const struct bench *b)
 	return b->o->clock.now_ns(b->o->clock.ctx);
 }
 
+/* A failed call: drop item i (drop_failed) or stop with err. */
+static int failed(struct bench *b, int i, int timed, int rc)
+{
+	if (b->o->drop_failed) {
+		b->tr[i].rc = rc;
+		b->tr[i].warm = !timed;
+		b->alive--;
+		return SPP_OK;
+	}
+	return spp_error_set(b->err, rc, "timed call %d of %d failed (%s)", i, b->n,
+			     spp_status_message(rc));
+}
+
 static int call(struct bench *b, int i, int timed)
 {
 	const struct spp_bench_item *it = &b->items[i];
 	struct track *tr = &b->tr[i];
-	double t0, t1;
+	double t0 = 0, t1 = 0, ns = 0;
 	int rc;
 
+	if (tr->rc)
+		return SPP_OK; /* dropped */
 	if (timed && b->o->before)
 		b->o->before(b->o->before_ctx, i);
 	if (timed && b->o->count_start)
 		b->o->count_start(b->o->count_ctx, i);
-	t0 = timed ? now(b) : 0;
-	rc = it->run(it->ctx, it->nthreads > 0 ? b->busy : NULL);
-	t1 = timed ? now(b) : 0;
+	if (timed && it->timed) {
+		rc = it->timed(it->ctx, &ns);
+	} else {
+		t0 = timed ? now(b) : 0;
+		rc = it->run(it->ctx, it->nthreads > 0 ? b->busy : NULL);
+		t1 = timed ? now(b) : 0;
+		ns = t1 - t0;
+	}
 	if (timed && b->o->count_stop)
 		b->o->count_stop(b->o->count_ctx, i);
 	if (rc)
-		return spp_error_set(b->err, rc, "timed call %d of %d failed (%s)", i,
-				     b->n, spp_status_message(rc));
+		return failed(b, i, timed, rc);
 	if (!timed)
 		return SPP_OK;
-	tr->t[tr->n++] = t1 - t0;
+	tr->t[tr->n++] = ns;
+	b->spent += ns;
 	if (it->nthreads > 0) {
 		double imb = spp_max_over_mean(b->busy, it->nthreads);
 
@@ -147,11 +170,16 @@ static int call(struct bench *b, int i, int timed)
 	return SPP_OK;
 }
 
-static int enough(const struct spp_bench_opts *o, int done, double elapsed, double budget)
+static int enough(const struct bench *b, int done, double start, double budget)
 {
+	const struct spp_bench_opts *o = b->o;
 	int min = o->min_repeats > 0 ? o->min_repeats : 1;
 	int max = o->max_repeats > min ? o->max_repeats : min;
+	/* read here on every check, as the rounds' clock always was */
+	double elapsed = o->budget_run_time ? b->spent - start : now(b) - start;
 
+	if (b->alive <= 0)
+		return 1;
 	if (o->repeat > 0)
 		return done >= o->repeat;
 	return done >= max || (done >= min && elapsed >= budget);
@@ -167,8 +195,8 @@ static int run_interleaved(struct bench *b)
 		for (int j = 0; j < b->n; j++)
 			if ((rc = call(b, (w + j) % b->n, 0)))
 				return rc;
-	start = now(b);
-	for (int r = 0; !enough(o, r, now(b) - start, o->budget_ns); r++)
+	start = o->budget_run_time ? b->spent : now(b);
+	for (int r = 0; !enough(b, r, start, o->budget_ns); r++)
 		for (int j = 0; j < b->n; j++)
 			if ((rc = call(b, (r + j) % b->n, 1)))
 				return rc;
@@ -202,8 +230,8 @@ static int run_blocked(struct bench *b)
 		for (int w = 0; w < o->warmup; w++)
 			if ((rc = call(b, i, 0)))
 				return rc;
-		start = now(b);
-		for (int r = 0; !enough(o, r, now(b) - start, o->budget_ns / b->n); r++)
+		start = o->budget_run_time ? b->spent : now(b);
+		for (int r = 0; !enough(b, r, start, o->budget_ns / b->n); r++)
 			if ((rc = call(b, i, 1)))
 				return rc;
 	}
@@ -214,7 +242,7 @@ int spp_bench_run(const struct spp_bench_item *items, int n,
 		  const struct spp_bench_opts *o, struct spp_bench_result *out,
 		  struct spp_error *err)
 {
-	struct bench b = {items, n, o, NULL, NULL, err};
+	struct bench b = {items, n, o, NULL, NULL, err, n, 0};
 	int cap = o->repeat > 0 ? o->repeat : (o->max_repeats > o->min_repeats ? o->max_repeats : o->min_repeats);
 	int maxthreads = 1, rc;
 
@@ -245,6 +273,10 @@ int spp_bench_run(const struct spp_bench_item *items, int n,
 	for (int i = 0; i < n; i++) {
 		struct spp_time_stats imb;
 
+		out[i].rc = b.tr[i].rc;
+		out[i].failed_warmup = b.tr[i].warm;
+		if (b.tr[i].rc)
+			continue; /* dropped: no time */
 		spp_time_stats(b.tr[i].t, b.tr[i].n, &out[i].time);
 		if (!spp_time_stats(b.tr[i].imb, b.tr[i].nimb, &imb))
 			out[i].imbalance = imb.median;

@@ -60,6 +60,13 @@ struct spp_bench_item {
 	void *ctx;
 	int nthreads;  /* entries of busy_ns it fills; 0: it reports none */
 	int pool;      /* thread pool it runs on: 0 OpenMP (the caller's), 1.. others (BLAS) */
+	/*
+	 * A device that times itself (CUDA events around the launch alone):
+	 * when set, each timed run calls this instead of run and takes *ns
+	 * as its time, the host clock unread; run is then the warm-up. NULL:
+	 * timed runs are run between two readings of the clock.
+	 */
+	int (*timed)(void *ctx, double *ns);
 };
 
 enum spp_schedule {
@@ -94,6 +101,17 @@ struct spp_bench_opts {
 	void (*count_start)(void *ctx, int item);
 	void (*count_stop)(void *ctx, int item);
 	void *count_ctx;
+	/*
+	 * 1: an item whose call fails is dropped (its result says why) and
+	 * the others go on; 0: the first failure stops the harness.
+	 */
+	int drop_failed;
+	/*
+	 * 1: the budget counts the timed runs' own times (device time, for
+	 * self-timed items); 0: the wall time of the timed rounds, before
+	 * hooks included.
+	 */
+	int budget_run_time;
 };
 
 /* Defaults: warmup 2, repeat 0, budget 0.2 s, min 5, max 1000, interleaved, monotonic clock. */
@@ -102,6 +120,8 @@ void spp_bench_opts_init(struct spp_bench_opts *o);
 struct spp_bench_result {
 	struct spp_time_stats time;
 	double imbalance;      /* median over runs of max/mean busy time; 0 unknown */
+	int rc;                /* drop_failed: the status the item was dropped with (no time); 0 ok */
+	int failed_warmup;     /* ... in a warm-up run (1) or a timed run (0) */
 };
 
 /*
@@ -114,7 +134,8 @@ struct spp_bench_result {
  * are done; a blocked schedule gives each item budget_ns / n and settles
  * between pools (settle_ns).
  * out[i] is item i's result. Returns 0, SPP_E_NOMEM, or the first failing
- * item's status (err says which item).
+ * item's status (err says which item); with drop_failed a failing item
+ * is dropped instead (out[i].rc, no time) and the call returns 0.
  */
 int spp_bench_run(const struct spp_bench_item *items, int n,
 		  const struct spp_bench_opts *o, struct spp_bench_result *out,

@@ -539,7 +539,7 @@ static int dense_items(const struct spp_dense_set *set, const struct spp_run_opt
 				have = 1;
 			}
 			ctx[*nd] = (struct item_ctx){NULL, cand, NULL, w, B->x, B->y, n, {o->threads, o->isa, NULL}};
-			items[*nd] = (struct spp_bench_item){item_run, &ctx[*nd], 0, (int)cand->pool};
+			items[*nd] = (struct spp_bench_item){item_run, &ctx[*nd], 0, (int)cand->pool, NULL};
 			dense_of[*nd] = out->dense_shared ? ch->winner : j;
 			(*nd)++;
 		}
@@ -659,7 +659,7 @@ int spp_matrix_measure(const struct spp_matrix *wm, int64_t n, uint64_t nnz,
 		}
 		r->max_error = worst;
 		ctx[nitems] = (struct item_ctx){formats[f], NULL, en, &w, B.x, B.y, n, {o->threads, o->isa, NULL}};
-		items[nitems] = (struct spp_bench_item){item_run, &ctx[nitems], o->threads, 0};
+		items[nitems] = (struct spp_bench_item){item_run, &ctx[nitems], o->threads, 0, NULL};
 		run_of[nitems] = f + 1;
 		dense_of[nitems] = -1;
 		nitems++;

@@ -197,119 +197,99 @@ static int fastest_baseline(const struct spp_cuda_format *const *order, const in
 	return spp_fastest_run(runs, want, count < 64 ? count : 64);
 }
 
-static int run_all(struct layer *L, struct spp_layer_runs *out, struct spp_error *err)
-{
-	const struct spp_run_opts *o = L->o;
-	const struct spp_cuda_format *order[64];
-	struct spp_cuda_case *cases = NULL;
-	struct spp_run *runs = NULL, *grown;
-	double **samples = NULL;
-	int *open = NULL, count = 0, nopen = 0, rounds = 0, cap, least, rc = 0, best32;
-	double spent = 0;
-	struct spp_cuda_flush fl = {NULL, 0};
+/* A CUDA case as an item of the one harness (profiler/measure.h), timed by its own events. */
+struct case_item {
+	struct spp_cuda_case *c;
+	struct spp_error e;    /* why its last call failed */
+};
 
-	/* the GPU's dense baseline first, then the table's order */
-	order[count++] = spp_cuda_format_find("cublas_dense");
-	for (int i = 0; spp_cuda_formats[i] && count < 64; i++)
-		if (spp_cuda_formats[i] != order[0])
-			order[count++] = spp_cuda_formats[i];
-	runs = calloc((size_t)count, sizeof(*runs));
-	cases = calloc((size_t)count, sizeof(*cases));
-	open = calloc((size_t)count, sizeof(*open));
-	samples = calloc((size_t)count, sizeof(*samples));
-	L->y = malloc(sizeof(float) * (size_t)(L->w->m * L->n > 0 ? L->w->m * L->n : 1));
-	if (!runs || !cases || !open || !samples || !L->y) {
-		rc = spp_error_set(err, SPP_E_NOMEM, "cuda: runs of a %lld x %lld layer",
-				   (long long)L->w->m, (long long)L->w->k);
+static int case_warm(void *ctx, double *busy)
+{
+	struct case_item *it = ctx;
+
+	(void)busy;
+	return spp_cuda_case_run(it->c, &it->e);
+}
+
+static int case_timed(void *ctx, double *ns)
+{
+	struct case_item *it = ctx;
+
+	return spp_cuda_case_time(it->c, ns, &it->e);
+}
+
+struct flush_ctx {
+	struct spp_cuda_flush *fl;
+	int runs;
+};
+
+static void flush_before(void *ctx, int item)
+{
+	struct flush_ctx *f = ctx;
+
+	(void)item;
+	spp_cuda_flush_run(f->fl, f->runs++);
+}
+
+/*
+ * Time the open cases in the harness's interleaved rounds (warm-up,
+ * repeat or budget, the budget counting device time); a case whose launch
+ * fails is closed with the reason in its run, the others go on.
+ */
+static int time_cases(const struct spp_run_opts *o, struct spp_cuda_case *cases, int *open,
+		      struct spp_run *runs, int count, struct spp_cuda_flush *fl,
+		      struct spp_error *err)
+{
+	struct case_item *ci = calloc((size_t)count, sizeof(*ci));
+	struct spp_bench_item *items = calloc((size_t)count, sizeof(*items));
+	struct spp_bench_result *res = calloc((size_t)count, sizeof(*res));
+	int *of = calloc((size_t)count, sizeof(*of));
+	struct flush_ctx fc = {fl, 0};
+	struct spp_bench_opts bo = o->bench;
+	int n = 0, rc;
+
+	if (!ci || !items || !res || !of) {
+		rc = spp_error_set(err, SPP_E_NOMEM, "cuda: timing %d entries", count);
 		goto out;
 	}
-	for (int i = 0; i < count; i++) {
-		struct spp_run *r = &runs[i];
-		int ok;
-
-		spp_run_init(r, "cuda", i == 0 ? "dense" : order[i]->key);
-		snprintf(r->precision, sizeof(r->precision), "%s", order[i]->precision);
-		spp_gpu_figures_init(&r->gpu);
-		if (i > 0)
-			r->nnz_imbalance = nnz_imbalance(order[i], L->w, L->nnz);
-		ok = open_checked(L, order[i], &cases[i], r, err);
-		if (ok < 0) {
-			rc = SPP_E_NOMEM;
-			goto out;
-		}
-		open[i] = ok;
-		nopen += ok;
-	}
-	if (o->cold)
-		spp_cuda_flush_open(&fl);
-	/* rounds: exactly repeat, or min_repeats up to max_repeats as the budget allows */
-	cap = o->bench.repeat > 0 ? o->bench.repeat : o->bench.max_repeats > 0 ? o->bench.max_repeats : 1000;
-	least = o->bench.repeat > 0 ? cap : o->bench.min_repeats > 0 ? o->bench.min_repeats : 1;
-	if (least > cap)
-		cap = least;
-	for (int i = 0; i < count; i++) {
-		if (!open[i])
-			continue;
-		samples[i] = malloc(sizeof(double) * (size_t)cap);
-		if (!samples[i]) {
-			rc = spp_error_set(err, SPP_E_NOMEM, "cuda: %d time samples", cap);
-			goto out;
-		}
-		for (int w = 0; w < o->bench.warmup; w++) {
-			struct spp_error e2 = {0};
-
-			if (spp_cuda_case_run(&cases[i], &e2)) {
-				set_status(&runs[i], SPP_RUN_FAILED, "warm-up failed: %.200s", e2.msg);
-				spp_cuda_case_close(&cases[i]);
-				open[i] = 0;
-				break;
-			}
-		}
-	}
-	spp_cuda_sync();
-	/* interleaved rounds, the starting entry rotating, until repeat or the budget */
-	while (nopen > 0) {
-		int more = rounds < least || (o->bench.repeat <= 0 && spent < o->bench.budget_ns && rounds < cap);
-		int any = 0;
-
-		if (!more)
-			break;
-		for (int j = 0; j < count; j++) {
-			int i = (j + rounds) % count;
-			struct spp_error e2 = {0};
-			double ns;
-
-			if (!open[i])
-				continue;
-			spp_cuda_flush_run(&fl, rounds);
-			if (spp_cuda_case_time(&cases[i], &ns, &e2)) {
-				set_status(&runs[i], SPP_RUN_FAILED, "timed run failed: %.200s", e2.msg);
-				spp_cuda_case_close(&cases[i]);
-				open[i] = 0;
-				continue;
-			}
-			samples[i][rounds] = ns;
-			spent += ns;
-			any = 1;
-		}
-		if (!any)
-			break;
-		rounds++;
-	}
 	for (int i = 0; i < count; i++)
-		if (open[i])
-			spp_time_stats(samples[i], rounds, &runs[i].time);
-	/* the dense run is the fastest fp32 baseline (cuBLAS SGEMM or cuBLASLt's pick) */
-	best32 = fastest_baseline(order, open, runs, count, "fp32");
-	if (best32 > 0) {
-		runs[0].time = runs[best32].time;
-		runs[0].max_error = runs[best32].max_error;
+		if (open[i]) {
+			ci[n].c = &cases[i];
+			items[n] = (struct spp_bench_item){case_warm, &ci[n], 0, 0, case_timed};
+			of[n++] = i;
+		}
+	bo.schedule = SPP_SCHED_INTERLEAVED;
+	bo.before = fl->buf ? flush_before : NULL;
+	bo.before_ctx = &fc;
+	bo.count_start = bo.count_stop = NULL;
+	bo.drop_failed = 1;
+	bo.budget_run_time = 1;
+	rc = spp_bench_run(items, n, &bo, res, err);
+	for (int j = 0; !rc && j < n; j++) {
+		int i = of[j];
+
+		if (!res[j].rc) {
+			runs[i].time = res[j].time;
+			continue;
+		}
+		set_status(&runs[i], SPP_RUN_FAILED, res[j].failed_warmup ? "warm-up failed: %.200s"
+					   : "timed run failed: %.200s", ci[j].e.msg);
+		spp_cuda_case_close(&cases[i]);
+		open[i] = 0;
 	}
-	if (best32 >= 0) {
-		snprintf(runs[0].candidate, sizeof(runs[0].candidate), "%s", order[best32]->key);
-		snprintf(runs[0].library, sizeof(runs[0].library), "%s (fastest fp32 vendor GEMM)",
-			 order[best32]->key);
-	}
+out:
+	free(ci);
+	free(items);
+	free(res);
+	free(of);
+	return rc;
+}
+
+/* The figures of each open case: each against the fastest dense GEMM of its own precision. */
+static void case_figures(const struct layer *L, const struct spp_cuda_format *const *order,
+			 const struct spp_cuda_case *cases, const int *open, struct spp_run *runs,
+			 int count)
+{
 	for (int i = 0; i < count; i++) {
 		struct spp_run_inputs in;
 		int base;
@@ -340,6 +320,64 @@ static int run_all(struct layer *L, struct spp_layer_runs *out, struct spp_error
 		}
 		spp_run_figures(&in, &runs[i]);
 	}
+}
+
+static int run_all(struct layer *L, struct spp_layer_runs *out, struct spp_error *err)
+{
+	const struct spp_run_opts *o = L->o;
+	const struct spp_cuda_format *order[64];
+	struct spp_cuda_case *cases = NULL;
+	struct spp_run *runs = NULL, *grown;
+	int *open = NULL, count = 0, rc = 0, best32;
+	struct spp_cuda_flush fl = {NULL, 0};
+
+	/* the GPU's dense baseline first, then the table's order */
+	order[count++] = spp_cuda_format_find("cublas_dense");
+	for (int i = 0; spp_cuda_formats[i] && count < 64; i++)
+		if (spp_cuda_formats[i] != order[0])
+			order[count++] = spp_cuda_formats[i];
+	runs = calloc((size_t)count, sizeof(*runs));
+	cases = calloc((size_t)count, sizeof(*cases));
+	open = calloc((size_t)count, sizeof(*open));
+	L->y = malloc(sizeof(float) * (size_t)(L->w->m * L->n > 0 ? L->w->m * L->n : 1));
+	if (!runs || !cases || !open || !L->y) {
+		rc = spp_error_set(err, SPP_E_NOMEM, "cuda: runs of a %lld x %lld layer",
+				   (long long)L->w->m, (long long)L->w->k);
+		goto out;
+	}
+	for (int i = 0; i < count; i++) {
+		struct spp_run *r = &runs[i];
+		int ok;
+
+		spp_run_init(r, "cuda", i == 0 ? "dense" : order[i]->key);
+		snprintf(r->precision, sizeof(r->precision), "%s", order[i]->precision);
+		spp_gpu_figures_init(&r->gpu);
+		if (i > 0)
+			r->nnz_imbalance = nnz_imbalance(order[i], L->w, L->nnz);
+		ok = open_checked(L, order[i], &cases[i], r, err);
+		if (ok < 0) {
+			rc = SPP_E_NOMEM;
+			goto out;
+		}
+		open[i] = ok;
+	}
+	if (o->cold)
+		spp_cuda_flush_open(&fl);
+	rc = time_cases(o, cases, open, runs, count, &fl, err);
+	if (rc)
+		goto out;
+	/* the dense run is the fastest fp32 baseline (cuBLAS SGEMM or cuBLASLt's pick) */
+	best32 = fastest_baseline(order, open, runs, count, "fp32");
+	if (best32 > 0) {
+		runs[0].time = runs[best32].time;
+		runs[0].max_error = runs[best32].max_error;
+	}
+	if (best32 >= 0) {
+		snprintf(runs[0].candidate, sizeof(runs[0].candidate), "%s", order[best32]->key);
+		snprintf(runs[0].library, sizeof(runs[0].library), "%s (fastest fp32 vendor GEMM)",
+			 order[best32]->key);
+	}
+	case_figures(L, order, cases, open, runs, count);
 	if (o->cupti)
 		gpu_figures(cases, open, runs, count);
 	else
@@ -358,14 +396,11 @@ out:
 	for (int i = 0; cases && i < count; i++) {
 		if (open && open[i])
 			spp_cuda_case_close(&cases[i]);
-		if (samples)
-			free(samples[i]);
 	}
 	spp_cuda_flush_close(&fl);
 	free(runs);
 	free(cases);
 	free(open);
-	free(samples);
 	free(L->y);
 	free(L->ref16);
 	return rc;

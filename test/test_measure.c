@@ -58,7 +58,7 @@ struct fake {
 	int log[256];
 	int nlog;
 	int before;
-	int fail_at;  /* call number that fails; -1 never */
+	int fail_at;  /* call number that fails (once); -1 never */
 };
 
 static double fake_now(void *ctx)
@@ -77,8 +77,10 @@ static int fake_run(void *ctx, double *busy)
 	struct fake_item *it = ctx;
 	struct fake *f = it->f;
 
-	if (f->nlog == f->fail_at)
+	if (f->nlog == f->fail_at) {
+		f->fail_at = -1;
 		return SPP_E_RUNTIME;
+	}
 	if (f->nlog < 256)
 		f->log[f->nlog] = it->id;
 	f->nlog++;
@@ -105,7 +107,7 @@ static void bench_setup(struct fake *f, struct fake_item *fi, struct spp_bench_i
 	f->fail_at = -1;
 	for (int i = 0; i < 3; i++) {
 		fi[i] = (struct fake_item){f, i, dur[i]};
-		items[i] = (struct spp_bench_item){fake_run, &fi[i], i == 2 ? 2 : 0, 0};
+		items[i] = (struct spp_bench_item){fake_run, &fi[i], i == 2 ? 2 : 0, 0, NULL};
 	}
 	spp_bench_opts_init(o);
 	o->clock = (struct spp_clock){fake_now, f};
@@ -140,6 +142,73 @@ static void test_harness_interleaved(void **state)
 	/* item 2 reports busy times 1 and 3: max / mean 1.5; the others none */
 	NEAR(res[2].imbalance, 1.5);
 	NEAR(res[0].imbalance, 0);
+}
+
+/* A self-timed run (a device's events): its own time, ten times its duration, the clock unread. */
+static int fake_timed(void *ctx, double *ns)
+{
+	struct fake_item *it = ctx;
+	int rc = fake_run(ctx, NULL);
+
+	if (!rc)
+		it->f->t -= it->dur; /* the host clock does not move */
+	*ns = 10 * it->dur;
+	return rc;
+}
+
+static void test_harness_device(void **state)
+{
+	static const int want[] = {0, 1, 2, /* warm-up */ 0, 1, 2, 1, 2, 0, 2, 0};
+	struct fake f;
+	struct fake_item fi[3];
+	struct spp_bench_item items[3];
+	struct spp_bench_opts o;
+	struct spp_bench_result res[3];
+	struct spp_error err = {0};
+
+	(void)state;
+	bench_setup(&f, fi, items, &o);
+	for (int i = 0; i < 3; i++)
+		items[i].timed = fake_timed;
+	o.warmup = 1;
+	o.drop_failed = 1;
+	o.budget_run_time = 1;
+	/*
+	 * rounds of 1800 device-ns against a budget of 5000: item 1 fails in
+	 * its third timed run (the twelfth call) and is dropped, the others go
+	 * on, and the budget, counting device time only (the host clock moves
+	 * in the warm-up alone), is spent after the third round
+	 */
+	o.budget_ns = 5000;
+	o.min_repeats = 1;
+	f.fail_at = 11;
+	assert_int_equal(spp_bench_run(items, 3, &o, res, &err), 0);
+	assert_int_equal(f.nlog, 11);
+	for (int i = 0; i < 11; i++)
+		assert_int_equal(f.log[i], want[i]);
+	NEAR(f.t, 180);
+	NEAR(res[0].time.median, 1000);
+	NEAR(res[2].time.median, 500);
+	assert_int_equal(res[0].time.repeats, 3);
+	assert_int_equal(res[2].time.repeats, 3);
+	assert_int_equal(res[0].rc, 0);
+	assert_int_equal(res[1].rc, SPP_E_RUNTIME);
+	assert_int_equal(res[1].failed_warmup, 0);
+	assert_int_equal(res[1].time.repeats, 0);
+
+	/* a failing warm-up drops the item before any timing; without drop_failed it stops all */
+	bench_setup(&f, fi, items, &o);
+	o.warmup = 1;
+	o.repeat = 2;
+	o.drop_failed = 1;
+	f.fail_at = 0;
+	assert_int_equal(spp_bench_run(items, 3, &o, res, &err), 0);
+	assert_int_equal(res[0].rc, SPP_E_RUNTIME);
+	assert_int_equal(res[0].failed_warmup, 1);
+	assert_int_equal(res[1].time.repeats, 2);
+	bench_setup(&f, fi, items, &o);
+	f.fail_at = 0;
+	assert_int_equal(spp_bench_run(items, 3, &o, res, &err), SPP_E_RUNTIME);
 }
 
 static void test_harness_budget(void **state)
@@ -714,6 +783,7 @@ int main(void)
 		cmocka_unit_test(test_stats),
 		cmocka_unit_test(test_harness_interleaved),
 		cmocka_unit_test(test_harness_budget),
+		cmocka_unit_test(test_harness_device),
 		cmocka_unit_test(test_decode),
 		cmocka_unit_test(test_decode_conv),
 		cmocka_unit_test(test_figures),

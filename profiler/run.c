@@ -18,21 +18,6 @@
 /* Columns of the dense baseline checked against the double-precision reference. */
 #define REF_COLUMNS 4
 
-const char *spp_run_status_name(enum spp_run_status s)
-{
-	switch (s) {
-	case SPP_RUN_OK:
-		return "ok";
-	case SPP_RUN_FAILED:
-		return "failed";
-	case SPP_RUN_NOT_APPLICABLE:
-		return "not_applicable";
-	case SPP_RUN_UNSUPPORTED:
-		return "unsupported";
-	}
-	return "?";
-}
-
 void spp_run_opts_init(struct spp_run_opts *o)
 {
 	memset(o, 0, sizeof(*o));
@@ -44,75 +29,6 @@ void spp_run_opts_init(struct spp_run_opts *o)
 	o->backends = SPP_BACKEND_CPU;
 }
 
-void spp_run_figures(const struct spp_run_inputs *in, struct spp_run *r)
-{
-	double flops = in->flops > 0 ? in->flops : 2.0 * (double)in->nnz * (double)in->n;
-	double xy = 4.0 * (double)in->k * (double)in->n + 4.0 * (double)in->m * (double)in->n;
-
-	r->speedup = r->efficiency = r->gap = r->gflops = NAN;
-	r->bytes_moved = r->bandwidth_gbs = r->bw_util = r->intensity = NAN;
-	r->bw_level = -1;
-	if (in->w_bytes >= 0) {
-		r->bytes_moved = in->w_bytes + xy;
-		if (r->bytes_moved > 0)
-			r->intensity = flops / r->bytes_moved;
-	}
-	if (!(in->t_ns > 0))
-		return;
-	if (in->t_dense_ns > 0)
-		r->speedup = in->t_dense_ns / in->t_ns;
-	if (in->theoretical_speedup > 0 && isfinite(r->speedup)) {
-		r->efficiency = r->speedup / in->theoretical_speedup;
-		r->gap = 1 - r->efficiency;
-	}
-	/* FLOP/ns and byte/ns are G per second */
-	r->gflops = flops / in->t_ns;
-	if (isfinite(r->bytes_moved)) {
-		r->bandwidth_gbs = r->bytes_moved / in->t_ns;
-		if (in->bw) {
-			enum spp_bw_level l = spp_bw_level_of(in->bw->cap, r->bytes_moved, in->bw->cold);
-
-			if (in->bw->gbs[l] > 0) {
-				r->bw_level = (int)l;
-				r->bw_util = r->bandwidth_gbs / in->bw->gbs[l];
-			}
-		}
-	}
-}
-
-void spp_layer_runs_release(struct spp_layer_runs *r)
-{
-	if (!r)
-		return;
-	free(r->runs);
-	r->runs = NULL;
-	r->nruns = 0;
-}
-
-void spp_gpu_figures_init(struct spp_gpu_figures *g)
-{
-	memset(g, 0, sizeof(*g));
-	g->dram_read_bytes = g->dram_write_bytes = NAN;
-	g->l2_hit_rate = g->l1_hit_rate = g->achieved_occupancy = NAN;
-	g->sm_active_imbalance = g->branch_efficiency = NAN;
-}
-
-void spp_run_init(struct spp_run *r, const char *backend, const char *format)
-{
-	memset(r, 0, sizeof(*r));
-	r->backend = backend;
-	snprintf(r->format, sizeof(r->format), "%s", format);
-	snprintf(r->precision, sizeof(r->precision), "fp32");
-	r->speedup = r->efficiency = r->gap = r->gflops = NAN;
-	r->bytes_moved = r->bandwidth_gbs = r->bw_util = r->intensity = NAN;
-	r->bw_level = -1;
-	r->imbalance = r->nnz_imbalance = r->max_error = NAN;
-	r->speedup_weight_only = NAN;
-	r->copy_ns[0] = r->copy_ns[1] = r->copy_ns[2] = NAN;
-	spp_cache_figures_init(&r->cache);
-	spp_gpu_figures_init(&r->gpu);
-}
-
 __attribute__((format(printf, 3, 4)))
 static void set_status(struct spp_run *r, enum spp_run_status s, const char *fmt, ...)
 {
@@ -122,39 +38,6 @@ static void set_status(struct spp_run *r, enum spp_run_status s, const char *fmt
 	va_start(ap, fmt);
 	vsnprintf(r->reason, sizeof(r->reason), fmt, ap);
 	va_end(ap);
-}
-
-int spp_run_check(const float *y, const float *yd, const float *b, int64_t m,
-		 int64_t n, double rtol, double *worst, int64_t *wi, int64_t *wj)
-{
-	int ok = 1;
-
-	*worst = 0;
-	*wi = *wj = -1;
-	for (int64_t i = 0; i < m; i++)
-		for (int64_t j = 0; j < n; j++) {
-			double a = y[i * n + j], d = yd[i * n + j], s = b[i * n + j];
-			double diff = fabs(a - d);
-			double rel = s > 0 ? diff / s : (diff > 0 ? INFINITY : 0);
-
-			if (isnan(a) && isnan(d))
-				continue;
-			if (a == d)
-				continue;
-			if (!(diff <= rtol * s)) {
-				if (ok || !(rel <= *worst)) {
-					*worst = isnan(rel) ? INFINITY : rel;
-					*wi = i;
-					*wj = j;
-				}
-				ok = 0;
-			} else if (ok && rel > *worst) {
-				*worst = rel;
-				*wi = i;
-				*wj = j;
-			}
-		}
-	return ok;
 }
 
 /* Buffers of one layer's runs (W itself is the caller's). */
@@ -317,71 +200,6 @@ static int prepare(int64_t m, int64_t k, int64_t n, const char *name,
 	return SPP_OK;
 }
 
-/*
- * The activation figures of X (k x n) against w: zero fraction, all-zero
- * rows, and the combined FLOPs of DESIGN section 3, 2 * sum over the
- * non-zeros w_ij of the non-zeros in row j of X. 0 or SPP_E_NOMEM.
- */
-static int act_figures(const struct spp_matrix *w, const float *x, int64_t n,
-		       const struct spp_run_opts *o, struct spp_act_figures *a,
-		       struct spp_error *err)
-{
-	int64_t m = w->m, k = w->k;
-	int64_t *colnnz = calloc((size_t)(k > 0 ? k : 1), sizeof(*colnnz));
-	double zeros = 0, combined = 0;
-
-	if (!colnnz)
-		return spp_error_set(err, SPP_E_NOMEM, "out of memory");
-	memset(a, 0, sizeof(*a));
-	snprintf(a->source, sizeof(a->source), "%s",
-		 o->act_x ? "file" : o->act_sparsity > 0 ? "synthetic" : "uniform");
-	if (o->act_x && o->act_path)
-		snprintf(a->path, sizeof(a->path), "%s", o->act_path);
-	a->requested = !o->act_x && o->act_sparsity > 0 ? o->act_sparsity : NAN;
-	for (int64_t i = 0; i < m; i++)
-		for (int64_t j = 0; j < k; j++)
-			colnnz[j] += w->v[i * k + j] != 0.0f;
-	for (int64_t j = 0; j < k; j++) {
-		int64_t nz = 0;
-
-		for (int64_t q = 0; q < n; q++)
-			nz += x[j * n + q] != 0.0f;
-		zeros += (double)(n - nz);
-		a->zero_rows += nz == 0;
-		combined += (double)colnnz[j] * (double)nz;
-	}
-	free(colnnz);
-	a->sparsity = k * n > 0 ? zeros / ((double)k * (double)n) : NAN;
-	a->flops_combined = 2 * combined;
-	a->combined_speedup = combined > 0 ? 2.0 * (double)m * (double)k * (double)n / a->flops_combined
-					   : NAN;
-	return SPP_OK;
-}
-
-/*
- * N:M compliance with the groups taken along M: for each pattern the
- * fraction of groups of M consecutive rows of one column (rows past m
- * zero) holding at most N non-zeros.
- */
-static void nm_along_m(const struct spp_matrix *w, double *out)
-{
-	int64_t m = w->m, k = w->k;
-
-	for (int p = 0; p < SPP_NNM; p++) {
-		int64_t g = spp_nm_patterns[p].m, ok = 0, groups = (m + g - 1) / g * k;
-
-		for (int64_t r0 = 0; r0 < m; r0 += g)
-			for (int64_t j = 0; j < k; j++) {
-				int nz = 0;
-
-				for (int64_t i = r0; i < r0 + g && i < m; i++)
-					nz += w->v[i * k + j] != 0.0f;
-				ok += nz <= spp_nm_patterns[p].n;
-			}
-		out[p] = groups > 0 ? (double)ok / (double)groups : NAN;
-	}
-}
-
 static int runs_init(struct spp_layer_runs *out,
 		     const struct spp_format_ops *const *formats, int nformats,
 		     struct spp_error *err)
@@ -444,45 +262,6 @@ int spp_layer_measure(const struct spp_layer *l, const struct spp_layer_static *
 	}
 	spp_buffer_free(wbuf);
 	return rc;
-}
-
-/* DRAM traffic beside the time and DESIGN section 4's traffic model. */
-static void cache_dram(struct spp_run *r)
-{
-	if (!r->cache.source[0] || !isfinite(r->cache.dram_bytes))
-		return;
-	if (r->time.median > 0)
-		r->cache.dram_gbs = r->cache.dram_bytes / r->time.median;
-	if (r->bytes_moved > 0)
-		r->cache.dram_over_model = r->cache.dram_bytes / r->bytes_moved;
-}
-
-/* Whether a format key names an activation-skipping kernel ("<format>_act"). */
-static int act_kernel(const char *key)
-{
-	size_t len = strlen(key);
-
-	return len > 4 && strcmp(key + len - 4, "_act") == 0;
-}
-
-/* Each timed "<format>_act" run against the timed run of "<format>". */
-static void weight_only(struct spp_layer_runs *out)
-{
-	for (int i = 0; i < out->nruns; i++) {
-		struct spp_run *r = &out->runs[i];
-		size_t len = strlen(r->format);
-
-		if (!act_kernel(r->format) || r->time.repeats == 0)
-			continue;
-		for (int j = 0; j < out->nruns; j++) {
-			const struct spp_run *b = &out->runs[j];
-
-			if (b->time.repeats > 0 && strlen(b->format) == len - 4 &&
-			    strncmp(b->format, r->format, len - 4) == 0 && strcmp(b->backend, r->backend) == 0 &&
-			    r->time.median > 0)
-				r->speedup_weight_only = b->time.median / r->time.median;
-		}
-	}
 }
 
 /*
@@ -552,6 +331,153 @@ static int dense_items(const struct spp_dense_set *set, const struct spp_run_opt
 	return have;
 }
 
+/* The balance of W's nonzeros over an encoding's parts: max / mean; NAN unknown. */
+static double nnz_imbalance(const struct spp_encoded *en)
+{
+	double *pn, v = NAN;
+
+	if (en->nparts <= 0 || !en->part_nnz || !(pn = malloc((size_t)en->nparts * sizeof(double))))
+		return NAN;
+	for (int p = 0; p < en->nparts; p++)
+		pn[p] = (double)en->part_nnz[p];
+	v = spp_max_over_mean(pn, en->nparts);
+	free(pn);
+	return v > 0 ? v : NAN;
+}
+
+/*
+ * Encode w with format f (*encoded: whether en holds an encoding to
+ * release), run it once and check it against the verified dense result;
+ * r says why not where it fails. Returns whether it became the timed item
+ * *item (context *ctx).
+ */
+static int format_item(const struct spp_format_ops *f, const struct spp_matrix *w, int64_t n,
+		       const struct spp_run_opts *o, int dense_ok, struct layer_bufs *B,
+		       struct spp_run *r, struct spp_encoded *en, int *encoded,
+		       struct item_ctx *ctx, struct spp_bench_item *item)
+{
+	struct spp_exec ex = {o->threads, o->isa, NULL};
+	struct spp_error e2 = {0};
+	int64_t m = w->m, wi, wj;
+	double worst;
+	int rc = f->encode(w, o->threads, en, &e2);
+
+	if (rc == SPP_E_UNSUPPORTED) {
+		set_status(r, SPP_RUN_NOT_APPLICABLE, "%s", e2.msg[0] ? e2.msg : "format cannot hold this layer");
+		return 0;
+	}
+	if (rc) {
+		set_status(r, SPP_RUN_FAILED, "encode failed: %s", e2.msg[0] ? e2.msg : spp_status_message(rc));
+		return 0;
+	}
+	*encoded = 1;
+	r->nnz_imbalance = nnz_imbalance(en);
+	if (!dense_ok) {
+		set_status(r, SPP_RUN_FAILED, "no verified dense result to check against");
+		return 0;
+	}
+	/* NaN everywhere: an output the kernel does not write fails the check */
+	for (int64_t i = 0; i < m * n; i++)
+		B->y[i] = NAN;
+	rc = f->spmm(en, B->x, B->y, n, &ex);
+	if (rc) {
+		set_status(r, SPP_RUN_FAILED, "kernel failed: %s", spp_status_message(rc));
+		return 0;
+	}
+	r->max_error = NAN;
+	if (!spp_run_check(B->y, B->yd, B->bound, m, n, o->verify_rtol, &worst, &wi, &wj)) {
+		r->max_error = worst;
+		set_status(r, SPP_RUN_FAILED,
+			   "output differs from dense by %.3g x (|W|.|X|) at (%lld, %lld), bound %.3g",
+			   worst, (long long)wi, (long long)wj, o->verify_rtol);
+		return 0;
+	}
+	r->max_error = worst;
+	*ctx = (struct item_ctx){f, NULL, en, w, B->x, B->y, n, {o->threads, o->isa, NULL}};
+	*item = (struct spp_bench_item){item_run, ctx, o->threads, 0, NULL};
+	return 1;
+}
+
+/* What the figures of a layer's runs need to know of it. */
+struct layer_facts {
+	const struct spp_matrix *w;
+	int64_t n;
+	uint64_t nnz;
+	double theoretical_speedup;
+	const char *name;
+};
+
+/*
+ * The figures of timed item i, run `run` of out (0: the dense baseline;
+ * en its encoding otherwise) from its result against the baseline's
+ * median t_dense: time, rates, counted or simulated cache figures.
+ * Returns 0 or SPP_E_NOMEM.
+ */
+static int item_figures(const struct layer_facts *L, const struct spp_run_opts *o,
+			struct spp_layer_runs *out, int run, const struct spp_encoded *en,
+			const struct spp_bench_result *res, double t_dense, struct spp_run_count *cc,
+			int i, struct layer_bufs *B, struct spp_error *err)
+{
+	int64_t m = L->w->m, k = L->w->k, n = L->n;
+	struct spp_run *r = &out->runs[run];
+	struct spp_run_inputs in = {
+		m, k, n, L->nnz, run == 0 ? 4.0 * (double)m * (double)k : (double)en->bytes,
+		L->theoretical_speedup, &o->bw, res->time.median, t_dense, 0,
+	};
+	struct spp_error e2 = {0};
+
+	/* the baseline does all the dense FLOPs: its rate is theirs, its ideal 1 */
+	if (run == 0) {
+		in.flops = 2.0 * (double)m * (double)k * (double)n;
+		in.theoretical_speedup = 1;
+	}
+	/* a kernel that skips X's zeros does the combined FLOPs' work */
+	if (spp_run_act_kernel(r->format)) {
+		in.flops = out->act.flops_combined;
+		in.theoretical_speedup = out->act.combined_speedup;
+	}
+	r->time = res->time;
+	spp_run_figures(&in, r);
+	if (res->imbalance > 0)
+		r->imbalance = res->imbalance;
+	spp_run_count_read(cc, i, o->cache_line > 0 ? o->cache_line : 64, r);
+	/* the simulator replays the traced copy of each verified CPU format */
+	if (run > 0 && o->counters && o->sim_geometry && strcmp(o->counters->name, "sim") == 0 &&
+	    spp_sim_replay(o->sim_geometry, o->threads, o->sim_budget, en, B->x, B->y, n,
+			   &r->cache, &e2) == SPP_E_NOMEM)
+		return spp_error_set(err, SPP_E_NOMEM, "'%s': out of memory for the cache simulator",
+				     L->name);
+	spp_run_cache_dram(r);
+	return SPP_OK;
+}
+
+/*
+ * The fastest of the nd dense items that computed right is the baseline,
+ * run 0 (*best: its item, -1 none); each candidate's time goes to
+ * out->dense and the shape's choice is remembered. 0 or SPP_E_NOMEM.
+ */
+static int choose_baseline(struct spp_layer_runs *out, const struct spp_run_opts *o,
+			   const struct item_ctx *ctx, const struct spp_bench_result *res,
+			   const int *dense_of, int nd, int *best, struct spp_error *err)
+{
+	int rc;
+
+	*best = -1;
+	for (int i = 0; i < nd; i++) {
+		if (!out->dense_shared)
+			out->dense.t[dense_of[i]].time = res[i].time;
+		if (*best < 0 || res[i].time.median < res[*best].time.median)
+			*best = i;
+	}
+	if (!out->dense_shared && (rc = spp_dense_choose(&out->dense, o->dense_memo, err)))
+		return rc;
+	if (*best >= 0) {
+		snprintf(out->runs[0].candidate, sizeof(out->runs[0].candidate), "%s", ctx[*best].dense->name);
+		spp_dense_describe(ctx[*best].dense, out->runs[0].library, sizeof(out->runs[0].library));
+	}
+	return SPP_OK;
+}
+
 int spp_matrix_measure(const struct spp_matrix *wm, int64_t n, uint64_t nnz,
 		       double theoretical_speedup, const char *name,
 		       const struct spp_format_ops *const *formats, int nformats,
@@ -571,7 +497,8 @@ int spp_matrix_measure(const struct spp_matrix *wm, int64_t n, uint64_t nnz,
 	struct flush_ctx fc;
 	struct spp_error e2;
 	struct spp_run_count cc = {0};
-	int line = o->cache_line > 0 ? o->cache_line : 64, best = -1;
+	struct layer_facts L = {wm, n, nnz, theoretical_speedup, name};
+	int best = -1;
 
 	rc = runs_init(out, formats, nformats, err);
 	if (rc)
@@ -586,10 +513,10 @@ int spp_matrix_measure(const struct spp_matrix *wm, int64_t n, uint64_t nnz,
 	}
 	rc = prepare(m, k, n, name, o, &B, err);
 	if (!rc)
-		rc = act_figures(&w, B.x, n, o, &out->act, err);
+		rc = spp_run_act_figures(&w, B.x, n, o, &out->act, err);
 	if (rc)
 		goto fail;
-	nm_along_m(&w, out->nm_along_m);
+	spp_run_nm_along_m(&w, out->nm_along_m);
 	for (int64_t i = 0; i < m * k; i++)
 		B.wabs[i] = fabsf(w.v[i]);
 	wa.v = B.wabs;
@@ -608,62 +535,13 @@ int spp_matrix_measure(const struct spp_matrix *wm, int64_t n, uint64_t nnz,
 	dense_ok = dense_items(set, o, &w, &wa, n, name, &B, out, ctx, items, dense_of, &nd);
 	/* run 0 (the baseline) is every dense item's; dense_of says which candidate */
 	nitems = nd;
-	for (int f = 0; f < nformats; f++) {
-		struct spp_run *r = &out->runs[f + 1];
-		struct spp_encoded *en = &enc[f];
-		struct spp_exec ex = {o->threads, o->isa, NULL};
-		double worst;
-		int64_t wi, wj;
-
-		spp_error_clear(&e2);
-		rc = formats[f]->encode(&w, o->threads, en, &e2);
-		if (rc == SPP_E_UNSUPPORTED) {
-			set_status(r, SPP_RUN_NOT_APPLICABLE, "%s", e2.msg[0] ? e2.msg : "format cannot hold this layer");
-			continue;
+	for (int f = 0; f < nformats; f++)
+		if (format_item(formats[f], &w, n, o, dense_ok, &B, &out->runs[f + 1], &enc[f],
+				&encoded[f], &ctx[nitems], &items[nitems])) {
+			run_of[nitems] = f + 1;
+			dense_of[nitems] = -1;
+			nitems++;
 		}
-		if (rc) {
-			set_status(r, SPP_RUN_FAILED, "encode failed: %s", e2.msg[0] ? e2.msg : spp_status_message(rc));
-			continue;
-		}
-		encoded[f] = 1;
-		if (en->nparts > 0 && en->part_nnz) {
-			double *pn = malloc((size_t)en->nparts * sizeof(double));
-
-			if (pn) {
-				for (int p = 0; p < en->nparts; p++)
-					pn[p] = (double)en->part_nnz[p];
-				r->nnz_imbalance = spp_max_over_mean(pn, en->nparts);
-				if (!(r->nnz_imbalance > 0))
-					r->nnz_imbalance = NAN;
-				free(pn);
-			}
-		}
-		if (!dense_ok) {
-			set_status(r, SPP_RUN_FAILED, "no verified dense result to check against");
-			continue;
-		}
-		/* NaN everywhere: an output the kernel does not write fails the check */
-		for (int64_t i = 0; i < m * n; i++)
-			B.y[i] = NAN;
-		rc = formats[f]->spmm(en, B.x, B.y, n, &ex);
-		if (rc) {
-			set_status(r, SPP_RUN_FAILED, "kernel failed: %s", spp_status_message(rc));
-			continue;
-		}
-		if (!spp_run_check(B.y, B.yd, B.bound, m, n, o->verify_rtol, &worst, &wi, &wj)) {
-			r->max_error = worst;
-			set_status(r, SPP_RUN_FAILED,
-				   "output differs from dense by %.3g x (|W|.|X|) at (%lld, %lld), bound %.3g",
-				   worst, (long long)wi, (long long)wj, o->verify_rtol);
-			continue;
-		}
-		r->max_error = worst;
-		ctx[nitems] = (struct item_ctx){formats[f], NULL, en, &w, B.x, B.y, n, {o->threads, o->isa, NULL}};
-		items[nitems] = (struct spp_bench_item){item_run, &ctx[nitems], o->threads, 0, NULL};
-		run_of[nitems] = f + 1;
-		dense_of[nitems] = -1;
-		nitems++;
-	}
 	rc = SPP_OK;
 	/* the GPU's runs check against the same verified dense result */
 	if ((o->backends & SPP_BACKEND_CUDA) && dense_ok) {
@@ -697,58 +575,18 @@ int spp_matrix_measure(const struct spp_matrix *wm, int64_t n, uint64_t nnz,
 	rc = spp_bench_run(items, nitems, &bo, res, err);
 	if (rc)
 		goto fail;
-	/* the fastest candidate that computed right is the baseline: run 0 */
-	best = -1;
-	for (int i = 0; i < nd; i++) {
-		if (!out->dense_shared)
-			out->dense.t[dense_of[i]].time = res[i].time;
-		if (best < 0 || res[i].time.median < res[best].time.median)
-			best = i;
-	}
-	if (!out->dense_shared && (rc = spp_dense_choose(&out->dense, o->dense_memo, err)))
+	rc = choose_baseline(out, o, ctx, res, dense_of, nd, &best, err);
+	if (rc)
 		goto fail;
-	if (best >= 0) {
-		snprintf(out->runs[0].candidate, sizeof(out->runs[0].candidate), "%s", ctx[best].dense->name);
-		spp_dense_describe(ctx[best].dense, out->runs[0].library, sizeof(out->runs[0].library));
-	}
 	for (int i = 0; i < nitems; i++) {
-		struct spp_run *r = &out->runs[run_of[i]];
-		struct spp_run_inputs in = {
-			m, k, n, nnz,
-			run_of[i] == 0 ? 4.0 * (double)m * (double)k : (double)enc[run_of[i] - 1].bytes,
-			theoretical_speedup, &o->bw,
-			res[i].time.median, best >= 0 ? res[best].time.median : 0, 0,
-		};
-
 		if (run_of[i] == 0 && i != best)
 			continue; /* a slower candidate: its time is in out->dense */
-		/* the baseline does all the dense FLOPs: its rate is theirs, its ideal 1 */
-		if (run_of[i] == 0) {
-			in.flops = 2.0 * (double)m * (double)k * (double)n;
-			in.theoretical_speedup = 1;
-		}
-
-		/* a kernel that skips X's zeros does the combined FLOPs' work */
-		if (act_kernel(r->format)) {
-			in.flops = out->act.flops_combined;
-			in.theoretical_speedup = out->act.combined_speedup;
-		}
-		r->time = res[i].time;
-		spp_run_figures(&in, r);
-		if (res[i].imbalance > 0)
-			r->imbalance = res[i].imbalance;
-		spp_run_count_read(&cc, i, line, r);
-		/* the simulator replays the traced copy of each verified CPU format */
-		if (run_of[i] > 0 && o->counters && o->sim_geometry &&
-		    strcmp(o->counters->name, "sim") == 0 &&
-		    spp_sim_replay(o->sim_geometry, o->threads, o->sim_budget, &enc[run_of[i] - 1],
-				   B.x, B.y, n, &r->cache, &e2) == SPP_E_NOMEM) {
-			rc = spp_error_set(err, SPP_E_NOMEM, "'%s': out of memory for the cache simulator", name);
+		rc = item_figures(&L, o, out, run_of[i], run_of[i] ? &enc[run_of[i] - 1] : NULL, &res[i],
+				  best >= 0 ? res[best].time.median : 0, &cc, i, &B, err);
+		if (rc)
 			goto fail;
-		}
-		cache_dram(r);
 	}
-	weight_only(out);
+	spp_run_weight_only(out);
 	goto done;
 fail:
 	spp_layer_runs_release(out);

@@ -274,4 +274,25 @@ int spp_run_threads_prepare(const struct spp_dense_set *set, int threads);
 /* Free the runs; accepts NULL and a zeroed struct. */
 void spp_layer_runs_release(struct spp_layer_runs *r);
 
+/* DRAM traffic beside the time and the traffic model (cache.dram_gbs, dram_over_model). */
+void spp_run_cache_dram(struct spp_run *r);
+
+/* Whether a format key names an activation-skipping kernel ("<format>_act"). */
+int spp_run_act_kernel(const char *key);
+
+/* Each timed "<format>_act" run against the timed run of "<format>" (speedup_weight_only). */
+void spp_run_weight_only(struct spp_layer_runs *out);
+
+/*
+ * The activation figures of X (k x n) against w (o: where X came from):
+ * zero fraction, all-zero rows, and the combined FLOPs of DESIGN section
+ * 3. 0 or SPP_E_NOMEM.
+ */
+int spp_run_act_figures(const struct spp_matrix *w, const float *x, int64_t n,
+			const struct spp_run_opts *o, struct spp_act_figures *a,
+			struct spp_error *err);
+
+/* N:M compliance of w with the groups taken along M, per pattern of spp_nm_patterns. */
+void spp_run_nm_along_m(const struct spp_matrix *w, double out[SPP_NNM]);
+
 #endif

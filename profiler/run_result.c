@@ -1,0 +1,232 @@
+/*
+ * A run's result (profiler/run.h): its status, the figures of DESIGN
+ * section 4 from its medians, the output check against dense, and the
+ * figures one run takes from another. Pure functions of the result model.
+ */
+#include "profiler/run.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *spp_run_status_name(enum spp_run_status s)
+{
+	switch (s) {
+	case SPP_RUN_OK:
+		return "ok";
+	case SPP_RUN_FAILED:
+		return "failed";
+	case SPP_RUN_NOT_APPLICABLE:
+		return "not_applicable";
+	case SPP_RUN_UNSUPPORTED:
+		return "unsupported";
+	}
+	return "?";
+}
+
+void spp_run_figures(const struct spp_run_inputs *in, struct spp_run *r)
+{
+	double flops = in->flops > 0 ? in->flops : 2.0 * (double)in->nnz * (double)in->n;
+	double xy = 4.0 * (double)in->k * (double)in->n + 4.0 * (double)in->m * (double)in->n;
+
+	r->speedup = r->efficiency = r->gap = r->gflops = NAN;
+	r->bytes_moved = r->bandwidth_gbs = r->bw_util = r->intensity = NAN;
+	r->bw_level = -1;
+	if (in->w_bytes >= 0) {
+		r->bytes_moved = in->w_bytes + xy;
+		if (r->bytes_moved > 0)
+			r->intensity = flops / r->bytes_moved;
+	}
+	if (!(in->t_ns > 0))
+		return;
+	if (in->t_dense_ns > 0)
+		r->speedup = in->t_dense_ns / in->t_ns;
+	if (in->theoretical_speedup > 0 && isfinite(r->speedup)) {
+		r->efficiency = r->speedup / in->theoretical_speedup;
+		r->gap = 1 - r->efficiency;
+	}
+	/* FLOP/ns and byte/ns are G per second */
+	r->gflops = flops / in->t_ns;
+	if (isfinite(r->bytes_moved)) {
+		r->bandwidth_gbs = r->bytes_moved / in->t_ns;
+		if (in->bw) {
+			enum spp_bw_level l = spp_bw_level_of(in->bw->cap, r->bytes_moved, in->bw->cold);
+
+			if (in->bw->gbs[l] > 0) {
+				r->bw_level = (int)l;
+				r->bw_util = r->bandwidth_gbs / in->bw->gbs[l];
+			}
+		}
+	}
+}
+
+void spp_layer_runs_release(struct spp_layer_runs *r)
+{
+	if (!r)
+		return;
+	free(r->runs);
+	r->runs = NULL;
+	r->nruns = 0;
+}
+
+void spp_gpu_figures_init(struct spp_gpu_figures *g)
+{
+	memset(g, 0, sizeof(*g));
+	g->dram_read_bytes = g->dram_write_bytes = NAN;
+	g->l2_hit_rate = g->l1_hit_rate = g->achieved_occupancy = NAN;
+	g->sm_active_imbalance = g->branch_efficiency = NAN;
+}
+
+void spp_run_init(struct spp_run *r, const char *backend, const char *format)
+{
+	memset(r, 0, sizeof(*r));
+	r->backend = backend;
+	snprintf(r->format, sizeof(r->format), "%s", format);
+	snprintf(r->precision, sizeof(r->precision), "fp32");
+	r->speedup = r->efficiency = r->gap = r->gflops = NAN;
+	r->bytes_moved = r->bandwidth_gbs = r->bw_util = r->intensity = NAN;
+	r->bw_level = -1;
+	r->imbalance = r->nnz_imbalance = r->max_error = NAN;
+	r->speedup_weight_only = NAN;
+	r->copy_ns[0] = r->copy_ns[1] = r->copy_ns[2] = NAN;
+	spp_cache_figures_init(&r->cache);
+	spp_gpu_figures_init(&r->gpu);
+}
+
+int spp_run_check(const float *y, const float *yd, const float *b, int64_t m,
+		 int64_t n, double rtol, double *worst, int64_t *wi, int64_t *wj)
+{
+	int ok = 1;
+
+	*worst = 0;
+	*wi = *wj = -1;
+	for (int64_t i = 0; i < m; i++)
+		for (int64_t j = 0; j < n; j++) {
+			double a = y[i * n + j], d = yd[i * n + j], s = b[i * n + j];
+			double diff = fabs(a - d);
+			double rel = s > 0 ? diff / s : (diff > 0 ? INFINITY : 0);
+
+			if (isnan(a) && isnan(d))
+				continue;
+			if (a == d)
+				continue;
+			if (!(diff <= rtol * s)) {
+				if (ok || !(rel <= *worst)) {
+					*worst = isnan(rel) ? INFINITY : rel;
+					*wi = i;
+					*wj = j;
+				}
+				ok = 0;
+			} else if (ok && rel > *worst) {
+				*worst = rel;
+				*wi = i;
+				*wj = j;
+			}
+		}
+	return ok;
+}
+
+/* DRAM traffic beside the time and DESIGN section 4's traffic model. */
+void spp_run_cache_dram(struct spp_run *r)
+{
+	if (!r->cache.source[0] || !isfinite(r->cache.dram_bytes))
+		return;
+	if (r->time.median > 0)
+		r->cache.dram_gbs = r->cache.dram_bytes / r->time.median;
+	if (r->bytes_moved > 0)
+		r->cache.dram_over_model = r->cache.dram_bytes / r->bytes_moved;
+}
+
+/* Whether a format key names an activation-skipping kernel ("<format>_act"). */
+int spp_run_act_kernel(const char *key)
+{
+	size_t len = strlen(key);
+
+	return len > 4 && strcmp(key + len - 4, "_act") == 0;
+}
+
+/* Each timed "<format>_act" run against the timed run of "<format>". */
+void spp_run_weight_only(struct spp_layer_runs *out)
+{
+	for (int i = 0; i < out->nruns; i++) {
+		struct spp_run *r = &out->runs[i];
+		size_t len = strlen(r->format);
+
+		if (!spp_run_act_kernel(r->format) || r->time.repeats == 0)
+			continue;
+		for (int j = 0; j < out->nruns; j++) {
+			const struct spp_run *b = &out->runs[j];
+
+			if (b->time.repeats > 0 && strlen(b->format) == len - 4 &&
+			    strncmp(b->format, r->format, len - 4) == 0 && strcmp(b->backend, r->backend) == 0 &&
+			    r->time.median > 0)
+				r->speedup_weight_only = b->time.median / r->time.median;
+		}
+	}
+}
+
+/*
+ * The activation figures of X (k x n) against w: zero fraction, all-zero
+ * rows, and the combined FLOPs of DESIGN section 3, 2 * sum over the
+ * non-zeros w_ij of the non-zeros in row j of X. 0 or SPP_E_NOMEM.
+ */
+int spp_run_act_figures(const struct spp_matrix *w, const float *x, int64_t n,
+			const struct spp_run_opts *o, struct spp_act_figures *a,
+			struct spp_error *err)
+{
+	int64_t m = w->m, k = w->k;
+	int64_t *colnnz = calloc((size_t)(k > 0 ? k : 1), sizeof(*colnnz));
+	double zeros = 0, combined = 0;
+
+	if (!colnnz)
+		return spp_error_set(err, SPP_E_NOMEM, "out of memory");
+	memset(a, 0, sizeof(*a));
+	snprintf(a->source, sizeof(a->source), "%s",
+		 o->act_x ? "file" : o->act_sparsity > 0 ? "synthetic" : "uniform");
+	if (o->act_x && o->act_path)
+		snprintf(a->path, sizeof(a->path), "%s", o->act_path);
+	a->requested = !o->act_x && o->act_sparsity > 0 ? o->act_sparsity : NAN;
+	for (int64_t i = 0; i < m; i++)
+		for (int64_t j = 0; j < k; j++)
+			colnnz[j] += w->v[i * k + j] != 0.0f;
+	for (int64_t j = 0; j < k; j++) {
+		int64_t nz = 0;
+
+		for (int64_t q = 0; q < n; q++)
+			nz += x[j * n + q] != 0.0f;
+		zeros += (double)(n - nz);
+		a->zero_rows += nz == 0;
+		combined += (double)colnnz[j] * (double)nz;
+	}
+	free(colnnz);
+	a->sparsity = k * n > 0 ? zeros / ((double)k * (double)n) : NAN;
+	a->flops_combined = 2 * combined;
+	a->combined_speedup = combined > 0 ? 2.0 * (double)m * (double)k * (double)n / a->flops_combined
+					   : NAN;
+	return SPP_OK;
+}
+
+/*
+ * N:M compliance with the groups taken along M: for each pattern the
+ * fraction of groups of M consecutive rows of one column (rows past m
+ * zero) holding at most N non-zeros.
+ */
+void spp_run_nm_along_m(const struct spp_matrix *w, double out[SPP_NNM])
+{
+	int64_t m = w->m, k = w->k;
+
+	for (int p = 0; p < SPP_NNM; p++) {
+		int64_t g = spp_nm_patterns[p].m, ok = 0, groups = (m + g - 1) / g * k;
+
+		for (int64_t r0 = 0; r0 < m; r0 += g)
+			for (int64_t j = 0; j < k; j++) {
+				int nz = 0;
+
+				for (int64_t i = r0; i < r0 + g && i < m; i++)
+					nz += w->v[i * k + j] != 0.0f;
+				ok += nz <= spp_nm_patterns[p].n;
+			}
+		out[p] = groups > 0 ? (double)ok / (double)groups : NAN;
+	}
+}

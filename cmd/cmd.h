@@ -8,13 +8,14 @@
 
 #include <stdint.h>
 
+#include "cmd/parse_options.h"
 #include "profiler/base/error.h"
 
 struct spp_cmd {
 	const char *name;
 	int (*fn)(int argc, char **argv);
 	const char *summary;
-	const char *usage; /* full help text of `spprof help NAME` */
+	const struct cmd_help *help; /* `spprof help NAME` */
 };
 
 int cmd_analyze(int argc, char **argv);
@@ -25,13 +26,14 @@ int cmd_calibrate(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_sweep(int argc, char **argv);
 
-extern const char cmd_analyze_usage[];
-extern const char cmd_report_usage[];
-extern const char cmd_synth_usage[];
-extern const char cmd_info_usage[];
-extern const char cmd_calibrate_usage[];
-extern const char cmd_bench_usage[];
-extern const char cmd_sweep_usage[];
+/* Each command's help, its options table among it. */
+extern const struct cmd_help cmd_analyze_help;
+extern const struct cmd_help cmd_report_help;
+extern const struct cmd_help cmd_synth_help;
+extern const struct cmd_help cmd_info_help;
+extern const struct cmd_help cmd_calibrate_help;
+extern const struct cmd_help cmd_bench_help;
+extern const struct cmd_help cmd_sweep_help;
 
 /* Print "spprof: MSG" for err on stderr; returns the status's exit code. */
 int cmd_fail(const struct spp_error *err);
@@ -89,6 +91,51 @@ int cmd_dense_check(const char *cmd, const char *list);
  * exit code after printing why (2 a bad list, 3 none can run).
  */
 int cmd_dense_open(const char *cmd, const char *list, int quiet, struct spp_dense_set *set);
+
+/*
+ * The options several commands take, each defined once here: name,
+ * placeholder, limits and parser. A command's row adds where the value
+ * goes (struct st, field f) and its own .help, since the defaults the help
+ * states differ:
+ *
+ *	{CMD_OPT_THREADS(struct sweep_cfg, so.threads), .help = "threads; default 1"},
+ */
+#define CMD_MAX_THREADS 4096
+
+#define CMD_OPT_THREADS(st, f) CMD_INT("threads", "T", st, f, 1, CMD_MAX_THREADS)
+/* f an int64_t array of room thread counts, n their number */
+#define CMD_OPT_THREAD_LIST(st, f, n, room) \
+	CMD_INT_LIST("threads", "LIST", st, f, n, room, 1, CMD_MAX_THREADS)
+/* a uint64_t seed up to hi; a row with hi below UINT64_MAX gives its .want */
+#define CMD_OPT_SEED(st, f, hi) CMD_UINT("seed", "S", st, f, hi)
+/* a double, by cmd_parse_time_budget */
+#define CMD_OPT_TIME_BUDGET(st, f) \
+	CMD_CALLBACK("time-budget", "S", cmd_opt_time_budget), .off = CMD_OFF(double, st, f)
+/* the const char * list, checked by cmd_dense_check */
+#define CMD_OPT_DENSE(st, f) \
+	CMD_CALLBACK("dense", "L,...", cmd_opt_dense), .off = CMD_OFF(const char *, st, f)
+/* f an array of room format pointers, n their int count; by cmd_parse_formats */
+#define CMD_OPT_FORMATS(st, f, n, room_) \
+	CMD_CALLBACK("formats", "F,...", cmd_opt_formats), \
+	.off = CMD_OFF(const struct spp_format_ops *, st, f[0]), .off_n = CMD_OFF(int, st, n), \
+	.room = (room_)
+/* the .flags of a --formats row where "dense" alone is an empty list */
+#define CMD_FORMATS_DENSE_ALONE 1u
+/* as CMD_OPT_FORMATS, by cmd_parse_peers */
+#define CMD_OPT_PEERS(st, f, n, room_) \
+	CMD_CALLBACK("peers", "P,...", cmd_opt_peers), \
+	.off = CMD_OFF(const struct spp_format_ops *, st, f[0]), .off_n = CMD_OFF(int, st, n), \
+	.room = (room_)
+/* the output group: the names are checked by the command, after parsing */
+#define CMD_OPT_FORMAT(st, f) CMD_STRING("format", "F", st, f)
+#define CMD_OPT_OUTPUT(st, f) CMD_STRING("output", "FILE", st, f), .alias = 'o'
+#define CMD_OPT_QUIET(st, f) CMD_FLAG("quiet", st, f)
+
+/* The parsers of those rows (cmd_opt_fn): 0, or 2 after the usage error. */
+int cmd_opt_time_budget(const char *cmd, const struct cmd_option *o, const char *arg, void *args);
+int cmd_opt_dense(const char *cmd, const struct cmd_option *o, const char *arg, void *args);
+int cmd_opt_formats(const char *cmd, const struct cmd_option *o, const char *arg, void *args);
+int cmd_opt_peers(const char *cmd, const struct cmd_option *o, const char *arg, void *args);
 
 /* Whether stderr/stdout should get colour: a terminal and NO_COLOR unset. */
 int cmd_use_color(int fd);

@@ -1,5 +1,4 @@
 /* spprof analyze: load a model, analyse every layer, report. */
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,105 +16,94 @@
 #include "profiler/analyze.h"
 #include "reports/report.h"
 
-const char cmd_analyze_usage[] =
-	"usage: spprof analyze MODEL [options]\n"
-	"\n"
-	"Profile every layer of MODEL, recognised by content: safetensors (or the\n"
-	"model.safetensors.index.json of a sharded checkpoint), ONNX, GGUF, NumPy\n"
-	".npy/.npz, a DLMC .smtx or a Matrix Market .mtx matrix: sparsity and its\n"
-	"pattern, dense and sparse FLOPs, storage per format (DESIGN section 3),\n"
-	"then run the dense baseline (the fastest of the dense candidates, timed\n"
-	"once per shape) and every sparse format on each layer: each output is\n"
-	"checked against dense, then timed with dense and sparse runs interleaved\n"
-	"(DESIGN section 4). Runs faster than the FLOP ideal and baselines far\n"
-	"under the calibrated roofline are warned about.\n"
-	"\n"
-	"options:\n"
-	"  --static            static metrics only (no kernel runs)\n"
-	"  --n N               N of each layer's Y = W.X (batch x tokens); default 128\n"
-	"  --threads T         threads for the scan and the runs; default: all cores\n"
-	"  --formats F,...     formats to run (csr, coo, bsr4, bsr8, bsr16, bitmask,\n"
-	"                      nm1_4, nm2_4, nm4_8, and the activation kernels csc,\n"
-	"                      csr_act, csc_act); default all but the activation\n"
-	"                      kernels, which join when X has zeros; dense always runs\n"
-	"  --backends B,...    backends to run: cpu, cuda; default cpu. cuda is skipped\n"
-	"                      with a warning next to cpu, and alone exits 3, where\n"
-	"                      there is no device\n"
-	"  --act-sparsity A    zero each entry of X with probability A (0 <= A < 1,\n"
-	"                      i.i.d., ReLU-like) and run the activation kernels\n"
-	"  --activations DIR   real X: DIR/<layer name>.npy per layer, K x N or N x K\n"
-	"                      (characters outside [A-Za-z0-9._-] of the name as _);\n"
-	"                      a layer without a file gets synthetic X\n"
-	"  --dense L,...       dense candidates, the fastest is the baseline: openblas,\n"
-	"                      onednn, blis, or a variant such as openblas:Haswell;\n"
-	"                      default all (OpenBLAS also on its best core when its\n"
-	"                      detection fell short and OPENBLAS_CORETYPE is unset)\n"
-	"  --peers P,...       reference libraries run beside the formats, checked and\n"
-	"                      timed the same way (librsb, when built with it)\n"
-	"  --repeat R          timed runs per format (after 2 warm-up runs); default:\n"
-	"                      until the time budget is used, 5 to 1000 runs\n"
-	"  --time-budget S     seconds of timed runs per layer; default 0.2\n"
-	"  --cold              evict the caches before every timed run\n"
-	"  --breakeven         also sweep each distinct (shape, N, pattern) on\n"
-	"                      synthetic W for each format's breakeven sparsity\n"
-	"                      (repeated blocks share one sweep), within the time\n"
-	"                      budget of a layer; ignored with --static\n"
-	"  --counters C        cache figures from auto, papi, perf, sim or none;\n"
-	"                      auto: hardware counters where they count cache\n"
-	"                      events here, else sim ('spprof info' says which work)\n"
-	"  --cache-model G     the simulator's hierarchy, such as\n"
-	"                      l1=48K/12,l2=1M/16,llc=32M/16,line=64; default: this\n"
-	"                      machine's, the LLC held to a believable size\n"
-	"  --seed S            seed of the activations X (uniform in [-1, 1]); default 1\n"
-	"  --format F          text, json, csv, md or html; default text, or from -o's\n"
-	"                      extension\n"
-	"  -o, --output FILE   write the report to FILE atomically instead of stdout\n"
-	"  --quiet             no progress or warnings on stderr\n"
-	"\n"
-	"exit codes: 0 ok, 2 bad usage or bad input, 3 runtime failure\n";
-
-enum {
-	OPT_STATIC = 1000,
-	OPT_N,
-	OPT_THREADS,
-	OPT_SEED,
-	OPT_FORMAT,
-	OPT_QUIET,
-	OPT_FORMATS,
-	OPT_BACKENDS,
-	OPT_REPEAT,
-	OPT_BUDGET,
-	OPT_COLD,
-	OPT_PEERS,
-	OPT_COUNTERS,
-	OPT_CACHE_MODEL,
-	OPT_BREAKEVEN,
-	OPT_ACT_SPARSITY,
-	OPT_ACTIVATIONS,
-	OPT_DENSE,
+/* What the options fill: the library's options and the report's output. */
+struct analyze_args {
+	struct spp_analyze_opts opts;
+	const char *format, *output;
+	int quiet;
+	char backend_warning[256]; /* cuda skipped next to cpu: printed unless quiet */
 };
 
-static const struct option analyze_options[] = {
-	{"static", no_argument, NULL, OPT_STATIC},
-	{"n", required_argument, NULL, OPT_N},
-	{"threads", required_argument, NULL, OPT_THREADS},
-	{"seed", required_argument, NULL, OPT_SEED},
-	{"format", required_argument, NULL, OPT_FORMAT},
-	{"output", required_argument, NULL, 'o'},
-	{"quiet", no_argument, NULL, OPT_QUIET},
-	{"formats", required_argument, NULL, OPT_FORMATS},
-	{"backends", required_argument, NULL, OPT_BACKENDS},
-	{"repeat", required_argument, NULL, OPT_REPEAT},
-	{"time-budget", required_argument, NULL, OPT_BUDGET},
-	{"cold", no_argument, NULL, OPT_COLD},
-	{"peers", required_argument, NULL, OPT_PEERS},
-	{"dense", required_argument, NULL, OPT_DENSE},
-	{"counters", required_argument, NULL, OPT_COUNTERS},
-	{"cache-model", required_argument, NULL, OPT_CACHE_MODEL},
-	{"breakeven", no_argument, NULL, OPT_BREAKEVEN},
-	{"act-sparsity", required_argument, NULL, OPT_ACT_SPARSITY},
-	{"activations", required_argument, NULL, OPT_ACTIVATIONS},
-	{NULL, 0, NULL, 0},
+static int opt_backends(const char *cmd, const struct cmd_option *o, const char *arg, void *args);
+static int opt_activations(const char *cmd, const struct cmd_option *o, const char *arg,
+			   void *args);
+static int opt_counters(const char *cmd, const struct cmd_option *o, const char *arg, void *args);
+static int opt_cache_model(const char *cmd, const struct cmd_option *o, const char *arg,
+			   void *args);
+
+#define A struct analyze_args
+
+static const struct cmd_option analyze_options[] = {
+	{CMD_FLAG("static", A, opts.static_only), .help = "static metrics only (no kernel runs)"},
+	{CMD_INT("n", "N", A, opts.n, 1, INT64_C(1) << 31), .want = "a positive integer",
+	 .help = "N of each layer's Y = W.X (batch x tokens); default 128"},
+	{CMD_OPT_THREADS(A, opts.threads),
+	 .help = "threads for the scan and the runs; default: all cores"},
+	{CMD_OPT_FORMATS(A, opts.formats, opts.nformats, SPP_MAX_FORMATS),
+	 .flags = CMD_FORMATS_DENSE_ALONE, CMD_SEEN(A, opts.formats_set),
+	 .help = "formats to run (csr, coo, bsr4, bsr8, bsr16, bitmask, nm1_4, nm2_4, nm4_8, "
+		 "and the activation kernels csc, csr_act, csc_act); default all but the "
+		 "activation kernels, which join when X has zeros; dense always runs"},
+	{CMD_CALLBACK("backends", "B,...", opt_backends),
+	 .help = "backends to run: cpu, cuda; default cpu. cuda is skipped with a warning "
+		 "next to cpu, and alone exits 3, where there is no device"},
+	{CMD_DOUBLE("act-sparsity", "A", A, opts.act_sparsity, 0, 1, CMD_OPT_MAX_OPEN),
+	 .want = "a fraction in [0, 1)",
+	 .help = "zero each entry of X with probability A (0 <= A < 1, i.i.d., ReLU-like) "
+		 "and run the activation kernels"},
+	{CMD_CALLBACK("activations", "DIR", opt_activations),
+	 .help = "real X: DIR/<layer name>.npy per layer, K x N or N x K (characters "
+		 "outside [A-Za-z0-9._-] of the name as _); a layer without a file gets "
+		 "synthetic X"},
+	{CMD_OPT_DENSE(A, opts.dense),
+	 .help = "dense candidates, the fastest is the baseline: openblas, onednn, blis, or "
+		 "a variant such as openblas:Haswell; default all (OpenBLAS also on its best "
+		 "core when its detection fell short and OPENBLAS_CORETYPE is unset)"},
+	{CMD_OPT_PEERS(A, opts.peers, opts.npeers, SPP_MAX_PEERS),
+	 .help = "reference libraries run beside the formats, checked and timed the same "
+		 "way (librsb, when built with it)"},
+	{CMD_INT("repeat", "R", A, opts.repeat, 1, 1000000),
+	 .help = "timed runs per format (after 2 warm-up runs); default: until the time "
+		 "budget is used, 5 to 1000 runs"},
+	{CMD_OPT_TIME_BUDGET(A, opts.time_budget_s),
+	 .help = "seconds of timed runs per layer; default 0.2"},
+	{CMD_FLAG("cold", A, opts.cold), .help = "evict the caches before every timed run"},
+	{CMD_FLAG("breakeven", A, opts.breakeven),
+	 .help = "also sweep each distinct (shape, N, pattern) on synthetic W for each "
+		 "format's breakeven sparsity (repeated blocks share one sweep), within the "
+		 "time budget of a layer; ignored with --static"},
+	{CMD_CALLBACK("counters", "C", opt_counters),
+	 .help = "cache figures from auto, papi, perf, sim or none; auto: hardware counters "
+		 "where they count cache events here, else sim ('spprof info' says which work)"},
+	{CMD_CALLBACK("cache-model", "G", opt_cache_model),
+	 .help = "the simulator's hierarchy, such as l1=48K/12,l2=1M/16,llc=32M/16,line=64; "
+		 "default: this machine's, the LLC held to a believable size"},
+	{CMD_OPT_SEED(A, opts.seed, UINT64_C(1) << 53), .want = "an integer in 0..2^53",
+	 .help = "seed of the activations X (uniform in [-1, 1]); default 1"},
+	{CMD_OPT_FORMAT(A, format),
+	 .help = "text, json, csv, md or html; default text, or from -o's extension"},
+	{CMD_OPT_OUTPUT(A, output),
+	 .help = "write the report to FILE atomically instead of stdout"},
+	{CMD_OPT_QUIET(A, quiet), .help = "no progress or warnings on stderr"},
+	{0},
+};
+
+#undef A
+
+const struct cmd_help cmd_analyze_help = {
+	.head = "usage: spprof analyze MODEL [options]\n"
+		"\n"
+		"Profile every layer of MODEL, recognised by content: safetensors (or the\n"
+		"model.safetensors.index.json of a sharded checkpoint), ONNX, GGUF, NumPy\n"
+		".npy/.npz, a DLMC .smtx or a Matrix Market .mtx matrix: sparsity and its\n"
+		"pattern, dense and sparse FLOPs, storage per format (DESIGN section 3),\n"
+		"then run the dense baseline (the fastest of the dense candidates, timed\n"
+		"once per shape) and every sparse format on each layer: each output is\n"
+		"checked against dense, then timed with dense and sparse runs interleaved\n"
+		"(DESIGN section 4). Runs faster than the FLOP ideal and baselines far\n"
+		"under the calibrated roofline are warned about.\n",
+	.options = analyze_options,
+	.tail = "exit codes: 0 ok, 2 bad usage or bad input, 3 runtime failure\n",
 };
 
 /*
@@ -146,18 +134,61 @@ static int cuda_backend(int alone, int *run, char *warn, size_t len)
 	return 0;
 }
 
-/* Into o->backends. 0 ok, 2 usage, 3 a backend this build lacks or cannot run. */
-static int parse_backends(const char *list, struct spp_analyze_opts *o, char *warn, size_t len)
+/* Into opts.backends. 0 ok, 2 usage, 3 a backend this build lacks or cannot run. */
+static int opt_backends(const char *cmd, const struct cmd_option *o, const char *arg, void *args)
 {
+	struct analyze_args *a = args;
 	int cuda, cpu, run = 0, rc;
 
-	warn[0] = '\0';
-	if ((rc = cmd_parse_backends("analyze", list, &cpu, &cuda)))
+	(void)o;
+	a->backend_warning[0] = '\0';
+	if ((rc = cmd_parse_backends(cmd, arg, &cpu, &cuda)))
 		return rc;
-	rc = cuda ? cuda_backend(cpu == 0, &run, warn, len) : 0;
-	o->backends = (cpu ? SPP_BACKEND_CPU : 0u) | (run ? SPP_BACKEND_CUDA : 0u);
-	o->cupti = run;
+	if (cuda)
+		rc = cuda_backend(cpu == 0, &run, a->backend_warning, sizeof(a->backend_warning));
+	a->opts.backends = (cpu ? SPP_BACKEND_CPU : 0u) | (run ? SPP_BACKEND_CUDA : 0u);
+	a->opts.cupti = run;
 	return rc;
+}
+
+static int opt_activations(const char *cmd, const struct cmd_option *o, const char *arg,
+			   void *args)
+{
+	struct stat st;
+
+	(void)o;
+	if (stat(arg, &st) != 0 || !S_ISDIR(st.st_mode))
+		return cmd_usage_error(cmd, "--activations: '%s' is not a folder", arg);
+	((struct analyze_args *)args)->opts.activations = arg;
+	return 0;
+}
+
+static int opt_counters(const char *cmd, const struct cmd_option *o, const char *arg, void *args)
+{
+	struct spp_counters_opts *c = &((struct analyze_args *)args)->opts.counters;
+
+	(void)o;
+	if (strcmp(arg, "auto") && strcmp(arg, "papi") && strcmp(arg, "perf") && strcmp(arg, "sim") &&
+	    strcmp(arg, "none"))
+		return cmd_usage_error(cmd, "unknown --counters '%s' (auto, papi, perf, sim, none)", arg);
+	snprintf(c->want, sizeof(c->want), "%s", arg);
+	return 0;
+}
+
+static int opt_cache_model(const char *cmd, const struct cmd_option *o, const char *arg,
+			   void *args)
+{
+	struct spp_counters_opts *c = &((struct analyze_args *)args)->opts.counters;
+	struct spp_sim_geometry g;
+	struct spp_error e;
+
+	(void)o;
+	if (strlen(arg) >= sizeof(c->cache_model))
+		return cmd_usage_error(cmd, "--cache-model is too long");
+	if (spp_sim_geometry_parse(arg, &g, &e))
+		return cmd_usage_error(cmd, "%s", e.msg);
+	snprintf(c->cache_model, sizeof(c->cache_model), "%s", arg);
+	return 0;
 }
 
 /* The progress line's state, built on the first callback once the layers are known. */
@@ -193,143 +224,36 @@ static void progress(void *ctx, const struct spp_analysis *a, int done)
 
 int cmd_analyze(int argc, char **argv)
 {
-	struct spp_analyze_opts opts;
+	struct analyze_args args = {0};
+	struct spp_analyze_opts *opts = &args.opts;
 	struct spp_analysis *a = NULL;
 	struct spp_render_opts ropts = {0};
 	struct spp_error err = {0};
 	enum spp_report_format fmt = SPP_REPORT_TEXT;
-	const char *format_name = NULL, *output = NULL;
 	cJSON *report = NULL;
 	struct progress_state ps = {0};
-	int quiet = 0, rc, c;
-	char backend_warning[256] = "";
-	int64_t v;
+	int rc, npos;
 
-	spp_analyze_opts_init(&opts);
-	optind = 0;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":o:", analyze_options, NULL)) != -1) {
-		switch (c) {
-		case OPT_STATIC:
-			opts.static_only = 1;
-			break;
-		case OPT_N:
-			if (cmd_parse_i64(optarg, 1, INT64_C(1) << 31, &v))
-				return cmd_usage_error("analyze", "--n wants a positive integer, not '%s'", optarg);
-			opts.n = v;
-			break;
-		case OPT_THREADS:
-			if (cmd_parse_i64(optarg, 1, 4096, &v))
-				return cmd_usage_error("analyze", "--threads wants 1..4096, not '%s'", optarg);
-			opts.threads = (int)v;
-			break;
-		case OPT_SEED:
-			if (cmd_parse_u64(optarg, &opts.seed) || opts.seed > (UINT64_C(1) << 53))
-				return cmd_usage_error("analyze", "--seed wants an integer in 0..2^53, not '%s'", optarg);
-			break;
-		case OPT_FORMAT:
-			format_name = optarg;
-			break;
-		case 'o':
-			output = optarg;
-			break;
-		case OPT_QUIET:
-			quiet = 1;
-			break;
-		case OPT_FORMATS:
-			if ((rc = cmd_parse_formats("analyze", optarg, opts.formats, SPP_MAX_FORMATS,
-						     &opts.nformats, 1)))
-				return rc;
-			/* "dense" alone is an empty list, not the default of all */
-			opts.formats_set = 1;
-			break;
-		case OPT_BACKENDS:
-			if ((rc = parse_backends(optarg, &opts, backend_warning, sizeof(backend_warning))))
-				return rc;
-			break;
-		case OPT_REPEAT:
-			if (cmd_parse_i64(optarg, 1, 1000000, &v))
-				return cmd_usage_error("analyze", "--repeat wants 1..1000000, not '%s'", optarg);
-			opts.repeat = (int)v;
-			break;
-		case OPT_BUDGET:
-			if (cmd_parse_time_budget("analyze", optarg, &opts.time_budget_s))
-				return 2;
-			break;
-		case OPT_COLD:
-			opts.cold = 1;
-			break;
-		case OPT_BREAKEVEN:
-			opts.breakeven = 1;
-			break;
-		case OPT_ACT_SPARSITY: {
-			char *end = NULL;
-			double d = strtod(optarg, &end);
-
-			if (!*optarg || *end || !(d >= 0 && d < 1))
-				return cmd_usage_error("analyze", "--act-sparsity wants a fraction in [0, 1), not '%s'",
-						       optarg);
-			opts.act_sparsity = d;
-			break;
-		}
-		case OPT_ACTIVATIONS: {
-			struct stat st;
-
-			if (stat(optarg, &st) != 0 || !S_ISDIR(st.st_mode))
-				return cmd_usage_error("analyze", "--activations: '%s' is not a folder", optarg);
-			opts.activations = optarg;
-			break;
-		}
-		case OPT_PEERS:
-			if ((rc = cmd_parse_peers("analyze", optarg, opts.peers, SPP_MAX_PEERS, &opts.npeers)))
-				return rc;
-			break;
-		case OPT_DENSE:
-			if (cmd_dense_check("analyze", optarg))
-				return 2;
-			opts.dense = optarg;
-			break;
-		case OPT_COUNTERS:
-			if (strcmp(optarg, "auto") && strcmp(optarg, "papi") && strcmp(optarg, "perf") &&
-			    strcmp(optarg, "sim") && strcmp(optarg, "none"))
-				return cmd_usage_error("analyze", "unknown --counters '%s' (auto, papi, perf, sim, none)",
-						       optarg);
-			snprintf(opts.counters.want, sizeof(opts.counters.want), "%s", optarg);
-			break;
-		case OPT_CACHE_MODEL: {
-			struct spp_sim_geometry g;
-			struct spp_error e;
-
-			if (strlen(optarg) >= sizeof(opts.counters.cache_model) ||
-			    spp_sim_geometry_parse(optarg, &g, &e))
-				return cmd_usage_error("analyze", "%s", strlen(optarg) >= sizeof(opts.counters.cache_model)
-									? "--cache-model is too long" : e.msg);
-			snprintf(opts.counters.cache_model, sizeof(opts.counters.cache_model), "%s", optarg);
-			break;
-		}
-		case ':':
-			return cmd_usage_error("analyze", "option '%s' needs a value", argv[optind - 1]);
-		default:
-			return cmd_usage_error("analyze", "unknown option '%s'", argv[optind - 1]);
-		}
-	}
-	if (optind != argc - 1)
-		return cmd_usage_error("analyze", optind >= argc ? "no MODEL given" : "one MODEL at a time");
-	if (cmd_output_format("analyze", format_name, output, &fmt))
+	spp_analyze_opts_init(opts);
+	if ((rc = cmd_parse_options("analyze", analyze_options, &args, argc, argv, &npos)))
+		return rc;
+	if (npos != 1)
+		return cmd_usage_error("analyze", npos == 0 ? "no MODEL given" : "one MODEL at a time");
+	if (cmd_output_format("analyze", args.format, args.output, &fmt))
 		return 2;
 
-	if (!quiet && !opts.static_only && isatty(STDERR_FILENO)) {
+	if (!args.quiet && !opts->static_only && isatty(STDERR_FILENO)) {
 		ps.start = now_s();
-		opts.progress = progress;
-		opts.progress_ctx = &ps;
+		opts->progress = progress;
+		opts->progress_ctx = &ps;
 	}
-	if (!quiet && backend_warning[0])
-		fprintf(stderr, "spprof: warning: %s\n", backend_warning);
-	rc = spp_analyze_run(argv[optind], &opts, &a, &err);
+	if (!args.quiet && args.backend_warning[0])
+		fprintf(stderr, "spprof: warning: %s\n", args.backend_warning);
+	rc = spp_analyze_run(argv[1], opts, &a, &err);
 	free(ps.work);
 	if (rc)
 		return cmd_fail(&err);
-	if (!quiet)
+	if (!args.quiet)
 		for (int i = 0; i < a->nwarnings; i++)
 			fprintf(stderr, "spprof: warning: %s\n", a->warnings[i]);
 	report = spp_report_build(a, SPP_VERSION, &err);
@@ -337,9 +261,9 @@ int cmd_analyze(int argc, char **argv)
 		spp_analysis_destroy(a);
 		return cmd_fail(&err);
 	}
-	if (output) {
+	if (args.output) {
 		ropts.color = 0;
-		rc = spp_report_write_file(report, fmt, output, &ropts, &err);
+		rc = spp_report_write_file(report, fmt, args.output, &ropts, &err);
 	} else {
 		ropts.color = fmt == SPP_REPORT_TEXT && cmd_use_color(STDOUT_FILENO);
 		rc = spp_report_render(report, fmt, stdout, &ropts, &err);

@@ -7,7 +7,6 @@
  * with analyze's thread policy.
  */
 #include <dirent.h>
-#include <getopt.h>
 #include <limits.h>
 #include <math.h>
 #include <omp.h>
@@ -29,75 +28,58 @@
 #include "profiler/sweep.h"
 #include "profiler/synth_fill.h"
 
-const char cmd_bench_usage[] =
-	"usage: spprof bench [options]\n"
-	"\n"
-	"Benchmark the CPU sparse formats against the dense baseline (the fastest\n"
-	"dense candidate per shape, GEMV at N = 1): on the DLMC patterns (real\n"
-	"pruned Transformer and ResNet-50 layers; non-zeros filled from a fixed\n"
-	"seed) each format at the matrix's\n"
-	"own sparsity, and on synthetic S x S layers the breakeven sweep over\n"
-	"unstructured sparsity plus 2:4 at exactly 50%. Each output is checked\n"
-	"against dense before it is timed.\n"
-	"\n"
-	"options:\n"
-	"  --dlmc DIR          DLMC folder; default ../shared/bench/dlmc from the\n"
-	"                      repository of this spprof, or from the current folder\n"
-	"  --n LIST            N values; default 1,64\n"
-	"  --threads LIST      thread counts; default 1,2\n"
-	"  --formats F,...     formats; default all CPU formats\n"
-	"  --peers P,...       reference libraries beside them (librsb)\n"
-	"  --size S            synthetic layers S x S; default 4096 (1024 with --quick)\n"
-	"  --time-budget S     seconds of timed runs per measured point; default 0.25\n"
-	"  --seed S            seed of values, X and synthetic W; default 1\n"
-	"  --dense L,...       dense candidates, the fastest is the baseline: openblas,\n"
-	"                      onednn, blis, or a variant such as openblas:Haswell;\n"
-	"                      default all (OpenBLAS also on its best core when its\n"
-	"                      detection fell short)\n"
-	"  --quick             smoke run: 1024 x 1024 and two DLMC matrices\n"
-	"  --format F          text or json; default text, or from -o's extension\n"
-	"  -o, --output FILE   write to FILE atomically instead of stdout\n"
-	"  --quiet             no progress on stderr\n"
-	"\n"
-	"exit codes: 0 ok, 2 bad usage or input (a missing DLMC folder), 3 runtime failure\n";
-
-enum {
-	OPT_DLMC = 1000, OPT_N, OPT_THREADS, OPT_FORMATS, OPT_PEERS, OPT_SIZE,
-	OPT_BUDGET, OPT_SEED, OPT_QUICK, OPT_FORMAT, OPT_QUIET, OPT_DENSE,
+/* What the options fill: the run's configuration and what is settled after parsing. */
+struct bench_args {
+	struct bench_cfg c;
+	const char *format, *dlmc;
+	int size_set;
 };
 
-static const struct option bench_options[] = {
-	{"dlmc", required_argument, NULL, OPT_DLMC},
-	{"n", required_argument, NULL, OPT_N},
-	{"threads", required_argument, NULL, OPT_THREADS},
-	{"formats", required_argument, NULL, OPT_FORMATS},
-	{"peers", required_argument, NULL, OPT_PEERS},
-	{"size", required_argument, NULL, OPT_SIZE},
-	{"time-budget", required_argument, NULL, OPT_BUDGET},
-	{"seed", required_argument, NULL, OPT_SEED},
-	{"quick", no_argument, NULL, OPT_QUICK},
-	{"format", required_argument, NULL, OPT_FORMAT},
-	{"output", required_argument, NULL, 'o'},
-	{"quiet", no_argument, NULL, OPT_QUIET},
-	{"dense", required_argument, NULL, OPT_DENSE},
-	{NULL, 0, NULL, 0},
+#define B struct bench_args
+
+static const struct cmd_option bench_options[] = {
+	{CMD_STRING("dlmc", "DIR", B, dlmc),
+	 .help = "DLMC folder; default ../shared/bench/dlmc from the repository of this "
+		 "spprof, or from the current folder"},
+	{CMD_INT_LIST("n", "LIST", B, c.ns, c.nn, BENCH_MAX_LIST, 1, INT64_C(1) << 20),
+	 .want = "1..2^20", .help = "N values; default 1,64"},
+	{CMD_OPT_THREAD_LIST(B, c.threads, c.nthreads, BENCH_MAX_LIST),
+	 .help = "thread counts; default 1,2"},
+	{CMD_OPT_FORMATS(B, c.formats, c.nformats, BENCH_MAX_FORMATS),
+	 .help = "formats; default all CPU formats"},
+	{CMD_OPT_PEERS(B, c.peers, c.npeers, BENCH_MAX_PEERS),
+	 .help = "reference libraries beside them (librsb)"},
+	{CMD_INT("size", "S", B, c.size, 1, 32768), CMD_SEEN(B, size_set),
+	 .help = "synthetic layers S x S; default 4096 (1024 with --quick)"},
+	{CMD_OPT_TIME_BUDGET(B, c.budget_s),
+	 .help = "seconds of timed runs per measured point; default 0.25"},
+	{CMD_OPT_SEED(B, c.seed, UINT64_MAX), .help = "seed of values, X and synthetic W; default 1"},
+	{CMD_OPT_DENSE(B, c.dense_list),
+	 .help = "dense candidates, the fastest is the baseline: openblas, onednn, blis, or "
+		 "a variant such as openblas:Haswell; default all (OpenBLAS also on its best "
+		 "core when its detection fell short)"},
+	{CMD_FLAG("quick", B, c.quick), .help = "smoke run: 1024 x 1024 and two DLMC matrices"},
+	{CMD_OPT_FORMAT(B, format), .help = "text or json; default text, or from -o's extension"},
+	{CMD_OPT_OUTPUT(B, c.output), .help = "write to FILE atomically instead of stdout"},
+	{CMD_OPT_QUIET(B, c.quiet), .help = "no progress on stderr"},
+	{0},
 };
 
-/* "1,64": 1 to max entries in [lo, hi]; 0 or -1. */
-static int parse_list(const char *s, int64_t lo, int64_t hi, int64_t *out, int max, int *n)
-{
-	char buf[256], *save = NULL;
+#undef B
 
-	if (snprintf(buf, sizeof(buf), "%s", s) >= (int)sizeof(buf))
-		return -1;
-	*n = 0;
-	for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-		if (*n >= max || cmd_parse_i64(t, lo, hi, &out[*n]))
-			return -1;
-		(*n)++;
-	}
-	return *n ? 0 : -1;
-}
+const struct cmd_help cmd_bench_help = {
+	.head = "usage: spprof bench [options]\n"
+		"\n"
+		"Benchmark the CPU sparse formats against the dense baseline (the fastest\n"
+		"dense candidate per shape, GEMV at N = 1): on the DLMC patterns (real\n"
+		"pruned Transformer and ResNet-50 layers; non-zeros filled from a fixed\n"
+		"seed) each format at the matrix's\n"
+		"own sparsity, and on synthetic S x S layers the breakeven sweep over\n"
+		"unstructured sparsity plus 2:4 at exactly 50%. Each output is checked\n"
+		"against dense before it is timed.\n",
+	.options = bench_options,
+	.tail = "exit codes: 0 ok, 2 bad usage or input (a missing DLMC folder), 3 runtime failure\n",
+};
 
 /* dir/../shared/bench/dlmc when it is a folder. */
 static int try_dlmc(const char *dir, char *out, size_t n)
@@ -388,146 +370,91 @@ static void cfg_free(struct bench_cfg *c)
 	spp_dense_set_close(&c->dense);
 }
 
+/* The settings parsing leaves to be worked out; 0, or 2 after the usage error. */
+static int settle(struct bench_args *a)
+{
+	struct bench_cfg *c = &a->c;
+
+	if (a->format && strcmp(a->format, "text") && strcmp(a->format, "json"))
+		return cmd_usage_error("bench", "unknown --format '%s' (text, json)", a->format);
+	c->json = a->format ? strcmp(a->format, "json") == 0
+			    : c->output && strlen(c->output) > 5 &&
+				      strcmp(c->output + strlen(c->output) - 5, ".json") == 0;
+	if (c->quick && !a->size_set)
+		c->size = 1024;
+	c->quiet |= !isatty(STDERR_FILENO);
+	if (!c->nformats)
+		for (; spp_cpu_formats[c->nformats] && c->nformats < BENCH_MAX_FORMATS; c->nformats++)
+			c->formats[c->nformats] = spp_cpu_formats[c->nformats];
+	for (int i = 0; i < c->nformats; i++)
+		c->all[c->nall++] = c->formats[i];
+	for (int i = 0; i < c->npeers; i++)
+		c->all[c->nall++] = c->peers[i];
+	return 0;
+}
+
 int cmd_bench(int argc, char **argv)
 {
-	struct bench_cfg c;
+	struct bench_args args;
+	struct bench_cfg *c = &args.c;
 	struct bench_out bo;
 	struct spp_error err = {0};
 	struct spp_atomic_file af = {0};
-	const char *format = NULL, *dlmc = NULL;
 	char tried[PATH_MAX * 2 + 64];
-	int64_t v, list[BENCH_MAX_LIST];
-	int size_set = 0, rc, opt, n;
+	int rc, npos;
 	FILE *out = stdout;
 
-	memset(&c, 0, sizeof(c));
-	c.ns[0] = 1, c.ns[1] = 64, c.nn = 2;
-	c.threads[0] = 1, c.threads[1] = 2, c.nthreads = 2;
-	c.size = 4096;
-	c.budget_s = 0.25;
-	c.seed = 1;
-	optind = 0;
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":o:", bench_options, NULL)) != -1) {
-		switch (opt) {
-		case OPT_DLMC:
-			dlmc = optarg;
-			break;
-		case OPT_N:
-			if (parse_list(optarg, 1, INT64_C(1) << 20, list, BENCH_MAX_LIST, &n))
-				return cmd_usage_error("bench", "--n wants up to %d integers in 1..2^20, not '%s'",
-						       BENCH_MAX_LIST, optarg);
-			memcpy(c.ns, list, sizeof(list));
-			c.nn = n;
-			break;
-		case OPT_THREADS:
-			if (parse_list(optarg, 1, 4096, list, BENCH_MAX_LIST, &n))
-				return cmd_usage_error("bench", "--threads wants up to %d integers in 1..4096, not '%s'",
-						       BENCH_MAX_LIST, optarg);
-			memcpy(c.threads, list, sizeof(list));
-			c.nthreads = n;
-			break;
-		case OPT_FORMATS:
-			if ((rc = cmd_parse_formats("bench", optarg, c.formats, BENCH_MAX_FORMATS, &c.nformats, 0)))
-				return rc;
-			break;
-		case OPT_PEERS:
-			if ((rc = cmd_parse_peers("bench", optarg, c.peers, BENCH_MAX_PEERS, &c.npeers)))
-				return rc;
-			break;
-		case OPT_SIZE:
-			if (cmd_parse_i64(optarg, 1, 32768, &v))
-				return cmd_usage_error("bench", "--size wants 1..32768, not '%s'", optarg);
-			c.size = v;
-			size_set = 1;
-			break;
-		case OPT_BUDGET:
-			if (cmd_parse_time_budget("bench", optarg, &c.budget_s))
-				return 2;
-			break;
-		case OPT_SEED:
-			if (cmd_parse_u64(optarg, &c.seed))
-				return cmd_usage_error("bench", "--seed wants an integer, not '%s'", optarg);
-			break;
-		case OPT_QUICK:
-			c.quick = 1;
-			break;
-		case OPT_FORMAT:
-			format = optarg;
-			break;
-		case 'o':
-			c.output = optarg;
-			break;
-		case OPT_QUIET:
-			c.quiet = 1;
-			break;
-		case OPT_DENSE:
-			if (cmd_dense_check("bench", optarg))
-				return 2;
-			c.dense_list = optarg;
-			break;
-		case ':':
-			return cmd_usage_error("bench", "option '%s' needs a value", argv[optind - 1]);
-		default:
-			return cmd_usage_error("bench", "unknown option '%s'", argv[optind - 1]);
-		}
-	}
-	if (optind != argc)
-		return cmd_usage_error("bench", "unexpected argument '%s'", argv[optind]);
-	if (format && strcmp(format, "text") && strcmp(format, "json"))
-		return cmd_usage_error("bench", "unknown --format '%s' (text, json)", format);
-	c.json = format ? strcmp(format, "json") == 0
-			: c.output && strlen(c.output) > 5 &&
-				  strcmp(c.output + strlen(c.output) - 5, ".json") == 0;
-	if (c.quick && !size_set)
-		c.size = 1024;
-	c.quiet |= !isatty(STDERR_FILENO);
-	if (!c.nformats)
-		for (; spp_cpu_formats[c.nformats] && c.nformats < BENCH_MAX_FORMATS; c.nformats++)
-			c.formats[c.nformats] = spp_cpu_formats[c.nformats];
-	for (int i = 0; i < c.nformats; i++)
-		c.all[c.nall++] = c.formats[i];
-	for (int i = 0; i < c.npeers; i++)
-		c.all[c.nall++] = c.peers[i];
+	memset(&args, 0, sizeof(args));
+	c->ns[0] = 1, c->ns[1] = 64, c->nn = 2;
+	c->threads[0] = 1, c->threads[1] = 2, c->nthreads = 2;
+	c->size = 4096;
+	c->budget_s = 0.25;
+	c->seed = 1;
+	if ((rc = cmd_parse_options("bench", bench_options, &args, argc, argv, &npos)))
+		return rc;
+	if (npos)
+		return cmd_usage_error("bench", "unexpected argument '%s'", argv[1]);
+	if ((rc = settle(&args)))
+		return rc;
 
-	if (dlmc) {
-		snprintf(c.dlmc_dir, sizeof(c.dlmc_dir), "%s", dlmc);
-	} else if (find_dlmc(c.dlmc_dir, sizeof(c.dlmc_dir), tried, sizeof(tried))) {
+	if (args.dlmc) {
+		snprintf(c->dlmc_dir, sizeof(c->dlmc_dir), "%s", args.dlmc);
+	} else if (find_dlmc(c->dlmc_dir, sizeof(c->dlmc_dir), tried, sizeof(tried))) {
 		fprintf(stderr, "spprof bench: no DLMC folder found: %s; give --dlmc DIR\n", tried);
 		return 2;
 	}
-	rc = list_dlmc(c.dlmc_dir, "", &c, 0);
+	rc = list_dlmc(c->dlmc_dir, "", c, 0);
 	if (rc)
 		goto done;
-	if (c.ndlmc == 0) {
-		fprintf(stderr, "spprof bench: no .smtx file under '%s'\n", c.dlmc_dir);
+	if (c->ndlmc == 0) {
+		fprintf(stderr, "spprof bench: no .smtx file under '%s'\n", c->dlmc_dir);
 		rc = 2;
 		goto done;
 	}
-	if (c.quick)
-		pick_quick(&c);
-	rc = cmd_dense_open("bench", c.dense_list, c.quiet, &c.dense);
+	if (c->quick)
+		pick_quick(c);
+	rc = cmd_dense_open("bench", c->dense_list, c->quiet, &c->dense);
 	if (rc)
 		goto done;
 
-	if (c.output) {
-		if (spp_atomic_open(&af, c.output, &err)) {
+	if (c->output) {
+		if (spp_atomic_open(&af, c->output, &err)) {
 			rc = cmd_fail(&err);
 			goto done;
 		}
 		out = af.f;
 	}
-	rc = bench_out_init(&bo, &c, out, &err);
+	rc = bench_out_init(&bo, c, out, &err);
 	if (!rc)
-		rc = run_all(&c, &bo, &err);
+		rc = run_all(c, &bo, &err);
 	if (!rc)
 		rc = bench_out_finish(&bo, &err);
 	bench_out_fini(&bo);
-	if (!rc && c.output)
+	if (!rc && c->output)
 		rc = spp_atomic_commit(&af, &err);
 	spp_atomic_abort(&af);
 	rc = rc ? cmd_fail(&err) : 0;
 done:
-	cfg_free(&c);
+	cfg_free(c);
 	return rc;
 }

@@ -9,7 +9,9 @@
 int cmd_compare(int argc, char **argv);
 int cmd_check(int argc, char **argv);
 
-extern const char cmd_compare_usage[];
-extern const char cmd_check_usage[];
+struct cmd_help;
+
+extern const struct cmd_help cmd_compare_help;
+extern const struct cmd_help cmd_check_help;
 
 #endif

@@ -1,5 +1,4 @@
 /* spprof info: the machine, the dense BLAS, calibration, counter sources. */
-#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -15,27 +14,36 @@
 #include "profiler/machine.h"
 #include "reports/report.h"
 
-const char cmd_info_usage[] =
-	"usage: spprof info [--threads T] [--dense L,...] [--format text|json]\n"
-	"\n"
-	"Describe this machine as a report's \"machine\" block does: CPU model and\n"
-	"vector ISA, cache sizes (with a note when the OS reports something no real\n"
-	"CPU has), threads, the dense BLAS (name, version, core type in use, and\n"
-	"OPENBLAS_CORETYPE when set), every dense baseline candidate (OpenBLAS,\n"
-	"oneDNN, BLIS, and OpenBLAS on its best core where its detection fell\n"
-	"short; --dense restricts them) with what it detected and whether it runs\n"
-	"here, and the calibrated peaks for T threads\n"
-	"(measure them with 'spprof calibrate'), and each counter backend (papi,\n"
-	"perf, sim, none): whether it counts here, what, and why not; and the CUDA\n"
-	"devices, or why there are none (\"cuda: no device (driver not found)\").\n";
+struct info_args {
+	int threads;
+	const char *dense, *format;
+};
 
-enum { OPT_THREADS = 1000, OPT_FORMAT, OPT_DENSE };
+static const struct cmd_option info_options[] = {
+	{CMD_OPT_THREADS(struct info_args, threads),
+	 .help = "describe a run on T threads: the threads line and the calibrated peaks "
+		 "for T; default: all logical CPUs"},
+	{CMD_OPT_DENSE(struct info_args, dense),
+	 .help = "the dense candidates to list: openblas, onednn, blis, or a variant such as "
+		 "openblas:Haswell; default all"},
+	{CMD_OPT_FORMAT(struct info_args, format), .help = "text (default) or json"},
+	{0},
+};
 
-static const struct option info_options[] = {
-	{"threads", required_argument, NULL, OPT_THREADS},
-	{"dense", required_argument, NULL, OPT_DENSE},
-	{"format", required_argument, NULL, OPT_FORMAT},
-	{NULL, 0, NULL, 0},
+const struct cmd_help cmd_info_help = {
+	.head = "usage: spprof info [--threads T] [--dense L,...] [--format text|json]\n"
+		"\n"
+		"Describe this machine as a report's \"machine\" block does: CPU model and\n"
+		"vector ISA, cache sizes (with a note when the OS reports something no real\n"
+		"CPU has), threads, the dense BLAS (name, version, core type in use, and\n"
+		"OPENBLAS_CORETYPE when set), every dense baseline candidate (OpenBLAS,\n"
+		"oneDNN, BLIS, and OpenBLAS on its best core where its detection fell\n"
+		"short; --dense restricts them) with what it detected and whether it runs\n"
+		"here, and the calibrated peaks for T threads\n"
+		"(measure them with 'spprof calibrate'), and each counter backend (papi,\n"
+		"perf, sim, none): whether it counts here, what, and why not; and the CUDA\n"
+		"devices, or why there are none (\"cuda: no device (driver not found)\").\n",
+	.options = info_options,
 };
 
 static void print_size(FILE *f, uint64_t b)
@@ -183,39 +191,19 @@ int cmd_info(int argc, char **argv)
 {
 	struct spp_machine m;
 	struct spp_dense_set set;
-	const char *format = "text", *dense = NULL;
-	int threads = 0, c;
-	int64_t v;
+	struct info_args args = {0, NULL, "text"};
+	const char *format, *dense;
+	int rc, npos;
 
-	optind = 0;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":", info_options, NULL)) != -1) {
-		switch (c) {
-		case OPT_THREADS:
-			if (cmd_parse_i64(optarg, 1, 4096, &v))
-				return cmd_usage_error("info", "--threads wants 1..4096, not '%s'", optarg);
-			threads = (int)v;
-			break;
-		case OPT_FORMAT:
-			format = optarg;
-			break;
-		case OPT_DENSE:
-			if (cmd_dense_check("info", optarg))
-				return 2;
-			dense = optarg;
-			break;
-		case ':':
-			return cmd_usage_error("info", "option '%s' needs a value", argv[optind - 1]);
-		default:
-			return cmd_usage_error("info", "unknown option '%s'", argv[optind - 1]);
-		}
-	}
-	if (optind != argc)
-		return cmd_usage_error("info", "unexpected argument '%s'", argv[optind]);
+	if ((rc = cmd_parse_options("info", info_options, &args, argc, argv, &npos)))
+		return rc;
+	if (npos)
+		return cmd_usage_error("info", "unexpected argument '%s'", argv[1]);
+	format = args.format, dense = args.dense;
 	if (strcmp(format, "text") != 0 && strcmp(format, "json") != 0)
 		return cmd_usage_error("info", "unknown --format '%s' (text, json)", format);
 
-	spp_machine_describe(&m, threads);
+	spp_machine_describe(&m, args.threads);
 	/* candidates that cannot run are listed with the reason, so this never fails */
 	{
 		struct spp_dense_want want;

@@ -1,26 +1,30 @@
 /* spprof report: re-render a saved JSON report. */
-#include <getopt.h>
 #include <stdio.h>
 #include <unistd.h>
 
 #include "cmd/cmd.h"
 #include "reports/report.h"
 
-const char cmd_report_usage[] =
-	"usage: spprof report REPORT.json [--format text|json|csv|md|html] [-o FILE]\n"
-	"\n"
-	"Load a report written by 'spprof analyze --format json' and render it\n"
-	"again: to stdout, or atomically to FILE (format from --format or the\n"
-	"extension of FILE).\n"
-	"\n"
-	"exit codes: 0 ok, 2 bad usage or a malformed report, 3 cannot write\n";
+struct report_args {
+	const char *format, *output;
+};
 
-enum { OPT_FORMAT = 1000 };
+static const struct cmd_option report_options[] = {
+	{CMD_OPT_FORMAT(struct report_args, format),
+	 .help = "text, json, csv, md or html; default text, or from -o's extension"},
+	{CMD_OPT_OUTPUT(struct report_args, output),
+	 .help = "write the report to FILE atomically instead of stdout"},
+	{0},
+};
 
-static const struct option report_options[] = {
-	{"format", required_argument, NULL, OPT_FORMAT},
-	{"output", required_argument, NULL, 'o'},
-	{NULL, 0, NULL, 0},
+const struct cmd_help cmd_report_help = {
+	.head = "usage: spprof report REPORT.json [--format text|json|csv|md|html] [-o FILE]\n"
+		"\n"
+		"Load a report written by 'spprof analyze --format json' and render it\n"
+		"again: to stdout, or atomically to FILE (format from --format or the\n"
+		"extension of FILE).\n",
+	.options = report_options,
+	.tail = "exit codes: 0 ok, 2 bad usage or a malformed report, 3 cannot write\n",
 };
 
 int cmd_report(int argc, char **argv)
@@ -28,36 +32,22 @@ int cmd_report(int argc, char **argv)
 	struct spp_render_opts ropts = {0};
 	struct spp_error err = {0};
 	enum spp_report_format fmt = SPP_REPORT_TEXT;
-	const char *format_name = NULL, *output = NULL;
+	struct report_args args = {0};
 	cJSON *report = NULL;
-	int rc, c;
+	int rc, npos;
 
-	optind = 0;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":o:", report_options, NULL)) != -1) {
-		switch (c) {
-		case OPT_FORMAT:
-			format_name = optarg;
-			break;
-		case 'o':
-			output = optarg;
-			break;
-		case ':':
-			return cmd_usage_error("report", "option '%s' needs a value", argv[optind - 1]);
-		default:
-			return cmd_usage_error("report", "unknown option '%s'", argv[optind - 1]);
-		}
-	}
-	if (optind != argc - 1)
-		return cmd_usage_error("report", optind >= argc ? "no REPORT given" : "one REPORT at a time");
-	if (cmd_output_format("report", format_name, output, &fmt))
+	if ((rc = cmd_parse_options("report", report_options, &args, argc, argv, &npos)))
+		return rc;
+	if (npos != 1)
+		return cmd_usage_error("report", npos == 0 ? "no REPORT given" : "one REPORT at a time");
+	if (cmd_output_format("report", args.format, args.output, &fmt))
 		return 2;
 
-	rc = spp_report_load(argv[optind], &report, &err);
+	rc = spp_report_load(argv[1], &report, &err);
 	if (rc)
 		return cmd_fail(&err);
-	if (output) {
-		rc = spp_report_write_file(report, fmt, output, &ropts, &err);
+	if (args.output) {
+		rc = spp_report_write_file(report, fmt, args.output, &ropts, &err);
 	} else {
 		ropts.color = fmt == SPP_REPORT_TEXT && cmd_use_color(STDOUT_FILENO);
 		rc = spp_report_render(report, fmt, stdout, &ropts, &err);

@@ -4,7 +4,6 @@
  * at a grid of sparsities, refined between the bracketing points by
  * profiler/sweep.c; this file parses options and prints.
  */
-#include <getopt.h>
 #include <inttypes.h>
 #include <math.h>
 #include <omp.h>
@@ -21,54 +20,6 @@
 
 #define SWEEP_MAX_FORMATS 32
 
-const char cmd_sweep_usage[] =
-	"usage: spprof sweep --shape MxKxN [options]\n"
-	"\n"
-	"Time each format and the dense baseline (the fastest dense candidate) on synthetic W of\n"
-	"shape M x K, applied to N columns, with the given pattern, over a sweep\n"
-	"of sparsities; refine between the bracketing points and print the\n"
-	"breakeven sparsity per format (the lowest from which it beats dense), or\n"
-	"'never' with the reason, and the curve. Each output is checked against\n"
-	"dense before it is timed.\n"
-	"\n"
-	"options:\n"
-	"  --shape MxKxN       the GEMM shape (required)\n"
-	"  --pattern P         unstructured (default), nmN_M (e.g. nm2_4),\n"
-	"                      blockB (B in 2, 4, 8, 16) or channel\n"
-	"  --formats F,...     formats; default every CPU format that can hold the\n"
-	"                      pattern (N:M formats only with their own pattern)\n"
-	"  --backends cpu      backends (only cpu is built into the sweep)\n"
-	"  --threads T         threads of the kernels and the dense baseline; default 1\n"
-	"  --dense L,...       dense candidates, the fastest is the baseline: openblas,\n"
-	"                      onednn, blis, or a variant such as openblas:Haswell;\n"
-	"                      default all (OpenBLAS also on its best core when its\n"
-	"                      detection fell short)\n"
-	"  --time-budget S     seconds of timed runs per measured point; default 0.1\n"
-	"  --seed S            seed of W and X; default 1\n"
-	"  --format F          text or json; default text, or from -o's extension\n"
-	"  -o, --output FILE   write to FILE atomically instead of stdout\n"
-	"\n"
-	"exit codes: 0 ok, 2 bad usage, 3 runtime failure\n";
-
-enum {
-	OPT_SHAPE = 1000, OPT_PATTERN, OPT_FORMATS, OPT_BACKENDS, OPT_THREADS,
-	OPT_BUDGET, OPT_SEED, OPT_FORMAT, OPT_DENSE,
-};
-
-static const struct option sweep_options[] = {
-	{"shape", required_argument, NULL, OPT_SHAPE},
-	{"pattern", required_argument, NULL, OPT_PATTERN},
-	{"formats", required_argument, NULL, OPT_FORMATS},
-	{"backends", required_argument, NULL, OPT_BACKENDS},
-	{"threads", required_argument, NULL, OPT_THREADS},
-	{"time-budget", required_argument, NULL, OPT_BUDGET},
-	{"seed", required_argument, NULL, OPT_SEED},
-	{"dense", required_argument, NULL, OPT_DENSE},
-	{"format", required_argument, NULL, OPT_FORMAT},
-	{"output", required_argument, NULL, 'o'},
-	{NULL, 0, NULL, 0},
-};
-
 struct sweep_cfg {
 	struct spp_sweep_opts so;
 	const struct spp_format_ops *formats[SWEEP_MAX_FORMATS];
@@ -78,6 +29,9 @@ struct sweep_cfg {
 	const char *dense;           /* --dense; NULL: every library */
 	int json;
 	const char *output;
+	const char *format;          /* --format */
+	const char *formats_list;    /* --formats: parsed once the pattern is known */
+	int shape_set;
 };
 
 /* "64x64x8": three integers in [1, 2^20]; 0 or -1. */
@@ -139,14 +93,78 @@ static int holds(const char *key, const struct spp_sweep_opts *o)
 	return strcmp(key, want) == 0;
 }
 
-static int parse_backends(const char *list)
+static int opt_shape(const char *cmd, const struct cmd_option *o, const char *arg, void *args)
 {
-	int cpu, cuda, rc = cmd_parse_backends("sweep", list, &cpu, &cuda);
+	struct sweep_cfg *c = args;
 
+	(void)o;
+	if (parse_shape(arg, &c->so.m, &c->so.k, &c->so.n))
+		return cmd_usage_error(cmd, "--shape wants MxKxN, each in 1..2^20 and M*K <= 2^30, "
+				       "not '%s'", arg);
+	return 0;
+}
+
+static int opt_pattern(const char *cmd, const struct cmd_option *o, const char *arg, void *args)
+{
+	(void)o;
+	if (parse_pattern(arg, &((struct sweep_cfg *)args)->so))
+		return cmd_usage_error(cmd, "--pattern wants unstructured, nmN_M, blockB (B in 2, 4, "
+				       "8, 16) or channel, not '%s'", arg);
+	return 0;
+}
+
+static int opt_backends(const char *cmd, const struct cmd_option *o, const char *arg, void *args)
+{
+	int cpu, cuda, rc = cmd_parse_backends(cmd, arg, &cpu, &cuda);
+
+	(void)o;
+	(void)args;
 	if (!rc && cuda)
-		return cmd_usage_error("sweep", "backend 'cuda' is not available to the sweep (cpu)");
+		return cmd_usage_error(cmd, "backend 'cuda' is not available to the sweep (cpu)");
 	return rc;
 }
+
+#define S struct sweep_cfg
+
+static const struct cmd_option sweep_options[] = {
+	{CMD_CALLBACK("shape", "MxKxN", opt_shape), CMD_SEEN(S, shape_set),
+	 .help = "the GEMM shape (required)"},
+	{CMD_CALLBACK("pattern", "P", opt_pattern),
+	 .help = "unstructured (default), nmN_M (e.g. nm2_4), blockB (B in 2, 4, 8, 16) or "
+		 "channel"},
+	{CMD_STRING("formats", "F,...", S, formats_list),
+	 .help = "formats; default every CPU format that can hold the pattern (N:M formats "
+		 "only with their own pattern)"},
+	{CMD_CALLBACK("backends", "cpu", opt_backends),
+	 .help = "backends (only cpu is built into the sweep)"},
+	{CMD_OPT_THREADS(S, so.threads),
+	 .help = "threads of the kernels and the dense baseline; default 1"},
+	{CMD_OPT_DENSE(S, dense),
+	 .help = "dense candidates, the fastest is the baseline: openblas, onednn, blis, or "
+		 "a variant such as openblas:Haswell; default all (OpenBLAS also on its best "
+		 "core when its detection fell short)"},
+	{CMD_OPT_TIME_BUDGET(S, budget_s),
+	 .help = "seconds of timed runs per measured point; default 0.1"},
+	{CMD_OPT_SEED(S, seed, UINT64_MAX), .help = "seed of W and X; default 1"},
+	{CMD_OPT_FORMAT(S, format), .help = "text or json; default text, or from -o's extension"},
+	{CMD_OPT_OUTPUT(S, output), .help = "write to FILE atomically instead of stdout"},
+	{0},
+};
+
+#undef S
+
+const struct cmd_help cmd_sweep_help = {
+	.head = "usage: spprof sweep --shape MxKxN [options]\n"
+		"\n"
+		"Time each format and the dense baseline (the fastest dense candidate) on synthetic W of\n"
+		"shape M x K, applied to N columns, with the given pattern, over a sweep\n"
+		"of sparsities; refine between the bracketing points and print the\n"
+		"breakeven sparsity per format (the lowest from which it beats dense), or\n"
+		"'never' with the reason, and the curve. Each output is checked against\n"
+		"dense before it is timed.\n",
+	.options = sweep_options,
+	.tail = "exit codes: 0 ok, 2 bad usage, 3 runtime failure\n",
+};
 
 static void print_sparsity(FILE *f, double s)
 {
@@ -279,97 +297,56 @@ static int run(struct sweep_cfg *c, struct spp_dense_set *dense, struct spp_erro
 	return rc;
 }
 
+/* The formats of --formats, or the default; 0, or 2 after the usage error. */
+static int sweep_formats(struct sweep_cfg *c)
+{
+	int rc;
+
+	if (!c->formats_list) {
+		for (int i = 0; spp_cpu_formats[i] && c->nformats < SWEEP_MAX_FORMATS; i++)
+			if (holds(spp_cpu_formats[i]->key, &c->so))
+				c->formats[c->nformats++] = spp_cpu_formats[i];
+		return 0;
+	}
+	if ((rc = cmd_parse_formats("sweep", c->formats_list, c->formats, SWEEP_MAX_FORMATS,
+				    &c->nformats, 0)))
+		return rc;
+	for (int i = 0; i < c->nformats; i++)
+		if (!holds(c->formats[i]->key, &c->so)) {
+			char p[32];
+
+			spp_sweep_pattern_name(&c->so, p, sizeof(p));
+			return cmd_usage_error("sweep", "format '%s' cannot hold the pattern '%s'",
+					       c->formats[i]->key, p);
+		}
+	return 0;
+}
+
 int cmd_sweep(int argc, char **argv)
 {
 	struct spp_dense_set dense;
 	struct sweep_cfg c;
 	struct spp_error err = {0};
-	const char *format = NULL, *formats = NULL;
-	int64_t v;
-	int shape_set = 0, rc, opt;
+	int rc, npos;
 
 	memset(&c, 0, sizeof(c));
 	spp_sweep_opts_init(&c.so);
 	c.so.threads = 1;
 	c.budget_s = 0.1;
 	c.seed = 1;
-	optind = 0;
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":o:", sweep_options, NULL)) != -1) {
-		switch (opt) {
-		case OPT_SHAPE:
-			if (parse_shape(optarg, &c.so.m, &c.so.k, &c.so.n))
-				return cmd_usage_error("sweep", "--shape wants MxKxN, each in 1..2^20 "
-						       "and M*K <= 2^30, not '%s'", optarg);
-			shape_set = 1;
-			break;
-		case OPT_PATTERN:
-			if (parse_pattern(optarg, &c.so))
-				return cmd_usage_error("sweep", "--pattern wants unstructured, nmN_M, "
-						       "blockB (B in 2, 4, 8, 16) or channel, not '%s'", optarg);
-			break;
-		case OPT_FORMATS:
-			formats = optarg;
-			break;
-		case OPT_BACKENDS:
-			if ((rc = parse_backends(optarg)))
-				return rc;
-			break;
-		case OPT_THREADS:
-			if (cmd_parse_i64(optarg, 1, 4096, &v))
-				return cmd_usage_error("sweep", "--threads wants 1..4096, not '%s'", optarg);
-			c.so.threads = (int)v;
-			break;
-		case OPT_BUDGET:
-			if (cmd_parse_time_budget("sweep", optarg, &c.budget_s))
-				return 2;
-			break;
-		case OPT_SEED:
-			if (cmd_parse_u64(optarg, &c.seed))
-				return cmd_usage_error("sweep", "--seed wants an integer, not '%s'", optarg);
-			break;
-		case OPT_FORMAT:
-			format = optarg;
-			break;
-		case OPT_DENSE:
-			if (cmd_dense_check("sweep", optarg))
-				return 2;
-			c.dense = optarg;
-			break;
-		case 'o':
-			c.output = optarg;
-			break;
-		case ':':
-			return cmd_usage_error("sweep", "option '%s' needs a value", argv[optind - 1]);
-		default:
-			return cmd_usage_error("sweep", "unknown option '%s'", argv[optind - 1]);
-		}
-	}
-	if (optind != argc)
-		return cmd_usage_error("sweep", "unexpected argument '%s'", argv[optind]);
-	if (!shape_set)
+	if ((rc = cmd_parse_options("sweep", sweep_options, &c, argc, argv, &npos)))
+		return rc;
+	if (npos)
+		return cmd_usage_error("sweep", "unexpected argument '%s'", argv[1]);
+	if (!c.shape_set)
 		return cmd_usage_error("sweep", "--shape MxKxN is required");
-	if (format && strcmp(format, "text") && strcmp(format, "json"))
-		return cmd_usage_error("sweep", "unknown --format '%s' (text, json)", format);
-	c.json = format ? strcmp(format, "json") == 0
-			: c.output && strlen(c.output) > 5 &&
-				  strcmp(c.output + strlen(c.output) - 5, ".json") == 0;
-	if (formats) {
-		if ((rc = cmd_parse_formats("sweep", formats, c.formats, SWEEP_MAX_FORMATS, &c.nformats, 0)))
-			return rc;
-		for (int i = 0; i < c.nformats; i++)
-			if (!holds(c.formats[i]->key, &c.so)) {
-				char p[32];
-
-				spp_sweep_pattern_name(&c.so, p, sizeof(p));
-				return cmd_usage_error("sweep", "format '%s' cannot hold the pattern '%s'",
-						       c.formats[i]->key, p);
-			}
-	} else {
-		for (int i = 0; spp_cpu_formats[i] && c.nformats < SWEEP_MAX_FORMATS; i++)
-			if (holds(spp_cpu_formats[i]->key, &c.so))
-				c.formats[c.nformats++] = spp_cpu_formats[i];
-	}
+	if (c.format && strcmp(c.format, "text") && strcmp(c.format, "json"))
+		return cmd_usage_error("sweep", "unknown --format '%s' (text, json)", c.format);
+	c.json = c.format ? strcmp(c.format, "json") == 0
+			  : c.output && strlen(c.output) > 5 &&
+				    strcmp(c.output + strlen(c.output) - 5, ".json") == 0;
+	if ((rc = sweep_formats(&c)))
+		return rc;
 	rc = cmd_dense_open("sweep", c.dense, 0, &dense);
 	if (rc)
 		return rc;

@@ -13,36 +13,38 @@
 static int cmd_help(int argc, char **argv);
 static int cmd_version(int argc, char **argv);
 
-static const char cmd_help_usage[] =
-	"usage: spprof help [COMMAND]\n"
-	"\n"
-	"Without COMMAND, list the commands; with one, show its options.\n";
+static const struct cmd_help cmd_help_help = {
+	.head = "usage: spprof help [COMMAND]\n"
+		"\n"
+		"Without COMMAND, list the commands; with one, show its options.\n",
+};
 
-static const char cmd_version_usage[] =
-	"usage: spprof version   (also: spprof --version)\n";
+static const struct cmd_help cmd_version_help = {
+	.head = "usage: spprof version   (also: spprof --version)\n",
+};
 
 static const struct spp_cmd commands[] = {
 	{"analyze", cmd_analyze, "profile a model: static metrics and kernel runs per layer",
-	 cmd_analyze_usage},
+	 &cmd_analyze_help},
 	{"info", cmd_info, "machine, vector ISA, caches, dense BLAS, calibration",
-	 cmd_info_usage},
+	 &cmd_info_help},
 	{"calibrate", cmd_calibrate, "measure peak bandwidth and FLOP rate, cache them",
-	 cmd_calibrate_usage},
+	 &cmd_calibrate_help},
 	{"report", cmd_report, "re-render a saved JSON report (text, json, csv)",
-	 cmd_report_usage},
+	 &cmd_report_help},
 	{"bench", cmd_bench, "benchmark the CPU formats against dense: DLMC, breakeven sweep",
-	 cmd_bench_usage},
+	 &cmd_bench_help},
 	{"compare", cmd_compare, "differences between two saved reports, per model and layer",
-	 cmd_compare_usage},
+	 &cmd_compare_help},
 	{"check", cmd_check, "CI gate: evaluate rules on a report, exit 1 when one fails",
-	 cmd_check_usage},
+	 &cmd_check_help},
 	{"sweep", cmd_sweep, "breakeven sparsity of each format for one shape and pattern",
-	 cmd_sweep_usage},
+	 &cmd_sweep_help},
 	{"synth", cmd_synth, "write a synthetic safetensors model with chosen patterns",
-	 cmd_synth_usage},
+	 &cmd_synth_help},
 	{"help", cmd_help, "show the commands, or one command's options",
-	 cmd_help_usage},
-	{"version", cmd_version, "print the version", cmd_version_usage},
+	 &cmd_help_help},
+	{"version", cmd_version, "print the version", &cmd_version_help},
 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
@@ -81,7 +83,7 @@ static int cmd_help(int argc, char **argv)
 			argv[1]);
 		return 2;
 	}
-	fputs(c->usage, stdout);
+	cmd_help_print(stdout, c->help);
 	return 0;
 }
 

@@ -198,3 +198,29 @@ int cmd_parse_backends(const char *cmd, const char *list, int *cpu, int *cuda)
 	}
 	return n ? 0 : cmd_usage_error(cmd, "--backends names no backend");
 }
+
+int cmd_opt_time_budget(const char *cmd, const struct cmd_option *o, const char *arg, void *args)
+{
+	return cmd_parse_time_budget(cmd, arg, (double *)((char *)args + o->off));
+}
+
+int cmd_opt_dense(const char *cmd, const struct cmd_option *o, const char *arg, void *args)
+{
+	if (cmd_dense_check(cmd, arg))
+		return 2;
+	*(const char **)((char *)args + o->off) = arg;
+	return 0;
+}
+
+int cmd_opt_formats(const char *cmd, const struct cmd_option *o, const char *arg, void *args)
+{
+	return cmd_parse_formats(cmd, arg, (const struct spp_format_ops **)((char *)args + o->off),
+				 o->room, (int *)((char *)args + o->off_n),
+				 (o->flags & CMD_FORMATS_DENSE_ALONE) != 0);
+}
+
+int cmd_opt_peers(const char *cmd, const struct cmd_option *o, const char *arg, void *args)
+{
+	return cmd_parse_peers(cmd, arg, (const struct spp_format_ops **)((char *)args + o->off),
+			       o->room, (int *)((char *)args + o->off_n));
+}

@@ -105,6 +105,7 @@ struct spp_analysis {
 	int *sweep_of;
 	/* figures derived from the above (profiler/derive.h); derived NULL until spp_analysis_derive */
 	struct spp_layer_derived *derived;
+	struct spp_model_summary summary;
 	struct spp_projection projection;
 	struct spp_run_settings {
 		int threads;            /* threads the runs used */

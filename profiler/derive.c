@@ -46,6 +46,12 @@ static int derive_layer(const struct spp_analysis *a, int i, struct spp_layer_de
 	size_t len = 0;
 
 	d->best_breakeven = best_breakeven(a, i);
+	d->expected_combined = d->expected_combined_speedup = NAN;
+	if (!a->runs && a->opts.act_sparsity > 0) {
+		d->expected_combined = s->flops_sparse * (1 - a->opts.act_sparsity);
+		if (d->expected_combined > 0)
+			d->expected_combined_speedup = s->flops_dense / d->expected_combined;
+	}
 	if (sw && sw->nresults) {
 		d->margin = malloc((size_t)sw->nresults * sizeof(*d->margin));
 		if (!d->margin)
@@ -60,6 +66,44 @@ static int derive_layer(const struct spp_analysis *a, int i, struct spp_layer_de
 		len += (size_t)snprintf(d->diagnosis + len, sizeof(d->diagnosis) - len, "%s%s",
 					k ? "; " : "", diag.line[k]);
 	return 0;
+}
+
+static void summarize(const struct spp_analysis *a, struct spp_model_summary *m)
+{
+	double params = 0, nnz = 0, fd = 0, fs = 0;
+
+	for (int i = 0; i < a->nlayers; i++) {
+		if (a->stats[i].unsupported)
+			continue; /* unknown nnz: the sums cover the analysed layers */
+		params += (double)a->stats[i].numel;
+		nnz += (double)a->stats[i].counts.nnz;
+		fd += a->stats[i].flops_dense;
+		fs += a->stats[i].flops_sparse;
+	}
+	m->gemm_params = params;
+	m->gemm_nnz = nnz;
+	m->gemm_sparsity = params > 0 ? 1.0 - nnz / params : NAN;
+	for (int f = 0; f < SPP_ST_COUNT; f++) {
+		struct spp_summary_storage *st = &m->storage[f];
+		double bytes = 0, dense = 0;
+		int nappl = 0;
+
+		for (int i = 0; i < a->nlayers; i++) {
+			const struct spp_layer_static *ls = &a->stats[i];
+
+			if (!ls->storage[f].applicable)
+				continue;
+			bytes += ls->storage[f].bytes;
+			dense += ls->storage[SPP_ST_DENSE].bytes;
+			nappl++;
+		}
+		st->bytes = nappl > 0 ? bytes : NAN;
+		st->ratio = nappl > 0 && bytes > 0 ? dense / bytes : NAN;
+		st->applicable_layers = nappl;
+	}
+	m->flops_dense = fd;
+	m->flops_sparse = fs;
+	m->theoretical_speedup = fs > 0 ? fd / fs : NAN;
 }
 
 static int by_share(const void *x, const void *y)
@@ -124,6 +168,7 @@ int spp_analysis_derive(struct spp_analysis *a, struct spp_error *err)
 
 	spp_analysis_derived_free(a);
 	memset(&a->projection, 0, sizeof(a->projection));
+	summarize(a, &a->summary);
 	if (a->nlayers <= 0)
 		return SPP_OK;
 	a->derived = calloc((size_t)a->nlayers, sizeof(*a->derived));

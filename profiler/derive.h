@@ -1,8 +1,8 @@
 /*
  * The figures derived from an analysis's runs and sweeps, computed once
- * here so that every report renders the same numbers (DESIGN sections 5
- * and 6): each layer's recommendation, diagnosis and breakeven margins,
- * and the model's projection. spp_analyze_run fills them; an analysis put
+ * here so that every report renders the same numbers (DESIGN sections 3,
+ * 5 and 6): each layer's recommendation, diagnosis and breakeven margins,
+ * the model's sums over its GEMM layers, and its projection. spp_analyze_run fills them; an analysis put
  * together by hand calls spp_analysis_derive itself.
  */
 #ifndef SPP_PROFILER_DERIVE_H
@@ -10,6 +10,7 @@
 
 #include "profiler/breakeven.h"
 #include "profiler/diagnose.h"
+#include "profiler/static.h"
 
 struct spp_analysis;
 
@@ -23,6 +24,25 @@ struct spp_layer_derived {
 	double *margin;                  /* per result of the layer's sweep: sparsity - breakeven
 					    (positive: already past it; NAN: none); owned */
 	double best_breakeven;           /* the lowest breakeven of its formats; NAN none */
+	/* static, with --act-sparsity A: the expected combined FLOPs of i.i.d. zeros in X */
+	double expected_combined;        /* flops_sparse (1 - A); NAN without A */
+	double expected_combined_speedup;/* flops_dense / expected_combined; NAN when unknown */
+};
+
+/*
+ * The sums over the analysed GEMM layers (an unsupported layer's nnz is
+ * unknown: it is left out). A format's storage sums only the layers it
+ * can hold, and its ratio compares against the dense bytes of those same
+ * layers, so an N:M format that fits half the layers is not credited with
+ * the other half. NAN: unknown (no layer).
+ */
+struct spp_model_summary {
+	double gemm_params, gemm_nnz, gemm_sparsity;
+	struct spp_summary_storage {
+		double bytes, ratio;         /* NAN when no layer fits the format */
+		int applicable_layers;
+	} storage[SPP_ST_COUNT];
+	double flops_dense, flops_sparse, theoretical_speedup;
 };
 
 struct spp_projection {
@@ -39,8 +59,9 @@ struct spp_projection {
 };
 
 /*
- * Fill a->derived (one per layer, NULL when there are no layers) and
- * a->projection from a's stats, runs and sweeps, replacing what was there.
+ * Fill a->derived (one per layer, NULL when there are no layers),
+ * a->summary and a->projection from a's stats, runs and sweeps, replacing
+ * what was there.
  * Returns 0 or SPP_E_NOMEM.
  */
 int spp_analysis_derive(struct spp_analysis *a, struct spp_error *err);

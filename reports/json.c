@@ -4,7 +4,6 @@
 
 #include "reports/cache.h"
 
-#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdint.h>
@@ -94,37 +93,6 @@ static void push(struct build *b, cJSON *arr, cJSON *item)
 	cJSON_AddItemToArray(arr, item);
 }
 
-/* "model name" of the first processor; 0 and an empty buf when unknown (not x86, no /proc). */
-static int cpu_model(char *buf, size_t n)
-{
-	char line[512];
-	FILE *f = fopen("/proc/cpuinfo", "r");
-	int found = 0;
-
-	buf[0] = '\0';
-	if (!f)
-		return 0;
-	while (!found && fgets(line, sizeof(line), f)) {
-		char *colon = strchr(line, ':');
-		char *v, *end;
-
-		if (strncmp(line, "model name", 10) != 0 || !colon)
-			continue;
-		v = colon + 1;
-		while (isspace((unsigned char)*v))
-			v++;
-		end = v + strlen(v);
-		while (end > v && isspace((unsigned char)end[-1]))
-			*--end = '\0';
-		if (*v) {
-			snprintf(buf, n, "%s", v);
-			found = 1;
-		}
-	}
-	fclose(f);
-	return found;
-}
-
 /*
  * ISO-8601 UTC. SOURCE_DATE_EPOCH, when set, stands in for the clock so
  * that reports built in tests and reproducible pipelines compare equal.
@@ -170,7 +138,6 @@ static void build_model(struct build *b, cJSON *root, const struct spp_analysis 
 
 static void build_machine(struct build *b, cJSON *root, const struct spp_analysis *a)
 {
-	char cpu[256];
 	cJSON *m;
 
 	if (a->machine) {
@@ -183,9 +150,9 @@ static void build_machine(struct build *b, cJSON *root, const struct spp_analysi
 			cJSON_Delete(m);
 		return;
 	}
+	/* an analysis put together without a machine description (tests): all unknown */
 	m = add_obj(b, root, "machine");
-
-	add_str(b, m, "cpu", cpu_model(cpu, sizeof(cpu)) ? cpu : NULL);
+	add_null(b, m, "cpu");
 	add_num(b, m, "threads", omp_get_max_threads());
 	/* filled by the kernels and counters parts once they measure them */
 	add_null(b, m, "caches");
@@ -491,10 +458,9 @@ static cJSON *build_layer(struct build *b, const struct spp_layer *l,
  */
 static void build_activations(struct build *b, cJSON *o, const struct spp_analysis *a, int i)
 {
-	const struct spp_layer_static *s = &a->stats[i];
+	const struct spp_layer_derived *d = a->derived ? &a->derived[i] : NULL;
 	const struct spp_act_figures *x = a->runs ? &a->runs[i].act : NULL;
 	cJSON *fl = cJSON_GetObjectItemCaseSensitive(o, "flops"), *ac;
-	double combined;
 
 	if (x && x->source[0]) {
 		ac = add_obj(b, o, "activations");
@@ -517,12 +483,13 @@ static void build_activations(struct build *b, cJSON *o, const struct spp_analys
 	add_num(b, ac, "sparsity", a->opts.act_sparsity);
 	add_null(b, ac, "zero_rows");
 	add_str(b, ac, "combined_from", "expected for i.i.d. zeros: 2 nnz N (1 - sparsity)");
-	combined = s->flops_sparse * (1 - a->opts.act_sparsity);
-	if (fl) {
-		cJSON_ReplaceItemInObjectCaseSensitive(fl, "combined", checked(b, cJSON_CreateNumber(combined)));
-		if (combined > 0)
-			cJSON_ReplaceItemInObjectCaseSensitive(fl, "combined_speedup",
-							       checked(b, cJSON_CreateNumber(s->flops_dense / combined)));
+	if (fl && d && isfinite(d->expected_combined)) {
+		cJSON_ReplaceItemInObjectCaseSensitive(fl, "combined",
+						       checked(b, cJSON_CreateNumber(d->expected_combined)));
+		if (isfinite(d->expected_combined_speedup))
+			cJSON_ReplaceItemInObjectCaseSensitive(
+				fl, "combined_speedup",
+				checked(b, cJSON_CreateNumber(d->expected_combined_speedup)));
 	}
 }
 
@@ -547,12 +514,6 @@ static cJSON *build_layer_all(struct build *b, const struct spp_analysis *a, int
 	return o;
 }
 
-/*
- * Model-wide sums over the GEMM layers. A format's storage sums only the
- * layers it can hold, and its ratio compares against the dense bytes of
- * those same layers, so an N:M format that fits half the layers is not
- * credited with the other half.
- */
 /* The dense baseline over the model (profiler/plausible.h); null without runs. */
 static void build_baseline(struct build *b, cJSON *s, const struct spp_analysis *a)
 {
@@ -585,45 +546,26 @@ static void build_baseline(struct build *b, cJSON *s, const struct spp_analysis 
 
 static void build_summary(struct build *b, cJSON *root, const struct spp_analysis *a)
 {
+	const struct spp_model_summary *m = &a->summary;
 	cJSON *s = add_obj(b, root, "summary");
 	cJSON *st, *fl, *pj;
-	double params = 0, nnz = 0, fd = 0, fs = 0;
 
-	for (int i = 0; i < a->nlayers; i++) {
-		if (a->stats[i].unsupported)
-			continue; /* unknown nnz: the sums cover the analysed layers */
-		params += (double)a->stats[i].numel;
-		nnz += (double)a->stats[i].counts.nnz;
-		fd += a->stats[i].flops_dense;
-		fs += a->stats[i].flops_sparse;
-	}
 	add_num(b, s, "layers", a->nlayers);
-	add_num(b, s, "gemm_params", params);
-	add_num(b, s, "gemm_nnz", nnz);
-	add_num_or_null(b, s, "gemm_sparsity", params > 0, 1.0 - nnz / (params > 0 ? params : 1));
+	add_num(b, s, "gemm_params", m->gemm_params);
+	add_num(b, s, "gemm_nnz", m->gemm_nnz);
+	add_fig(b, s, "gemm_sparsity", m->gemm_sparsity);
 	st = add_obj(b, s, "storage");
 	for (int f = 0; f < SPP_ST_COUNT; f++) {
 		cJSON *o = add_obj(b, st, spp_storage_key((enum spp_storage_fmt)f));
-		double bytes = 0, dense = 0;
-		int nappl = 0;
 
-		for (int i = 0; i < a->nlayers; i++) {
-			const struct spp_layer_static *ls = &a->stats[i];
-
-			if (!ls->storage[f].applicable)
-				continue;
-			bytes += ls->storage[f].bytes;
-			dense += ls->storage[SPP_ST_DENSE].bytes;
-			nappl++;
-		}
-		add_num_or_null(b, o, "bytes", nappl > 0, bytes);
-		add_num_or_null(b, o, "ratio", nappl > 0 && bytes > 0, dense / (bytes > 0 ? bytes : 1));
-		add_num(b, o, "applicable_layers", nappl);
+		add_fig(b, o, "bytes", m->storage[f].bytes);
+		add_fig(b, o, "ratio", m->storage[f].ratio);
+		add_num(b, o, "applicable_layers", m->storage[f].applicable_layers);
 	}
 	fl = add_obj(b, s, "flops");
-	add_num(b, fl, "dense", fd);
-	add_num(b, fl, "sparse", fs);
-	add_num_or_null(b, fl, "theoretical_speedup", fs > 0, fd / (fs > 0 ? fs : 1));
+	add_num(b, fl, "dense", m->flops_dense);
+	add_num(b, fl, "sparse", m->flops_sparse);
+	add_fig(b, fl, "theoretical_speedup", m->theoretical_speedup);
 	pj = checked(b, spp_report_projection(a));
 	if (pj && s)
 		cJSON_AddItemToObject(s, "projection", pj);

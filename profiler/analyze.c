@@ -207,6 +207,51 @@ static int open_dense(struct spp_analysis *a, struct spp_error *err)
 	return rc;
 }
 
+/* Layer i's runs (with its activations file, if any), and a warning per failed run. */
+static int run_layer(struct spp_analysis *a, int i, const struct spp_format_ops *const *fmts,
+		     int nf, struct spp_run_opts *ro, struct spp_error *err)
+{
+	const struct spp_analyze_opts *o = &a->opts;
+	int rc;
+
+	if (o->activations) {
+		char path[4096];
+		float *x = NULL;
+
+		rc = spp_activations_load(o->activations, &a->layers[i], &x, path, sizeof(path), err);
+		if (!rc && !x)
+			rc = spp_analysis_warn(a, err, "'%s': no activations file '%s': %s X", a->layers[i].name,
+					       path, o->act_sparsity > 0 ? "synthetic" : "uniform");
+		if (rc) {
+			free(x);
+			return rc;
+		}
+		ro->act_x = x;
+		ro->act_path = path;
+		rc = spp_layer_measure(&a->layers[i], &a->stats[i], fmts, nf, ro, &a->runs[i], err);
+		ro->act_x = NULL;
+		ro->act_path = NULL;
+		free(x);
+	} else {
+		rc = spp_layer_measure(&a->layers[i], &a->stats[i], fmts, nf, ro, &a->runs[i], err);
+	}
+	if (rc)
+		return rc;
+	for (int r = 0; r < a->runs[i].nruns; r++) {
+		const struct spp_run *run = &a->runs[i].runs[r];
+
+		if (run->status == SPP_RUN_FAILED &&
+		    (rc = spp_analysis_warn(a, err, "'%s': %s: %s", a->layers[i].name, run->format,
+					    run->reason)))
+			return rc;
+		if (run->status == SPP_RUN_UNSUPPORTED && r == 0 &&
+		    (rc = spp_analysis_warn(a, err, "'%s': no kernel runs: %s", a->layers[i].name,
+					    run->reason)))
+			return rc;
+	}
+	return SPP_OK;
+}
+
 static int run_layers(struct spp_analysis *a, struct spp_error *err)
 {
 	const struct spp_analyze_opts *o = &a->opts;
@@ -216,7 +261,6 @@ static int run_layers(struct spp_analysis *a, struct spp_error *err)
 	struct spp_run_opts ro;
 	struct spp_sim_geometry geometry;
 	int nf = 0, nswept, rc = SPP_OK;
-	float *x = NULL;
 
 	nf = spp_analyze_formats(o, fmts, &nswept);
 	rc = open_dense(a, err);
@@ -268,39 +312,9 @@ static int run_layers(struct spp_analysis *a, struct spp_error *err)
 			continue; /* no figures to check a kernel against */
 		if (o->progress)
 			o->progress(o->progress_ctx, a, i);
-		if (o->activations) {
-			char path[4096];
-
-			rc = spp_activations_load(o->activations, &a->layers[i], &x, path, sizeof(path), err);
-			if (!rc && !x)
-				rc = spp_analysis_warn(a, err, "'%s': no activations file '%s': %s X", a->layers[i].name,
-						 path, o->act_sparsity > 0 ? "synthetic" : "uniform");
-			if (rc)
-				goto done;
-			ro.act_x = x;
-			ro.act_path = path;
-			rc = spp_layer_measure(&a->layers[i], &a->stats[i], fmts, nf, &ro, &a->runs[i], err);
-			ro.act_x = NULL;
-			ro.act_path = NULL;
-			free(x);
-			x = NULL;
-		} else {
-			rc = spp_layer_measure(&a->layers[i], &a->stats[i], fmts, nf, &ro, &a->runs[i], err);
-		}
+		rc = run_layer(a, i, fmts, nf, &ro, err);
 		if (rc)
 			goto done;
-		for (int r = 0; r < a->runs[i].nruns; r++) {
-			const struct spp_run *run = &a->runs[i].runs[r];
-
-			if (run->status == SPP_RUN_FAILED &&
-			    (rc = spp_analysis_warn(a, err, "'%s': %s: %s", a->layers[i].name,
-					      run->format, run->reason)))
-				goto done;
-			if (run->status == SPP_RUN_UNSUPPORTED && r == 0 &&
-			    (rc = spp_analysis_warn(a, err, "'%s': no kernel runs: %s",
-					      a->layers[i].name, run->reason)))
-				goto done;
-		}
 	}
 	/* breakeven is the weights' own: uniform X, weight-only CPU formats (the sweep is CPU-only) */
 	ro.act_sparsity = 0;

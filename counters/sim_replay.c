@@ -8,7 +8,8 @@
  * kernels' signatures, so the simulator listening to the calling thread is
  * a thread-local pointer, set only for the length of a replay (or between
  * the backend's start and stop): the one piece of mutable state here, and
- * it never crosses threads.
+ * it never crosses threads. No format is known here: each entry's replay
+ * hooks (spp_format_ops.trace) name its partition and its buffers.
  */
 #include "counters/sim.h"
 
@@ -17,15 +18,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernels/cpu/cpu.h"
+#include "kernels/kernels.h"
+#include "kernels/trace.h"
 
 /* Row units per sampled block. */
 #define SAMPLE_BLOCK 64
 #define MAX_REGIONS 8
 /* Each registered buffer starts on its own boundary of the canonical space. */
 #define REGION_SHIFT 36
-
-enum kind { K_NONE, K_CSR, K_COO, K_BSR, K_BITMASK, K_NM };
 
 struct region {
 	uint64_t lo, hi, base;
@@ -39,16 +39,13 @@ struct sink {
 	int nreg, last;
 	uint64_t unmapped;
 	/* sampling: every stride-th block of `block` row units of each part */
-	enum kind kind;
+	const struct spp_trace_ops *trace;  /* NULL: no sampling */
 	int64_t block, stride, units_total, units_sim;
 	int64_t *lo, *rlo;      /* scratch partitions (nparts + 1) */
+	void *impl;             /* scratch copy of the encoding's impl struct */
 };
 
 static _Thread_local struct sink *cur;
-
-void spp_trace_access(const void *p, size_t bytes, int store);
-void spp_trace_run_parts(const struct spp_encoded *w, cpu_part_fn fn, const float *x,
-			 float *y, int64_t n, const struct spp_exec *ex);
 
 void spp_trace_access(const void *p, size_t bytes, int store)
 {
@@ -80,29 +77,16 @@ void spp_trace_access(const void *p, size_t bytes, int store)
 	spp_sim_access(s->sim, s->core, a, bytes, store);
 }
 
-static enum kind kind_of(const char *key)
-{
-	if (strcmp(key, "csr") == 0)
-		return K_CSR;
-	if (strcmp(key, "coo") == 0)
-		return K_COO;
-	if (strncmp(key, "bsr", 3) == 0)
-		return K_BSR;
-	if (strcmp(key, "bitmask") == 0)
-		return K_BITMASK;
-	if (strncmp(key, "nm", 2) == 0)
-		return K_NM;
-	return K_NONE;
-}
-
-extern const struct spp_format_ops spp_trace_csr, spp_trace_coo, spp_trace_bsr4,
-	spp_trace_bsr8, spp_trace_bsr16, spp_trace_bitmask, spp_trace_nm1_4,
-	spp_trace_nm2_4, spp_trace_nm4_8;
+/* The traced copy of every CPU format (counters/meson.build), in registry order. */
+#define TRACED_DECLARE(id, key) extern const struct spp_format_ops spp_trace_##key;
+SPP_CPU_FORMAT_LIST(TRACED_DECLARE)
+#undef TRACED_DECLARE
 
 static const struct spp_format_ops *const traced[] = {
-	&spp_trace_csr, &spp_trace_coo, &spp_trace_bsr4, &spp_trace_bsr8,
-	&spp_trace_bsr16, &spp_trace_bitmask, &spp_trace_nm1_4, &spp_trace_nm2_4,
-	&spp_trace_nm4_8, NULL,
+#define TRACED_ENTRY(id, key) &spp_trace_##key,
+	SPP_CPU_FORMAT_LIST(TRACED_ENTRY)
+#undef TRACED_ENTRY
+	NULL,
 };
 
 const struct spp_format_ops *spp_trace_format_find(const char *key)
@@ -113,85 +97,16 @@ const struct spp_format_ops *spp_trace_format_find(const char *key)
 	return NULL;
 }
 
-/* The partition array of a format's buffers (row units; coo: non-zeros). */
-static int64_t *part_lo(enum kind k, const void *impl)
-{
-	switch (k) {
-	case K_CSR:
-		return ((const struct cpu_csr *)impl)->lo;
-	case K_COO:
-		return ((const struct cpu_coo *)impl)->rlo;
-	case K_BSR:
-		return ((const struct cpu_bsr *)impl)->lo;
-	case K_BITMASK:
-		return ((const struct cpu_bitmask *)impl)->lo;
-	case K_NM:
-		return ((const struct cpu_nm *)impl)->lo;
-	default:
-		return NULL;
-	}
-}
-
-union impl_copy {
-	struct cpu_csr csr;
-	struct cpu_coo coo;
-	struct cpu_bsr bsr;
-	struct cpu_bitmask bitmask;
-	struct cpu_nm nm;
-};
-
-/* First non-zero of coo part p whose row is >= r. */
-static int64_t coo_first(const struct cpu_coo *c, int p, int64_t r)
-{
-	int64_t a = c->lo[p], b = c->lo[p + 1];
-
-	while (a < b) {
-		int64_t mid = a + (b - a) / 2;
-
-		if (c->row[mid] < r)
-			a = mid + 1;
-		else
-			b = mid;
-	}
-	return a;
-}
-
 /* Run part p on row units [u0, u1) only: a copy of the buffers' header with a narrowed partition. */
-static void run_block(struct sink *s, const struct spp_encoded *w, cpu_part_fn fn, int p,
+static void run_block(struct sink *s, const struct spp_encoded *w, spp_part_fn fn, int p,
 		      int64_t u0, int64_t u1, const float *x, float *y, int64_t n)
 {
-	union impl_copy c;
 	struct spp_encoded wc = *w;
-	size_t size[] = {0, sizeof(c.csr), sizeof(c.coo), sizeof(c.bsr), sizeof(c.bitmask), sizeof(c.nm)};
+	int64_t *const scratch[2] = {s->lo, s->rlo};
 
-	memcpy(&c, w->impl, size[s->kind]);
-	memcpy(s->lo, part_lo(s->kind, w->impl), (size_t)(w->nparts + 1) * sizeof(*s->lo));
-	s->lo[p] = u0;
-	s->lo[p + 1] = u1;
-	switch (s->kind) {
-	case K_CSR:
-		c.csr.lo = s->lo;
-		break;
-	case K_COO:
-		memcpy(s->rlo, c.coo.lo, (size_t)(w->nparts + 1) * sizeof(*s->rlo));
-		s->rlo[p] = coo_first(w->impl, p, u0);
-		s->rlo[p + 1] = coo_first(w->impl, p, u1);
-		c.coo.rlo = s->lo;
-		c.coo.lo = s->rlo;
-		break;
-	case K_BSR:
-		c.bsr.lo = s->lo;
-		break;
-	case K_BITMASK:
-		c.bitmask.lo = s->lo;
-		break;
-	case K_NM:
-		c.nm.lo = s->lo;
-		break;
-	default:
-		return;
-	}
-	wc.impl = &c;
+	memcpy(s->impl, w->impl, s->trace->impl_size);
+	s->trace->narrow(w, s->impl, p, u0, u1, scratch);
+	wc.impl = s->impl;
 	fn(&wc, p, x, y, n, SPP_ISA_PORTABLE);
 }
 
@@ -200,7 +115,7 @@ static void run_block(struct sink *s, const struct spp_encoded *w, cpu_part_fn f
  * part p on simulated core p mod threads; sampled row blocks when the
  * replay asked for them.
  */
-void spp_trace_run_parts(const struct spp_encoded *w, cpu_part_fn fn, const float *x,
+void spp_trace_run_parts(const struct spp_encoded *w, spp_part_fn fn, const float *x,
 			 float *y, int64_t n, const struct spp_exec *ex)
 {
 	struct sink *s = cur;
@@ -218,7 +133,7 @@ void spp_trace_run_parts(const struct spp_encoded *w, cpu_part_fn fn, const floa
 			continue;
 		}
 		s->core = (p % threads) % s->cores;
-		lo = s->kind != K_NONE ? part_lo(s->kind, w->impl) : NULL;
+		lo = s->trace ? s->trace->part_lo(w) : NULL;
 		if (!lo || s->stride <= 1) {
 			if (lo)
 				s->units_total += lo[p + 1] - lo[p], s->units_sim += lo[p + 1] - lo[p];
@@ -250,52 +165,11 @@ static void add_region(struct sink *s, const void *p, uint64_t bytes)
 /* The encoded buffers of enc, for the canonical mapping. */
 static void add_format_regions(struct sink *s, const struct spp_encoded *w)
 {
-	uint64_t m = (uint64_t)w->m, nnz = (uint64_t)w->nnz;
+	struct spp_trace_buffer b[SPP_TRACE_MAX_BUFFERS];
+	int nb = s->trace->buffers(w, b);
 
-	switch (s->kind) {
-	case K_CSR: {
-		const struct cpu_csr *c = w->impl;
-
-		add_region(s, c->ptr, ((uint64_t)c->tiles * m + 1) * 4);
-		add_region(s, c->col, nnz * 2);
-		add_region(s, c->val, nnz * 4);
-		break;
-	}
-	case K_COO: {
-		const struct cpu_coo *c = w->impl;
-
-		add_region(s, c->row, nnz * 4);
-		add_region(s, c->col, nnz * 4);
-		add_region(s, c->val, nnz * 4);
-		break;
-	}
-	case K_BSR: {
-		const struct cpu_bsr *c = w->impl;
-
-		add_region(s, c->ptr, ((uint64_t)c->mb + 1) * 4);
-		add_region(s, c->bcol, (uint64_t)c->nzb * 4);
-		add_region(s, c->val, (uint64_t)c->nzb * (uint64_t)(c->b * c->b) * 4);
-		break;
-	}
-	case K_BITMASK: {
-		const struct cpu_bitmask *c = w->impl;
-
-		add_region(s, c->mask, m * (uint64_t)c->stride);
-		add_region(s, c->ptr, (m + 1) * 4);
-		add_region(s, c->val, nnz * 4);
-		break;
-	}
-	case K_NM: {
-		const struct cpu_nm *c = w->impl;
-		uint64_t slots = m * (uint64_t)c->groups * (uint64_t)c->keep;
-
-		add_region(s, c->val, slots * 4);
-		add_region(s, c->pos, (slots * (uint64_t)c->bits + 7) / 8 + 8);
-		break;
-	}
-	default:
-		break;
-	}
+	for (int i = 0; i < nb && i < SPP_TRACE_MAX_BUFFERS; i++)
+		add_region(s, b[i].p, b[i].bytes);
 }
 
 static void sample_from_sim(struct spp_counter_sample *smp, const struct spp_sim *sim,
@@ -348,7 +222,7 @@ int spp_sim_replay(const struct spp_sim_geometry *g, int threads, uint64_t budge
 
 	spp_cache_figures_init(f);
 	memset(&s, 0, sizeof(s));
-	if (!ops || (s.kind = kind_of(ops->key)) == K_NONE)
+	if (!ops || !(s.trace = ops->trace))
 		return spp_error_set(err, SPP_E_UNSUPPORTED, "sim: no traced kernel for '%s'",
 				     enc->ops ? enc->ops->key : "?");
 	if (threads < 1 || threads > SPP_COUNTERS_MAX_THREADS)
@@ -360,7 +234,8 @@ int spp_sim_replay(const struct spp_sim_geometry *g, int threads, uint64_t budge
 	s.cores = threads;
 	s.lo = malloc((size_t)(enc->nparts + 1) * sizeof(*s.lo));
 	s.rlo = malloc((size_t)(enc->nparts + 1) * sizeof(*s.rlo));
-	if (!s.lo || !s.rlo) {
+	s.impl = malloc(s.trace->impl_size);
+	if (!s.lo || !s.rlo || !s.impl) {
 		rc = spp_error_set(err, SPP_E_NOMEM, "sim: out of memory");
 		goto out;
 	}
@@ -387,9 +262,9 @@ int spp_sim_replay(const struct spp_sim_geometry *g, int threads, uint64_t budge
 			       enc->nparts, enc->nparts == 1 ? "" : "s", threads, threads == 1 ? "" : "s");
 	if (scale > 1 && len < sizeof(f->note))
 		len += (size_t)snprintf(f->note + len, sizeof(f->note) - len,
-					"; %.3g%% of %s blocks simulated, counts scaled",
-					100 * f->sampled, s.kind == K_BSR ? "64-block-row" : "64-row");
-	if (n == 1 && (s.kind == K_BITMASK || s.kind == K_NM) && len < sizeof(f->note))
+					"; %.3g%% of 64-%s blocks simulated, counts scaled",
+					100 * f->sampled, s.trace->unit);
+	if (n == 1 && s.trace->n1_reordered && len < sizeof(f->note))
 		len += (size_t)snprintf(f->note + len, sizeof(f->note) - len,
 					"; at N = 1 the vector kernels read X in another order");
 	if (s.unmapped && len < sizeof(f->note))
@@ -400,6 +275,7 @@ out:
 	cur = NULL;
 	free(s.lo);
 	free(s.rlo);
+	free(s.impl);
 	spp_sim_destroy(s.sim);
 	return rc;
 }

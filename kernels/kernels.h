@@ -46,6 +46,7 @@ struct spp_exec {
 };
 
 struct spp_format_ops;
+struct spp_trace_ops;
 
 struct spp_encoded {
 	const struct spp_format_ops *ops;
@@ -56,6 +57,21 @@ struct spp_encoded {
 	void *impl;            /* the format's own buffers */
 };
 
+/*
+ * What a storage formula of DESIGN section 3 reads: exact counts of a
+ * layer in the GEMM view (the static scan's), and the bytes per value of
+ * the layer's own dtype (fractional for sub-byte and block types). The
+ * pattern fields are those of the entry's own block or N:M pattern.
+ */
+struct spp_storage_counts {
+	int64_t m, k;
+	uint64_t nnz;
+	double vb;                      /* bytes per value */
+	uint64_t blocks, zero_blocks;   /* aligned block x block blocks (W zero-padded), all-zero ones */
+	uint64_t groups, groups_ok;     /* N:M groups of `block` along K, those holding <= keep */
+};
+
+/* A format: one entry per format and device (the CPU's: SPP_CPU_FORMAT_LIST below). */
 struct spp_format_ops {
 	const char *key;       /* "csr", "coo", "bsr4", "bsr8", "bsr16", "bitmask", "nm2_4", ... */
 	int block;             /* B of bsrB; N:M: the group size M; else 0 */
@@ -64,7 +80,7 @@ struct spp_format_ops {
 	 * Encode w for `threads` threads (the partition is part of the
 	 * encoding). Returns 0, SPP_E_NOMEM, or SPP_E_UNSUPPORTED with the
 	 * reason when the format cannot hold w (an N:M format on a
-	 * non-compliant matrix: "12.5% of groups hold more than 2 non-zeros").
+	 * non-compliant matrix, spp_nm_check's message).
 	 */
 	int (*encode)(const struct spp_matrix *w, int threads,
 		      struct spp_encoded *out, struct spp_error *err);
@@ -72,9 +88,53 @@ struct spp_format_ops {
 	int (*spmm)(const struct spp_encoded *w, const float *x, float *y,
 		    int64_t n, const struct spp_exec *ex);
 	void (*release)(struct spp_encoded *e);
+	const char *colour;    /* of the format in the HTML report's charts: "#4e79a7" */
+	/*
+	 * Storage bytes of DESIGN section 3 (values in the model's dtype,
+	 * int32 indices), for the static figures: 0 and *bytes, or
+	 * SPP_E_UNSUPPORTED with the reason when the format cannot hold the
+	 * layer (the N:M rule, spp_nm_check). NULL for the activation kernels,
+	 * which have no storage row.
+	 */
+	int (*storage)(const struct spp_format_ops *f, const struct spp_storage_counts *c,
+		       double *bytes, struct spp_error *err);
+	/* How the cache simulator replays the portable kernel (kernels/trace.h); NULL: it does not. */
+	const struct spp_trace_ops *trace;
 };
 
-/* The CPU formats, in report order; NULL-terminated. */
+/*
+ * The CPU formats, in report order: one row per format, X(ID, key), the
+ * entry being spp_cpu_<key> (kernels/cpu/<file>.c). Everything that lists
+ * formats follows this list: spp_cpu_formats, the static storage figures
+ * (SPP_ST_<ID>, profiler/static.h) and so the JSON, HTML and breakeven
+ * format lists, and the traced kernels of the cache simulator.
+ *
+ * A new format is its file, defining `const struct spp_format_ops
+ * SPP_CPU_OPS(key)` (kernels/trace.h) with every field above filled, plus
+ * its row here; the file is a source like any other in
+ * kernels/cpu/meson.build and, for its traced copy, in the list of
+ * counters/meson.build. test_kernels checks that the row reaches the
+ * storage figures, the report schema and the HTML colours.
+ */
+#define SPP_CPU_FORMAT_LIST(X)                                                 \
+	X(CSR, csr)                                                            \
+	X(COO, coo)                                                            \
+	X(BSR4, bsr4)                                                          \
+	X(BSR8, bsr8)                                                          \
+	X(BSR16, bsr16)                                                        \
+	X(BITMASK, bitmask)                                                    \
+	X(NM1_4, nm1_4)                                                        \
+	X(NM2_4, nm2_4)                                                        \
+	X(NM4_8, nm4_8)
+
+enum {
+#define SPP_CPU_FORMAT_COUNT_ONE(id, key) SPP_CPU_FORMAT_##id,
+	SPP_CPU_FORMAT_LIST(SPP_CPU_FORMAT_COUNT_ONE)
+#undef SPP_CPU_FORMAT_COUNT_ONE
+	SPP_CPU_NFORMATS
+};
+
+/* The CPU formats, in report order (SPP_CPU_FORMAT_LIST); NULL-terminated. */
 extern const struct spp_format_ops *const spp_cpu_formats[];
 
 /*
@@ -99,6 +159,32 @@ struct spp_blas_info {
 
 /* Describe the OpenBLAS linked in (the dense candidates: kernels/dense/dense.h). */
 void spp_blas_info(struct spp_blas_info *out);
+
+/*
+ * The N:M rule, the one every part applies: W's rows are cut along K into
+ * groups of `group` consecutive elements (K zero-padded to a multiple of
+ * group); W is keep:group compliant when every group holds at most keep
+ * non-zeros.
+ */
+static inline int spp_nm_group_ok(unsigned nnz_in_group, int keep)
+{
+	return nnz_in_group <= (unsigned)keep;
+}
+
+/* Groups of an m x k matrix: m * ceil(k / group). */
+static inline uint64_t spp_nm_groups(int64_t m, int64_t k, int group)
+{
+	return (uint64_t)m * (uint64_t)((k + group - 1) / group);
+}
+
+/* Groups of w that break the rule (hold more than keep non-zeros). */
+uint64_t spp_nm_violations(const struct spp_matrix *w, int keep, int group);
+
+/*
+ * The verdict and its one message: 0 when bad == 0, else SPP_E_UNSUPPORTED
+ * with "not 2:4 compliant: 6.25% of groups hold more than 2 non-zeros".
+ */
+int spp_nm_check(int keep, int group, uint64_t groups, uint64_t bad, struct spp_error *err);
 
 /* Plain reference SpMM on the dense matrix (tests and verification). */
 void spp_reference_gemm(const struct spp_matrix *w, const float *x, float *y,

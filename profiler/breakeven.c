@@ -42,15 +42,6 @@ void spp_breakeven_pattern(const struct spp_layer_static *s, struct spp_sweep_op
 	}
 }
 
-/* Storage index of a format key; -1 when spprof has no storage figure for it (a peer). */
-static int storage_of(const char *key)
-{
-	for (int f = 0; f < SPP_ST_COUNT; f++)
-		if (strcmp(spp_storage_key((enum spp_storage_fmt)f), key) == 0)
-			return f;
-	return -1;
-}
-
 /* The layer's sweep among a->sweeps[0..nsweeps); -1 when there is none yet. */
 static int find_sweep(const struct spp_analysis *a, const struct spp_sweep_opts *o)
 {
@@ -99,7 +90,7 @@ int spp_breakeven_analysis(struct spp_analysis *a, const struct spp_run_opts *ro
 		if (a->sweep_of[i] >= 0)
 			continue; /* a repeated block: the same sweep */
 		for (int f = 0; f < nf && nuse < SPP_MAX_FORMATS; f++) {
-			int st = storage_of(fmts[f]->key);
+			int st = spp_storage_find(fmts[f]->key);
 
 			/* the formats that can hold this layer; peers have no storage row */
 			if (st >= 0 && s->storage[st].applicable)
@@ -166,7 +157,7 @@ int spp_recommend_layer(const struct spp_layer_runs *runs, struct spp_recommenda
 		const struct spp_run *d = x->backend ? dense_of(runs, x->backend) : dense;
 		double sp;
 
-		if (!timed(x) || !d || strcmp(x->format, "dense") == 0 || storage_of(x->format) < 0)
+		if (!timed(x) || !d || strcmp(x->format, "dense") == 0 || spp_storage_find(x->format) < 0)
 			continue;
 		sp = d->time.median / x->time.median;
 		if (!best || sp > best_speedup) {

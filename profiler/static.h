@@ -13,6 +13,7 @@
 
 #include <stdint.h>
 
+#include "kernels/kernels.h"
 #include "profiler/base/dtype.h"
 #include "profiler/base/error.h"
 #include "profiler/layer.h"
@@ -55,22 +56,26 @@ int spp_static_count(const struct spp_layer *l, struct spp_static_counts *out,
 int spp_static_tensor_nnz(const struct spp_tensor *t, uint64_t *nnz,
 			  struct spp_error *err);
 
+/*
+ * The storage figures: dense, then every CPU format of the registry in its
+ * order (SPP_CPU_FORMAT_LIST, kernels/kernels.h): SPP_ST_CSR, ...
+ */
 enum spp_storage_fmt {
 	SPP_ST_DENSE,
-	SPP_ST_CSR,
-	SPP_ST_COO,
-	SPP_ST_BSR4,
-	SPP_ST_BSR8,
-	SPP_ST_BSR16,
-	SPP_ST_BITMASK,
-	SPP_ST_NM1_4,
-	SPP_ST_NM2_4,
-	SPP_ST_NM4_8,
+#define SPP_ST_ONE(id, key) SPP_ST_##id,
+	SPP_CPU_FORMAT_LIST(SPP_ST_ONE)
+#undef SPP_ST_ONE
 	SPP_ST_COUNT
 };
 
-/* Report key of a storage format: "dense", "csr", "bsr4", "nm2_4", ... */
+/* Report key of a storage format: "dense", "csr", "bsr4", "nm2_4", ...; "?" out of range. */
 const char *spp_storage_key(enum spp_storage_fmt f);
+
+/* The registry entry of a storage format (spp_cpu_formats); NULL for dense and out of range. */
+const struct spp_format_ops *spp_storage_ops(enum spp_storage_fmt f);
+
+/* The storage format of a key; -1 when none (a peer, an activation or CUDA-only kernel). */
+int spp_storage_find(const char *key);
 
 struct spp_storage {
 	int applicable;

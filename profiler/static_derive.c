@@ -13,19 +13,26 @@ const int spp_block_sizes[SPP_NBLOCK] = {2, 4, 8, 16};
 const struct spp_nm spp_nm_patterns[SPP_NNM] = {
 	{1, 4, "nm1_4"}, {2, 4, "nm2_4"}, {4, 8, "nm4_8"}};
 
-static const char *const storage_keys[SPP_ST_COUNT] = {
-	[SPP_ST_DENSE] = "dense",   [SPP_ST_CSR] = "csr",
-	[SPP_ST_COO] = "coo",       [SPP_ST_BSR4] = "bsr4",
-	[SPP_ST_BSR8] = "bsr8",     [SPP_ST_BSR16] = "bsr16",
-	[SPP_ST_BITMASK] = "bitmask", [SPP_ST_NM1_4] = "nm1_4",
-	[SPP_ST_NM2_4] = "nm2_4",   [SPP_ST_NM4_8] = "nm4_8",
-};
+const struct spp_format_ops *spp_storage_ops(enum spp_storage_fmt f)
+{
+	if ((int)f <= SPP_ST_DENSE || f >= SPP_ST_COUNT)
+		return NULL;
+	return spp_cpu_formats[f - 1];
+}
 
 const char *spp_storage_key(enum spp_storage_fmt f)
 {
-	if ((int)f < 0 || f >= SPP_ST_COUNT)
-		return "?";
-	return storage_keys[f];
+	if (f == SPP_ST_DENSE)
+		return "dense";
+	return spp_storage_ops(f) ? spp_storage_ops(f)->key : "?";
+}
+
+int spp_storage_find(const char *key)
+{
+	for (int f = 0; key && f < SPP_ST_COUNT; f++)
+		if (strcmp(spp_storage_key((enum spp_storage_fmt)f), key) == 0)
+			return f;
+	return -1;
 }
 
 const char *spp_pattern_class_name(enum spp_pattern_class c)
@@ -43,15 +50,6 @@ const char *spp_pattern_class_name(enum spp_pattern_class c)
 		return "unstructured";
 	}
 	return "?";
-}
-
-static int ceil_log2(int v)
-{
-	int b = 0;
-
-	while ((1 << b) < v)
-		b++;
-	return b;
 }
 
 static enum spp_pattern_class classify(const struct spp_static_counts *c,
@@ -83,6 +81,51 @@ static void set_bytes(struct spp_storage *s, double bytes, double dense)
 	s->bytes = bytes;
 	s->ratio = bytes > 0 ? dense / bytes : 0.0;
 	s->reason[0] = '\0';
+}
+
+/* The counts of the entry's own pattern; 0 when the scan counts no such pattern. */
+static int pattern_counts(const struct spp_static_counts *c, const struct spp_format_ops *ops,
+			  struct spp_storage_counts *out)
+{
+	if (ops->keep > 0) {
+		for (int i = 0; i < SPP_NNM; i++)
+			if (spp_nm_patterns[i].n == ops->keep && spp_nm_patterns[i].m == ops->block) {
+				out->groups = c->nm_groups[i];
+				out->groups_ok = c->nm_ok[i];
+				return 1;
+			}
+		return 0;
+	}
+	if (ops->block > 0) {
+		for (int b = 0; b < SPP_NBLOCK; b++)
+			if (spp_block_sizes[b] == ops->block) {
+				out->blocks = c->blocks[b];
+				out->zero_blocks = c->zero_blocks[b];
+				return 1;
+			}
+		return 0;
+	}
+	return 1;
+}
+
+/* One format's storage row: its registry entry's formula on the scan's counts. */
+static void format_storage(const struct spp_static_counts *c, const struct spp_format_ops *ops,
+			   double vb, double dense, struct spp_storage *s)
+{
+	struct spp_storage_counts sc = {c->m, c->k, c->nnz, vb, 0, 0, 0, 0};
+	struct spp_error err = {0};
+	double bytes = 0;
+
+	memset(s, 0, sizeof(*s));
+	if (!pattern_counts(c, ops, &sc)) {
+		snprintf(s->reason, sizeof(s->reason), "the static scan counts no %s pattern", ops->key);
+		return;
+	}
+	if (ops->storage(ops, &sc, &bytes, &err) != 0) {
+		snprintf(s->reason, sizeof(s->reason), "%.127s", err.msg);
+		return;
+	}
+	set_bytes(s, bytes, dense);
 }
 
 void spp_static_derive(const struct spp_static_counts *c, enum spp_dtype dtype,
@@ -120,33 +163,7 @@ void spp_static_derive(const struct spp_static_counts *c, enum spp_dtype dtype,
 
 	dense = m * k * vb;
 	set_bytes(&out->storage[SPP_ST_DENSE], dense, dense);
-	set_bytes(&out->storage[SPP_ST_CSR], nnz * (vb + 4) + (m + 1) * 4, dense);
-	set_bytes(&out->storage[SPP_ST_COO], nnz * (vb + 8), dense);
-	for (int b = 1; b < SPP_NBLOCK; b++) {
-		/* bsr4, bsr8, bsr16 follow each other in the enum */
-		double bs = spp_block_sizes[b];
-		double nzb = (double)(c->blocks[b] - c->zero_blocks[b]);
-		double brows = (double)((c->m + spp_block_sizes[b] - 1) / spp_block_sizes[b]);
-
-		set_bytes(&out->storage[SPP_ST_BSR4 + b - 1],
-			  nzb * bs * bs * vb + nzb * 4 + (brows + 1) * 4, dense);
-	}
-	set_bytes(&out->storage[SPP_ST_BITMASK],
-		  m * (double)((c->k + 7) / 8) + nnz * vb + (m + 1) * 4, dense);
-	for (int i = 0; i < SPP_NNM; i++) {
-		const struct spp_nm *p = &spp_nm_patterns[i];
-		struct spp_storage *s = &out->storage[SPP_ST_NM1_4 + i];
-		uint64_t g = c->nm_groups[i];
-		uint64_t idx_bits = g * (uint64_t)p->n * (uint64_t)ceil_log2(p->m);
-
-		if (c->nm_ok[i] != g) {
-			s->applicable = 0;
-			snprintf(s->reason, sizeof(s->reason),
-				 "not %d:%d compliant: %.3g%% of groups hold more than %d non-zeros",
-				 p->n, p->m, 100.0 * (double)(g - c->nm_ok[i]) / (double)g,
-				 p->n);
-			continue;
-		}
-		set_bytes(s, (double)g * p->n * vb + (double)((idx_bits + 7) / 8), dense);
-	}
+	for (int f = SPP_ST_DENSE + 1; f < SPP_ST_COUNT; f++)
+		format_storage(c, spp_storage_ops((enum spp_storage_fmt)f), vb, dense,
+			       &out->storage[f]);
 }

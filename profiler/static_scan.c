@@ -418,10 +418,11 @@ HOT static void row_counts(const struct view_scan *s, const uint8_t *mk,
 			uint32_t x = (w0 + (w0 >> 8) + (w0 >> 16) + (w0 >> 24)) & 0xffu;
 			uint32_t y = (w1 + (w1 >> 8) + (w1 >> 16) + (w1 >> 24)) & 0xffu;
 
+			/* the N:M rule (kernels.h) on the 4-groups x, y and their 8-group */
 			a_rn += x + y;
-			a14 += (x <= 1) + (y <= 1);
-			a24 += (x <= 2) + (y <= 2);
-			a48 += x + y <= 4;
+			a14 += (uint32_t)(spp_nm_group_ok(x, 1) + spp_nm_group_ok(y, 1));
+			a24 += (uint32_t)(spp_nm_group_ok(x, 2) + spp_nm_group_ok(y, 2));
+			a48 += (uint32_t)spp_nm_group_ok(x + y, 4);
 		}
 		rn += a_rn;
 		ok14 += a14;
@@ -610,10 +611,8 @@ static void counts_finish(const struct view_scan *s, const struct part *parts,
 	if (s->m == 0)
 		out->row_nnz_min = 0;
 	out->row_nnz_sumsq = (double)sumsq;
-	for (int i = 0; i < SPP_NNM; i++) {
-		int64_t gm = spp_nm_patterns[i].m;
-		out->nm_groups[i] = (uint64_t)s->m * (uint64_t)((s->k + gm - 1) / gm);
-	}
+	for (int i = 0; i < SPP_NNM; i++)
+		out->nm_groups[i] = spp_nm_groups(s->m, s->k, spp_nm_patterns[i].m);
 	for (int b = 0; b < SPP_NBLOCK; b++) {
 		int64_t bs = spp_block_sizes[b];
 		out->blocks[b] = (uint64_t)((s->m + bs - 1) / bs) * (uint64_t)s->g[b];

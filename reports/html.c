@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "profiler/static.h"
 #include "reports/cells.h"
 #include "reports/html.h"
 #include "reports/svg.h"
@@ -111,22 +112,21 @@ static const char js_table[] =
 	"catch(e){window.sppRecord(String(e&&e.message||e));}\n"
 	"})();\n";
 
-static const char *const format_keys[] = {"dense", "csr",     "coo",   "bsr4",  "bsr8",
-					  "bsr16", "bitmask", "nm1_4", "nm2_4", "nm4_8"};
-static const char *const format_colors[] = {"#7f7f7f", "#4e79a7", "#f28e2b", "#e15759",
-					    "#76b7b2", "#59a14f", "#c9a227", "#b07aa1",
-					    "#ff7f9e", "#9c755f"};
+/* Kernels with no storage row (peers, activation and CUDA-only kernels): by a hash of the key. */
 static const char *const extra_colors[] = {"#17becf", "#bcbd22", "#8c564b", "#393b79"};
 
+/* Dense grey; a storage format the colour of its registry entry (kernels/kernels.h). */
 const char *spp_html_format_color(const char *format)
 {
 	unsigned h = 5381;
+	int f = spp_storage_find(format);
 
 	if (!format)
 		return "#999999";
-	for (size_t i = 0; i < sizeof(format_keys) / sizeof(format_keys[0]); i++)
-		if (strcmp(format, format_keys[i]) == 0)
-			return format_colors[i];
+	if (f == SPP_ST_DENSE)
+		return "#7f7f7f";
+	if (f > SPP_ST_DENSE && spp_storage_ops((enum spp_storage_fmt)f)->colour)
+		return spp_storage_ops((enum spp_storage_fmt)f)->colour;
 	for (const char *p = format; *p; p++)
 		h = h * 33 + (unsigned char)*p;
 	return extra_colors[h % (sizeof(extra_colors) / sizeof(extra_colors[0]))];
@@ -459,7 +459,8 @@ static void card_measured(struct spp_html *h)
 	int best_n = 0;
 	char v[64], d[160];
 
-	for (size_t k = 1; k < sizeof(format_keys) / sizeof(format_keys[0]); k++) {
+	for (int k = SPP_ST_DENSE + 1; k < SPP_ST_COUNT; k++) {
+		const char *key = spp_storage_key((enum spp_storage_fmt)k);
 		double sd = 0, sf = 0;
 		int n = 0;
 		const cJSON *l, *run;
@@ -474,7 +475,7 @@ static void card_measured(struct spp_html *h)
 					continue;
 				if (strcmp(fmt, "dense") == 0)
 					td = t;
-				else if (strcmp(fmt, format_keys[k]) == 0)
+				else if (strcmp(fmt, key) == 0)
 					tf = t;
 			}
 			if (isfinite(td) && isfinite(tf) && tf > 0) {
@@ -485,7 +486,7 @@ static void card_measured(struct spp_html *h)
 		}
 		if (n && sd / sf > best_x) {
 			best_x = sd / sf;
-			best = format_keys[k];
+			best = key;
 			best_n = n;
 		}
 	}

@@ -20,8 +20,15 @@
 
 #include <cmocka.h>
 
+#include <cjson/cJSON.h>
+
+#include "counters/sim.h"
 #include "kernels/kernels.h"
 #include "kernels/dense/dense.h"
+#include "kernels/trace.h"
+#include "profiler/static.h"
+#include "reports/html.h"
+#include "test/harness.h"
 
 enum kind { UNSTRUCTURED, BLOCKS, NM };
 
@@ -417,6 +424,88 @@ static void test_release_and_registry(void **state)
 	assert_true(spp_isa_detect() < SPP_ISA_COUNT);
 }
 
+/* The format keys of a storage map of docs/report.schema.json (propertyNames.enum). */
+static const cJSON *schema_keys(const cJSON *schema, const char *const *path)
+{
+	const cJSON *node = schema;
+
+	for (int i = 0; path[i] && node; i++)
+		node = cJSON_GetObjectItem(node, path[i]);
+	assert_true(cJSON_IsArray(node));
+	return node;
+}
+
+static int has_key(const cJSON *keys, const char *key)
+{
+	const cJSON *k;
+
+	cJSON_ArrayForEach(k, keys)
+		if (cJSON_IsString(k) && strcmp(k->valuestring, key) == 0)
+			return 1;
+	return 0;
+}
+
+/*
+ * A format is one row: every registry entry has a storage row of its own
+ * (static figures, which every JSON writer and breakeven iterate), a key in
+ * the schema's storage maps, its own colour in the HTML charts and a traced
+ * copy with replay hooks for the simulator; the schema lists nothing else.
+ */
+static void test_registry_reaches_everywhere(void **state)
+{
+	static const char *const layer_path[] = {"properties", "layers", "items", "properties",
+						 "storage", "propertyNames", "enum", NULL};
+	static const char *const summary_path[] = {"properties", "summary", "properties",
+						   "storage", "propertyNames", "enum", NULL};
+	char *docs = harness_join(getenv("SPP_TEST_DATA"), "../../docs/report.schema.json");
+	char *text = harness_slurp(docs, NULL);
+	cJSON *schema = cJSON_Parse(text);
+	struct spp_static_counts c = {.m = 8, .k = 16, .nnz = 0};
+	struct spp_layer_static st;
+	const cJSON *k;
+
+	(void)state;
+	assert_non_null(schema);
+	for (int i = 0; i < SPP_NNM; i++)
+		c.nm_groups[i] = c.nm_ok[i] = spp_nm_groups(c.m, c.k, spp_nm_patterns[i].m);
+	spp_static_derive(&c, SPP_DTYPE_F32, 4, &st);
+	assert_int_equal(SPP_ST_COUNT, SPP_CPU_NFORMATS + 1);
+	assert_string_equal(spp_html_format_color("dense"), "#7f7f7f");
+	for (int f = 0; spp_cpu_formats[f]; f++) {
+		const struct spp_format_ops *ops = spp_cpu_formats[f];
+
+		assert_int_equal(spp_storage_find(ops->key), SPP_ST_DENSE + 1 + f);
+		assert_ptr_equal(spp_storage_ops((enum spp_storage_fmt)(f + 1)), ops);
+		if (!st.storage[f + 1].applicable)
+			fail_msg("%s: no storage figure: %s", ops->key, st.storage[f + 1].reason);
+		assert_true(has_key(schema_keys(schema, layer_path), ops->key));
+		assert_true(has_key(schema_keys(schema, summary_path), ops->key));
+		assert_non_null(ops->colour);
+		assert_string_equal(spp_html_format_color(ops->key), ops->colour);
+		for (int g = 0; g < f; g++)
+			if (strcmp(spp_cpu_formats[g]->colour, ops->colour) == 0)
+				fail_msg("%s and %s share a colour", spp_cpu_formats[g]->key, ops->key);
+		assert_non_null(ops->trace);
+		assert_non_null(spp_trace_format_find(ops->key));
+		assert_non_null(spp_trace_format_find(ops->key)->trace);
+		assert_int_equal(spp_trace_format_find(ops->key)->trace->impl_size, ops->trace->impl_size);
+	}
+	cJSON_ArrayForEach(k, schema_keys(schema, layer_path))
+		assert_true(spp_storage_find(k->valuestring) >= 0);
+	assert_int_equal(cJSON_GetArraySize(schema_keys(schema, summary_path)), SPP_ST_COUNT);
+	/* the one N:M message */
+	{
+		struct spp_error err = {0};
+
+		assert_int_equal(spp_nm_check(2, 4, 16, 0, &err), 0);
+		assert_int_equal(spp_nm_check(2, 4, 16, 1, &err), SPP_E_UNSUPPORTED);
+		assert_string_equal(err.msg, "not 2:4 compliant: 6.25% of groups hold more than 2 non-zeros");
+	}
+	cJSON_Delete(schema);
+	free(text);
+	free(docs);
+}
+
 static void test_dense_and_blas(void **state)
 {
 	static const int64_t ns[] = { 1, 5 };
@@ -568,6 +657,7 @@ int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_release_and_registry),
+		cmocka_unit_test(test_registry_reaches_everywhere),
 		cmocka_unit_test(test_bytes),
 		cmocka_unit_test(test_nm_refusal),
 		cmocka_unit_test(test_partition_and_busy),

@@ -15,7 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernels/trace.h"
 #include "kernels/cpu/cpu.h"
 
 static void bitmask_release(struct spp_encoded *e)
@@ -51,7 +50,7 @@ static int bitmask_encode(const struct spp_matrix *w, int threads,
 		rc = spp_error_set(err, SPP_E_NOMEM, "bitmask: cannot allocate the row index");
 		goto out;
 	}
-	out->ops = &spp_cpu_bitmask;
+	out->ops = &SPP_CPU_OPS(bitmask);
 	out->impl = b;
 	nnz = row_cum[m];
 	if (nnz > INT32_MAX) {
@@ -179,9 +178,52 @@ static int bitmask_spmm(const struct spp_encoded *w, const float *x, float *y,
 	return 0;
 }
 
-const struct spp_format_ops spp_cpu_bitmask = {
+/* DESIGN's bitmask: a bit per element, the values in the model's dtype, int32 row offsets. */
+static int bitmask_storage(const struct spp_format_ops *f, const struct spp_storage_counts *c,
+			   double *bytes, struct spp_error *err)
+{
+	double m = (double)c->m;
+
+	(void)f;
+	(void)err;
+	*bytes = m * (double)((c->k + 7) / 8) + (double)c->nnz * c->vb + (m + 1) * 4;
+	return 0;
+}
+
+static const int64_t *bitmask_part_lo(const struct spp_encoded *w)
+{
+	return ((const struct cpu_bitmask *)w->impl)->lo;
+}
+
+static void bitmask_narrow(const struct spp_encoded *w, void *impl, int p, int64_t u0,
+			   int64_t u1, int64_t *const scratch[2])
+{
+	((struct cpu_bitmask *)impl)->lo =
+		cpu_narrow_lo(bitmask_part_lo(w), w->nparts, p, u0, u1, scratch[0]);
+}
+
+static int bitmask_buffers(const struct spp_encoded *w, struct spp_trace_buffer *b)
+{
+	const struct cpu_bitmask *c = w->impl;
+	uint64_t m = (uint64_t)w->m;
+
+	b[0] = (struct spp_trace_buffer){c->mask, m * (uint64_t)c->stride};
+	b[1] = (struct spp_trace_buffer){c->ptr, (m + 1) * 4};
+	b[2] = (struct spp_trace_buffer){c->val, (uint64_t)w->nnz * 4};
+	return 3;
+}
+
+/* at N = 1 the vector kernels read X in another order than the portable one */
+static const struct spp_trace_ops bitmask_trace = {
+	"row", 1, sizeof(struct cpu_bitmask), bitmask_part_lo, bitmask_narrow, bitmask_buffers,
+};
+
+const struct spp_format_ops SPP_CPU_OPS(bitmask) = {
 	.key = "bitmask",
+	.colour = "#c9a227",
+	.storage = bitmask_storage,
 	.encode = bitmask_encode,
 	.spmm = bitmask_spmm,
 	.release = bitmask_release,
+	.trace = &bitmask_trace,
 };

@@ -12,7 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernels/trace.h"
 #include "kernels/cpu/cpu.h"
 
 static void bsr_release(struct spp_encoded *e)
@@ -195,20 +194,63 @@ static int bsr_spmm(const struct spp_encoded *w, const float *x, float *y,
 	return 0;
 }
 
-#define BSR_OPS(B)                                                             \
+/*
+ * DESIGN's bsrB: the non-zero blocks' values in the model's dtype, an
+ * int32 block column each, int32 block-row offsets.
+ */
+static int bsr_storage(const struct spp_format_ops *f, const struct spp_storage_counts *c,
+		       double *bytes, struct spp_error *err)
+{
+	double bs = f->block, nzb = (double)(c->blocks - c->zero_blocks);
+	double brows = (double)((c->m + f->block - 1) / f->block);
+
+	(void)err;
+	*bytes = nzb * bs * bs * c->vb + nzb * 4 + (brows + 1) * 4;
+	return 0;
+}
+
+static const int64_t *bsr_part_lo(const struct spp_encoded *w)
+{
+	return ((const struct cpu_bsr *)w->impl)->lo;
+}
+
+static void bsr_narrow(const struct spp_encoded *w, void *impl, int p, int64_t u0, int64_t u1,
+		       int64_t *const scratch[2])
+{
+	((struct cpu_bsr *)impl)->lo = cpu_narrow_lo(bsr_part_lo(w), w->nparts, p, u0, u1, scratch[0]);
+}
+
+static int bsr_buffers(const struct spp_encoded *w, struct spp_trace_buffer *b)
+{
+	const struct cpu_bsr *c = w->impl;
+
+	b[0] = (struct spp_trace_buffer){c->ptr, ((uint64_t)c->mb + 1) * 4};
+	b[1] = (struct spp_trace_buffer){c->bcol, (uint64_t)c->nzb * 4};
+	b[2] = (struct spp_trace_buffer){c->val, (uint64_t)c->nzb * (uint64_t)(c->b * c->b) * 4};
+	return 3;
+}
+
+static const struct spp_trace_ops bsr_trace = {
+	"block-row", 0, sizeof(struct cpu_bsr), bsr_part_lo, bsr_narrow, bsr_buffers,
+};
+
+#define BSR_OPS(B, COLOUR)                                                     \
 	static int bsr##B##_encode(const struct spp_matrix *w, int threads,    \
 				   struct spp_encoded *out, struct spp_error *err) \
 	{                                                                      \
-		return bsr_encode_b(B, &spp_cpu_bsr##B, w, threads, out, err); \
+		return bsr_encode_b(B, &SPP_CPU_OPS(bsr##B), w, threads, out, err); \
 	}                                                                      \
-	const struct spp_format_ops spp_cpu_bsr##B = {                         \
+	const struct spp_format_ops SPP_CPU_OPS(bsr##B) = {                    \
 		.key = "bsr" #B,                                               \
 		.block = B,                                                    \
+		.colour = COLOUR,                                              \
+		.storage = bsr_storage,                                        \
 		.encode = bsr##B##_encode,                                     \
 		.spmm = bsr_spmm,                                              \
 		.release = bsr_release,                                        \
+		.trace = &bsr_trace,                                           \
 	};
 
-BSR_OPS(4)
-BSR_OPS(8)
-BSR_OPS(16)
+BSR_OPS(4, "#e15759")
+BSR_OPS(8, "#76b7b2")
+BSR_OPS(16, "#59a14f")

@@ -161,3 +161,12 @@ void cpu_run_parts(const struct spp_encoded *w, cpu_part_fn fn, const float *x,
 			ex->busy_ns[t] = cpu_now_ns() - t0;
 	}
 }
+
+int64_t *cpu_narrow_lo(const int64_t *lo, int nparts, int p, int64_t u0, int64_t u1,
+		       int64_t *scratch)
+{
+	memcpy(scratch, lo, (size_t)(nparts + 1) * sizeof(*scratch));
+	scratch[p] = u0;
+	scratch[p + 1] = u1;
+	return scratch;
+}

@@ -12,7 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernels/trace.h"
 #include "kernels/cpu/cpu.h"
 
 static void coo_release(struct spp_encoded *e)
@@ -49,7 +48,7 @@ static int coo_encode(const struct spp_matrix *w, int threads,
 		rc = spp_error_set(err, SPP_E_NOMEM, "coo: cannot allocate the row index");
 		goto out;
 	}
-	out->ops = &spp_cpu_coo;
+	out->ops = &SPP_CPU_OPS(coo);
 	out->impl = c;
 	nnz = row_cum[m];
 	if (nnz > INT32_MAX || m > INT32_MAX) {
@@ -151,9 +150,71 @@ static int coo_spmm(const struct spp_encoded *w, const float *x, float *y,
 	return 0;
 }
 
-const struct spp_format_ops spp_cpu_coo = {
+/* DESIGN's coo: values in the model's dtype, int32 rows and columns. */
+static int coo_storage(const struct spp_format_ops *f, const struct spp_storage_counts *c,
+		       double *bytes, struct spp_error *err)
+{
+	(void)f;
+	(void)err;
+	*bytes = (double)c->nnz * (c->vb + 8);
+	return 0;
+}
+
+/* The row units of the parts (lo is in non-zeros). */
+static const int64_t *coo_part_lo(const struct spp_encoded *w)
+{
+	return ((const struct cpu_coo *)w->impl)->rlo;
+}
+
+/* First non-zero of part p whose row is >= r. */
+static int64_t coo_first(const struct cpu_coo *c, int p, int64_t r)
+{
+	int64_t a = c->lo[p], b = c->lo[p + 1];
+
+	while (a < b) {
+		int64_t mid = a + (b - a) / 2;
+
+		if (c->row[mid] < r)
+			a = mid + 1;
+		else
+			b = mid;
+	}
+	return a;
+}
+
+/* Both partitions narrowed: the rows, and the non-zeros of those rows. */
+static void coo_narrow(const struct spp_encoded *w, void *impl, int p, int64_t u0, int64_t u1,
+		       int64_t *const scratch[2])
+{
+	const struct cpu_coo *c = w->impl;
+	struct cpu_coo *n = impl;
+
+	n->rlo = cpu_narrow_lo(c->rlo, w->nparts, p, u0, u1, scratch[0]);
+	n->lo = cpu_narrow_lo(c->lo, w->nparts, p, coo_first(c, p, u0), coo_first(c, p, u1),
+			      scratch[1]);
+}
+
+static int coo_buffers(const struct spp_encoded *w, struct spp_trace_buffer *b)
+{
+	const struct cpu_coo *c = w->impl;
+	uint64_t nnz = (uint64_t)w->nnz;
+
+	b[0] = (struct spp_trace_buffer){c->row, nnz * 4};
+	b[1] = (struct spp_trace_buffer){c->col, nnz * 4};
+	b[2] = (struct spp_trace_buffer){c->val, nnz * 4};
+	return 3;
+}
+
+static const struct spp_trace_ops coo_trace = {
+	"row", 0, sizeof(struct cpu_coo), coo_part_lo, coo_narrow, coo_buffers,
+};
+
+const struct spp_format_ops SPP_CPU_OPS(coo) = {
 	.key = "coo",
+	.colour = "#f28e2b",
+	.storage = coo_storage,
 	.encode = coo_encode,
 	.spmm = coo_spmm,
 	.release = coo_release,
+	.trace = &coo_trace,
 };

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "kernels/kernels.h"
+#include "kernels/trace.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define CPU_X86 1
@@ -69,8 +70,7 @@ void cpu_release_common(struct spp_encoded *e);
  * Run part(w, p, ...) for every part on ex->threads OpenMP threads,
  * recording each thread's busy time when ex->busy_ns is set.
  */
-typedef void (*cpu_part_fn)(const struct spp_encoded *w, int part,
-			    const float *x, float *y, int64_t n, enum spp_isa isa);
+typedef spp_part_fn cpu_part_fn;
 void cpu_run_parts(const struct spp_encoded *w, cpu_part_fn fn, const float *x,
 		   float *y, int64_t n, const struct spp_exec *ex);
 
@@ -163,8 +163,19 @@ void cpu_csr_act_part_avx512(const struct spp_encoded *w, const uint8_t *xnz, in
 			     int64_t r1, const float *x, float *y, int64_t n);
 #endif
 
-extern const struct spp_format_ops spp_cpu_csr, spp_cpu_coo, spp_cpu_bsr4,
-	spp_cpu_bsr8, spp_cpu_bsr16, spp_cpu_bitmask, spp_cpu_nm1_4,
-	spp_cpu_nm2_4, spp_cpu_nm4_8, spp_cpu_csc, spp_cpu_csr_act, spp_cpu_csc_act;
+/* The formats' entries (SPP_CPU_FORMAT_LIST; spp_trace_<key> in the traced copy). */
+#define CPU_DECLARE_OPS(id, key) extern const struct spp_format_ops SPP_CPU_OPS(key);
+SPP_CPU_FORMAT_LIST(CPU_DECLARE_OPS)
+#undef CPU_DECLARE_OPS
+
+extern const struct spp_format_ops spp_cpu_csc, spp_cpu_csr_act, spp_cpu_csc_act;
+
+/*
+ * For a format's replay hook narrow (kernels/trace.h): a copy of the
+ * partition lo[0..nparts] in scratch with part p narrowed to [u0, u1);
+ * returns scratch.
+ */
+int64_t *cpu_narrow_lo(const int64_t *lo, int nparts, int p, int64_t u0, int64_t u1,
+		       int64_t *scratch);
 
 #endif

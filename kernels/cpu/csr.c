@@ -22,7 +22,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernels/trace.h"
 #include "kernels/cpu/cpu.h"
 
 static void csr_release(struct spp_encoded *e)
@@ -58,7 +57,7 @@ static int csr_encode(const struct spp_matrix *w, int threads,
 		rc = spp_error_set(err, SPP_E_NOMEM, "csr: cannot allocate the row index");
 		goto out;
 	}
-	out->ops = &spp_cpu_csr;
+	out->ops = &SPP_CPU_OPS(csr);
 	out->impl = c;
 	nnz = row_cum[m];
 	if (nnz > INT32_MAX) {
@@ -195,9 +194,48 @@ static int csr_spmm(const struct spp_encoded *w, const float *x, float *y,
 	return 0;
 }
 
-const struct spp_format_ops spp_cpu_csr = {
+/* DESIGN's csr: values in the model's dtype, int32 columns and row offsets. */
+static int csr_storage(const struct spp_format_ops *f, const struct spp_storage_counts *c,
+		       double *bytes, struct spp_error *err)
+{
+	(void)f;
+	(void)err;
+	*bytes = (double)c->nnz * (c->vb + 4) + ((double)c->m + 1) * 4;
+	return 0;
+}
+
+static const int64_t *csr_part_lo(const struct spp_encoded *w)
+{
+	return ((const struct cpu_csr *)w->impl)->lo;
+}
+
+static void csr_narrow(const struct spp_encoded *w, void *impl, int p, int64_t u0, int64_t u1,
+		       int64_t *const scratch[2])
+{
+	((struct cpu_csr *)impl)->lo = cpu_narrow_lo(csr_part_lo(w), w->nparts, p, u0, u1, scratch[0]);
+}
+
+static int csr_buffers(const struct spp_encoded *w, struct spp_trace_buffer *b)
+{
+	const struct cpu_csr *c = w->impl;
+	uint64_t nnz = (uint64_t)w->nnz;
+
+	b[0] = (struct spp_trace_buffer){c->ptr, ((uint64_t)c->tiles * (uint64_t)w->m + 1) * 4};
+	b[1] = (struct spp_trace_buffer){c->col, nnz * 2};
+	b[2] = (struct spp_trace_buffer){c->val, nnz * 4};
+	return 3;
+}
+
+static const struct spp_trace_ops csr_trace = {
+	"row", 0, sizeof(struct cpu_csr), csr_part_lo, csr_narrow, csr_buffers,
+};
+
+const struct spp_format_ops SPP_CPU_OPS(csr) = {
 	.key = "csr",
+	.colour = "#4e79a7",
+	.storage = csr_storage,
 	.encode = csr_encode,
 	.spmm = csr_spmm,
 	.release = csr_release,
+	.trace = &csr_trace,
 };

@@ -12,7 +12,8 @@
  * speed: the kernels spread 8 packed positions to bytes with one pdep.)
  *
  * A matrix with a group holding more than N non-zeros is refused with
- * SPP_E_UNSUPPORTED and the fraction of such groups.
+ * SPP_E_UNSUPPORTED and the fraction of such groups (the N:M rule and its
+ * message, spp_nm_check in kernels.h).
  *
  * Partition: rows, balancing slots (every row holds G*N). At N >= 2 the
  * kernels sweep K in tiles of tile_g groups, like csr, which needs no
@@ -21,7 +22,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernels/trace.h"
 #include "kernels/cpu/cpu.h"
 
 static void nm_release(struct spp_encoded *e)
@@ -43,7 +43,8 @@ static int nm_encode_nm(int keep, int group, const struct spp_format_ops *ops,
 			const struct spp_matrix *w, int threads,
 			struct spp_encoded *out, struct spp_error *err)
 {
-	int64_t m = w->m, k = w->k, nnz = 0, bad = 0, slots;
+	int64_t m = w->m, k = w->k, nnz = 0, slots;
+	uint64_t bad = 0;
 	int64_t *row_cum = NULL, *slot_cum = NULL;
 	struct cpu_nm *s = NULL;
 	int rc = 0;
@@ -77,19 +78,14 @@ static int nm_encode_nm(int keep, int group, const struct spp_format_ops *ops,
 
 			for (int64_t j = g * group; j < (g + 1) * group && j < k; j++)
 				cnt += w->v[i * k + j] != 0.0f;
-			bad += cnt > keep;
+			bad += !spp_nm_group_ok((unsigned)cnt, keep);
 			nnz += cnt;
 		}
 		row_cum[i + 1] = nnz;
 		slot_cum[i + 1] = (i + 1) * slots;
 	}
-	if (bad) {
-		rc = spp_error_set(err, SPP_E_UNSUPPORTED,
-				   "%s: %.4g%% of groups hold more than %d non-zeros (%lld of %lld groups of %d along K)",
-				   ops->key, 100.0 * (double)bad / (double)(m * s->groups), keep,
-				   (long long)bad, (long long)(m * s->groups), group);
+	if ((rc = spp_nm_check(keep, group, spp_nm_groups(m, k, group), bad, err)))
 		goto out;
-	}
 	if ((double)m * (double)slots > (double)INT64_MAX / 8) {
 		rc = spp_error_set(err, SPP_E_UNSUPPORTED, "%s: matrix too large", ops->key);
 		goto out;
@@ -231,22 +227,70 @@ static int nm_spmm(const struct spp_encoded *w, const float *x, float *y,
 	return 0;
 }
 
-#define NM_OPS(N, M)                                                           \
+/*
+ * DESIGN's nmN_M: N slots of every group, values in the model's dtype and
+ * positions of ceil(log2 M) bits, packed; only when the layer complies.
+ */
+static int nm_storage(const struct spp_format_ops *f, const struct spp_storage_counts *c,
+		      double *bytes, struct spp_error *err)
+{
+	uint64_t g = c->groups, bits = 0;
+	int rc = spp_nm_check(f->keep, f->block, g, g - c->groups_ok, err);
+
+	if (rc)
+		return rc;
+	while ((1 << bits) < f->block)
+		bits++;
+	bits *= g * (uint64_t)f->keep;
+	*bytes = (double)g * f->keep * c->vb + (double)((bits + 7) / 8);
+	return 0;
+}
+
+static const int64_t *nm_part_lo(const struct spp_encoded *w)
+{
+	return ((const struct cpu_nm *)w->impl)->lo;
+}
+
+static void nm_narrow(const struct spp_encoded *w, void *impl, int p, int64_t u0, int64_t u1,
+		      int64_t *const scratch[2])
+{
+	((struct cpu_nm *)impl)->lo = cpu_narrow_lo(nm_part_lo(w), w->nparts, p, u0, u1, scratch[0]);
+}
+
+static int nm_buffers(const struct spp_encoded *w, struct spp_trace_buffer *b)
+{
+	const struct cpu_nm *c = w->impl;
+	uint64_t slots = (uint64_t)w->m * (uint64_t)c->groups * (uint64_t)c->keep;
+
+	b[0] = (struct spp_trace_buffer){c->val, slots * 4};
+	b[1] = (struct spp_trace_buffer){c->pos, (slots * (uint64_t)c->bits + 7) / 8 + 8};
+	return 2;
+}
+
+/* at N = 1 the vector kernels read X in another order than the portable one */
+static const struct spp_trace_ops nm_trace = {
+	"row", 1, sizeof(struct cpu_nm), nm_part_lo, nm_narrow, nm_buffers,
+};
+
+#define NM_OPS(N, M, COLOUR)                                                   \
 	static int nm##N##_##M##_encode(const struct spp_matrix *w, int threads, \
 					struct spp_encoded *out,               \
 					struct spp_error *err)                 \
 	{                                                                      \
-		return nm_encode_nm(N, M, &spp_cpu_nm##N##_##M, w, threads, out, err); \
+		return nm_encode_nm(N, M, &SPP_CPU_OPS(nm##N##_##M), w, threads, out, err); \
 	}                                                                      \
-	const struct spp_format_ops spp_cpu_nm##N##_##M = {                    \
+	const struct spp_format_ops SPP_CPU_OPS(nm##N##_##M) = {               \
 		.key = "nm" #N "_" #M,                                         \
 		.block = M,                                                    \
 		.keep = N,                                                     \
+		.colour = COLOUR,                                              \
+		.storage = nm_storage,                                         \
 		.encode = nm##N##_##M##_encode,                                \
 		.spmm = nm_spmm,                                               \
 		.release = nm_release,                                         \
+		.trace = &nm_trace,                                            \
 	};
 
-NM_OPS(1, 4)
-NM_OPS(2, 4)
-NM_OPS(4, 8)
+NM_OPS(1, 4, "#b07aa1")
+NM_OPS(2, 4, "#ff7f9e")
+NM_OPS(4, 8, "#9c755f")

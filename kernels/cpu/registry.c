@@ -1,11 +1,13 @@
-/* The table of CPU formats, in report order. */
+/* The table of CPU formats, in report order: SPP_CPU_FORMAT_LIST (kernels.h). */
 #include <string.h>
 
 #include "kernels/cpu/cpu.h"
 
 const struct spp_format_ops *const spp_cpu_formats[] = {
-	&spp_cpu_csr, &spp_cpu_coo, &spp_cpu_bsr4, &spp_cpu_bsr8, &spp_cpu_bsr16,
-	&spp_cpu_bitmask, &spp_cpu_nm1_4, &spp_cpu_nm2_4, &spp_cpu_nm4_8, NULL,
+#define CPU_ENTRY(id, key) &spp_cpu_##key,
+	SPP_CPU_FORMAT_LIST(CPU_ENTRY)
+#undef CPU_ENTRY
+	NULL,
 };
 
 const struct spp_format_ops *const spp_cpu_act_formats[] = {

@@ -411,18 +411,19 @@ static int encode_bsr16(const struct spp_matrix *w, struct spp_cuda_encoded *out
 	return spp_cuda_encode_bsr(w, 16, out, err);
 }
 
-/* Two slots per group of four columns; a group with three or more non-zeros refuses W. */
+/* Two slots per group of four columns; W must be 2:4 (the N:M rule, kernels.h). */
 static int encode_nm2_4(const struct spp_matrix *w, struct spp_cuda_encoded *out,
 			struct spp_error *err)
 {
-	int64_t groups = (w->k + 3) / 4, slots = w->m * groups * 2, over = 0, nnz = 0;
+	int64_t groups = (w->k + 3) / 4, slots = w->m * groups * 2, nnz = 0;
 	float *val = NULL;
 	uint8_t *idx = NULL;
 	struct spp_cuda_buf *b = NULL;
 	int rc;
 
 	out->ops = &fmt_nm2_4;
-	if ((rc = check_size(w, slots, err)))
+	if ((rc = check_size(w, slots, err)) ||
+	    (rc = spp_nm_check(2, 4, spp_nm_groups(w->m, w->k, 4), spp_nm_violations(w, 2, 4), err)))
 		return rc;
 	val = calloc((size_t)(slots ? slots : 1), sizeof(float));
 	idx = calloc((size_t)(slots ? slots : 1), 1);
@@ -440,19 +441,10 @@ static int encode_nm2_4(const struct spp_matrix *w, struct spp_cuda_encoded *out
 				if (v == 0.0f)
 					continue;
 				nnz++;
-				if (used == 2) {
-					over++;
-					break;
-				}
 				val[(r * groups + g) * 2 + used] = v;
 				idx[(r * groups + g) * 2 + used++] = (uint8_t)(c - 4 * g);
 			}
 		}
-	if (over) {
-		rc = spp_error_set(err, SPP_E_UNSUPPORTED, "%.1f%% of groups hold more than 2 non-zeros",
-				   100.0 * (double)over / (double)(w->m * groups));
-		goto out;
-	}
 	if ((rc = spp_cuda_upload((void **)&b->val, val, sizeof(float) * (size_t)slots, err)) ||
 	    (rc = spp_cuda_upload((void **)&b->idx, idx, (size_t)slots, err)))
 		goto out;

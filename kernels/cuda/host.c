@@ -5,53 +5,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-uint16_t spp_fp16_bits(float f)
-{
-	uint32_t x, ax, sign, h, rem;
-
-	memcpy(&x, &f, sizeof(x));
-	sign = (x >> 16) & 0x8000u;
-	ax = x & 0x7fffffffu;
-	if (ax >= 0x7f800000u)
-		return (uint16_t)(sign | (ax > 0x7f800000u ? 0x7e00u : 0x7c00u));
-	/* 65520 is halfway between 65504 and 65536: it and above round to infinity */
-	if (ax >= 0x477ff000u)
-		return (uint16_t)(sign | 0x7c00u);
-	if (ax < 0x38800000u) {
-		/* below 2^-14: a multiple of 2^-24; scaling by 2^24 is exact, rintf rounds to even */
-		float a;
-
-		memcpy(&a, &ax, sizeof(a));
-		return (uint16_t)(sign | (uint32_t)rintf(a * 16777216.0f));
-	}
-	h = ((((ax >> 23) - 127u + 15u)) << 10) | ((ax & 0x7fffffu) >> 13);
-	rem = ax & 0x1fffu;
-	/* a carry out of the mantissa steps the exponent, which is the right result */
-	if (rem > 0x1000u || (rem == 0x1000u && (h & 1u)))
-		h++;
-	return (uint16_t)(sign | h);
-}
-
-float spp_fp16_value(uint16_t h)
-{
-	unsigned e = (h >> 10) & 0x1fu, m = h & 0x3ffu;
-	float v;
-
-	if (e == 0)
-		v = ldexpf((float)m, -24);
-	else if (e == 31)
-		v = m ? NAN : INFINITY;
-	else
-		v = ldexpf((float)(m | 0x400u), (int)e - 25);
-	return (h & 0x8000u) ? -v : v;
-}
-
 float spp_round_fp16(float f)
 {
-	return spp_fp16_value(spp_fp16_bits(f));
+	return spp_f16_to_f32(spp_f32_to_f16(f));
 }
 
-/* Keep the top bits of f's mantissa, dropping `drop` bits with round to nearest even. */
+/* Keep the top bits of f's mantissa, dropping `drop` bits with round to nearest even (tf32). */
 static float round_mantissa(float f, int drop)
 {
 	uint32_t x, half = (1u << (drop - 1)) - 1u;
@@ -67,7 +26,7 @@ static float round_mantissa(float f, int drop)
 
 float spp_round_bf16(float f)
 {
-	return round_mantissa(f, 16);
+	return spp_bf16_to_f32(spp_f32_to_bf16(f));
 }
 
 float spp_round_tf32(float f)
@@ -110,14 +69,14 @@ static int chunk_pick(const struct spp_matrix *w, int64_t r, int64_t c0, unsigne
 		if (idx[0] == 3) {
 			idx[1] = 3;
 			idx[0] = 2;
-			v[1] = spp_fp16_bits(w->v[r * w->k + c0 + 3]);
+			v[1] = spp_f32_to_f16(w->v[r * w->k + c0 + 3]);
 		} else {
-			v[0] = spp_fp16_bits(w->v[r * w->k + c0 + idx[0]]);
+			v[0] = spp_f32_to_f16(w->v[r * w->k + c0 + idx[0]]);
 			idx[1] = idx[0] + 1;
 		}
 	} else {
-		v[0] = spp_fp16_bits(w->v[r * w->k + c0 + idx[0]]);
-		v[1] = spp_fp16_bits(w->v[r * w->k + c0 + idx[1]]);
+		v[0] = spp_f32_to_f16(w->v[r * w->k + c0 + idx[0]]);
+		v[1] = spp_f32_to_f16(w->v[r * w->k + c0 + idx[1]]);
 	}
 	*nib = (unsigned)idx[0] | (unsigned)idx[1] << 2;
 	return 0;
@@ -125,7 +84,8 @@ static int chunk_pick(const struct spp_matrix *w, int64_t r, int64_t c0, unsigne
 
 int spp_nm_tc_encode(const struct spp_matrix *w, struct spp_nm_tc *out, struct spp_error *err)
 {
-	int64_t over = 0, chunks = 0, nnz = 0, tiles;
+	int64_t nnz = 0, tiles;
+	int rc;
 
 	memset(out, 0, sizeof(*out));
 	out->m = w->m;
@@ -139,7 +99,7 @@ int spp_nm_tc_encode(const struct spp_matrix *w, struct spp_nm_tc *out, struct s
 		return spp_error_set(err, SPP_E_UNSUPPORTED,
 				     "%lld x %lld is too large for the 2:4 tensor-core kernel",
 				     (long long)w->m, (long long)w->k);
-	/* W must be 2:4 along K and fit fp16: checked before anything is allocated */
+	/* W must fit fp16 and be 2:4 (the N:M rule, kernels.h): checked before anything is allocated */
 	for (int64_t r = 0; r < w->m; r++)
 		for (int64_t c0 = 0; c0 < w->k; c0 += 4) {
 			int n = 0;
@@ -158,14 +118,11 @@ int spp_nm_tc_encode(const struct spp_matrix *w, struct spp_nm_tc *out, struct s
 				}
 			}
 			nnz += n;
-			over += n > 2;
-			chunks++;
 		}
-	if (over) {
+	rc = spp_nm_check(2, 4, spp_nm_groups(w->m, w->k, 4), spp_nm_violations(w, 2, 4), err);
+	if (rc) {
 		memset(out, 0, sizeof(*out));
-		return spp_error_set(err, SPP_E_UNSUPPORTED,
-				     "not 2:4 along K: %.1f%% of groups of 4 hold more than 2 non-zeros",
-				     100.0 * (double)over / (double)chunks);
+		return rc;
 	}
 	out->nnz = nnz;
 	out->a = malloc(sizeof(uint32_t) * (size_t)(tiles ? tiles : 1) * 128);
@@ -231,9 +188,9 @@ int spp_nm_tc_decode(const struct spp_nm_tc *t, float *w)
 					if (r >= t->m)
 						continue;
 					if (c0 + i0 < t->k)
-						w[r * t->k + c0 + i0] = spp_fp16_value((uint16_t)(reg & 0xffffu));
+						w[r * t->k + c0 + i0] = spp_f16_to_f32((uint16_t)(reg & 0xffffu));
 					if (c0 + i1 < t->k)
-						w[r * t->k + c0 + i1] = spp_fp16_value((uint16_t)(reg >> 16));
+						w[r * t->k + c0 + i1] = spp_f16_to_f32((uint16_t)(reg >> 16));
 				}
 			}
 	return 0;

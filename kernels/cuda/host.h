@@ -15,15 +15,15 @@
 #include <stdint.h>
 
 #include "kernels/kernels.h"
+#include "profiler/base/dtype.h"
 #include "profiler/base/error.h"
 
-/* IEEE binary16 bits of f, round to nearest even; overflow gives infinity, NaN stays NaN. */
-uint16_t spp_fp16_bits(float f);
-
-/* The float value of binary16 bits h (exact). */
-float spp_fp16_value(uint16_t h);
-
-/* f rounded to fp16, bf16 or tf32 (10-bit mantissa, fp32 range), nearest even, as a float. */
+/*
+ * f rounded to fp16, bf16 or tf32 (10-bit mantissa, fp32 range), nearest
+ * even, as a float. The fp16 and bf16 bits themselves are the base layer's
+ * (spp_f32_to_f16 and spp_f16_to_f32, profiler/base/dtype.h): one
+ * conversion for the loaders, the synthetic models and the tensor cores.
+ */
 float spp_round_fp16(float f);
 float spp_round_bf16(float f);
 float spp_round_tf32(float f);

@@ -152,7 +152,7 @@ int spp_cuda_encode_gemm(const struct spp_matrix *w, const struct spp_cuda_forma
 	}
 	if (fp16) {
 		for (int64_t i = 0; i < count; i++)
-			h[i] = spp_fp16_bits(w->v[i]);
+			h[i] = spp_f32_to_f16(w->v[i]);
 		rc = spp_cuda_upload((void **)&b->val, h, sizeof(uint16_t) * (size_t)count, err);
 	} else {
 		rc = spp_cuda_upload((void **)&b->val, w->v, sizeof(float) * (size_t)count, err);

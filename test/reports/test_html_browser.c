@@ -22,7 +22,7 @@
 #include <cjson/cJSON.h>
 
 #include "test/harness.h"
-#include "test/html_fixture.h"
+#include "test/reports/html_fixture.h"
 
 #define CHROMIUM "/usr/bin/chromium"
 #define WIDTH 1400

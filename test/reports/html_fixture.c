@@ -1,5 +1,5 @@
 /* The reports the HTML tests render (see html_fixture.h). */
-#include "test/html_fixture.h"
+#include "test/reports/html_fixture.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,4 +1,4 @@
-#include "test/gate_fixture.h"
+#include "test/reports/gate_fixture.h"
 
 #include <setjmp.h>
 #include <stdarg.h>

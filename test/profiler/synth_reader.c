@@ -1,4 +1,4 @@
-#include "test/synth_reader.h"
+#include "test/profiler/synth_reader.h"
 
 #include <math.h>
 #include <setjmp.h>

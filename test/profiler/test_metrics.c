@@ -17,7 +17,7 @@
 #include <cmocka.h>
 
 #include "profiler/static.h"
-#include "test/metrics_fixture.h"
+#include "test/profiler/metrics_fixture.h"
 
 /* ---- hand-worked cases (numbers derived in the comments) ---- */
 

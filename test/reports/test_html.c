@@ -20,7 +20,7 @@
 
 #include "reports/svg.h"
 #include "test/harness.h"
-#include "test/html_fixture.h"
+#include "test/reports/html_fixture.h"
 
 static struct html_fixture fx;
 static char *page[HC_COUNT];

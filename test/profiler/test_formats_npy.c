@@ -16,7 +16,7 @@
 #include <zip.h>
 
 #include "profiler/model.h"
-#include "test/formats_fixture.h"
+#include "test/profiler/formats_fixture.h"
 #include "test/harness.h"
 
 const struct CMUnitTest *formats_npy_tests(size_t *n);

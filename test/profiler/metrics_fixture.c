@@ -1,4 +1,4 @@
-#include "test/metrics_fixture.h"
+#include "test/profiler/metrics_fixture.h"
 
 #include <math.h>
 #include <omp.h>

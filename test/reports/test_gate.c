@@ -15,7 +15,7 @@
 #include <cmocka.h>
 #include <cjson/cJSON.h>
 
-#include "test/gate_fixture.h"
+#include "test/reports/gate_fixture.h"
 #include "test/harness.h"
 
 #define Q "encoder.layer.0.attention.self.query.weight"

@@ -16,7 +16,7 @@
 #include "profiler/model.h"
 #include "profiler/synth.h"
 #include "test/harness.h"
-#include "test/synth_reader.h"
+#include "test/profiler/synth_reader.h"
 
 /* Count a layer's zeros through the library's own view of it. */
 static uint64_t view_zeros(const struct spp_layer *ly)

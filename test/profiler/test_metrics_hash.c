@@ -19,7 +19,7 @@
 #include "profiler/hash.h"
 #include "profiler/base/mapfile.h"
 #include "test/harness.h"
-#include "test/metrics_fixture.h"
+#include "test/profiler/metrics_fixture.h"
 
 /* The definition in hash.c, written out independently. */
 static void ref_hash(const unsigned char *const *bufs, const uint64_t *sizes,

@@ -1,4 +1,4 @@
-#include "test/formats_fixture.h"
+#include "test/profiler/formats_fixture.h"
 
 #include <setjmp.h>
 #include <stdarg.h>

@@ -19,7 +19,7 @@
 #include "profiler/pages.h"
 #include "profiler/static.h"
 #include "test/harness.h"
-#include "test/metrics_fixture.h"
+#include "test/profiler/metrics_fixture.h"
 
 /* ---- zero tests of every dtype: one row, count and tensor nnz agree ---- */
 

@@ -21,7 +21,7 @@
 
 #include "profiler/synth.h"
 #include "test/harness.h"
-#include "test/synth_reader.h"
+#include "test/profiler/synth_reader.h"
 
 static void test_parse_valid(void **state)
 {

@@ -31,11 +31,9 @@ static double best_breakeven(const struct spp_analysis *a, int i)
 /* Storage bytes of format key in layer s; NAN when it cannot hold s. */
 static double format_bytes(const struct spp_layer_static *s, const char *key)
 {
-	for (int f = 0; f < SPP_ST_COUNT; f++)
-		if (strcmp(spp_storage_key((enum spp_storage_fmt)f), key) == 0 &&
-		    s->storage[f].applicable)
-			return s->storage[f].bytes;
-	return NAN;
+	int f = spp_storage_find(key);
+
+	return f >= 0 && s->storage[f].applicable ? s->storage[f].bytes : NAN;
 }
 
 static int derive_layer(const struct spp_analysis *a, int i, struct spp_layer_derived *d)

@@ -225,7 +225,7 @@ void spp_run_nm_along_m(const struct spp_matrix *w, double out[SPP_NNM])
 
 				for (int64_t i = r0; i < r0 + g && i < m; i++)
 					nz += w->v[i * k + j] != 0.0f;
-				ok += nz <= spp_nm_patterns[p].n;
+				ok += spp_nm_group_ok((unsigned)nz, spp_nm_patterns[p].n);
 			}
 		out[p] = groups > 0 ? (double)ok / (double)groups : NAN;
 	}

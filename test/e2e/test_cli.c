@@ -15,6 +15,7 @@
 #include <cjson/cJSON.h>
 
 #include "config.h"
+#include "kernels/kernels.h"
 #include "test/harness.h"
 #include "test/report_read.h"
 
@@ -128,6 +129,34 @@ static void assert_accepted(const char *cmd, const char *opt, const char *value)
 	if (r.status != 2 || harness_count_lines(r.err) != 1 || strstr(r.err, "unknown option") ||
 	    strstr(r.err, "needs a value"))
 		fail_msg("spprof %s %s %s: exit %d: %s", cmd, opt, value ? value : "", r.status, r.err);
+	harness_run_free(&r);
+}
+
+/* `spprof help analyze` names every format of the registry --formats accepts. */
+static void test_help_names_every_format(void **state)
+{
+	const struct spp_format_ops *const *lists[] = {spp_cpu_formats, spp_cpu_act_formats};
+	const char *args[] = {"help", "analyze", NULL};
+	struct harness_run r;
+
+	(void)state;
+	assert_int_equal(harness_spprof(&r, args), 0);
+	assert_int_equal(r.status, 0);
+	for (int l = 0; l < 2; l++)
+		for (int i = 0; lists[l][i]; i++) {
+			char opt[64];
+			const char *parse[] = {"analyze", opt, "x", "y", NULL};
+			struct harness_run p;
+
+			if (!strstr(r.out, lists[l][i]->key))
+				fail_msg("spprof help analyze does not name the format %s", lists[l][i]->key);
+			/* the format parses: the usage error is the extra MODEL, not --formats */
+			snprintf(opt, sizeof(opt), "--formats=%s", lists[l][i]->key);
+			assert_int_equal(harness_spprof(&p, parse), 0);
+			if (p.status != 2 || strstr(p.err, "--formats"))
+				fail_msg("spprof analyze %s: exit %d: %s", opt, p.status, p.err);
+			harness_run_free(&p);
+		}
 	harness_run_free(&r);
 }
 
@@ -589,6 +618,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_version_and_help),
 		cmocka_unit_test(test_usage_errors),
 		cmocka_unit_test(test_help_lists_what_parses),
+		cmocka_unit_test(test_help_names_every_format),
 		cmocka_unit_test(test_unknown_option),
 		cmocka_unit_test(test_option_limits),
 		cmocka_unit_test(test_option_value_forms),

@@ -352,33 +352,6 @@ static int matrix_model(struct spp_model *m, const char *path, int64_t rows, int
 	return SPP_OK;
 }
 
-static int open_mapped(const char *path, const char *fmt, struct spp_model **out,
-		       struct spp_error *err)
-{
-	struct spp_model *m = calloc(1, sizeof(*m));
-	int rc;
-
-	*out = NULL;
-	if (!m)
-		return spp_error_set(err, SPP_E_NOMEM, "out of memory loading '%s'", path);
-	m->format = fmt;
-	m->path = strdup(path);
-	m->files = calloc(1, sizeof(*m->files));
-	if (!m->path || !m->files) {
-		spp_model_destroy(m);
-		return spp_error_set(err, SPP_E_NOMEM, "out of memory loading '%s'", path);
-	}
-	rc = spp_mapfile_open(path, &m->files[0], err);
-	if (rc) {
-		spp_model_destroy(m);
-		return rc;
-	}
-	m->nfiles = 1;
-	m->bytes = m->files[0].size;
-	*out = m;
-	return SPP_OK;
-}
-
 int spp_load_mtx(const char *path, struct spp_model **out, struct spp_error *err)
 {
 	struct spp_model *m = NULL;
@@ -388,7 +361,7 @@ int spp_load_mtx(const char *path, struct spp_model **out, struct spp_error *err
 	int rc;
 
 	*out = NULL;
-	if ((rc = open_mapped(path, "mtx", &m, err)) ||
+	if ((rc = spp_model_open_mapped(path, "mtx", &m, err)) ||
 	    (rc = spp_mtx_parse((const char *)m->files[0].base, (size_t)m->files[0].size, path,
 				&x, err)) ||
 	    (rc = dense_alloc(path, x.m, x.k, &w, err)))
@@ -421,7 +394,7 @@ int spp_load_smtx(const char *path, struct spp_model **out, struct spp_error *er
 	int rc;
 
 	*out = NULL;
-	if ((rc = open_mapped(path, "smtx", &m, err)))
+	if ((rc = spp_model_open_mapped(path, "smtx", &m, err)))
 		return rc;
 	rc = spp_smtx_parse(m->files[0].base ? (const char *)m->files[0].base : "",
 			    (size_t)m->files[0].size, path, &s, err);

@@ -479,41 +479,13 @@ int spp_npz_add(struct spp_model *m, const unsigned char *buf, uint64_t size,
 	return rc;
 }
 
-/* A model of one mapped file, format fmt. */
-static int open_mapped(const char *path, const char *fmt, struct spp_model **out,
-		       struct spp_error *err)
-{
-	struct spp_model *m = calloc(1, sizeof(*m));
-	int rc;
-
-	*out = NULL;
-	if (!m)
-		return spp_error_set(err, SPP_E_NOMEM, "out of memory loading '%s'", path);
-	m->format = fmt;
-	m->path = strdup(path);
-	m->files = calloc(1, sizeof(*m->files));
-	if (!m->path || !m->files) {
-		spp_model_destroy(m);
-		return spp_error_set(err, SPP_E_NOMEM, "out of memory loading '%s'", path);
-	}
-	rc = spp_mapfile_open(path, &m->files[0], err);
-	if (rc) {
-		spp_model_destroy(m);
-		return rc;
-	}
-	m->nfiles = 1;
-	m->bytes = m->files[0].size;
-	*out = m;
-	return SPP_OK;
-}
-
 int spp_load_npy(const char *path, struct spp_model **out, struct spp_error *err)
 {
 	struct spp_model *m;
 	const char *base = strrchr(path, '/');
 	char where[4200], *name = NULL;
 	size_t len;
-	int rc = open_mapped(path, "npy", &m, err);
+	int rc = spp_model_open_mapped(path, "npy", &m, err);
 
 	*out = NULL;
 	if (rc)
@@ -542,7 +514,7 @@ out:
 int spp_load_npz(const char *path, struct spp_model **out, struct spp_error *err)
 {
 	struct spp_model *m;
-	int rc = open_mapped(path, "npz", &m, err);
+	int rc = spp_model_open_mapped(path, "npz", &m, err);
 
 	*out = NULL;
 	if (rc)

@@ -382,21 +382,9 @@ int spp_load_safetensors(const char *path, struct spp_model **out,
 	int rc;
 
 	*out = NULL;
-	m = calloc(1, sizeof(*m));
-	if (!m)
-		return spp_error_set(err, SPP_E_NOMEM, "out of memory loading '%s'", path);
-	m->format = "safetensors";
-	m->path = strdup(path);
-	m->files = calloc(1, sizeof(*m->files));
-	if (!m->path || !m->files) {
-		rc = spp_error_set(err, SPP_E_NOMEM, "out of memory loading '%s'", path);
-		goto fail;
-	}
-	rc = spp_mapfile_open(path, &m->files[0], err);
+	rc = spp_model_open_mapped(path, "safetensors", &m, err);
 	if (rc)
-		goto fail;
-	m->nfiles = 1;
-	m->bytes = m->files[0].size;
+		return rc;
 	rc = spp_safetensors_parse(m->files[0].base, m->files[0].size, path,
 				   &m->tensors, &m->ntensors, err);
 	if (rc)

@@ -164,6 +164,33 @@ int spp_model_own(struct spp_model *m, void *buf, struct spp_error *err)
 	return SPP_OK;
 }
 
+int spp_model_open_mapped(const char *path, const char *fmt, struct spp_model **out,
+		       struct spp_error *err)
+{
+	struct spp_model *m = calloc(1, sizeof(*m));
+	int rc;
+
+	*out = NULL;
+	if (!m)
+		return spp_error_set(err, SPP_E_NOMEM, "out of memory loading '%s'", path);
+	m->format = fmt;
+	m->path = strdup(path);
+	m->files = calloc(1, sizeof(*m->files));
+	if (!m->path || !m->files) {
+		spp_model_destroy(m);
+		return spp_error_set(err, SPP_E_NOMEM, "out of memory loading '%s'", path);
+	}
+	rc = spp_mapfile_open(path, &m->files[0], err);
+	if (rc) {
+		spp_model_destroy(m);
+		return rc;
+	}
+	m->nfiles = 1;
+	m->bytes = m->files[0].size;
+	*out = m;
+	return SPP_OK;
+}
+
 void spp_model_destroy(struct spp_model *m)
 {
 	if (!m)

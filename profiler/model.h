@@ -93,6 +93,14 @@ int spp_model_open(const char *path, struct spp_model **out,
 /* Release a model and its mappings; accepts NULL. */
 void spp_model_destroy(struct spp_model *m);
 
+/*
+ * A model of one file mapped read-only, format fmt (a static string), no
+ * tensors yet: what every single-file loader starts from. *out NULL on
+ * failure (SPP_E_NOMEM, or the mapping's error naming path).
+ */
+int spp_model_open_mapped(const char *path, const char *fmt, struct spp_model **out,
+			  struct spp_error *err);
+
 /* Loaders, called by spp_model_open(); same contract. */
 int spp_load_safetensors(const char *path, struct spp_model **out,
 			 struct spp_error *err);

@@ -42,6 +42,10 @@ struct spp_parse_fault {
 	char what[160];
 };
 
+/* Fill f with column and the formatted what; returns -1 (the parsers' failure). */
+int spp_parse_fault_set(struct spp_parse_fault *f, int column, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
 /*
  * Parse a path ("pattern.nm2_4", "runs[cpu/csr].time_ns.median") from s.
  * Stops at the first character that cannot continue it and returns the

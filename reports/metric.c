@@ -14,20 +14,6 @@
 
 #include "reports/cells.h"
 
-static int fault(struct spp_parse_fault *f, int column, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static int fault(struct spp_parse_fault *f, int column, const char *fmt, ...)
-{
-	va_list ap;
-
-	f->column = column;
-	va_start(ap, fmt);
-	vsnprintf(f->what, sizeof(f->what), fmt, ap);
-	va_end(ap);
-	return -1;
-}
-
 static int ident_start(int c)
 {
 	return isalpha(c) || c == '_';
@@ -55,17 +41,17 @@ static int parse_quoted(const char *s, int col, char *out, size_t n,
 		char c = s[i];
 
 		if (c == '\0')
-			return fault(f, col, "unterminated string");
+			return spp_parse_fault_set(f, col, "unterminated string");
 		if (c == '"')
 			break;
 		if (c == '\\') {
 			if (s[i + 1] != '"' && s[i + 1] != '\\')
-				return fault(f, col + i, "unknown escape '\\%c' (only \\\" and \\\\)",
+				return spp_parse_fault_set(f, col + i, "unknown escape '\\%c' (only \\\" and \\\\)",
 					     s[i + 1] ? s[i + 1] : ' ');
 			c = s[++i];
 		}
 		if (len + 1 >= n)
-			return fault(f, col, "string longer than %zu characters", n - 1);
+			return spp_parse_fault_set(f, col, "string longer than %zu characters", n - 1);
 		out[len++] = c;
 		i++;
 	}
@@ -84,14 +70,14 @@ int spp_metric_path_parse(const char *s, int col0, struct spp_metric_path *out,
 		size_t len = 0;
 
 		if (!ident_start((unsigned char)s[i]))
-			return s[i] ? fault(f, col0 + i, "expected a field name, found '%c'", s[i])
-				    : fault(f, col0 + i, "expected a field name at the end");
+			return s[i] ? spp_parse_fault_set(f, col0 + i, "expected a field name, found '%c'", s[i])
+				    : spp_parse_fault_set(f, col0 + i, "expected a field name at the end");
 		if (out->nseg == SPP_METRIC_MAX_SEGS)
-			return fault(f, col0 + i, "path deeper than %d fields", SPP_METRIC_MAX_SEGS);
+			return spp_parse_fault_set(f, col0 + i, "path deeper than %d fields", SPP_METRIC_MAX_SEGS);
 		seg = &out->seg[out->nseg++];
 		while (ident_char((unsigned char)s[i])) {
 			if (len + 1 >= sizeof(seg->name))
-				return fault(f, col0 + i, "field name too long");
+				return spp_parse_fault_set(f, col0 + i, "field name too long");
 			seg->name[len++] = s[i++];
 		}
 		if (s[i] == '[') {
@@ -109,18 +95,18 @@ int spp_metric_path_parse(const char *s, int col0, struct spp_metric_path *out,
 				len = 0;
 				while (key_char((unsigned char)s[i])) {
 					if (len + 1 >= sizeof(seg->key))
-						return fault(f, col0 + i, "key too long");
+						return spp_parse_fault_set(f, col0 + i, "key too long");
 					seg->key[len++] = s[i++];
 				}
 				if (s[i] == '*' || s[i] == '?')
-					return fault(f, col0 + i, "'%s[...]' takes one exact key such "
+					return spp_parse_fault_set(f, col0 + i, "'%s[...]' takes one exact key such "
 						     "as cpu/csr, not a pattern", seg->name);
 				if (len == 0)
-					return fault(f, col0 + i, "empty or invalid key in '%s[...]'",
+					return spp_parse_fault_set(f, col0 + i, "empty or invalid key in '%s[...]'",
 						     seg->name);
 			}
 			if (s[i] != ']')
-				return fault(f, col0 + i, "expected ']' to close the '[' at column %d",
+				return spp_parse_fault_set(f, col0 + i, "expected ']' to close the '[' at column %d",
 					     col0 + start);
 			i++;
 		}

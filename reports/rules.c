@@ -15,10 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int fault(struct spp_parse_fault *f, int column, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static int fault(struct spp_parse_fault *f, int column, const char *fmt, ...)
+int spp_parse_fault_set(struct spp_parse_fault *f, int column, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -55,17 +52,17 @@ static int quoted(const char *s, int i, char *out, size_t n, struct spp_parse_fa
 		char c = s[i];
 
 		if (c == '\0')
-			return fault(f, start + 1, "unterminated string");
+			return spp_parse_fault_set(f, start + 1, "unterminated string");
 		if (c == '"')
 			break;
 		if (c == '\\') {
 			if (s[i + 1] != '"' && s[i + 1] != '\\')
-				return fault(f, i + 1, "unknown escape '\\%c' (only \\\" and \\\\)",
+				return spp_parse_fault_set(f, i + 1, "unknown escape '\\%c' (only \\\" and \\\\)",
 					     s[i + 1] ? s[i + 1] : ' ');
 			c = s[++i];
 		}
 		if (len + 1 >= n)
-			return fault(f, start + 1, "string longer than %zu characters", n - 1);
+			return spp_parse_fault_set(f, start + 1, "string longer than %zu characters", n - 1);
 		out[len++] = c;
 		i++;
 	}
@@ -92,7 +89,7 @@ static int parse_target(const char *s, int i, struct spp_rule *r, struct spp_par
 		r->scope = SPP_SCOPE_LAYERS;
 		i = skip_ws(s, i + 6);
 		if (s[i] != '[')
-			return fault(f, i + 1, "expected '[' and a layer name pattern after 'layers'");
+			return spp_parse_fault_set(f, i + 1, "expected '[' and a layer name pattern after 'layers'");
 		open = i;
 		i = skip_ws(s, i + 1);
 		if (s[i] == '"') {
@@ -105,23 +102,23 @@ static int parse_target(const char *s, int i, struct spp_rule *r, struct spp_par
 
 			while (s[i] && s[i] != ']' && s[i] != ' ' && s[i] != '\t') {
 				if (len + 1 >= sizeof(r->pattern))
-					return fault(f, i + 1, "layer pattern too long");
+					return spp_parse_fault_set(f, i + 1, "layer pattern too long");
 				r->pattern[len++] = s[i++];
 			}
 			r->pattern[len] = '\0';
 			i = skip_ws(s, i);
 		}
 		if (s[i] != ']')
-			return fault(f, i + 1, "expected ']' to close the '[' at column %d "
+			return spp_parse_fault_set(f, i + 1, "expected ']' to close the '[' at column %d "
 				     "(quote a pattern that holds ']' or spaces)", open + 1);
 		if (!r->pattern[0])
-			return fault(f, open + 2, "empty layer pattern (use * for every layer)");
+			return spp_parse_fault_set(f, open + 2, "empty layer pattern (use * for every layer)");
 		i++;
 	} else {
-		return fault(f, i + 1, "expected 'model', 'summary' or 'layers[PATTERN]'");
+		return spp_parse_fault_set(f, i + 1, "expected 'model', 'summary' or 'layers[PATTERN]'");
 	}
 	if (s[i] != '.')
-		return fault(f, i + 1, "expected '.' and a metric after the scope");
+		return spp_parse_fault_set(f, i + 1, "expected '.' and a metric after the scope");
 	i++;
 	used = spp_metric_path_parse(s + i, i + 1, &r->path, f);
 	if (used < 0)
@@ -147,10 +144,10 @@ static int parse_op(const char *s, int i, enum spp_rule_op *op, struct spp_parse
 		}
 	}
 	if (s[i] == '=')
-		return fault(f, i + 1, "'=' is not a comparison: use '=='");
+		return spp_parse_fault_set(f, i + 1, "'=' is not a comparison: use '=='");
 	if (!s[i])
-		return fault(f, i + 1, "expected a comparison (==, !=, >=, <=, >, <) at the end");
-	return fault(f, i + 1, "expected a comparison (==, !=, >=, <=, >, <), found '%c'", s[i]);
+		return spp_parse_fault_set(f, i + 1, "expected a comparison (==, !=, >=, <=, >, <) at the end");
+	return spp_parse_fault_set(f, i + 1, "expected a comparison (==, !=, >=, <=, >, <), found '%c'", s[i]);
 }
 
 /* number = [+-] digits [. digits] [e [+-] digits], or .digits */
@@ -170,29 +167,29 @@ static int parse_number(const char *s, int i, double *out, struct spp_parse_faul
 			j++, digits++;
 	}
 	if (!digits)
-		return s[i] ? fault(f, i + 1, "expected a number or a \"string\", found '%c'", s[i])
-			    : fault(f, i + 1, "expected a number or a \"string\" at the end");
+		return s[i] ? spp_parse_fault_set(f, i + 1, "expected a number or a \"string\", found '%c'", s[i])
+			    : spp_parse_fault_set(f, i + 1, "expected a number or a \"string\" at the end");
 	if (s[j] == 'e' || s[j] == 'E') {
 		int k = j + 1;
 
 		if (s[k] == '+' || s[k] == '-')
 			k++;
 		if (!isdigit((unsigned char)s[k]))
-			return fault(f, k + 1, "expected the exponent's digits");
+			return spp_parse_fault_set(f, k + 1, "expected the exponent's digits");
 		while (isdigit((unsigned char)s[k]))
 			k++;
 		j = k;
 	}
 	if (j - i >= (int)sizeof(buf))
-		return fault(f, i + 1, "number too long");
+		return spp_parse_fault_set(f, i + 1, "number too long");
 	memcpy(buf, s + i, (size_t)(j - i));
 	buf[j - i] = '\0';
 	errno = 0;
 	*out = strtod(buf, &end);
 	if (errno || *end || !isfinite(*out))
-		return fault(f, i + 1, "number '%s' out of range", buf);
+		return spp_parse_fault_set(f, i + 1, "number '%s' out of range", buf);
 	if (isalpha((unsigned char)s[j]) || s[j] == '_' || s[j] == '%')
-		return fault(f, j + 1, "unexpected '%c' after the number (write 85%% as 0.85)", s[j]);
+		return spp_parse_fault_set(f, j + 1, "unexpected '%c' after the number (write 85%% as 0.85)", s[j]);
 	return j;
 }
 
@@ -209,7 +206,7 @@ int spp_rule_parse_expr(const char *s, struct spp_rule *r, struct spp_parse_faul
 	i = skip_ws(s, i);
 	if (s[i] == '"') {
 		if (r->op != SPP_OP_EQ && r->op != SPP_OP_NE)
-			return fault(f, i + 1, "a string compares only with == or !=");
+			return spp_parse_fault_set(f, i + 1, "a string compares only with == or !=");
 		r->rhs_is_str = 1;
 		i = quoted(s, i, r->rhs_str, sizeof(r->rhs_str), f);
 	} else {
@@ -219,7 +216,7 @@ int spp_rule_parse_expr(const char *s, struct spp_rule *r, struct spp_parse_faul
 		return -1;
 	i = skip_ws(s, i);
 	if (s[i])
-		return fault(f, i + 1, "unexpected '%c' after the rule's value", s[i]);
+		return spp_parse_fault_set(f, i + 1, "unexpected '%c' after the rule's value", s[i]);
 	return 0;
 }
 
@@ -231,10 +228,10 @@ int spp_rule_parse_target(const char *s, struct spp_rule *r, struct spp_parse_fa
 		return -1;
 	i = skip_ws(s, i);
 	if (s[i] && strchr("=!<>", s[i]))
-		return fault(f, i + 1, "a regression names a metric only: the bound is "
+		return spp_parse_fault_set(f, i + 1, "a regression names a metric only: the bound is "
 			     "\"max_drop\" / \"max_growth\", not a comparison");
 	if (s[i])
-		return fault(f, i + 1, "unexpected '%c' after the metric", s[i]);
+		return spp_parse_fault_set(f, i + 1, "unexpected '%c' after the metric", s[i]);
 	return 0;
 }
 

@@ -54,18 +54,28 @@ int spp_error_set(struct spp_error *err, int code, const char *fmt, ...)
 	return code;
 }
 
-int spp_error_format(struct spp_error *err, const char *file, const char *fmt, ...)
+int spp_error_vfile(struct spp_error *err, int code, const char *file, const char *fmt,
+		    va_list ap)
 {
 	char what[256];
-	va_list ap;
 
-	va_start(ap, fmt);
 	vsnprintf(what, sizeof(what), fmt, ap);
-	va_end(ap);
+	/* names come from the file: keep the message on one line */
 	for (char *p = what; *p; p++)
 		if ((unsigned char)*p < 0x20 || *p == 0x7f)
 			*p = '?';
-	return spp_error_set(err, SPP_E_FORMAT, "'%s': %s", file, what);
+	return spp_error_set(err, code, "'%s': %s", file, what);
+}
+
+int spp_error_format(struct spp_error *err, const char *file, const char *fmt, ...)
+{
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	rc = spp_error_vfile(err, SPP_E_FORMAT, file, fmt, ap);
+	va_end(ap);
+	return rc;
 }
 
 void spp_error_clear(struct spp_error *err)

@@ -8,6 +8,8 @@
 #ifndef SPP_BASE_ERROR_H
 #define SPP_BASE_ERROR_H
 
+#include <stdarg.h>
+
 /* X(name, value, exit code, message) */
 #define SPP_STATUS_LIST(X)                                                     \
 	X(SPP_OK, 0, 0, "ok")                                                  \
@@ -55,6 +57,13 @@ int spp_error_set(struct spp_error *err, int code, const char *fmt, ...)
  */
 int spp_error_format(struct spp_error *err, const char *file, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+
+/*
+ * The same with status code and a va_list, for the parsers' own fault
+ * helpers: "'file': what", control characters of what as '?'.
+ */
+int spp_error_vfile(struct spp_error *err, int code, const char *file, const char *fmt,
+		    va_list ap) __attribute__((format(printf, 4, 0)));
 
 /* Reset err to SPP_OK with an empty message; accepts NULL. */
 void spp_error_clear(struct spp_error *err);

@@ -16,17 +16,13 @@
 
 int onnx_fault(struct onnx_ctx *c, int code, const char *fmt, ...)
 {
-	char what[224];
 	va_list ap;
+	int rc;
 
 	va_start(ap, fmt);
-	vsnprintf(what, sizeof(what), fmt, ap);
+	rc = spp_error_vfile(c->err, code, c->file, fmt, ap);
 	va_end(ap);
-	/* names come from the file: keep the message on one line */
-	for (char *p = what; *p; p++)
-		if ((unsigned char)*p < 0x20 || *p == 0x7f)
-			*p = '?';
-	return spp_error_set(c->err, code, "'%s': %s", c->file, what);
+	return rc;
 }
 
 const char *onnx_name(const char *s)

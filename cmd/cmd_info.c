@@ -76,12 +76,10 @@ static void print_counters(const struct spp_machine *m)
 			printf(" (%s)", b->summary);
 		printf("\n");
 		if (strcmp(a->name, "sim") == 0) {
-			struct spp_sim_geometry g;
-			char geo[96], note[256];
+			char geo[96];
 
-			spp_sim_geometry_from_machine(m, &g, note, sizeof(note));
-			spp_sim_geometry_format(&g, geo, sizeof(geo));
-			printf("               models %s%s%s\n", geo, note[0] ? "; " : "", note);
+			spp_sim_geometry_format(&m->sim, geo, sizeof(geo));
+			printf("               models %s%s%s\n", geo, m->sim_note[0] ? "; " : "", m->sim_note);
 		}
 	}
 	if (m->ncounters) {
@@ -109,23 +107,22 @@ static void print_cupti(const struct spp_cuda_probe *p)
 }
 
 /* One line per CUDA device, or one saying why there is none; then CUPTI's. */
-static void print_gpus(void)
+static void print_gpus(const struct spp_cuda_probe *p)
 {
-	struct spp_cuda_probe p;
 	char line[320];
 
-	if (!spp_cuda_probe(&p)) {
-		printf("gpu          cuda: %s\n", p.why);
-		print_cupti(&p);
+	if (!p->ndevices) {
+		printf("gpu          cuda: %s\n", p->why);
+		print_cupti(p);
 		return;
 	}
-	for (int i = 0; i < p.ndevices; i++) {
-		spp_cuda_device_describe(&p, i, line, (int)sizeof(line));
+	for (int i = 0; i < p->ndevices; i++) {
+		spp_cuda_device_describe(p, i, line, (int)sizeof(line));
 		printf("%s%d %s\n", i ? "             cuda:" : "gpu          cuda:", i, line);
 	}
-	printf("             cuda runtime %d.%d, driver %d.%d\n", p.runtime_version / 1000,
-	       p.runtime_version % 1000 / 10, p.driver_version / 1000, p.driver_version % 1000 / 10);
-	print_cupti(&p);
+	printf("             cuda runtime %d.%d, driver %d.%d\n", p->runtime_version / 1000,
+	       p->runtime_version % 1000 / 10, p->driver_version / 1000, p->driver_version % 1000 / 10);
+	print_cupti(p);
 }
 
 /* One line per dense candidate: what it is, where it came from, or why it cannot run. */
@@ -184,7 +181,7 @@ static void print_text(const struct spp_machine *m, const struct spp_dense_set *
 		printf("calibration  none for %d threads: run 'spprof calibrate'\n",
 		       m->threads);
 	print_counters(m);
-	print_gpus();
+	print_gpus(&m->gpus);
 }
 
 int cmd_info(int argc, char **argv)

@@ -20,98 +20,6 @@
 #include "reports/svg.h"
 #include "reports/text_table.h"
 
-static const char css[] =
-	":root{--fg:#1d2330;--mute:#5b6475;--line:#d9dee7;--panel:#f6f8fb;--accent:#2f6fb3}\n"
-	"*{box-sizing:border-box}\n"
-	"body{margin:0;font:14px/1.45 system-ui,-apple-system,'Segoe UI',Roboto,'DejaVu Sans',sans-serif;color:var(--fg);background:#fff}\n"
-	"main{max-width:1280px;margin:0 auto;padding:12px 24px 48px}\n"
-	"h1{font-size:22px;margin:6px 0 2px;word-break:break-all}\n"
-	".sub{color:var(--mute);margin:0 0 6px;word-break:break-all}\n"
-	"nav{position:sticky;top:0;background:#fff;border-bottom:1px solid var(--line);padding:6px 0;z-index:3}\n"
-	"nav a{margin-right:14px;color:var(--accent);text-decoration:none}\n"
-	"section{margin-top:26px}\n"
-	"h2{font-size:18px;margin:0 0 6px;border-bottom:2px solid var(--line);padding-bottom:3px}\n"
-	"h3{font-size:13px;margin:0 0 2px;word-break:break-all}\n"
-	".lead{color:var(--mute);margin:0 0 10px;max-width:980px}\n"
-	".cards{display:grid;grid-template-columns:repeat(auto-fill,minmax(200px,1fr));gap:10px}\n"
-	".card{background:var(--panel);border:1px solid var(--line);border-radius:6px;padding:8px 12px}\n"
-	".card .k{color:var(--mute);font-size:11px;text-transform:uppercase;letter-spacing:.05em}\n"
-	".card .v{font-size:22px;font-weight:600;word-break:break-all}\n"
-	".card .d{color:var(--mute);font-size:12px}\n"
-	".facts{display:grid;grid-template-columns:repeat(auto-fit,minmax(360px,1fr));gap:10px}\n"
-	".facts table{border-collapse:collapse;width:100%}\n"
-	".facts th{text-align:left;font-weight:500;color:var(--mute);padding:1px 10px 1px 0;white-space:nowrap;vertical-align:top;width:8em}\n"
-	".facts td{padding:1px 0;word-break:break-word}\n"
-	".warn{background:#fff8e5;border:1px solid #f0d48a;border-radius:6px;padding:4px 12px 4px 28px;margin:0}\n"
-	".note{background:var(--panel);border-left:4px solid #b8c2d3;padding:8px 12px;color:var(--mute);margin:6px 0}\n"
-	".scroll{max-height:560px;overflow:auto;border:1px solid var(--line);border-radius:4px}\n"
-	".row{display:flex;flex-wrap:wrap;gap:16px;align-items:flex-start}\n"
-	".grid2{display:grid;grid-template-columns:repeat(auto-fill,minmax(400px,1fr));gap:12px}\n"
-	".panel{border:1px solid var(--line);border-radius:6px;padding:6px 8px}\n"
-	"svg.chart{max-width:100%;height:auto;display:block;font-size:11px}\n"
-	"svg .grid{stroke:#e8ebf0}svg .frame{fill:none;stroke:#9aa3b2}\n"
-	"svg .tick,svg .ref{fill:#5b6475;font-size:10px}svg .axis{fill:#1d2330;font-size:12px}\n"
-	"svg .lbl,svg .legend{fill:#1d2330}svg .val{fill:#1d2330;font-size:10px}svg .inv{fill:#fff;font-size:9px}\n"
-	"svg .dim{fill:#8a93a3;font-size:10px}svg .hd{fill:#1d2330;font-weight:600}\n"
-	"svg .diag{stroke:#7a8294;stroke-dasharray:4 3}svg .one{stroke:#c0392b;stroke-dasharray:5 3}\n"
-	"svg .mark{stroke:#1d2330;stroke-width:1.5;stroke-dasharray:2 2}svg .roof{stroke:#1d2330;stroke-width:2;fill:none}\n"
-	"svg .series{fill:none;stroke-width:2}svg .pt{fill-opacity:.7;stroke:#fff;stroke-width:.5}\n"
-	"svg .whisk{stroke-width:2}svg .band{fill:#f3f5f9}\n"
-	".tools{display:flex;flex-wrap:wrap;gap:10px;align-items:center;margin:4px 0 8px}\n"
-	".tools input{padding:4px 8px;min-width:300px;font:inherit}.tools select{padding:3px;font:inherit}\n"
-	"table.layers{border-collapse:collapse;width:100%;font-size:12.5px}\n"
-	"table.layers th{position:sticky;top:0;background:#eef2f7;cursor:pointer;text-align:left;padding:5px 6px;border-bottom:1px solid var(--line);white-space:nowrap;user-select:none}\n"
-	"table.layers th[aria-sort=ascending]::after{content:' \\25B2'}table.layers th[aria-sort=descending]::after{content:' \\25BC'}\n"
-	"table.layers td{padding:2px 6px;border-bottom:1px solid #eef0f4;white-space:nowrap}\n"
-	"table.layers td.n{text-align:right;font-variant-numeric:tabular-nums}\n"
-	"table.layers td.name{max-width:380px;overflow:hidden;text-overflow:ellipsis}\n"
-	"table.layers tbody tr:hover td{background:#f3f7fc}\n"
-	".null{color:#a9b0bd}.good{color:#1e7d32}.bad{color:#b03a2e}\n"
-	"footer{margin-top:30px;color:var(--mute);font-size:12px}\n";
-
-/* Installed first, so that an error anywhere later is recorded. */
-static const char js_errors[] =
-	"(function(){var r=document.documentElement;"
-	"function rec(m){var e=r.getAttribute('data-spp-errors');"
-	"r.setAttribute('data-spp-errors',(e?e+' | ':'')+m);document.title='JS error: '+m;}"
-	"window.addEventListener('error',function(e){rec(e.message||'error');});"
-	"window.sppRecord=rec;})();\n";
-
-/* Sorting (click a header; figures compare by data-v, unknown last) and filtering. */
-static const char js_table[] =
-	"(function(){\n"
-	"function num(c){var v=c.getAttribute('data-v');return v===null?null:parseFloat(v);}\n"
-	"function init(){\n"
-	" var t=document.getElementById('layer-table');if(!t)return;\n"
-	" var body=t.tBodies[0],rows=[].slice.call(body.rows),heads=t.tHead.rows[0].cells,key=-1,dir=1;\n"
-	" rows.forEach(function(r,i){r._i=i;r._s=(r.getAttribute('data-s')||'').toLowerCase();});\n"
-	" function sort(k){\n"
-	"  var numeric=heads[k].hasAttribute('data-num');\n"
-	"  dir=k===key?-dir:(numeric?-1:1);key=k;\n"
-	"  for(var j=0;j<heads.length;j++)heads[j].removeAttribute('aria-sort');\n"
-	"  heads[k].setAttribute('aria-sort',dir>0?'ascending':'descending');\n"
-	"  rows.sort(function(a,b){var x=a.cells[k],y=b.cells[k],c;\n"
-	"   if(numeric){var p=num(x),q=num(y);\n"
-	"    if(p===null||q===null)return ((p===null)-(q===null))||a._i-b._i;c=p-q;}\n"
-	"   else c=x.textContent.localeCompare(y.textContent);\n"
-	"   return c*dir||a._i-b._i;});\n"
-	"  rows.forEach(function(r){body.appendChild(r);});\n"
-	" }\n"
-	" for(var j=0;j<heads.length;j++)(function(k){heads[k].tabIndex=0;\n"
-	"  heads[k].addEventListener('click',function(){sort(k);});\n"
-	"  heads[k].addEventListener('keydown',function(e){if(e.key==='Enter')sort(k);});})(j);\n"
-	" var q=document.getElementById('layer-filter'),cls=document.getElementById('layer-class'),\n"
-	"  cnt=document.getElementById('layer-count');\n"
-	" function filter(){var w=q.value.toLowerCase().split(/\\s+/).filter(Boolean),c=cls.value,n=0;\n"
-	"  rows.forEach(function(r){var ok=(!c||r.getAttribute('data-class')===c)&&\n"
-	"   w.every(function(s){return r._s.indexOf(s)>=0;});r.hidden=!ok;if(ok)n++;});\n"
-	"  cnt.textContent=n+' of '+rows.length+' layers';}\n"
-	" q.addEventListener('input',filter);cls.addEventListener('change',filter);filter();\n"
-	"}\n"
-	"try{init();document.documentElement.setAttribute('data-spp-ready','1');}\n"
-	"catch(e){window.sppRecord(String(e&&e.message||e));}\n"
-	"})();\n";
-
 /* Kernels with no storage row (peers, activation and CUDA-only kernels): by a hash of the key. */
 static const char *const extra_colors[] = {"#17becf", "#bcbd22", "#8c564b", "#393b79"};
 
@@ -119,10 +27,11 @@ static const char *const extra_colors[] = {"#17becf", "#bcbd22", "#8c564b", "#39
 const char *spp_html_format_color(const char *format)
 {
 	unsigned h = 5381;
-	int f = spp_storage_find(format);
+	int f;
 
 	if (!format)
 		return "#999999";
+	f = spp_storage_find(format);
 	if (f == SPP_ST_DENSE)
 		return "#7f7f7f";
 	if (f > SPP_ST_DENSE && spp_storage_ops((enum spp_storage_fmt)f)->colour)
@@ -608,7 +517,7 @@ static void head(FILE *f, const cJSON *r)
 	      "<meta name=\"generator\" content=\"spprof\">\n<title>spprof: ", f);
 	spp_html_escape(f, base ? base : "report");
 	fprintf(f, "</title>\n<script>%s</script>\n<style>\n%s</style>\n</head>\n<body>\n<main>\n",
-		js_errors, css);
+		spp_html_js_errors, spp_html_css);
 	fputs("<header><h1>", f);
 	spp_html_escape(f, base ? base : "spprof report");
 	fputs("</h1><p class=\"sub\">", f);
@@ -655,7 +564,7 @@ int spp_report_write_html(const cJSON *report, FILE *f, struct spp_error *err)
 		notes(f, report);
 	fputs("<footer>Written by spprof from a spprof.report/1 tree; every chart is drawn from "
 	      "the figures in this file. Hover a bar or point for its figures.</footer>\n", f);
-	fprintf(f, "</main>\n<script>\n%s</script>\n</body>\n</html>\n", js_table);
+	fprintf(f, "</main>\n<script>\n%s</script>\n</body>\n</html>\n", spp_html_js_table);
 	if (h.nomem)
 		return spp_error_set(err, SPP_E_NOMEM, "out of memory writing the HTML report");
 	if (ferror(f))

@@ -73,4 +73,9 @@ void spp_html_roofline(struct spp_html *h);
 void spp_html_cache(struct spp_html *h);
 void spp_html_table(struct spp_html *h);
 
+/* The page's inline stylesheet and scripts (reports/html_assets.c). */
+extern const char spp_html_css[];
+extern const char spp_html_js_errors[];
+extern const char spp_html_js_table[];
+
 #endif

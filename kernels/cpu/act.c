@@ -368,17 +368,8 @@ static void act_part(const struct spp_encoded *w, int p, const float *x, float *
 			cpu_csr_act_part_avx512(&a->w, a->xnz, c->lo[p], c->lo[p + 1], x, y, n);
 		return;
 	}
-	if (isa == SPP_ISA_AVX512) {
-		act_part_avx512(w, p, x, y, n);
-		return;
-	}
-	if (isa == SPP_ISA_AVX2) {
-		act_part_avx2(w, p, x, y, n);
-		return;
-	}
 #endif
-	(void)isa;
-	act_part_c(w, p, x, y, n);
+	CPU_ISA_CALL(isa, act_part, act_part_c, (w, p, x, y, n));
 }
 
 static int act_spmm(const struct spp_encoded *w, const float *x, float *y, int64_t n,

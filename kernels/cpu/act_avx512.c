@@ -5,10 +5,10 @@
  * gather of their flags, then compress-stores), then summed by csr's
  * register-resident segment kernel.
  */
-#include "kernels/cpu/cpu.h"
+#define SIMD_AVX512 1
+#include "kernels/cpu/seg.h"
 
 #if CPU_X86
-#include "kernels/cpu/seg_avx512.h"
 
 #define RUN 256
 
@@ -43,8 +43,8 @@ INL512 void act_chunk512(const int nv, const int full, const struct cpu_csr *c, 
 					live += __builtin_popcount(keep);
 				}
 				if (live || first)
-					seg512(nv, full, mt, 0, col, val, live, x + t * c->tile_w * n, n,
-					       y + i * n, first);
+					seg(nv, full, mt, 0, col, val, live, x + t * c->tile_w * n, n,
+					    y + i * n, first);
 				first = 0;
 			}
 		}
@@ -58,7 +58,7 @@ CPU_AVX512 void cpu_csr_act_part_avx512(const struct spp_encoded *w, const uint8
 
 	if (n == 1) {
 		/* csr's gathers, each product of a zero x masked off */
-		csr_rows_n1_512(c, w->m, r0, r1, x, y, 1);
+		csr_rows_n1(c, w->m, r0, r1, x, y, 1);
 		return;
 	}
 	for (int64_t j0 = 0; j0 < n; j0 += 64) {
@@ -66,7 +66,7 @@ CPU_AVX512 void cpu_csr_act_part_avx512(const struct spp_encoded *w, const uint8
 		__mmask16 mt = tail_mask512(cw);
 
 #define ACT_BODY(nv, full) act_chunk512(nv, full, c, xnz, w->m, r0, r1, x + j0, y + j0, n, mt)
-		CHUNK512_DISPATCH(cw, ACT_BODY);
+		SIMD_CHUNK_DISPATCH(cw, ACT_BODY);
 #undef ACT_BODY
 	}
 }

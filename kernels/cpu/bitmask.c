@@ -157,18 +157,7 @@ static void bitmask_part(const struct spp_encoded *w, int p, const float *x,
 
 	if (r0 >= r1)
 		return;
-#if CPU_X86
-	if (isa == SPP_ISA_AVX512) {
-		cpu_bitmask_part_avx512(w, r0, r1, x, y, n);
-		return;
-	}
-	if (isa == SPP_ISA_AVX2) {
-		cpu_bitmask_part_avx2(w, r0, r1, x, y, n);
-		return;
-	}
-#endif
-	(void)isa;
-	bitmask_part_c(w, r0, r1, x, y, n);
+	CPU_ISA_CALL(isa, cpu_bitmask_part, bitmask_part_c, (w, r0, r1, x, y, n));
 }
 
 static int bitmask_spmm(const struct spp_encoded *w, const float *x, float *y,

@@ -173,18 +173,7 @@ static void bsr_part(const struct spp_encoded *w, int p, const float *x,
 
 	if (b0 >= b1)
 		return;
-#if CPU_X86
-	if (isa == SPP_ISA_AVX512) {
-		cpu_bsr_part_avx512(w, b0, b1, x, y, n);
-		return;
-	}
-	if (isa == SPP_ISA_AVX2) {
-		cpu_bsr_part_avx2(w, b0, b1, x, y, n);
-		return;
-	}
-#endif
-	(void)isa;
-	bsr_part_c(w, b0, b1, x, y, n);
+	CPU_ISA_CALL(isa, cpu_bsr_part, bsr_part_c, (w, b0, b1, x, y, n));
 }
 
 static int bsr_spmm(const struct spp_encoded *w, const float *x, float *y,

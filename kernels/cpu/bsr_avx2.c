@@ -1,8 +1,8 @@
 /* bsrB kernels for AVX2 (see bsr.c for the layout). */
-#include "kernels/cpu/cpu.h"
+#define SIMD_AVX2 1
+#include "kernels/cpu/simd.h"
 
 #if CPU_X86
-#include "kernels/cpu/seg_avx2.h"
 
 /*
  * N >= 2: a register tile of rg rows (from row r0 of the block) x nv ymm;
@@ -30,7 +30,7 @@ INL256 void bsr_tile256(const int B, const int rg, const int nv, const int full,
 
 #pragma GCC unroll 4
 			for (int v = 0; v < nv; v++)
-				xv[v] = ld256(full || v < nv - 1, mt, xb + c * n + 8 * v);
+				xv[v] = simd_ld(full || v < nv - 1, mt, xb + c * n + 8 * v);
 #pragma GCC unroll 8
 			for (int r = 0; r < rg; r++) {
 				__m256 wv = _mm256_broadcast_ss(wb + r * B + c);
@@ -46,7 +46,7 @@ INL256 void bsr_tile256(const int B, const int rg, const int nv, const int full,
 		if (r0 + r < rr)
 #pragma GCC unroll 4
 			for (int v = 0; v < nv; v++)
-				st256(full || v < nv - 1, mt, y + (br * B + r0 + r) * n + 8 * v, a[r][v]);
+				simd_st(full || v < nv - 1, mt, y + (br * B + r0 + r) * n + 8 * v, a[r][v]);
 }
 
 /* N = 1: one accumulator per block row (B = 16: two ymm per row). */

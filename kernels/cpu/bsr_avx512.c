@@ -1,8 +1,8 @@
 /* bsrB kernels for AVX-512 (see bsr.c for the layout). */
-#include "kernels/cpu/cpu.h"
+#define SIMD_AVX512 1
+#include "kernels/cpu/simd.h"
 
 #if CPU_X86
-#include "kernels/cpu/seg_avx512.h"
 
 /*
  * N >= 2: a register tile of B rows x nv vectors (B*nv <= 16 zmm) of one
@@ -31,7 +31,7 @@ INL512 void bsr_row512(const int B, const int nv, const int full,
 
 #pragma GCC unroll 4
 				for (int v = 0; v < nv; v++)
-					xv[v] = ld512(full || v < nv - 1, mt, xb + c * n + 16 * v);
+					xv[v] = simd_ld(full || v < nv - 1, mt, xb + c * n + 16 * v);
 #pragma GCC unroll 16
 				for (int r = 0; r < B; r++) {
 					__m512 wv = _mm512_set1_ps(wb[r * B + c]);
@@ -47,7 +47,7 @@ INL512 void bsr_row512(const int B, const int nv, const int full,
 
 #pragma GCC unroll 4
 				for (int v = 0; v < nv; v++)
-					xv[v] = ld512(full || v < nv - 1, mt, xb + c * n + 16 * v);
+					xv[v] = simd_ld(full || v < nv - 1, mt, xb + c * n + 16 * v);
 #pragma GCC unroll 16
 				for (int r = 0; r < B; r++) {
 					__m512 wv = _mm512_set1_ps(wb[r * B + c]);
@@ -64,7 +64,7 @@ INL512 void bsr_row512(const int B, const int nv, const int full,
 		if (r < rr)
 #pragma GCC unroll 4
 			for (int v = 0; v < nv; v++)
-				st512(full || v < nv - 1, mt, y + (br * B + r) * n + 16 * v, a[r][v]);
+				simd_st(full || v < nv - 1, mt, y + (br * B + r) * n + 16 * v, a[r][v]);
 }
 
 /*
@@ -158,7 +158,7 @@ INL512 void bsr_rows512(const int B, const struct cpu_bsr *s, int64_t b0,
 			__mmask16 mt = tail_mask512(cw);
 
 #define BSR_BODY(nv, full) bsr_row512(B, (nv) < 16 / B ? (nv) : 16 / B, full, s, br, k, rr, x + j0, y + j0, n, mt)
-			CHUNK512_DISPATCH(cw, BSR_BODY);
+			SIMD_CHUNK_DISPATCH(cw, BSR_BODY);
 #undef BSR_BODY
 		}
 	}

@@ -129,18 +129,7 @@ static void coo_part(const struct spp_encoded *w, int p, const float *x,
 
 	if (r0 >= r1)
 		return;
-#if CPU_X86
-	if (isa == SPP_ISA_AVX512) {
-		cpu_coo_part_avx512(w, z0, z1, r0, r1, x, y, n);
-		return;
-	}
-	if (isa == SPP_ISA_AVX2) {
-		cpu_coo_part_avx2(w, z0, z1, r0, r1, x, y, n);
-		return;
-	}
-#endif
-	(void)isa;
-	coo_part_c(w, z0, z1, r0, r1, x, y, n);
+	CPU_ISA_CALL(isa, cpu_coo_part, coo_part_c, (w, z0, z1, r0, r1, x, y, n));
 }
 
 static int coo_spmm(const struct spp_encoded *w, const float *x, float *y,

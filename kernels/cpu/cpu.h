@@ -1,7 +1,8 @@
 /*
  * Internal to kernels/cpu: the buffers of each CPU format, the work
- * partition shared by all of them, and the vector kernels each format
- * exports from its per-ISA file (csr_avx512.c, ...).
+ * partition shared by all of them, the vector kernels each format
+ * exports from its per-ISA files (csr_avx512.c, ...; simd.h) and the ISA
+ * dispatch that picks among them.
  *
  * Every format keeps its fp32 values and its indices in buffers it owns
  * (allocated by cpu_alloc, zero-filled and padded by CPU_PAD bytes so that a
@@ -27,6 +28,26 @@
 #endif
 
 #define CPU_PAD 128
+
+/*
+ * The one ISA dispatch of every format: call kern_avx512 ARGS,
+ * kern_avx2 ARGS or portable ARGS (void functions) for isa, the portable
+ * kernel also for an ISA this build has no vector code for.
+ *   CPU_ISA_CALL(isa, cpu_csr_part, csr_part_c, (w, r0, r1, x, y, n));
+ */
+#if CPU_X86
+#define CPU_ISA_CALL(isa, kern, portable, args)                                \
+	do {                                                                   \
+		if ((isa) == SPP_ISA_AVX512)                                   \
+			kern##_avx512 args;                                    \
+		else if ((isa) == SPP_ISA_AVX2)                                \
+			kern##_avx2 args;                                      \
+		else                                                           \
+			portable args;                                         \
+	} while (0)
+#else
+#define CPU_ISA_CALL(isa, kern, portable, args) ((void)(isa), portable args)
+#endif
 
 /*
  * Zeroed, CPU_PAD spare bytes, 64-byte aligned (2 MiB aligned with a
@@ -135,6 +156,24 @@ static inline unsigned cpu_nm_pos(const struct cpu_nm *s, int64_t S)
 
 	memcpy(&v, s->pos + (bit >> 3), 8);
 	return (unsigned)(v >> (bit & 7)) & ((1u << s->bits) - 1);
+}
+
+/*
+ * Row `row` of s times x, slot by slot: the vector kernels' N = 1 for any
+ * N:M, inlined into each so that it compiles for the caller's ISA.
+ */
+static inline __attribute__((always_inline)) float cpu_nm_dot_scalar(const struct cpu_nm *s, int64_t row, const float *x)
+{
+	int64_t S0 = row * s->groups * s->keep;
+	float acc = 0;
+
+	for (int64_t g = 0; g < s->groups; g++)
+		for (int64_t q = 0; q < s->keep; q++) {
+			int64_t S = S0 + g * s->keep + q;
+
+			acc += s->val[S] * x[g * s->group + cpu_nm_pos(s, S)];
+		}
+	return acc;
 }
 
 #if CPU_X86

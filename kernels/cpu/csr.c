@@ -173,18 +173,7 @@ static void csr_part(const struct spp_encoded *w, int p, const float *x,
 
 	if (r0 >= r1)
 		return;
-#if CPU_X86
-	if (isa == SPP_ISA_AVX512) {
-		cpu_csr_part_avx512(w, r0, r1, x, y, n);
-		return;
-	}
-	if (isa == SPP_ISA_AVX2) {
-		cpu_csr_part_avx2(w, r0, r1, x, y, n);
-		return;
-	}
-#endif
-	(void)isa;
-	csr_part_c(w, r0, r1, x, y, n);
+	CPU_ISA_CALL(isa, cpu_csr_part, csr_part_c, (w, r0, r1, x, y, n));
 }
 
 static int csr_spmm(const struct spp_encoded *w, const float *x, float *y,

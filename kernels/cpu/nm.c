@@ -206,18 +206,7 @@ static void nm_part(const struct spp_encoded *w, int p, const float *x,
 
 	if (r0 >= r1)
 		return;
-#if CPU_X86
-	if (isa == SPP_ISA_AVX512) {
-		cpu_nm_part_avx512(w, r0, r1, x, y, n);
-		return;
-	}
-	if (isa == SPP_ISA_AVX2) {
-		cpu_nm_part_avx2(w, r0, r1, x, y, n);
-		return;
-	}
-#endif
-	(void)isa;
-	nm_part_c(w, r0, r1, x, y, n);
+	CPU_ISA_CALL(isa, cpu_nm_part, nm_part_c, (w, r0, r1, x, y, n));
 }
 
 static int nm_spmm(const struct spp_encoded *w, const float *x, float *y,

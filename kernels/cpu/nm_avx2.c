@@ -1,10 +1,10 @@
 /* nmN_M kernels for AVX2 (see nm.c for the layout). */
 #include <string.h>
 
-#include "kernels/cpu/cpu.h"
+#define SIMD_AVX2 1
+#include "kernels/cpu/simd.h"
 
 #if CPU_X86
-#include "kernels/cpu/seg_avx2.h"
 
 /*
  * N = 1 when N divides 8 and positions take at most 7 bits: 8 slots cover
@@ -40,20 +40,6 @@ INL256 float nm_dot256(const struct cpu_nm *s, int64_t row, const float *x)
 	return hsum256(_mm256_add_ps(a0, a1));
 }
 
-INL256 float nm_dot_scalar256(const struct cpu_nm *s, int64_t row, const float *x)
-{
-	int64_t S0 = row * s->groups * s->keep;
-	float acc = 0;
-
-	for (int64_t g = 0; g < s->groups; g++)
-		for (int64_t q = 0; q < s->keep; q++) {
-			int64_t S = S0 + g * s->keep + q;
-
-			acc += s->val[S] * x[g * s->group + cpu_nm_pos(s, S)];
-		}
-	return acc;
-}
-
 /* N >= 2: a Y row chunk in registers over the slots of groups [g0, g1). */
 INL256 void nm_seg256(const int nv, const int full, __m256i mt,
 		      const struct cpu_nm *s, int64_t S0, int64_t g0, int64_t g1,
@@ -64,7 +50,7 @@ INL256 void nm_seg256(const int nv, const int full, __m256i mt,
 
 #pragma GCC unroll 4
 	for (int v = 0; v < nv; v++) {
-		a[0][v] = zero ? _mm256_setzero_ps() : ld256(full || v < nv - 1, mt, yr + 8 * v);
+		a[0][v] = zero ? _mm256_setzero_ps() : simd_ld(full || v < nv - 1, mt, yr + 8 * v);
 		a[1][v] = _mm256_setzero_ps();
 	}
 	for (int64_t g = g0; g < g1; g++)
@@ -76,16 +62,16 @@ INL256 void nm_seg256(const int nv, const int full, __m256i mt,
 			if ((g * keep + q) & 1) {
 #pragma GCC unroll 4
 				for (int v = 0; v < nv; v++)
-					a[1][v] = _mm256_fmadd_ps(wv, ld256(full || v < nv - 1, mt, xr + 8 * v), a[1][v]);
+					a[1][v] = _mm256_fmadd_ps(wv, simd_ld(full || v < nv - 1, mt, xr + 8 * v), a[1][v]);
 			} else {
 #pragma GCC unroll 4
 				for (int v = 0; v < nv; v++)
-					a[0][v] = _mm256_fmadd_ps(wv, ld256(full || v < nv - 1, mt, xr + 8 * v), a[0][v]);
+					a[0][v] = _mm256_fmadd_ps(wv, simd_ld(full || v < nv - 1, mt, xr + 8 * v), a[0][v]);
 			}
 		}
 #pragma GCC unroll 4
 	for (int v = 0; v < nv; v++)
-		st256(full || v < nv - 1, mt, yr + 8 * v, _mm256_add_ps(a[0][v], a[1][v]));
+		simd_st(full || v < nv - 1, mt, yr + 8 * v, _mm256_add_ps(a[0][v], a[1][v]));
 }
 
 INL256 void nm_chunk256(const int nv, const int full, const struct cpu_nm *s,
@@ -112,7 +98,7 @@ CPU_AVX2 void cpu_nm_part_avx2(const struct spp_encoded *w, int64_t r0,
 	if (n == 1) {
 		for (int64_t i = r0; i < r1; i++)
 			y[i] = 8 % s->keep == 0 && s->bits <= 7 ? nm_dot256(s, i, x)
-								: nm_dot_scalar256(s, i, x);
+								: cpu_nm_dot_scalar(s, i, x);
 		return;
 	}
 	for (int64_t j0 = 0; j0 < n; j0 += 32) {
@@ -120,7 +106,7 @@ CPU_AVX2 void cpu_nm_part_avx2(const struct spp_encoded *w, int64_t r0,
 		__m256i mt = tail_mask256(cw % 8 ? cw % 8 : 8);
 
 #define NM_BODY(nv, full) nm_chunk256(nv, full, s, r0, r1, x + j0, y + j0, n, mt)
-		CHUNK256_DISPATCH(cw, NM_BODY);
+		SIMD_CHUNK_DISPATCH(cw, NM_BODY);
 #undef NM_BODY
 	}
 }

@@ -1,10 +1,10 @@
 /* nmN_M kernels for AVX-512 (see nm.c for the layout). */
 #include <string.h>
 
-#include "kernels/cpu/cpu.h"
+#define SIMD_AVX512 1
+#include "kernels/cpu/simd.h"
 
 #if CPU_X86
-#include "kernels/cpu/seg_avx512.h"
 
 #define NM_PF_ROWS 8
 
@@ -61,7 +61,7 @@ INL512 float nm_dot512(const int nx, const struct cpu_nm *s, int64_t row,
 		__m512i i1 = _mm512_add_epi32(lg, _mm512_cvtepu8_epi32(_mm_set_epi64x(
 			(long long)nm_pos8(s, S0 + sl + 24, rep), (long long)nm_pos8(s, S0 + sl + 16, rep))));
 
-		/* W streams from memory; as in dot512 the prefetcher falls behind */
+		/* W streams from memory; as in seg.h's dot the prefetcher falls behind */
 		_mm_prefetch((const char *)(val + sl + DOT_PF), _MM_HINT_T0);
 		_mm_prefetch((const char *)(val + sl + DOT_PF + 16), _MM_HINT_T0);
 		if ((sl & 63) == 0)
@@ -95,24 +95,9 @@ INL512 float nm_dot512(const int nx, const struct cpu_nm *s, int64_t row,
 	return _mm512_reduce_add_ps(_mm512_add_ps(a0, a1));
 }
 
-/* N = 1 for any N:M: scalar, slot by slot. */
-INL512 float nm_dot_scalar(const struct cpu_nm *s, int64_t row, const float *x)
-{
-	int64_t S0 = row * s->groups * s->keep;
-	float acc = 0;
-
-	for (int64_t g = 0; g < s->groups; g++)
-		for (int64_t q = 0; q < s->keep; q++) {
-			int64_t S = S0 + g * s->keep + q;
-
-			acc += s->val[S] * x[g * s->group + cpu_nm_pos(s, S)];
-		}
-	return acc;
-}
-
 /*
  * N >= 2: a Y row chunk in registers over the slots of groups [g0, g1),
- * two accumulator sets as in seg512. KEEP and GROUP are constants for the
+ * two accumulator sets as in seg.h's seg. KEEP and GROUP are constants for the
  * listed formats (0: read them from s). With `vec` (KEEP divides 16,
  * GROUP <= 16, K*N < 2^31) the X row offsets of 16 slots
  * are decoded at once with vector code, so that the per-slot work is
@@ -130,7 +115,7 @@ INL512 void nm_seg512(const int nv, const int full, const int KEEP, const int GR
 
 #pragma GCC unroll 4
 	for (int v = 0; v < nv; v++) {
-		a[0][v] = zero ? _mm512_setzero_ps() : ld512(full || v < nv - 1, mt, yr + 16 * v);
+		a[0][v] = zero ? _mm512_setzero_ps() : simd_ld(full || v < nv - 1, mt, yr + 16 * v);
 		a[1][v] = _mm512_setzero_ps();
 	}
 	if (vec) {
@@ -173,7 +158,7 @@ INL512 void nm_seg512(const int nv, const int full, const int KEEP, const int GR
 
 #pragma GCC unroll 4
 					for (int v = 0; v < nv; v++)
-						a[u][v] = _mm512_fmadd_ps(wv, ld512(full || v < nv - 1, mt, xr + 16 * v), a[u][v]);
+						a[u][v] = _mm512_fmadd_ps(wv, simd_ld(full || v < nv - 1, mt, xr + 16 * v), a[u][v]);
 				}
 			}
 			if (j < cnt) {
@@ -182,7 +167,7 @@ INL512 void nm_seg512(const int nv, const int full, const int KEEP, const int GR
 
 #pragma GCC unroll 4
 				for (int v = 0; v < nv; v++)
-					a[0][v] = _mm512_fmadd_ps(wv, ld512(full || v < nv - 1, mt, xr + 16 * v), a[0][v]);
+					a[0][v] = _mm512_fmadd_ps(wv, simd_ld(full || v < nv - 1, mt, xr + 16 * v), a[0][v]);
 			}
 		}
 	} else {
@@ -195,13 +180,13 @@ INL512 void nm_seg512(const int nv, const int full, const int KEEP, const int GR
 
 #pragma GCC unroll 4
 				for (int v = 0; v < nv; v++)
-					a[q & 1][v] = _mm512_fmadd_ps(wv, ld512(full || v < nv - 1, mt, xr + 16 * v), a[q & 1][v]);
+					a[q & 1][v] = _mm512_fmadd_ps(wv, simd_ld(full || v < nv - 1, mt, xr + 16 * v), a[q & 1][v]);
 			}
 		}
 	}
 #pragma GCC unroll 4
 	for (int v = 0; v < nv; v++)
-		st512(full || v < nv - 1, mt, yr + 16 * v, _mm512_add_ps(a[0][v], a[1][v]));
+		simd_st(full || v < nv - 1, mt, yr + 16 * v, _mm512_add_ps(a[0][v], a[1][v]));
 }
 
 INL512 void nm_chunk512(const int nv, const int full, const int KEEP, const int GROUP,
@@ -256,7 +241,7 @@ CPU_AVX512 void cpu_nm_part_avx512(const struct spp_encoded *w, int64_t r0,
 
 		for (int64_t i = r0; i < r1; i++) {
 			if (win == 0 || win > 64 || s->bits > 7)
-				y[i] = nm_dot_scalar(s, i, x);
+				y[i] = cpu_nm_dot_scalar(s, i, x);
 			else if (win <= 16)
 				y[i] = nm_dot512(1, s, i, w->k, x);
 			else if (win <= 32)
@@ -274,16 +259,16 @@ CPU_AVX512 void cpu_nm_part_avx512(const struct spp_encoded *w, int64_t r0,
 		/* constant N:M for the listed formats; KEEP needs N*bits <= 57 */
 		if (s->keep == 2 && s->group == 4) {
 			enum { KP = 2, GP = 4 };
-			CHUNK512_DISPATCH(cw, NM_BODY);
+			SIMD_CHUNK_DISPATCH(cw, NM_BODY);
 		} else if (s->keep == 4 && s->group == 8) {
 			enum { KP = 4, GP = 8 };
-			CHUNK512_DISPATCH(cw, NM_BODY);
+			SIMD_CHUNK_DISPATCH(cw, NM_BODY);
 		} else if (s->keep == 1 && s->group == 4) {
 			enum { KP = 1, GP = 4 };
-			CHUNK512_DISPATCH(cw, NM_BODY);
+			SIMD_CHUNK_DISPATCH(cw, NM_BODY);
 		} else {
 			enum { KP = 0, GP = 0 };
-			CHUNK512_DISPATCH(cw, NM_BODY);
+			SIMD_CHUNK_DISPATCH(cw, NM_BODY);
 		}
 #undef NM_BODY
 	}

@@ -1,0 +1,74 @@
+/*
+ * The coo vector kernel (see coo.c for the layout), written once against
+ * simd.h and compiled per ISA by coo_avx2.c and coo_avx512.c, which
+ * define SIMD_AVX2 / SIMD_AVX512 first: cpu_coo_part_avx2 / _avx512.
+ */
+#ifndef SPP_KERNELS_CPU_COO_BODY_H
+#define SPP_KERNELS_CPU_COO_BODY_H
+
+#include <string.h>
+
+#include "kernels/cpu/cpu.h"
+
+#if CPU_X86
+#include "kernels/cpu/seg.h"
+
+SIMD_INL void coo_chunk(const int nv, const int full, const struct cpu_coo *c,
+			int64_t z0, int64_t z1, int64_t r0, int64_t r1,
+			const float *x, float *y, int64_t n, int64_t cw, simd_m mt)
+{
+	int64_t cur = r0, z = z0;
+
+	while (z < z1) {
+		int32_t r = c->row[z];
+		int64_t e = z + 1;
+
+		while (e < z1 && c->row[e] == r)
+			e++;
+		for (; cur < r; cur++)
+			memset(y + cur * n, 0, (size_t)cw * sizeof(*y));
+		seg(nv, full, mt, 0, c->col + z, c->val + z, e - z, x, n, y + (int64_t)r * n, 1);
+		cur = (int64_t)r + 1;
+		z = e;
+	}
+	for (; cur < r1; cur++)
+		memset(y + cur * n, 0, (size_t)cw * sizeof(*y));
+}
+
+SIMD_TARGET void SIMD_NAME(cpu_coo_part)(const struct spp_encoded *w, int64_t z0,
+					 int64_t z1, int64_t r0, int64_t r1,
+					 const float *x, float *y, int64_t n)
+{
+	const struct cpu_coo *c = w->impl;
+
+	if (n == 1) {
+		int64_t cur = r0, z = z0;
+
+		while (z < z1) {
+			int32_t r = c->row[z];
+			int64_t e = z + 1;
+
+			while (e < z1 && c->row[e] == r)
+				e++;
+			for (; cur < r; cur++)
+				y[cur] = 0;
+			y[r] = simd_hsum(dot(0, 0, c->col + z, c->val + z, e - z, x, simd_zero()));
+			cur = (int64_t)r + 1;
+			z = e;
+		}
+		for (; cur < r1; cur++)
+			y[cur] = 0;
+		return;
+	}
+	for (int64_t j0 = 0; j0 < n; j0 += SIMD_CHUNK) {
+		int64_t cw = n - j0 < SIMD_CHUNK ? n - j0 : SIMD_CHUNK;
+		simd_m mt = simd_chunk_tail(cw);
+
+#define COO_BODY(nv, full) coo_chunk(nv, full, c, z0, z1, r0, r1, x + j0, y + j0, n, cw, mt)
+		SIMD_CHUNK_DISPATCH(cw, COO_BODY);
+#undef COO_BODY
+	}
+}
+#endif
+
+#endif

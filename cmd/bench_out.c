@@ -124,16 +124,14 @@ int bench_out_init(struct bench_out *o, const struct bench_cfg *c, FILE *f,
 	arr = cJSON_AddObjectToObject(o->root, "tool");
 	cJSON_AddStringToObject(arr, "name", "spprof");
 	cJSON_AddStringToObject(arr, "version", SPP_VERSION);
-	mach = cJSON_AddObjectToObject(o->root, "machine");
-	cJSON_AddStringToObject(mach, "cpu", m->cpu);
-	cJSON_AddStringToObject(mach, "isa", spp_isa_name(m->isa));
-	cJSON_AddNumberToObject(mach, "logical_cpus", m->logical_cpus);
-	blas = cJSON_AddObjectToObject(mach, "dense_blas");
-	cJSON_AddStringToObject(blas, "name", m->blas.name);
-	cJSON_AddStringToObject(blas, "version", m->blas.version);
-	cJSON_AddStringToObject(blas, "core", m->blas.core);
-	cJSON_AddItemToObject(blas, "openblas_coretype", spp_json_str(m->blas.coretype_env));
-	cJSON_AddItemToObject(blas, "openblas_l2_size", spp_json_str(l2));
+	/* the machine block of every report, and the dense candidates of this run */
+	mach = spp_report_machine(m);
+	if (!mach)
+		goto nomem;
+	cJSON_AddItemToObject(o->root, "machine", mach);
+	blas = cJSON_GetObjectItemCaseSensitive(mach, "dense_blas");
+	if (blas)
+		cJSON_AddItemToObject(blas, "openblas_l2_size", spp_json_str(l2));
 	cJSON_AddItemToObject(mach, "dense_candidates", spp_report_dense(&c->dense));
 	set = cJSON_AddObjectToObject(o->root, "settings");
 	arr = cJSON_AddArrayToObject(set, "n");

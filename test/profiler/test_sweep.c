@@ -713,6 +713,16 @@ static void test_bench_cli(void **state)
 	j = cJSON_Parse(r.out);
 	assert_non_null(j);
 	assert_string_equal(cJSON_GetObjectItem(j, "schema")->valuestring, "spprof.bench/1");
+	/* the machine block is the analyze report's (reports/machine.c), with the run's candidates */
+	{
+		const cJSON *m = cJSON_GetObjectItem(j, "machine");
+
+		assert_non_null(cJSON_GetObjectItem(m, "caches"));
+		assert_non_null(cJSON_GetObjectItem(m, "calibration"));
+		assert_true(cJSON_IsArray(cJSON_GetObjectItem(m, "gpus")));
+		assert_non_null(cJSON_GetObjectItem(cJSON_GetObjectItem(m, "dense_blas"), "coretype_env"));
+		assert_true(cJSON_IsArray(cJSON_GetObjectItem(m, "dense_candidates")));
+	}
 	cases = cJSON_GetObjectItem(j, "cases");
 	assert_int_equal(cJSON_GetArraySize(cases), 1);
 	c0 = cJSON_GetArrayItem(cases, 0);

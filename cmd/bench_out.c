@@ -1,4 +1,5 @@
 #include "cmd/bench_out.h"
+#include "cmd/bench_out_internal.h"
 #include "reports/report.h"
 #include "reports/json_values.h"
 
@@ -15,7 +16,8 @@ static const double grid[] = {
 
 #define NGRID ((int)(sizeof(grid) / sizeof(grid[0])))
 
-static void fmt_time(double ns, char *b, size_t n)
+/* A time in ns as a short cell: "-", "850ns", "1.25us", ..., "2.00s". */
+void bench_fmt_time(double ns, char *b, size_t n)
 {
 	if (!(ns > 0))
 		snprintf(b, n, "-");
@@ -67,7 +69,8 @@ static void short_name(const char *path, char *b, size_t n)
 		b[34] = '\0';
 }
 
-static int fail_nomem(struct spp_error *err)
+/* SPP_E_NOMEM, said of the bench output. */
+int bench_fail_nomem(struct spp_error *err)
 {
 	return spp_error_set(err, SPP_E_NOMEM, "out of memory for the bench output");
 }
@@ -83,7 +86,7 @@ int bench_out_init(struct bench_out *o, const struct bench_cfg *c, FILE *f,
 	o->c = c;
 	o->f = f;
 	if (!m)
-		return fail_nomem(err);
+		return bench_fail_nomem(err);
 	spp_machine_describe(m, (int)c->threads[0]);
 	if (!c->json) {
 		fprintf(f, "spprof bench: CPU sparse formats against the fastest dense candidate%s\n\n",
@@ -158,7 +161,7 @@ int bench_out_init(struct bench_out *o, const struct bench_cfg *c, FILE *f,
 	return SPP_OK;
 nomem:
 	free(m);
-	return fail_nomem(err);
+	return bench_fail_nomem(err);
 }
 
 static struct bench_sum *cur_sum(struct bench_out *o)
@@ -186,7 +189,7 @@ int bench_out_case(struct bench_out *o, const struct bench_threads *t, int64_t n
 	}
 	o->cur = cJSON_CreateObject();
 	if (!o->cur)
-		return fail_nomem(err);
+		return bench_fail_nomem(err);
 	cJSON_AddItemToArray(o->cases, o->cur);
 	cJSON_AddNumberToObject(o->cur, "threads", t->threads);
 	cJSON_AddNumberToObject(o->cur, "n", (double)n);
@@ -194,7 +197,7 @@ int bench_out_case(struct bench_out *o, const struct bench_threads *t, int64_t n
 	cJSON_AddNumberToObject(o->cur, "pinned", t->pinned);
 	cJSON_AddStringToObject(o->cur, "thread_policy", t->policy);
 	if (!cJSON_AddArrayToObject(o->cur, "dlmc"))
-		return fail_nomem(err);
+		return bench_fail_nomem(err);
 	return SPP_OK;
 }
 
@@ -213,14 +216,14 @@ static void runs_row(struct bench_out *o, const char *name, int64_t m, int64_t k
 	char shape[32], t[16], cell[32];
 
 	snprintf(shape, sizeof(shape), "%lldx%lld", (long long)m, (long long)k);
-	fmt_time(runs->runs[0].status == SPP_RUN_OK ? runs->runs[0].time.median : NAN, t, sizeof(t));
+	bench_fmt_time(runs->runs[0].status == SPP_RUN_OK ? runs->runs[0].time.median : NAN, t, sizeof(t));
 	fprintf(o->f, "%-34s %-10s %7.1f%% %8s", name, shape, 100 * sparsity,
 		runs->runs[0].status == SPP_RUN_OK ? t : "FAILED");
 	for (int r = 1; r < runs->nruns; r++) {
 		const struct spp_run *run = &runs->runs[r];
 
 		if (run->status == SPP_RUN_OK && run->time.repeats > 0) {
-			fmt_time(run->time.median, t, sizeof(t));
+			bench_fmt_time(run->time.median, t, sizeof(t));
 			snprintf(cell, sizeof(cell), "%s %5.2fx", t, run->speedup);
 		} else {
 			snprintf(cell, sizeof(cell), "%s", run->status == SPP_RUN_NOT_APPLICABLE ? "n/a"
@@ -298,7 +301,7 @@ int bench_out_matrix(struct bench_out *o, const char *name, int64_t m, int64_t k
 		cJSON *j = runs_json(name, m, k, nnz, runs);
 
 		if (!j)
-			return fail_nomem(err);
+			return bench_fail_nomem(err);
 		cJSON_AddItemToArray(cJSON_GetObjectItem(o->cur, "dlmc"), j);
 	}
 	return SPP_OK;
@@ -364,7 +367,7 @@ int bench_out_sweep(struct bench_out *o, const struct spp_sweep *s, struct spp_e
 		cJSON *j = spp_sweep_json(s);
 
 		if (!j)
-			return fail_nomem(err);
+			return bench_fail_nomem(err);
 		cJSON_AddItemToObject(o->cur, "sweep", j);
 		return SPP_OK;
 	}
@@ -382,13 +385,13 @@ int bench_out_sweep(struct bench_out *o, const struct spp_sweep *s, struct spp_e
 			if (p)
 				td = p->dense_time_ns;
 		}
-		fmt_time(td, t, sizeof(t));
+		bench_fmt_time(td, t, sizeof(t));
 		fprintf(o->f, "%-8g %8s", grid[g], t);
 		for (int f = 0; f < s->nresults; f++) {
 			const struct spp_sweep_point *p = point_at(&s->results[f], grid[g]);
 
 			if (p) {
-				fmt_time(p->time_ns, t, sizeof(t));
+				bench_fmt_time(p->time_ns, t, sizeof(t));
 				snprintf(cell, sizeof(cell), "%s %5.2fx", t, p->speedup);
 			} else {
 				snprintf(cell, sizeof(cell), "-");
@@ -436,171 +439,8 @@ int bench_out_nm(struct bench_out *o, const char *name, int64_t m, int64_t k, ui
 		cJSON *j = runs_json(name, m, k, nnz, runs);
 
 		if (!j)
-			return fail_nomem(err);
+			return bench_fail_nomem(err);
 		cJSON_AddItemToObject(o->cur, "nm2_4", j);
-	}
-	return SPP_OK;
-}
-
-static const struct bench_sum *find_sum(const struct bench_out *o, int threads, int64_t n)
-{
-	for (int i = 0; i < o->nsums; i++)
-		if (o->sums[i].threads == threads && o->sums[i].n == n)
-			return &o->sums[i];
-	return NULL;
-}
-
-/* One target line: "met" or by how much it is missed; NAN value: not measured. */
-static void target(struct bench_out *o, cJSON *arr, const char *what, double value,
-		   const char *fmt_name, double limit, int at_most)
-{
-	int met = isfinite(value) && (at_most ? value <= limit : value >= limit);
-	char v[48], verdict[96];
-
-	if (isfinite(value))
-		snprintf(v, sizeof(v), at_most ? "%.3f" : "%.2fx", value);
-	else
-		snprintf(v, sizeof(v), "none");
-	if (!isfinite(value))
-		snprintf(verdict, sizeof(verdict), "missed (no value)");
-	else if (met)
-		snprintf(verdict, sizeof(verdict), "met");
-	else if (at_most)
-		snprintf(verdict, sizeof(verdict), "missed by %.3f", value - limit);
-	else
-		snprintf(verdict, sizeof(verdict), "missed: %.0f%% of the target", 100 * value / limit);
-	if (!o->c->json) {
-		fprintf(o->f, "  %-52s %-8s %-8s target %s %-6g %s\n", what, v, fmt_name[0] ? fmt_name : "-",
-			at_most ? "<=" : ">=", limit, verdict);
-		return;
-	}
-	{
-		cJSON *j = cJSON_CreateObject();
-
-		if (!j)
-			return;
-		cJSON_AddItemToArray(arr, j);
-		cJSON_AddStringToObject(j, "target", what);
-		cJSON_AddItemToObject(j, "value", spp_json_num(value));
-		cJSON_AddStringToObject(j, "format", fmt_name);
-		cJSON_AddNumberToObject(j, "limit", limit);
-		cJSON_AddStringToObject(j, "compare", at_most ? "<=" : ">=");
-		cJSON_AddBoolToObject(j, "met", met);
-	}
-}
-
-int bench_out_finish(struct bench_out *o, struct spp_error *err)
-{
-	const struct bench_cfg *c = o->c;
-	const struct bench_sum *s64 = find_sum(o, 1, 64), *s1 = find_sum(o, 1, 1);
-	cJSON *scal = NULL, *tg = NULL, *sums = NULL;
-	char t[16];
-
-	if (c->json) {
-		scal = cJSON_AddArrayToObject(o->root, "dense_scaling");
-		tg = cJSON_AddArrayToObject(o->root, "targets");
-		sums = cJSON_AddArrayToObject(o->root, "summary");
-		if (!scal || !tg || !sums)
-			return fail_nomem(err);
-	} else {
-		fprintf(o->f, "\n== summary ==\n\ndense %lldx%lld (median over the sweep's points), "
-			      "by threads\n%-6s", (long long)c->size, (long long)c->size, "N");
-		for (int i = 0; i < c->nthreads; i++)
-			fprintf(o->f, " %8lld T", (long long)c->threads[i]);
-		fprintf(o->f, "   scaling (first/last)\n");
-	}
-	for (int i = 0; i < c->nn; i++) {
-		const struct bench_sum *a = find_sum(o, (int)c->threads[0], c->ns[i]);
-		const struct bench_sum *b = find_sum(o, (int)c->threads[c->nthreads - 1], c->ns[i]);
-		double scale = a && b ? a->dense_ns / b->dense_ns : NAN;
-
-		if (c->json) {
-			cJSON *j = cJSON_CreateObject(), *arr;
-
-			if (!j)
-				return fail_nomem(err);
-			cJSON_AddItemToArray(scal, j);
-			cJSON_AddNumberToObject(j, "n", (double)c->ns[i]);
-			arr = cJSON_AddArrayToObject(j, "dense_time_ns");
-			for (int k = 0; arr && k < c->nthreads; k++) {
-				const struct bench_sum *x = find_sum(o, (int)c->threads[k], c->ns[i]);
-				cJSON *e = cJSON_CreateObject();
-
-				if (!e)
-					break;
-				cJSON_AddItemToArray(arr, e);
-				cJSON_AddNumberToObject(e, "threads", (double)c->threads[k]);
-				cJSON_AddItemToObject(e, "median", spp_json_num(x ? x->dense_ns : NAN));
-			}
-			cJSON_AddItemToObject(j, "scaling", spp_json_num(scale));
-			continue;
-		}
-		fprintf(o->f, "%-6lld", (long long)c->ns[i]);
-		for (int k = 0; k < c->nthreads; k++) {
-			const struct bench_sum *x = find_sum(o, (int)c->threads[k], c->ns[i]);
-
-			fmt_time(x ? x->dense_ns : NAN, t, sizeof(t));
-			fprintf(o->f, " %10s", t);
-		}
-		fprintf(o->f, "   %.2fx\n", scale);
-	}
-	if (!c->json) {
-		fprintf(o->f, "\nper case: best breakeven, CSR breakeven, best speedup at 90%%, 2:4 layer "
-			      "(nm2_4 / best), DLMC geo-mean of the best format\n");
-		for (int i = 0; i < o->nsums; i++) {
-			const struct bench_sum *x = &o->sums[i];
-
-			fprintf(o->f, "  T %d N %-4lld  best %.3f (%s)  csr %.3f  at 0.9 %.2fx (%s)  "
-				      "2:4 %.2fx / %.2fx (%s)  DLMC %.2fx\n",
-				x->threads, (long long)x->n, x->best_be, x->best_be_fmt[0] ? x->best_be_fmt : "-",
-				x->csr_be, x->best_90, x->best_90_fmt[0] ? x->best_90_fmt : "-", x->nm24,
-				x->best_24, x->best_24_fmt[0] ? x->best_24_fmt : "-", x->dlmc_best_geo);
-		}
-		fprintf(o->f, "\ntargets (1 thread, against the dense baseline in the same run)\n");
-	} else {
-		for (int i = 0; i < o->nsums; i++) {
-			const struct bench_sum *x = &o->sums[i];
-			cJSON *j = cJSON_CreateObject();
-
-			if (!j)
-				return fail_nomem(err);
-			cJSON_AddItemToArray(sums, j);
-			cJSON_AddNumberToObject(j, "threads", x->threads);
-			cJSON_AddNumberToObject(j, "n", (double)x->n);
-			cJSON_AddItemToObject(j, "dense_time_ns", spp_json_num(x->dense_ns));
-			cJSON_AddItemToObject(j, "best_breakeven", spp_json_num(x->best_be));
-			cJSON_AddStringToObject(j, "best_breakeven_format", x->best_be_fmt);
-			cJSON_AddItemToObject(j, "csr_breakeven", spp_json_num(x->csr_be));
-			cJSON_AddItemToObject(j, "best_speedup_at_0.9", spp_json_num(x->best_90));
-			cJSON_AddStringToObject(j, "best_speedup_at_0.9_format", x->best_90_fmt);
-			cJSON_AddItemToObject(j, "nm2_4_speedup_on_2_4", spp_json_num(x->nm24));
-			cJSON_AddItemToObject(j, "best_speedup_on_2_4", spp_json_num(x->best_24));
-			cJSON_AddStringToObject(j, "best_on_2_4_format", x->best_24_fmt);
-			cJSON_AddItemToObject(j, "dlmc_best_geomean", spp_json_num(x->dlmc_best_geo));
-		}
-	}
-	if (s64) {
-		target(o, tg, "N=64 unstructured: best format breakeven", s64->best_be, s64->best_be_fmt, 0.30, 1);
-		target(o, tg, "N=64 unstructured: best speedup at 90%", s64->best_90, s64->best_90_fmt, 5, 0);
-		target(o, tg, "N=64 2:4 at 50%: best speedup", s64->best_24, s64->best_24_fmt, 1.5, 0);
-		target(o, tg, "N=64 2:4 at 50%: nm2_4 speedup", s64->nm24, "nm2_4", 1.5, 0);
-	}
-	if (s1) {
-		target(o, tg, "N=1 unstructured: best format breakeven", s1->best_be, s1->best_be_fmt, 0.40, 1);
-		target(o, tg, "N=1 unstructured: CSR breakeven", s1->csr_be, "csr", 0.65, 1);
-		target(o, tg, "N=1 2:4 at 50%: best speedup", s1->best_24, s1->best_24_fmt, 1.5, 0);
-		target(o, tg, "N=1 2:4 at 50%: nm2_4 speedup", s1->nm24, "nm2_4", 1.5, 0);
-	}
-	if (!s64 && !s1 && !c->json)
-		fprintf(o->f, "  (no 1-thread case with N = 1 or 64 in this run)\n");
-	if (c->json) {
-		char *text = cJSON_Print(o->root);
-
-		if (!text)
-			return fail_nomem(err);
-		fputs(text, o->f);
-		fputc('\n', o->f);
-		cJSON_free(text);
 	}
 	return SPP_OK;
 }

@@ -9,7 +9,7 @@
 #include "kernels/cuda/device.h"
 #include "kernels/dense/dense.h"
 #if HAVE_CUDA
-#include "kernels/cuda/cupti.h"
+#include "counters/cupti.h"
 #endif
 #include "profiler/machine.h"
 #include "reports/report.h"
@@ -98,7 +98,7 @@ static void print_cupti(const struct spp_cuda_probe *p)
 #if HAVE_CUDA
 	char line[320];
 
-	spp_cupti_describe(p->ndevices > 0, line, sizeof(line));
+	spp_cupti_probe(p->ndevices > 0, line, sizeof(line));
 	printf("cupti        %s\n", line);
 #else
 	(void)p;

@@ -11,6 +11,9 @@
  *         portable kernels' accesses, deterministic
  *   none  timing only
  *
+ * The GPU's counters (counters/cupti.h, CUPTI) follow the same lifecycle
+ * with a launch in place of start / stop, outside this registry.
+ *
  * The lifecycle is LIKWID's: probe (can it count here, and why not), open
  * (a session for `threads` OpenMP threads), start / stop (bracket exactly
  * the counted region; counts accumulate over start/stop pairs), read

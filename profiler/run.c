@@ -10,6 +10,7 @@
 
 #include "counters/sim.h"
 #include "profiler/decode.h"
+#include "profiler/device.h"
 #include "profiler/base/rng.h"
 #include "profiler/run_cuda.h"
 #include "profiler/run_count.h"
@@ -67,30 +68,6 @@ static float *falloc(int64_t a, int64_t b, int *fail)
 	p = spp_buffer_alloc((size_t)(a * b > 0 ? a * b : 1) * sizeof(float));
 	*fail |= p == NULL;
 	return p;
-}
-
-/* One timed call: the dense baseline or a format. */
-struct item_ctx {
-	const struct spp_format_ops *ops;  /* NULL: the dense candidate */
-	const struct spp_dense_cand *dense;
-	const struct spp_encoded *enc;
-	const struct spp_matrix *w;
-	const float *x;
-	float *y;
-	int64_t n;
-	struct spp_exec ex;
-};
-
-static int item_run(void *p, double *busy_ns)
-{
-	struct item_ctx *c = p;
-
-	if (!c->ops) {
-		spp_dense_run(c->dense, c->w, c->x, c->y, c->n, c->ex.threads);
-		return SPP_OK;
-	}
-	c->ex.busy_ns = busy_ns;
-	return c->ops->spmm(c->enc, c->x, c->y, c->n, &c->ex);
 }
 
 struct flush_ctx {
@@ -264,218 +241,275 @@ int spp_layer_measure(const struct spp_layer *l, const struct spp_layer_static *
 	return rc;
 }
 
+/* The devices and buffers of one matrix's CPU runs. */
+struct measure {
+	const struct spp_run_opts *o;
+	const char *name;
+	struct spp_matrix w, wa;       /* W and |W| */
+	struct layer_bufs B;
+	struct spp_device_cpu cpu;
+	struct spp_device formats, dense;
+	struct spp_device_layer L;
+	struct spp_device_case *cases; /* the timed items: dense candidates first, then formats */
+	const struct spp_dense_cand **cand; /* item i's candidate; NULL: a format */
+	int *run_of;                   /* item i's run in out */
+	int *dense_of;                 /* a candidate item's entry of out->dense.t */
+	int nitems, nd;
+};
+
 /*
- * The dense candidates of this shape (profiler/run_dense.h): each runs once
- * and is checked against the double-precision reference; the first that
- * passes gives the dense result yd every format is checked against, and
- * the bound |W|.|X|. Those that pass become items 0..*nd-1 (dense_of: the
- * choice's entry). Returns whether there is a verified dense result.
+ * One dense candidate of the plan: run it once and check it against the
+ * double-precision reference columns; the first that passes gives the
+ * dense result yd every format is checked against, and the bound
+ * |W|.|X|. Returns whether it became a timed item.
  */
-static int dense_items(const struct spp_dense_set *set, const struct spp_run_opts *o,
-		       const struct spp_matrix *w, const struct spp_matrix *wa, int64_t n,
-		       const char *name, struct layer_bufs *B, struct spp_layer_runs *out,
-		       struct item_ctx *ctx, struct spp_bench_item *items, int *dense_of, int *nd)
+static int dense_item(struct measure *M, const struct spp_dense_cand *cand, int entry,
+		      const int64_t *cols, int64_t c, int *have, struct spp_layer_runs *out,
+		      char *all, size_t *len, size_t nall)
 {
-	int64_t m = w->m, cols[REF_COLUMNS], c;
+	int64_t m = M->w.m, n = M->L.n;
+	struct spp_device_case *dc = &M->cases[M->nitems];
+	struct spp_dense_timing *t = &out->dense.t[entry];
+	struct spp_error e2 = {0};
+	double worst = NAN;
+	char why[200] = "it could not run";
+
+	if (spp_device_open(&M->dense, cand, &M->L, dc, &e2) ||
+	    M->dense.ops->result(dc, M->B.y, &e2) ||
+	    !check_dense(&M->B, M->B.y, m, n, cols, c, M->o->verify_rtol, &worst, why, sizeof(why))) {
+		if (e2.msg[0])
+			snprintf(why, sizeof(why), "%.190s", e2.msg);
+		spp_device_close(dc);
+		if (!out->dense_shared) {
+			t->status = SPP_RUN_FAILED;
+			t->max_error = worst;
+			snprintf(t->reason, sizeof(t->reason), "%s", why);
+		}
+		if (*len < nall)
+			*len += (size_t)snprintf(all + *len, nall - *len, "%s%s: %s",
+						 *len ? "; " : "", cand->name, why);
+		return 0;
+	}
+	if (!out->dense_shared)
+		t->max_error = worst;
+	if (!*have) {
+		memcpy(M->B.yd, M->B.y, sizeof(float) * (size_t)(m * n));
+		spp_dense_run(cand, &M->wa, M->B.xabs, M->B.bound, n, M->o->threads);
+		out->runs[0].max_error = worst;
+		*have = 1;
+	}
+	M->cand[M->nitems] = cand;
+	M->run_of[M->nitems] = 0;
+	M->dense_of[M->nitems] = entry;
+	M->nitems++;
+	return 1;
+}
+
+/*
+ * The dense candidates of this shape (profiler/run_dense.h), each a timed
+ * item when it computes right (dense_item). Returns whether there is a
+ * verified dense result.
+ */
+static int dense_items(struct measure *M, const struct spp_dense_set *set, struct spp_layer_runs *out)
+{
+	int64_t cols[REF_COLUMNS], c;
 	int idx[SPP_DENSE_MAX], count, have = 0;
 	struct spp_dense_choice *ch = &out->dense;
 	size_t len = 0;
 	char all[256] = "";
 
-	*nd = 0;
-	ref_columns(B, w, n, cols, &c);
+	ref_columns(&M->B, &M->w, M->L.n, cols, &c);
 	for (int pass = 0; pass < 2 && !have; pass++) {
 		/* a remembered winner that fails here: every candidate after all */
-		count = spp_dense_plan(set, pass ? NULL : o->dense_memo, m, w->k, n, o->threads, name, ch,
-				       &out->dense_shared, idx);
-		*nd = 0;
-		for (int j = 0; j < count; j++) {
-			const struct spp_dense_cand *cand = &set->c[idx[j]];
-			struct spp_dense_timing *t = &ch->t[out->dense_shared ? ch->winner : j];
-			double worst;
-			char why[200];
-
-			for (int64_t i = 0; i < m * n; i++)
-				B->y[i] = NAN;
-			spp_dense_run(cand, w, B->x, B->y, n, o->threads);
-			if (!check_dense(B, B->y, m, n, cols, c, o->verify_rtol, &worst, why, sizeof(why))) {
-				if (!out->dense_shared) {
-					t->status = SPP_RUN_FAILED;
-					t->max_error = worst;
-					snprintf(t->reason, sizeof(t->reason), "%s", why);
-				}
-				if (len < sizeof(all))
-					len += (size_t)snprintf(all + len, sizeof(all) - len, "%s%s: %s",
-								len ? "; " : "", cand->name, why);
-				continue;
-			}
-			if (!out->dense_shared)
-				t->max_error = worst;
-			if (!have) {
-				memcpy(B->yd, B->y, sizeof(float) * (size_t)(m * n));
-				spp_dense_run(cand, wa, B->xabs, B->bound, n, o->threads);
-				out->runs[0].max_error = worst;
-				have = 1;
-			}
-			ctx[*nd] = (struct item_ctx){NULL, cand, NULL, w, B->x, B->y, n, {o->threads, o->isa, NULL}};
-			items[*nd] = (struct spp_bench_item){item_run, &ctx[*nd], 0, (int)cand->pool, NULL};
-			dense_of[*nd] = out->dense_shared ? ch->winner : j;
-			(*nd)++;
-		}
+		count = spp_dense_plan(set, pass ? NULL : M->o->dense_memo, M->w.m, M->w.k, M->L.n,
+				       M->o->threads, M->name, ch, &out->dense_shared, idx);
+		M->nitems = 0;
+		for (int j = 0; j < count; j++)
+			dense_item(M, &set->c[idx[j]], out->dense_shared ? ch->winner : j, cols, c,
+				   &have, out, all, &len, sizeof(all));
 		if (!out->dense_shared)
 			break;
 	}
-	if (!have)
-		set_status(&out->runs[0], SPP_RUN_FAILED, "no dense candidate computed right: %s",
-			   len ? all : "none could run");
+	M->nd = M->nitems;
+	if (!have) {
+		out->runs[0].status = SPP_RUN_FAILED;
+		snprintf(out->runs[0].reason, sizeof(out->runs[0].reason),
+			 "no dense candidate computed right: %s", len ? all : "none could run");
+	}
 	return have;
 }
 
-/* The balance of W's nonzeros over an encoding's parts: max / mean; NAN unknown. */
-static double nnz_imbalance(const struct spp_encoded *en)
+/*
+ * Each format opened on W, run once and checked against the verified
+ * dense result (none: every format failed, says why); those that pass
+ * are timed items.
+ */
+static void format_items(struct measure *M, const struct spp_format_ops *const *formats,
+			 int nformats, int dense_ok, struct spp_layer_runs *out)
 {
-	double *pn, v = NAN;
+	struct spp_device_check chk = {M->B.yd, M->B.bound, M->o->verify_rtol, "dense", M->B.y};
 
-	if (en->nparts <= 0 || !en->part_nnz || !(pn = malloc((size_t)en->nparts * sizeof(double))))
-		return NAN;
-	for (int p = 0; p < en->nparts; p++)
-		pn[p] = (double)en->part_nnz[p];
-	v = spp_max_over_mean(pn, en->nparts);
-	free(pn);
-	return v > 0 ? v : NAN;
+	for (int f = 0; f < nformats; f++)
+		if (spp_device_open_checked(&M->formats, formats[f], &M->L, dense_ok ? &chk : NULL,
+					    &M->cases[M->nitems], &out->runs[f + 1])) {
+			M->cand[M->nitems] = NULL;
+			M->run_of[M->nitems] = f + 1;
+			M->dense_of[M->nitems] = -1;
+			M->nitems++;
+		}
 }
 
 /*
- * Encode w with format f (*encoded: whether en holds an encoding to
- * release), run it once and check it against the verified dense result;
- * r says why not where it fails. Returns whether it became the timed item
- * *item (context *ctx).
+ * The figures of timed item i, run `run` of out (0: the dense baseline)
+ * from its result against the baseline's median t_dense: time, rates,
+ * counted or simulated cache figures. Returns 0 or SPP_E_NOMEM.
  */
-static int format_item(const struct spp_format_ops *f, const struct spp_matrix *w, int64_t n,
-		       const struct spp_run_opts *o, int dense_ok, struct layer_bufs *B,
-		       struct spp_run *r, struct spp_encoded *en, int *encoded,
-		       struct item_ctx *ctx, struct spp_bench_item *item)
-{
-	struct spp_exec ex = {o->threads, o->isa, NULL};
-	struct spp_error e2 = {0};
-	int64_t m = w->m, wi, wj;
-	double worst;
-	int rc = f->encode(w, o->threads, en, &e2);
-
-	if (rc == SPP_E_UNSUPPORTED) {
-		set_status(r, SPP_RUN_NOT_APPLICABLE, "%s", e2.msg[0] ? e2.msg : "format cannot hold this layer");
-		return 0;
-	}
-	if (rc) {
-		set_status(r, SPP_RUN_FAILED, "encode failed: %s", e2.msg[0] ? e2.msg : spp_status_message(rc));
-		return 0;
-	}
-	*encoded = 1;
-	r->nnz_imbalance = nnz_imbalance(en);
-	if (!dense_ok) {
-		set_status(r, SPP_RUN_FAILED, "no verified dense result to check against");
-		return 0;
-	}
-	/* NaN everywhere: an output the kernel does not write fails the check */
-	for (int64_t i = 0; i < m * n; i++)
-		B->y[i] = NAN;
-	rc = f->spmm(en, B->x, B->y, n, &ex);
-	if (rc) {
-		set_status(r, SPP_RUN_FAILED, "kernel failed: %s", spp_status_message(rc));
-		return 0;
-	}
-	r->max_error = NAN;
-	if (!spp_run_check(B->y, B->yd, B->bound, m, n, o->verify_rtol, &worst, &wi, &wj)) {
-		r->max_error = worst;
-		set_status(r, SPP_RUN_FAILED,
-			   "output differs from dense by %.3g x (|W|.|X|) at (%lld, %lld), bound %.3g",
-			   worst, (long long)wi, (long long)wj, o->verify_rtol);
-		return 0;
-	}
-	r->max_error = worst;
-	*ctx = (struct item_ctx){f, NULL, en, w, B->x, B->y, n, {o->threads, o->isa, NULL}};
-	*item = (struct spp_bench_item){item_run, ctx, o->threads, 0, NULL};
-	return 1;
-}
-
-/* What the figures of a layer's runs need to know of it. */
-struct layer_facts {
-	const struct spp_matrix *w;
-	int64_t n;
-	uint64_t nnz;
-	double theoretical_speedup;
-	const char *name;
-};
-
-/*
- * The figures of timed item i, run `run` of out (0: the dense baseline;
- * en its encoding otherwise) from its result against the baseline's
- * median t_dense: time, rates, counted or simulated cache figures.
- * Returns 0 or SPP_E_NOMEM.
- */
-static int item_figures(const struct layer_facts *L, const struct spp_run_opts *o,
-			struct spp_layer_runs *out, int run, const struct spp_encoded *en,
+static int item_figures(struct measure *M, struct spp_layer_runs *out, int i,
 			const struct spp_bench_result *res, double t_dense, struct spp_run_count *cc,
-			int i, struct layer_bufs *B, struct spp_error *err)
+			struct spp_error *err)
 {
-	int64_t m = L->w->m, k = L->w->k, n = L->n;
+	const struct spp_run_opts *o = M->o;
+	int run = M->run_of[i];
 	struct spp_run *r = &out->runs[run];
-	struct spp_run_inputs in = {
-		m, k, n, L->nnz, run == 0 ? 4.0 * (double)m * (double)k : (double)en->bytes,
-		L->theoretical_speedup, &o->bw, res->time.median, t_dense, 0,
-	};
+	const struct spp_encoded *en = spp_device_cpu_encoded(&M->cases[i]);
+	enum spp_device_work work = run == 0 ? SPP_WORK_DENSE : SPP_WORK_SPARSE;
 	struct spp_error e2 = {0};
 
-	/* the baseline does all the dense FLOPs: its rate is theirs, its ideal 1 */
-	if (run == 0) {
-		in.flops = 2.0 * (double)m * (double)k * (double)n;
-		in.theoretical_speedup = 1;
-	}
 	/* a kernel that skips X's zeros does the combined FLOPs' work */
-	if (spp_run_act_kernel(r->format)) {
-		in.flops = out->act.flops_combined;
-		in.theoretical_speedup = out->act.combined_speedup;
-	}
+	if (spp_run_act_kernel(r->format))
+		work = SPP_WORK_GIVEN;
 	r->time = res->time;
-	spp_run_figures(&in, r);
+	spp_device_figures(&M->L, &M->cases[i], &o->bw, t_dense, work, out->act.flops_combined,
+			   out->act.combined_speedup, r);
 	if (res->imbalance > 0)
 		r->imbalance = res->imbalance;
 	spp_run_count_read(cc, i, o->cache_line > 0 ? o->cache_line : 64, r);
 	/* the simulator replays the traced copy of each verified CPU format */
-	if (run > 0 && o->counters && o->sim_geometry && strcmp(o->counters->name, "sim") == 0 &&
-	    spp_sim_replay(o->sim_geometry, o->threads, o->sim_budget, en, B->x, B->y, n,
+	if (en && o->counters && o->sim_geometry && strcmp(o->counters->name, "sim") == 0 &&
+	    spp_sim_replay(o->sim_geometry, o->threads, o->sim_budget, en, M->B.x, M->B.y, M->L.n,
 			   &r->cache, &e2) == SPP_E_NOMEM)
 		return spp_error_set(err, SPP_E_NOMEM, "'%s': out of memory for the cache simulator",
-				     L->name);
+				     M->name);
 	spp_run_cache_dram(r);
 	return SPP_OK;
 }
 
 /*
- * The fastest of the nd dense items that computed right is the baseline,
- * run 0 (*best: its item, -1 none); each candidate's time goes to
- * out->dense and the shape's choice is remembered. 0 or SPP_E_NOMEM.
+ * The fastest of the dense items is the baseline, run 0 (*best: its item,
+ * -1 none); each candidate's time goes to out->dense and the shape's
+ * choice is remembered. 0 or SPP_E_NOMEM.
  */
-static int choose_baseline(struct spp_layer_runs *out, const struct spp_run_opts *o,
-			   const struct item_ctx *ctx, const struct spp_bench_result *res,
-			   const int *dense_of, int nd, int *best, struct spp_error *err)
+static int choose_baseline(struct measure *M, struct spp_layer_runs *out,
+			   const struct spp_bench_result *res, int *best, struct spp_error *err)
 {
 	int rc;
 
 	*best = -1;
-	for (int i = 0; i < nd; i++) {
+	for (int i = 0; i < M->nd; i++) {
 		if (!out->dense_shared)
-			out->dense.t[dense_of[i]].time = res[i].time;
+			out->dense.t[M->dense_of[i]].time = res[i].time;
 		if (*best < 0 || res[i].time.median < res[*best].time.median)
 			*best = i;
 	}
-	if (!out->dense_shared && (rc = spp_dense_choose(&out->dense, o->dense_memo, err)))
+	if (!out->dense_shared && (rc = spp_dense_choose(&out->dense, M->o->dense_memo, err)))
 		return rc;
 	if (*best >= 0) {
-		snprintf(out->runs[0].candidate, sizeof(out->runs[0].candidate), "%s", ctx[*best].dense->name);
-		spp_dense_describe(ctx[*best].dense, out->runs[0].library, sizeof(out->runs[0].library));
+		snprintf(out->runs[0].candidate, sizeof(out->runs[0].candidate), "%s", M->cand[*best]->name);
+		spp_dense_describe(M->cand[*best], out->runs[0].library, sizeof(out->runs[0].library));
 	}
 	return SPP_OK;
+}
+
+/*
+ * Time the items in the one harness (cold: caches evicted before each
+ * timed run; hardware counters bracketing them), choose the baseline and
+ * derive every timed run's figures.
+ */
+static int time_items(struct measure *M, struct spp_layer_runs *out, struct spp_error *err)
+{
+	const struct spp_run_opts *o = M->o;
+	int64_t m = M->w.m, k = M->w.k, n = M->L.n;
+	struct spp_bench_opts bo = o->bench;
+	struct spp_device_case **pc = calloc((size_t)M->nitems, sizeof(*pc));
+	struct spp_bench_result *res = calloc((size_t)M->nitems, sizeof(*res));
+	struct spp_run_count cc = {0};
+	struct flush_ctx fc = {o, {{M->w.v, (size_t)(m * k) * sizeof(float)},
+				   {M->B.x, (size_t)(k * n) * sizeof(float)},
+				   {M->B.y, (size_t)(m * n) * sizeof(float)}}, M->nd};
+	int rc = SPP_OK, best = -1;
+
+	if (!pc || !res) {
+		rc = spp_error_set(err, SPP_E_NOMEM, "out of memory");
+		goto out;
+	}
+	for (int i = 0; i < M->nitems; i++)
+		pc[i] = &M->cases[i];
+	if (o->cold) {
+		bo.before = before_run;
+		bo.before_ctx = &fc;
+	}
+	if (spp_run_count_hardware(o->counters)) {
+		if ((rc = spp_run_count_open(&cc, M->run_of, M->nitems, o, err)))
+			goto out;
+		bo.count_start = spp_run_count_start;
+		bo.count_stop = spp_run_count_stop;
+		bo.count_ctx = &cc;
+	}
+	if ((rc = spp_device_time(pc, M->nitems, &bo, res, err)) ||
+	    (rc = choose_baseline(M, out, res, &best, err)))
+		goto out;
+	for (int i = 0; i < M->nitems && !rc; i++)
+		/* a slower candidate: its time is in out->dense */
+		if (M->run_of[i] != 0 || i == best)
+			rc = item_figures(M, out, i, &res[i], best >= 0 ? res[best].time.median : 0, &cc, err);
+	if (!rc)
+		spp_run_weight_only(out);
+out:
+	spp_run_count_close(&cc, M->nitems);
+	free(pc);
+	free(res);
+	return rc;
+}
+
+/* The buffers, X, |W| and the per-item tables of M. 0 or SPP_E_NOMEM. */
+static int measure_open(struct measure *M, const struct spp_matrix *wm, int64_t n, uint64_t nnz,
+			double theoretical_speedup, const char *name, int nformats,
+			const struct spp_run_opts *o, struct spp_layer_runs *out, struct spp_error *err)
+{
+	int64_t m = wm->m, k = wm->k;
+	size_t items = (size_t)nformats + SPP_DENSE_MAX;
+	int rc;
+
+	memset(M, 0, sizeof(*M));
+	M->o = o;
+	M->name = name;
+	M->w = *wm;
+	if ((rc = prepare(m, k, n, name, o, &M->B, err)) ||
+	    (rc = spp_run_act_figures(&M->w, M->B.x, n, o, &out->act, err)))
+		return rc;
+	spp_run_nm_along_m(&M->w, out->nm_along_m);
+	for (int64_t i = 0; i < m * k; i++)
+		M->B.wabs[i] = fabsf(M->w.v[i]);
+	M->wa = (struct spp_matrix){m, k, M->B.wabs};
+	M->cpu = (struct spp_device_cpu){o->threads, o->isa, M->B.y};
+	M->formats = (struct spp_device){&spp_device_cpu_formats, &M->cpu};
+	M->dense = (struct spp_device){&spp_device_cpu_dense, &M->cpu};
+	M->L = (struct spp_device_layer){&M->w, M->B.x, n, nnz, theoretical_speedup};
+	M->cases = calloc(items, sizeof(*M->cases));
+	M->cand = calloc(items, sizeof(*M->cand));
+	M->run_of = calloc(items, sizeof(*M->run_of));
+	M->dense_of = calloc(items, sizeof(*M->dense_of));
+	if (!M->cases || !M->cand || !M->run_of || !M->dense_of)
+		return spp_error_set(err, SPP_E_NOMEM, "out of memory");
+	return SPP_OK;
+}
+
+static void measure_close(struct measure *M)
+{
+	for (int i = 0; M->cases && i < M->nitems; i++)
+		spp_device_close(&M->cases[i]);
+	free(M->cases), free(M->cand), free(M->run_of), free(M->dense_of);
+	bufs_free(&M->B);
 }
 
 int spp_matrix_measure(const struct spp_matrix *wm, int64_t n, uint64_t nnz,
@@ -484,120 +518,41 @@ int spp_matrix_measure(const struct spp_matrix *wm, int64_t n, uint64_t nnz,
 		       const struct spp_run_opts *o, struct spp_layer_runs *out,
 		       struct spp_error *err)
 {
-	int64_t m = wm->m, k = wm->k;
-	struct layer_bufs B = {0};
-	struct spp_encoded *enc = NULL;
-	struct spp_bench_item *items = NULL;
-	struct item_ctx *ctx = NULL;
-	struct spp_bench_result *res = NULL;
-	int *run_of = NULL, *encoded = NULL, *dense_of = NULL, nitems = 0, nd = 0, rc, dense_ok;
 	struct spp_dense_set local, *set = o->dense;
-	struct spp_matrix w = *wm, wa = {m, k, NULL};
-	struct spp_bench_opts bo = o->bench;
-	struct flush_ctx fc;
+	struct measure M;
 	struct spp_error e2;
-	struct spp_run_count cc = {0};
-	struct layer_facts L = {wm, n, nnz, theoretical_speedup, name};
-	int best = -1;
+	int rc, dense_ok;
 
-	rc = runs_init(out, formats, nformats, err);
-	if (rc)
+	if ((rc = runs_init(out, formats, nformats, err)))
 		return rc;
 	if (!set) {
-		rc = spp_dense_set_open(&local, NULL, o->isa, err);
-		if (rc) {
+		if ((rc = spp_dense_set_open(&local, NULL, o->isa, err))) {
 			spp_layer_runs_release(out);
 			return rc;
 		}
 		set = &local;
 	}
-	rc = prepare(m, k, n, name, o, &B, err);
-	if (!rc)
-		rc = spp_run_act_figures(&w, B.x, n, o, &out->act, err);
+	rc = measure_open(&M, wm, n, nnz, theoretical_speedup, name, nformats, o, out, err);
 	if (rc)
-		goto fail;
-	spp_run_nm_along_m(&w, out->nm_along_m);
-	for (int64_t i = 0; i < m * k; i++)
-		B.wabs[i] = fabsf(w.v[i]);
-	wa.v = B.wabs;
-
-	enc = calloc((size_t)nformats + 1, sizeof(*enc));
-	items = calloc((size_t)nformats + SPP_DENSE_MAX, sizeof(*items));
-	ctx = calloc((size_t)nformats + SPP_DENSE_MAX, sizeof(*ctx));
-	res = calloc((size_t)nformats + SPP_DENSE_MAX, sizeof(*res));
-	run_of = calloc((size_t)nformats + SPP_DENSE_MAX, sizeof(*run_of));
-	dense_of = calloc((size_t)nformats + SPP_DENSE_MAX, sizeof(*dense_of));
-	encoded = calloc((size_t)nformats + 1, sizeof(*encoded));
-	if (!enc || !items || !ctx || !res || !run_of || !dense_of || !encoded) {
-		rc = spp_error_set(err, SPP_E_NOMEM, "out of memory");
-		goto fail;
-	}
-	dense_ok = dense_items(set, o, &w, &wa, n, name, &B, out, ctx, items, dense_of, &nd);
-	/* run 0 (the baseline) is every dense item's; dense_of says which candidate */
-	nitems = nd;
-	for (int f = 0; f < nformats; f++)
-		if (format_item(formats[f], &w, n, o, dense_ok, &B, &out->runs[f + 1], &enc[f],
-				&encoded[f], &ctx[nitems], &items[nitems])) {
-			run_of[nitems] = f + 1;
-			dense_of[nitems] = -1;
-			nitems++;
-		}
-	rc = SPP_OK;
-	/* the GPU's runs check against the same verified dense result */
-	if ((o->backends & SPP_BACKEND_CUDA) && dense_ok) {
-		rc = spp_run_cuda(&w, B.x, n, B.yd, B.bound, nnz, theoretical_speedup, o, out, &e2);
-		if (rc == SPP_E_NOMEM) {
-			*err = e2;
-			goto fail;
-		}
-		rc = SPP_OK; /* no device: analyze said so before the first layer */
-	}
-	if (nitems == 0)
 		goto done;
-
-	fc.o = o;
-	fc.ndense = nd;
-	fc.r[0] = (struct spp_range){w.v, (size_t)(m * k) * sizeof(float)};
-	fc.r[1] = (struct spp_range){B.x, (size_t)(k * n) * sizeof(float)};
-	fc.r[2] = (struct spp_range){B.y, (size_t)(m * n) * sizeof(float)};
-	if (o->cold) {
-		bo.before = before_run;
-		bo.before_ctx = &fc;
+	dense_ok = dense_items(&M, set, out);
+	format_items(&M, formats, nformats, dense_ok, out);
+	/* the GPU's runs check against the same verified dense result */
+	if ((o->backends & SPP_BACKEND_CUDA) && dense_ok &&
+	    spp_run_cuda(&M.w, M.B.x, n, M.B.yd, M.B.bound, nnz, theoretical_speedup, o, out,
+			 &e2) == SPP_E_NOMEM) {
+		*err = e2;
+		rc = SPP_E_NOMEM;
+		goto done;
 	}
-	if (spp_run_count_hardware(o->counters)) {
-		rc = spp_run_count_open(&cc, run_of, nitems, o, err);
-		if (rc)
-			goto fail;
-		bo.count_start = spp_run_count_start;
-		bo.count_stop = spp_run_count_stop;
-		bo.count_ctx = &cc;
-	}
-	rc = spp_bench_run(items, nitems, &bo, res, err);
-	if (rc)
-		goto fail;
-	rc = choose_baseline(out, o, ctx, res, dense_of, nd, &best, err);
-	if (rc)
-		goto fail;
-	for (int i = 0; i < nitems; i++) {
-		if (run_of[i] == 0 && i != best)
-			continue; /* a slower candidate: its time is in out->dense */
-		rc = item_figures(&L, o, out, run_of[i], run_of[i] ? &enc[run_of[i] - 1] : NULL, &res[i],
-				  best >= 0 ? res[best].time.median : 0, &cc, i, &B, err);
-		if (rc)
-			goto fail;
-	}
-	spp_run_weight_only(out);
-	goto done;
-fail:
-	spp_layer_runs_release(out);
+	/* no device: analyze said so before the first layer */
+	if (M.nitems > 0)
+		rc = time_items(&M, out, err);
 done:
-	for (int f = 0; encoded && f < nformats; f++)
-		if (encoded[f])
-			formats[f]->release(&enc[f]);
-	spp_run_count_close(&cc, nitems);
-	free(enc), free(items), free(ctx), free(res), free(run_of), free(dense_of), free(encoded);
+	if (rc)
+		spp_layer_runs_release(out);
+	measure_close(&M);
 	if (set == &local)
 		spp_dense_set_close(&local);
-	bufs_free(&B);
 	return rc;
 }

@@ -5,6 +5,7 @@
  * the CPU runs are (profiler/measure.h's warm-up, repeat, budget).
  */
 #include "profiler/run_cuda.h"
+#include "profiler/device.h"
 #include "profiler/run_dense.h"
 
 #include <math.h>
@@ -16,7 +17,7 @@
 #include "kernels/cuda/device.h"
 
 #if HAVE_CUDA
-#include "kernels/cuda/cupti.h"
+#include "counters/cupti.h"
 #include "kernels/cuda/formats.h"
 #include "kernels/cuda/host.h"
 #include "kernels/cuda/measure.h"
@@ -79,14 +80,20 @@ static int reference(struct layer *L, const char *p, const float **ref, struct s
 	return 0;
 }
 
-/* Open entry f, run it once and check it; r says how it went. 1 when c is open and verified. */
-static int open_checked(struct layer *L, const struct spp_cuda_format *f, struct spp_cuda_case *c,
-			struct spp_run *r, struct spp_error *err)
+/*
+ * Open entry f on the layer, run it once and check it against the CPU's
+ * dense result (a reduced-precision entry that rounds its inputs: against
+ * the CPU product of the rounded inputs); r says how it went. 1 when c is
+ * open and verified, 0 when not, -1 on SPP_E_NOMEM (err).
+ */
+static int open_checked(struct layer *L, const struct spp_device *dev, const struct spp_cuda_format *f,
+			struct spp_device_case *c, struct spp_run *r, struct spp_error *err)
 {
 	const float *ref = NULL;
 	struct spp_error e2 = {0};
-	double rtol = spp_cuda_precision_rtol(f->precision, L->o->verify_rtol), worst;
-	int64_t wi, wj;
+	struct spp_device_layer dl = {L->w, L->x, L->n, L->nnz, L->theoretical_speedup};
+	struct spp_device_check chk = {L->yd, L->bound, spp_cuda_precision_rtol(f->precision, L->o->verify_rtol),
+				       "the CPU reference", L->y};
 	int rc;
 
 	if (spp_cuda_precision_rounds(f->precision)) {
@@ -99,66 +106,38 @@ static int open_checked(struct layer *L, const struct spp_cuda_format *f, struct
 			set_status(r, SPP_RUN_NOT_APPLICABLE, "%.250s", e2.msg);
 			return 0;
 		}
+		chk.ref = ref;
+		chk.against = "the fp16-rounded reference";
 	}
-	rc = spp_cuda_case_open(c, f, L->w, L->x, L->n, &e2);
-	if (rc == SPP_E_UNSUPPORTED) {
-		set_status(r, SPP_RUN_NOT_APPLICABLE, "%.250s", e2.msg);
+	if (!spp_device_open_checked(dev, f, &dl, &chk, c, r))
 		return 0;
-	}
-	if (rc == SPP_E_NOMEM) {
-		*err = e2;
-		return -1;
-	}
-	if (rc) {
-		set_status(r, SPP_RUN_FAILED, "encode failed: %.200s", e2.msg);
-		return 0;
-	}
-	r->copy_ns[0] = c->h2d_w_ns;
-	r->copy_ns[1] = c->h2d_x_ns;
-	if ((rc = spp_cuda_case_result(c, L->y, &e2))) {
-		set_status(r, SPP_RUN_FAILED, "kernel failed: %.200s", e2.msg);
-		spp_cuda_case_close(c);
-		return 0;
-	}
-	r->copy_ns[2] = c->d2h_y_ns;
-	if (!spp_run_check(L->y, ref ? ref : L->yd, L->bound, L->w->m, L->n, rtol, &worst, &wi, &wj)) {
-		r->max_error = worst;
-		r->status = SPP_RUN_FAILED;
-		snprintf(r->reason, sizeof(r->reason),
-			 "output differs from the %s reference by %.3g x (|W|.|X|) at (%lld, %lld), bound %.3g",
-			 ref ? "fp16-rounded" : "CPU", worst, (long long)wi, (long long)wj, rtol);
-		spp_cuda_case_close(c);
-		return 0;
-	}
-	r->max_error = worst;
 	if (!ref && strcmp(f->precision, "fp32") != 0)
-		snprintf(r->reason, sizeof(r->reason), "checked against the fp32 result within %.3g x (|W|.|X|)", rtol);
+		snprintf(r->reason, sizeof(r->reason), "checked against the fp32 result within %.3g x (|W|.|X|)",
+			 chk.rtol);
 	else if (ref)
 		snprintf(r->reason, sizeof(r->reason),
-			 "checked against the CPU product of the fp16-rounded W and X within %.3g x (|W|.|X|)", rtol);
+			 "checked against the CPU product of the fp16-rounded W and X within %.3g x (|W|.|X|)",
+			 chk.rtol);
 	return 1;
 }
 
-/* Static nnz_imbalance of f's partition of w over thread blocks; NAN unknown. */
-static double nnz_imbalance(const struct spp_cuda_format *f, const struct spp_matrix *w, uint64_t nnz)
+/* The profiled launch of a case (ctx): queued only, CUPTI waits for it. */
+static int launch_case(void *ctx, struct spp_error *err)
 {
-	if (f->part_rows > 0)
-		return spp_cuda_rows_imbalance(w, f->part_rows);
-	if (f->part_rows == SPP_CUDA_PART_NNZ && f->part_nnz > 0)
-		return spp_cuda_chunk_imbalance((int64_t)nnz, f->part_nnz);
-	return NAN;
+	return spp_cuda_case_run(ctx, err);
 }
 
 /* CUPTI figures of each verified case, one profiled launch each. */
-static void gpu_figures(struct spp_cuda_case *cases, int *open, struct spp_run *runs, int count)
+static void gpu_figures(struct spp_device_case *cases, int *open, struct spp_run *runs, int count)
 {
 	struct spp_cupti *s = NULL;
-	char why[160] = "";
+	struct spp_error err = {0};
 
-	if (spp_cupti_open(&s, why, sizeof(why))) {
+	if (spp_cupti_open(&s, &err)) {
 		for (int i = 0; i < count; i++)
 			if (open[i])
-				snprintf(runs[i].gpu.note, sizeof(runs[i].gpu.note), "%s", why);
+				snprintf(runs[i].gpu.note, sizeof(runs[i].gpu.note), "%.*s",
+					 (int)sizeof(runs[i].gpu.note) - 1, err.msg);
 		return;
 	}
 	for (int i = 0; i < count; i++) {
@@ -166,17 +145,19 @@ static void gpu_figures(struct spp_cuda_case *cases, int *open, struct spp_run *
 
 		if (!open[i])
 			continue;
-		spp_cupti_measure(s, &cases[i], &g);
-		if (g.ok) {
-			snprintf(runs[i].gpu.source, sizeof(runs[i].gpu.source), "cupti");
-			runs[i].gpu.dram_read_bytes = g.dram_read_bytes;
-			runs[i].gpu.dram_write_bytes = g.dram_write_bytes;
-			runs[i].gpu.l2_hit_rate = g.l2_hit_rate;
-			runs[i].gpu.l1_hit_rate = g.l1_hit_rate;
-			runs[i].gpu.achieved_occupancy = g.achieved_occupancy;
-			runs[i].gpu.sm_active_imbalance = g.sm_active_imbalance;
-			runs[i].gpu.branch_efficiency = g.branch_efficiency;
+		if (spp_cupti_measure(s, launch_case, spp_device_cuda_case(&cases[i]), &g, &err)) {
+			snprintf(runs[i].gpu.note, sizeof(runs[i].gpu.note), "%.*s",
+				 (int)sizeof(runs[i].gpu.note) - 1, err.msg);
+			continue;
 		}
+		snprintf(runs[i].gpu.source, sizeof(runs[i].gpu.source), "cupti");
+		runs[i].gpu.dram_read_bytes = g.dram_read_bytes;
+		runs[i].gpu.dram_write_bytes = g.dram_write_bytes;
+		runs[i].gpu.l2_hit_rate = g.l2_hit_rate;
+		runs[i].gpu.l1_hit_rate = g.l1_hit_rate;
+		runs[i].gpu.achieved_occupancy = g.achieved_occupancy;
+		runs[i].gpu.sm_active_imbalance = g.sm_active_imbalance;
+		runs[i].gpu.branch_efficiency = g.branch_efficiency;
 		snprintf(runs[i].gpu.note, sizeof(runs[i].gpu.note), "%s", g.note);
 	}
 	spp_cupti_close(s);
@@ -197,27 +178,6 @@ static int fastest_baseline(const struct spp_cuda_format *const *order, const in
 	return spp_fastest_run(runs, want, count < 64 ? count : 64);
 }
 
-/* A CUDA case as an item of the one harness (profiler/measure.h), timed by its own events. */
-struct case_item {
-	struct spp_cuda_case *c;
-	struct spp_error e;    /* why its last call failed */
-};
-
-static int case_warm(void *ctx, double *busy)
-{
-	struct case_item *it = ctx;
-
-	(void)busy;
-	return spp_cuda_case_run(it->c, &it->e);
-}
-
-static int case_timed(void *ctx, double *ns)
-{
-	struct case_item *it = ctx;
-
-	return spp_cuda_case_time(it->c, ns, &it->e);
-}
-
 struct flush_ctx {
 	struct spp_cuda_flush *fl;
 	int runs;
@@ -236,26 +196,24 @@ static void flush_before(void *ctx, int item)
  * repeat or budget, the budget counting device time); a case whose launch
  * fails is closed with the reason in its run, the others go on.
  */
-static int time_cases(const struct spp_run_opts *o, struct spp_cuda_case *cases, int *open,
+static int time_cases(const struct spp_run_opts *o, struct spp_device_case *cases, int *open,
 		      struct spp_run *runs, int count, struct spp_cuda_flush *fl,
 		      struct spp_error *err)
 {
-	struct case_item *ci = calloc((size_t)count, sizeof(*ci));
-	struct spp_bench_item *items = calloc((size_t)count, sizeof(*items));
+	struct spp_device_case **pc = calloc((size_t)count, sizeof(*pc));
 	struct spp_bench_result *res = calloc((size_t)count, sizeof(*res));
 	int *of = calloc((size_t)count, sizeof(*of));
 	struct flush_ctx fc = {fl, 0};
 	struct spp_bench_opts bo = o->bench;
 	int n = 0, rc;
 
-	if (!ci || !items || !res || !of) {
+	if (!pc || !res || !of) {
 		rc = spp_error_set(err, SPP_E_NOMEM, "cuda: timing %d entries", count);
 		goto out;
 	}
 	for (int i = 0; i < count; i++)
 		if (open[i]) {
-			ci[n].c = &cases[i];
-			items[n] = (struct spp_bench_item){case_warm, &ci[n], 0, 0, case_timed};
+			pc[n] = &cases[i];
 			of[n++] = i;
 		}
 	bo.schedule = SPP_SCHED_INTERLEAVED;
@@ -264,7 +222,7 @@ static int time_cases(const struct spp_run_opts *o, struct spp_cuda_case *cases,
 	bo.count_start = bo.count_stop = NULL;
 	bo.drop_failed = 1;
 	bo.budget_run_time = 1;
-	rc = spp_bench_run(items, n, &bo, res, err);
+	rc = spp_device_time(pc, n, &bo, res, err);
 	for (int j = 0; !rc && j < n; j++) {
 		int i = of[j];
 
@@ -273,13 +231,12 @@ static int time_cases(const struct spp_run_opts *o, struct spp_cuda_case *cases,
 			continue;
 		}
 		set_status(&runs[i], SPP_RUN_FAILED, res[j].failed_warmup ? "warm-up failed: %.200s"
-					   : "timed run failed: %.200s", ci[j].e.msg);
-		spp_cuda_case_close(&cases[i]);
+					   : "timed run failed: %.200s", cases[i].e.msg);
+		spp_device_close(&cases[i]);
 		open[i] = 0;
 	}
 out:
-	free(ci);
-	free(items);
+	free(pc);
 	free(res);
 	free(of);
 	return rc;
@@ -287,48 +244,77 @@ out:
 
 /* The figures of each open case: each against the fastest dense GEMM of its own precision. */
 static void case_figures(const struct layer *L, const struct spp_cuda_format *const *order,
-			 const struct spp_cuda_case *cases, const int *open, struct spp_run *runs,
+			 const struct spp_device_case *cases, const int *open, struct spp_run *runs,
 			 int count)
 {
+	struct spp_device_layer dl = {L->w, L->x, L->n, L->nnz, L->theoretical_speedup};
+
 	for (int i = 0; i < count; i++) {
-		struct spp_run_inputs in;
 		int base;
 
 		if (!open[i])
 			continue;
-		memset(&in, 0, sizeof(in));
-		in.m = L->w->m;
-		in.k = L->w->k;
-		in.n = L->n;
-		in.nnz = L->nnz;
-		in.w_bytes = (double)cases[i].enc.bytes;
-		in.theoretical_speedup = L->theoretical_speedup;
-		in.bw = NULL; /* the calibrated levels are the CPU's: bw_util stays null on the GPU */
-		in.t_ns = runs[i].time.median;
-		/* each entry against the fastest dense GEMM of its own precision */
 		base = fastest_baseline(order, open, runs, count, order[i]->precision);
-		in.t_dense_ns = base >= 0 ? runs[base].time.median : 0;
 		if (base >= 0 && !order[i]->baseline && strcmp(order[i]->precision, "fp32") != 0) {
 			size_t len = strlen(runs[i].reason);
 
 			snprintf(runs[i].reason + len, sizeof(runs[i].reason) - len, "%sspeedup against %s",
 				 len ? "; " : "", order[base]->key);
 		}
-		if (i == 0) {
-			in.flops = 2.0 * (double)in.m * (double)in.k * (double)in.n;
-			in.theoretical_speedup = 1;
-		}
-		spp_run_figures(&in, &runs[i]);
+		/* the calibrated levels are the CPU's: bw_util stays null on the GPU */
+		spp_device_figures(&dl, &cases[i], NULL, base >= 0 ? runs[base].time.median : 0,
+				   i == 0 ? SPP_WORK_DENSE : SPP_WORK_SPARSE, 0, 0, &runs[i]);
 	}
+}
+
+/* The dense run is the fastest fp32 baseline (cuBLAS SGEMM or cuBLASLt's pick). */
+static void choose_dense(const struct spp_cuda_format *const *order, const int *open,
+			 struct spp_run *runs, int count)
+{
+	int best32 = fastest_baseline(order, open, runs, count, "fp32");
+
+	if (best32 > 0) {
+		runs[0].time = runs[best32].time;
+		runs[0].max_error = runs[best32].max_error;
+	}
+	if (best32 >= 0) {
+		snprintf(runs[0].candidate, sizeof(runs[0].candidate), "%s", order[best32]->key);
+		snprintf(runs[0].library, sizeof(runs[0].library), "%s (fastest fp32 vendor GEMM)",
+			 order[best32]->key);
+	}
+}
+
+/* Every entry of the table opened and checked, the GPU's dense baseline first. */
+static int open_all(struct layer *L, const struct spp_device *dev, const struct spp_cuda_format **order,
+		    int count, struct spp_device_case *cases, int *open, struct spp_run *runs,
+		    struct spp_error *err)
+{
+	for (int i = 0; i < count; i++) {
+		struct spp_run *r = &runs[i];
+
+		spp_run_init(r, "cuda", i == 0 ? "dense" : order[i]->key);
+		snprintf(r->precision, sizeof(r->precision), "%s", order[i]->precision);
+		spp_gpu_figures_init(&r->gpu);
+		open[i] = open_checked(L, dev, order[i], &cases[i], r, err);
+		if (open[i] < 0) {
+			open[i] = 0;
+			return SPP_E_NOMEM;
+		}
+		/* the dense run is the whole W: no partition of non-zeros */
+		if (i == 0)
+			r->nnz_imbalance = NAN;
+	}
+	return SPP_OK;
 }
 
 static int run_all(struct layer *L, struct spp_layer_runs *out, struct spp_error *err)
 {
 	const struct spp_run_opts *o = L->o;
 	const struct spp_cuda_format *order[64];
-	struct spp_cuda_case *cases = NULL;
+	const struct spp_device dev = {&spp_device_cuda, NULL};
+	struct spp_device_case *cases = NULL;
 	struct spp_run *runs = NULL, *grown;
-	int *open = NULL, count = 0, rc = 0, best32;
+	int *open = NULL, count = 0, rc = 0;
 	struct spp_cuda_flush fl = {NULL, 0};
 
 	/* the GPU's dense baseline first, then the table's order */
@@ -345,38 +331,13 @@ static int run_all(struct layer *L, struct spp_layer_runs *out, struct spp_error
 				   (long long)L->w->m, (long long)L->w->k);
 		goto out;
 	}
-	for (int i = 0; i < count; i++) {
-		struct spp_run *r = &runs[i];
-		int ok;
-
-		spp_run_init(r, "cuda", i == 0 ? "dense" : order[i]->key);
-		snprintf(r->precision, sizeof(r->precision), "%s", order[i]->precision);
-		spp_gpu_figures_init(&r->gpu);
-		if (i > 0)
-			r->nnz_imbalance = nnz_imbalance(order[i], L->w, L->nnz);
-		ok = open_checked(L, order[i], &cases[i], r, err);
-		if (ok < 0) {
-			rc = SPP_E_NOMEM;
-			goto out;
-		}
-		open[i] = ok;
-	}
+	if ((rc = open_all(L, &dev, order, count, cases, open, runs, err)))
+		goto out;
 	if (o->cold)
 		spp_cuda_flush_open(&fl);
-	rc = time_cases(o, cases, open, runs, count, &fl, err);
-	if (rc)
+	if ((rc = time_cases(o, cases, open, runs, count, &fl, err)))
 		goto out;
-	/* the dense run is the fastest fp32 baseline (cuBLAS SGEMM or cuBLASLt's pick) */
-	best32 = fastest_baseline(order, open, runs, count, "fp32");
-	if (best32 > 0) {
-		runs[0].time = runs[best32].time;
-		runs[0].max_error = runs[best32].max_error;
-	}
-	if (best32 >= 0) {
-		snprintf(runs[0].candidate, sizeof(runs[0].candidate), "%s", order[best32]->key);
-		snprintf(runs[0].library, sizeof(runs[0].library), "%s (fastest fp32 vendor GEMM)",
-			 order[best32]->key);
-	}
+	choose_dense(order, open, runs, count);
 	case_figures(L, order, cases, open, runs, count);
 	if (o->cupti)
 		gpu_figures(cases, open, runs, count);
@@ -393,10 +354,8 @@ static int run_all(struct layer *L, struct spp_layer_runs *out, struct spp_error
 	memcpy(out->runs + out->nruns, runs, sizeof(*runs) * (size_t)count);
 	out->nruns += count;
 out:
-	for (int i = 0; cases && i < count; i++) {
-		if (open && open[i])
-			spp_cuda_case_close(&cases[i]);
-	}
+	for (int i = 0; cases && i < count; i++)
+		spp_device_close(&cases[i]);
 	spp_cuda_flush_close(&fl);
 	free(runs);
 	free(cases);

@@ -10,9 +10,13 @@
  * 4, 8 and 16 rows whose all-zero column groups are the all-zero blocks.
  * Every figure is an integer sum, min, max or OR, so the result does not
  * depend on the thread count or the schedule.
+ *
+ * The per-element loops stay here with the helpers they inline; the setup
+ * and the final sums, run once per layer, are in static_scan_setup.c.
  */
 #include "profiler/pages.h"
 #include "profiler/static.h"
+#include "profiler/static_scan_internal.h"
 
 #include <fcntl.h>
 #include <omp.h>
@@ -24,8 +28,6 @@
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "the zero masks assume little-endian element storage, as safetensors has"
 #endif
-
-__extension__ typedef unsigned __int128 u128;
 
 /* The hot loops are compiled twice, for the baseline ISA and for AVX2, and
  * the loader picks one (ifunc): a distribution build then still scans at
@@ -42,24 +44,7 @@ __extension__ typedef unsigned __int128 u128;
 #define TILE_BYTES 1024
 #define PF_AHEAD 2048
 
-/* Bytes of weights per work item: big enough to amortise the page calls,
- * small enough to balance threads and keep mapped pages few. */
-#define ITEM_BYTES (16u << 20)
-#define UNIT_ROWS 16
-
 /* ---- elements ---- */
-
-struct elems {
-	const unsigned char *data;
-	int bits;                 /* 0 for a block type */
-	uint64_t zm;
-	int never_zero;
-	enum spp_dtype quant;     /* SPP_DTYPE_Q8_0 or _Q4_0 for a block type */
-	int block_bytes;          /* of a 32-value block */
-};
-
-/* ggml blocks of 32 values: an f16 scale d, then the codes */
-#define QBLOCK 32
 
 static inline uint16_t ld16(const unsigned char *p)
 {
@@ -116,40 +101,6 @@ static inline int quant_nonzero(const struct elems *e, uint64_t i)
 	if (e->quant == SPP_DTYPE_Q8_0)
 		return b[2 + j] != 0;
 	return (j < 16 ? b[2 + j] & 0xfu : b[2 + j - 16] >> 4) != 8;
-}
-
-static int elems_init(const struct spp_tensor *t, struct elems *e,
-		      struct spp_error *err)
-{
-	const struct spp_dtype_info *d = spp_dtype_info(t->dtype);
-	uint64_t need;
-
-	e->quant = SPP_DTYPE_COUNT;
-	e->block_bytes = 0;
-	if (d && (t->dtype == SPP_DTYPE_Q8_0 || t->dtype == SPP_DTYPE_Q4_0)) {
-		e->quant = t->dtype;
-		e->block_bytes = d->block_bytes;
-	} else if (d && d->bits == 0) {
-		return spp_error_set(err, SPP_E_UNSUPPORTED,
-				     "tensor '%s': %s weights have no zero test",
-				     t->name ? t->name : "?", d->name);
-	} else if (!d || (d->bits != 4 && d->bits != 6 && d->bits % 8) || d->bits > 64) {
-		return spp_error_set(err, SPP_E_UNSUPPORTED,
-				     "tensor '%s': dtype %d has no zero test",
-				     t->name ? t->name : "?", (int)t->dtype);
-	}
-	if (spp_dtype_nbytes(t->dtype, t->numel, &need) != 0 || need > t->nbytes ||
-	    (need && !t->data))
-		return spp_error_set(err, SPP_E_FORMAT,
-				     "tensor '%s': %llu bytes of data for %llu %s elements",
-				     t->name ? t->name : "?",
-				     (unsigned long long)t->nbytes,
-				     (unsigned long long)t->numel, d->name);
-	e->data = t->data;
-	e->bits = d->bits;
-	e->zm = d->zero_mask;
-	e->never_zero = !d->has_zero;
-	return SPP_OK;
 }
 
 /* Byte range holding elements [e0, e0 + n). */
@@ -315,7 +266,7 @@ int spp_static_tensor_nnz(const struct spp_tensor *t, uint64_t *nnz,
 	int rc, nt;
 
 	*nnz = 0;
-	rc = elems_init(t, &el, err);
+	rc = spp_scan_elems_init(t, &el, err);
 	if (rc)
 		return rc;
 	if (n == 0)
@@ -353,24 +304,6 @@ int spp_static_tensor_nnz(const struct spp_tensor *t, uint64_t *nnz,
 }
 
 /* ---- the layer scan ---- */
-
-struct view_scan {
-	struct elems el;
-	const struct spp_gemm_view *v;
-	int64_t m, k, kp;        /* kp: K rounded up to 16, the mask length */
-	int64_t g[SPP_NBLOCK];   /* column groups of 2, 4, 8, 16: ceil(K / B) */
-	int single_run;          /* each row is one strided run of K elements */
-	int64_t run_stride;
-	int rows_disjoint;       /* row i fills elements [start_i, start_i + K) */
-};
-
-/* One thread's partial counts. */
-struct part {
-	uint64_t nnz, rmin, rmax, zero_rows, zin4;
-	u128 sumsq;
-	uint64_t nm_ok[SPP_NNM];
-	uint64_t zb[SPP_NBLOCK];
-};
 
 struct tbuf {
 	uint8_t *mk;              /* the row's mask, zero beyond K */
@@ -526,97 +459,58 @@ static void scan_rows(const struct view_scan *s, int64_t r0, int64_t r1,
 	}
 }
 
-/* Check the view stays inside the tensor, so the scan never reads past it. */
-static int view_check(const struct spp_layer *l, struct spp_error *err)
+/* Scan the items of rows on nt threads, each with its own buffers in mem and
+ * its partial counts in parts[t]. */
+static void scan_items(const struct view_scan *s, struct spp_pages *pg, uint8_t *mem,
+		       struct part *parts, int nt, int64_t per_item, int64_t items)
 {
-	const struct spp_gemm_view *v = &l->view;
-	const char *name = l->weight->name ? l->weight->name : "?";
-	u128 last;
+#pragma omp parallel num_threads(nt)
+	{
+		int t = omp_get_thread_num();
+		uint8_t *base = mem + (size_t)t * (SPP_NBLOCK + 2) * (size_t)s->kp;
+		struct tbuf tb;
 
-	if (v->m < 0 || v->k < 0 || v->row_stride < 0 || v->inner <= 0 ||
-	    v->inner_stride < 0 || v->outer_stride < 0)
-		return spp_error_set(err, SPP_E_USAGE,
-				     "tensor '%s': GEMM view has a negative size or stride", name);
-	if (v->m == 0 || v->k == 0)
-		return SPP_OK;
-	/* the largest index in a row is at its last element or at the end of
-	 * the last full run before it */
-	last = (u128)((v->k - 1) / v->inner) * (u128)v->outer_stride +
-	       (u128)((v->k - 1) % v->inner) * (u128)v->inner_stride;
-	if (v->k > v->inner) {
-		u128 full = (u128)((v->k - 1) / v->inner - 1) * (u128)v->outer_stride +
-			    (u128)(v->inner - 1) * (u128)v->inner_stride;
-		if (full > last)
-			last = full;
-	}
-	last += (u128)v->base + (u128)(v->m - 1) * (u128)v->row_stride;
-	if (last >= l->weight->numel)
-		return spp_error_set(err, SPP_E_USAGE,
-				     "tensor '%s': GEMM view reaches element %llu of %llu", name,
-				     (unsigned long long)last,
-				     (unsigned long long)l->weight->numel);
-	return SPP_OK;
-}
-
-static void view_scan_init(struct view_scan *s, const struct spp_layer *l)
-{
-	const struct spp_gemm_view *v = &l->view;
-
-	s->v = v;
-	s->m = v->m;
-	s->k = v->k;
-	s->kp = (v->k + 15) / 16 * 16;
-	for (int b = 0; b < SPP_NBLOCK; b++)
-		s->g[b] = (v->k + spp_block_sizes[b] - 1) / spp_block_sizes[b];
-	/* one strided run per row: inner covers K, or runs of one element, or
-	 * runs that continue each other */
-	s->single_run = 1;
-	if (v->inner >= v->k)
-		s->run_stride = v->inner_stride;
-	else if (v->inner == 1)
-		s->run_stride = v->outer_stride;
-	else if (v->inner * v->inner_stride == v->outer_stride)
-		s->run_stride = v->inner_stride;
-	else
-		s->single_run = 0;
-	s->rows_disjoint =
-		v->row_stride >= v->k &&
-		((s->single_run && s->run_stride == 1) ||
-		 (v->outer_stride == 1 && v->k % v->inner == 0 &&
-		  v->inner_stride == v->k / v->inner));
-}
-
-static void counts_finish(const struct view_scan *s, const struct part *parts,
-			  int nt, struct spp_static_counts *out)
-{
-	u128 sumsq = 0;
-
-	out->row_nnz_min = UINT64_MAX;
-	for (int t = 0; t < nt; t++) {
-		const struct part *p = &parts[t];
-
-		out->nnz += p->nnz;
-		sumsq += p->sumsq;
-		if (p->rmin < out->row_nnz_min)
-			out->row_nnz_min = p->rmin;
-		if (p->rmax > out->row_nnz_max)
-			out->row_nnz_max = p->rmax;
-		out->zero_rows += p->zero_rows;
-		out->zeros_in_zero_block4 += p->zin4;
-		for (int i = 0; i < SPP_NNM; i++)
-			out->nm_ok[i] += p->nm_ok[i];
+		tb.mk = base;
 		for (int b = 0; b < SPP_NBLOCK; b++)
-			out->zero_blocks[b] += p->zb[b];
+			tb.acc[b] = base + (size_t)(b + 1) * (size_t)s->kp;
+		tb.colany = base + (size_t)(SPP_NBLOCK + 1) * (size_t)s->kp;
+
+#pragma omp for schedule(dynamic, 1)
+		for (int64_t it = 0; it < items; it++) {
+			int64_t r0 = it * per_item * UNIT_ROWS;
+			int64_t r1 = r0 + per_item * UNIT_ROWS;
+			const unsigned char *p = NULL;
+			uint64_t len = 0;
+
+			if (r1 > s->m)
+				r1 = s->m;
+			if (s->rows_disjoint) {
+				uint64_t e0 = row_start(s, r0);
+				elem_bytes(&s->el, e0, row_start(s, r1 - 1) + (uint64_t)s->k - e0,
+					   &p, &len);
+				spp_pages_prefault(p, len);
+			}
+			scan_rows(s, r0, r1, &tb, &parts[t]);
+			if (s->rows_disjoint)
+				spp_pages_drop(pg, p, len, 1);
+		}
 	}
-	if (s->m == 0)
-		out->row_nnz_min = 0;
-	out->row_nnz_sumsq = (double)sumsq;
-	for (int i = 0; i < SPP_NNM; i++)
-		out->nm_groups[i] = spp_nm_groups(s->m, s->k, spp_nm_patterns[i].m);
-	for (int b = 0; b < SPP_NBLOCK; b++) {
-		int64_t bs = spp_block_sizes[b];
-		out->blocks[b] = (uint64_t)((s->m + bs - 1) / bs) * (uint64_t)s->g[b];
-	}
+}
+
+/* Zero columns: a column is zero when no thread saw a non-zero in it. */
+static uint64_t zero_cols(const struct view_scan *s, uint8_t *mem, int nt)
+{
+	const uint8_t *colany = mem + (SPP_NBLOCK + 1) * (size_t)s->kp;
+	uint64_t zc = 0;
+
+	for (int t = 1; t < nt; t++)
+		or_into(mem + (SPP_NBLOCK + 1) * (size_t)s->kp,
+			mem + ((size_t)t * (SPP_NBLOCK + 2) + SPP_NBLOCK + 1) * (size_t)s->kp,
+			s->k);
+	_Pragma("omp simd reduction(+:zc)")
+	for (int64_t j = 0; j < s->k; j++)
+		zc += colany[j] == 0;
+	return zc;
 }
 
 int spp_static_count(const struct spp_layer *l, struct spp_static_counts *out,
@@ -626,42 +520,27 @@ int spp_static_count(const struct spp_layer *l, struct spp_static_counts *out,
 	struct spp_pages pg = {-1};
 	struct part *parts = NULL;
 	uint8_t *mem = NULL;
-	int64_t units, per_item, items;
-	uint64_t row_bytes;
+	int64_t per_item, items;
 	int nt, rc;
 
 	memset(out, 0, sizeof(*out));
-	rc = elems_init(l->weight, &s.el, err);
+	rc = spp_scan_elems_init(l->weight, &s.el, err);
 	if (rc)
 		return rc;
-	rc = view_check(l, err);
+	rc = spp_scan_view_check(l, err);
 	if (rc)
 		return rc;
-	view_scan_init(&s, l);
+	spp_scan_view_init(&s, l);
 	out->m = s.m;
 	out->k = s.k;
 	if (s.m == 0 || s.k == 0) {
 		out->zero_rows = (uint64_t)s.m;
 		out->zero_cols = (uint64_t)s.k;
-		counts_finish(&s, NULL, 0, out);
+		spp_scan_counts_finish(&s, NULL, 0, out);
 		return SPP_OK;
 	}
 
-	units = (s.m + UNIT_ROWS - 1) / UNIT_ROWS;
-	if (s.el.block_bytes)
-		row_bytes = ((uint64_t)s.k + QBLOCK - 1) / QBLOCK * (uint64_t)s.el.block_bytes;
-	else
-		row_bytes = ((uint64_t)s.k * (uint64_t)s.el.bits + 7) / 8;
-	per_item = (int64_t)(ITEM_BYTES / (UNIT_ROWS * row_bytes));
-	nt = omp_get_max_threads();
-	if (per_item > units / (4 * nt))
-		per_item = units / (4 * nt); /* enough items to balance */
-	if (per_item < 1)
-		per_item = 1;
-	items = (units + per_item - 1) / per_item;
-	if (nt > items)
-		nt = (int)items;
-
+	nt = spp_scan_plan(&s, &per_item, &items);
 	parts = calloc((size_t)nt, sizeof(*parts));
 	mem = calloc((size_t)nt * (SPP_NBLOCK + 2), (size_t)s.kp);
 	if (!parts || !mem) {
@@ -674,54 +553,9 @@ int spp_static_count(const struct spp_layer *l, struct spp_static_counts *out,
 	for (int t = 0; t < nt; t++)
 		parts[t].rmin = UINT64_MAX;
 	spp_pages_open(&pg);
-
-#pragma omp parallel num_threads(nt)
-	{
-		int t = omp_get_thread_num();
-		uint8_t *base = mem + (size_t)t * (SPP_NBLOCK + 2) * (size_t)s.kp;
-		struct tbuf tb;
-
-		tb.mk = base;
-		for (int b = 0; b < SPP_NBLOCK; b++)
-			tb.acc[b] = base + (size_t)(b + 1) * (size_t)s.kp;
-		tb.colany = base + (size_t)(SPP_NBLOCK + 1) * (size_t)s.kp;
-
-#pragma omp for schedule(dynamic, 1)
-		for (int64_t it = 0; it < items; it++) {
-			int64_t r0 = it * per_item * UNIT_ROWS;
-			int64_t r1 = r0 + per_item * UNIT_ROWS;
-			const unsigned char *p = NULL;
-			uint64_t len = 0;
-
-			if (r1 > s.m)
-				r1 = s.m;
-			if (s.rows_disjoint) {
-				uint64_t e0 = row_start(&s, r0);
-				elem_bytes(&s.el, e0, row_start(&s, r1 - 1) + (uint64_t)s.k - e0,
-					   &p, &len);
-				spp_pages_prefault(p, len);
-			}
-			scan_rows(&s, r0, r1, &tb, &parts[t]);
-			if (s.rows_disjoint)
-				spp_pages_drop(&pg, p, len, 1);
-		}
-	}
-
-	/* a column is zero when no thread saw a non-zero in it */
-	for (int t = 1; t < nt; t++)
-		or_into(mem + (SPP_NBLOCK + 1) * (size_t)s.kp,
-			mem + ((size_t)t * (SPP_NBLOCK + 2) + SPP_NBLOCK + 1) * (size_t)s.kp,
-			s.k);
-	{
-		const uint8_t *colany = mem + (SPP_NBLOCK + 1) * (size_t)s.kp;
-		uint64_t zc = 0;
-
-		_Pragma("omp simd reduction(+:zc)")
-		for (int64_t j = 0; j < s.k; j++)
-			zc += colany[j] == 0;
-		out->zero_cols = zc;
-	}
-	counts_finish(&s, parts, nt, out);
+	scan_items(&s, &pg, mem, parts, nt, per_item, items);
+	out->zero_cols = zero_cols(&s, mem, nt);
+	spp_scan_counts_finish(&s, parts, nt, out);
 	spp_pages_drop(&pg, l->weight->data, l->weight->nbytes, 0);
 	rc = SPP_OK;
 out:

@@ -277,11 +277,97 @@ static int roof_point(const cJSON *run, double *ai, double *gf)
 	       spp_cell_num(run, "gflops", gf) && *gf > 0;
 }
 
+/* The extent of the runs' roofline points; their number. */
+static int roof_extent(const struct spp_html *h, double *xlo, double *xhi, double *ylo,
+		       double *yhi)
+{
+	const cJSON *l, *run;
+	double ai, gf;
+	int npts = 0;
+
+	cJSON_ArrayForEach(l, h->layers)
+		cJSON_ArrayForEach(run, spp_cell_get(l, "runs")) {
+			if (!roof_point(run, &ai, &gf))
+				continue;
+			npts++;
+			*xlo = fmin(*xlo, ai);
+			*xhi = fmax(*xhi, ai);
+			*ylo = fmin(*ylo, gf);
+			*yhi = fmax(*yhi, gf);
+		}
+	return npts;
+}
+
+/* The roofs: memory (bandwidth bw) and compute (peak pf), each where known. */
+static void roof_lines(FILE *f, const struct spp_svg_plot *p, double pf, double bw, int has_pf,
+		       int has_bw)
+{
+	if (has_bw) {
+		/* memory roof y = bw * x, capped by the compute roof */
+		double x[3] = {p->xs.lo, has_pf ? pf / bw : p->xs.hi, p->xs.hi}, y[3];
+
+		for (int i = 0; i < 3; i++) {
+			y[i] = bw * x[i];
+			if (has_pf && y[i] > pf)
+				y[i] = pf;
+			/* clip the line where it leaves the plot at the bottom or top */
+			if (y[i] < p->ys.lo) {
+				x[i] = p->ys.lo / bw;
+				y[i] = p->ys.lo;
+			}
+			if (y[i] > p->ys.hi) {
+				x[i] = p->ys.hi / bw;
+				y[i] = p->ys.hi;
+			}
+		}
+		fputs("<g class=\"roof\">", f);
+		spp_svg_polyline(p, x, y, 3, "#1d2330", NULL);
+		fputs("</g>\n", f);
+	}
+	if (has_pf) {
+		char lab[64];
+
+		snprintf(lab, sizeof(lab), "peak %.1f GFLOP/s", pf);
+		spp_svg_hline(p, pf, "roof", lab);
+	}
+	if (has_bw) {
+		char lab[64];
+		double lx = p->xs.lo * 1.5;
+
+		snprintf(lab, sizeof(lab), "%.1f GB/s", bw);
+		if (bw * lx >= p->ys.lo && bw * lx <= p->ys.hi)
+			spp_svg_text(f, spp_svg_map(&p->xs, lx), spp_svg_map(&p->ys, bw * lx) - 6, "start",
+				     "ref", lab);
+	}
+}
+
+/* A point per run, coloured by its format, with its layer in the tooltip. */
+static void roof_points(const struct spp_html *h, const struct spp_svg_plot *p)
+{
+	const cJSON *l, *run;
+	double ai, gf;
+
+	cJSON_ArrayForEach(l, h->layers) {
+		const char *name = spp_cell_str(l, "name");
+
+		cJSON_ArrayForEach(run, spp_cell_get(l, "runs")) {
+			const char *fmt = spp_cell_str(run, "format");
+			char tip[512];
+
+			if (!fmt || !roof_point(run, &ai, &gf))
+				continue;
+			snprintf(tip, sizeof(tip), "%s\n%s: %.3g FLOP/byte, %.3g GFLOP/s",
+				 name ? name : "(unnamed)", fmt, ai, gf);
+			spp_svg_point(p, ai, gf, h->nlayers > 40 ? 2.5 : 4, spp_html_format_color(fmt), tip);
+		}
+	}
+}
+
 void spp_html_roofline(struct spp_html *h)
 {
-	const cJSON *l, *run, *m = spp_cell_get(h->report, "machine");
-	double xlo = INFINITY, xhi = 0, ylo = INFINITY, yhi = 0, ai, gf, pf = NAN, bw = NAN;
-	int npts = 0, has_pf, has_bw;
+	const cJSON *m = spp_cell_get(h->report, "machine");
+	double xlo = INFINITY, xhi = 0, ylo = INFINITY, yhi = 0, pf = NAN, bw = NAN;
+	int npts, has_pf, has_bw;
 	struct spp_svg_plot p;
 	FILE *f = h->f;
 
@@ -298,16 +384,7 @@ void spp_html_roofline(struct spp_html *h)
 	}
 	has_pf = spp_cell_num(m, "peak_gflops", &pf) && pf > 0;
 	has_bw = spp_cell_num(m, "peak_bw_gbs", &bw) && bw > 0;
-	cJSON_ArrayForEach(l, h->layers)
-		cJSON_ArrayForEach(run, spp_cell_get(l, "runs")) {
-			if (!roof_point(run, &ai, &gf))
-				continue;
-			npts++;
-			xlo = fmin(xlo, ai);
-			xhi = fmax(xhi, ai);
-			ylo = fmin(ylo, gf);
-			yhi = fmax(yhi, gf);
-		}
+	npts = roof_extent(h, &xlo, &xhi, &ylo, &yhi);
 	if (npts == 0) {
 		spp_html_note(f, "no roofline points: no run has both bytes_moved and gflops");
 		fputs("</section>\n", f);
@@ -330,57 +407,8 @@ void spp_html_roofline(struct spp_html *h)
 	legend(f, h, 80, 14, 720, 1);
 	spp_svg_plot_init(&p, f, 80, 50, 720, 380, xlo, xhi, 1, ylo, yhi, 1);
 	spp_svg_axes(&p, "arithmetic intensity (FLOPs / byte moved)", "GFLOP/s", 0, 0);
-	if (has_bw) {
-		/* memory roof y = bw * x, capped by the compute roof */
-		double x[3] = {p.xs.lo, has_pf ? pf / bw : p.xs.hi, p.xs.hi}, y[3];
-
-		for (int i = 0; i < 3; i++) {
-			y[i] = bw * x[i];
-			if (has_pf && y[i] > pf)
-				y[i] = pf;
-			/* clip the line where it leaves the plot at the bottom or top */
-			if (y[i] < p.ys.lo) {
-				x[i] = p.ys.lo / bw;
-				y[i] = p.ys.lo;
-			}
-			if (y[i] > p.ys.hi) {
-				x[i] = p.ys.hi / bw;
-				y[i] = p.ys.hi;
-			}
-		}
-		fputs("<g class=\"roof\">", f);
-		spp_svg_polyline(&p, x, y, 3, "#1d2330", NULL);
-		fputs("</g>\n", f);
-	}
-	if (has_pf) {
-		char lab[64];
-
-		snprintf(lab, sizeof(lab), "peak %.1f GFLOP/s", pf);
-		spp_svg_hline(&p, pf, "roof", lab);
-	}
-	if (has_bw) {
-		char lab[64];
-		double lx = p.xs.lo * 1.5;
-
-		snprintf(lab, sizeof(lab), "%.1f GB/s", bw);
-		if (bw * lx >= p.ys.lo && bw * lx <= p.ys.hi)
-			spp_svg_text(f, spp_svg_map(&p.xs, lx), spp_svg_map(&p.ys, bw * lx) - 6, "start",
-				     "ref", lab);
-	}
-	cJSON_ArrayForEach(l, h->layers) {
-		const char *name = spp_cell_str(l, "name");
-
-		cJSON_ArrayForEach(run, spp_cell_get(l, "runs")) {
-			const char *fmt = spp_cell_str(run, "format");
-			char tip[512];
-
-			if (!fmt || !roof_point(run, &ai, &gf))
-				continue;
-			snprintf(tip, sizeof(tip), "%s\n%s: %.3g FLOP/byte, %.3g GFLOP/s",
-				 name ? name : "(unnamed)", fmt, ai, gf);
-			spp_svg_point(&p, ai, gf, h->nlayers > 40 ? 2.5 : 4, spp_html_format_color(fmt), tip);
-		}
-	}
+	roof_lines(f, &p, pf, bw, has_pf, has_bw);
+	roof_points(h, &p);
 	spp_svg_close(f);
 	fputs("</section>\n", f);
 }

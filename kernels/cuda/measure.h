@@ -2,10 +2,9 @@
  * One CUDA table entry on one layer: a case holds W encoded on the device,
  * x copied (and prepared in the entry's precision), and y's buffer, so
  * that several entries can be timed in interleaved rounds
- * (profiler/run_cuda.c). Kernel time is CUDA events around the launch
- * alone; the copies are timed on their own and never counted in it.
- * spp_cuda_measure is the one-entry convenience the tests use. Only with
- * HAVE_CUDA.
+ * (profiler/device_cuda.c: the CUDA device of the one harness). Kernel
+ * time is CUDA events around the launch alone; the copies are timed on
+ * their own and never counted in it. Only with HAVE_CUDA.
  */
 #ifndef SPP_KERNELS_CUDA_MEASURE_H
 #define SPP_KERNELS_CUDA_MEASURE_H
@@ -67,27 +66,5 @@ void spp_cuda_flush_close(struct spp_cuda_flush *fl);
 
 /* Wait for everything queued on the device. */
 void spp_cuda_sync(void);
-
-struct spp_cuda_timing {
-	double kernel_ms_min, kernel_ms_median;  /* over `repeat` timed runs */
-	double h2d_w_ms;       /* encode's copy of W (and the host encoding) */
-	double h2d_x_ms;       /* x to the device */
-	double d2h_y_ms;       /* y back to the host */
-	double max_abs_err;    /* of the checked run against the reference */
-	uint64_t bytes;        /* encoded W on the device */
-	int runs;              /* timed runs */
-};
-
-/*
- * Measure f on y = w x (x K x N row-major, host). want is the CPU
- * reference y in fp32; an fp32 entry is refused with SPP_E_VERIFY when an
- * output differs from it by more than 1e-4 of the sum of its terms'
- * magnitudes; a reduced-precision entry is checked as spp_cuda_verify_bound
- * says. warmup >= 0, repeat >= 1. Returns 0, the encoder's error,
- * SPP_E_NOMEM, SPP_E_DEVICE or SPP_E_VERIFY.
- */
-int spp_cuda_measure(const struct spp_cuda_format *f, const struct spp_matrix *w,
-		     const float *x, int64_t n, const float *want, int warmup, int repeat,
-		     struct spp_cuda_timing *out, struct spp_error *err);
 
 #endif

@@ -131,13 +131,6 @@ void spp_dense_set_close(struct spp_dense_set *s);
 /* Index of the first usable candidate; -1 when none. */
 int spp_dense_set_first(const struct spp_dense_set *s);
 
-/*
- * The process-wide default set (every library, as spp_dense_set_open with
- * no want), opened on first use; never NULL, though it may hold no usable
- * candidate. For callers that are not given a set (library users, tests).
- */
-struct spp_dense_set *spp_dense_default(enum spp_isa isa);
-
 /* y = w * x on candidate c (which must be ok). */
 void spp_dense_run(const struct spp_dense_cand *c, const struct spp_matrix *w, const float *x,
 		   float *y, int64_t n, int threads);

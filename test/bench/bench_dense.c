@@ -148,21 +148,13 @@ static const char *best_core(void)
 	return isa >= SPP_ISA_AVX2 ? (amd ? "Zen" : "Haswell") : "Prescott";
 }
 
-int main(int argc, char **argv)
+/* The shapes MxKxN of argv[2..] (at most 16), or the defaults; their number. */
+static int parse_shapes(int argc, char **argv, int64_t shapes[16][3])
 {
 	static const int64_t defaults[][3] = {{256, 256, 128}, {768, 768, 128}, {3072, 768, 128},
 					      {4096, 4096, 64}, {4096, 4096, 1}};
-	int64_t shapes[16][3];
-	int nshapes = 0, rounds = argc > 1 ? atoi(argv[1]) : 7, nd = 0, missed = 0;
-	struct direct d[4];
-	struct spp_dense_set set;
-	struct spp_error err = {0};
-	char core_env[64], loaded_core[64];
-	const char *user = getenv("OPENBLAS_CORETYPE");
-	Dl_info info;
+	int nshapes = 0;
 
-	if (rounds < 1 || rounds > 64)
-		rounds = 7;
 	for (int i = 2; i < argc && nshapes < 16; i++)
 		if (sscanf(argv[i], "%ldx%ldx%ld", &shapes[nshapes][0], &shapes[nshapes][1], &shapes[nshapes][2]) == 3)
 			nshapes++;
@@ -170,12 +162,23 @@ int main(int argc, char **argv)
 		memcpy(shapes, defaults, sizeof(defaults));
 		nshapes = 5;
 	}
-	snprintf(loaded_core, sizeof(loaded_core), "%s", openblas_get_corename());
-	/* the direct callers */
-	memset(d, 0, sizeof(d));
+	return nshapes;
+}
+
+/*
+ * The direct callers into d (room for 4), each on 1 thread: OpenBLAS as
+ * loaded, a second copy on core_env's core where it loads, oneDNN, BLIS
+ * where it is installed. user: OPENBLAS_CORETYPE as the process found it.
+ * Returns their number.
+ */
+static int open_direct(struct direct *d, const char *core_env, const char *user)
+{
+	Dl_info info;
+	int nd = 0;
+
+	memset(d, 0, 4 * sizeof(*d));
 	d[nd++] = (struct direct){.name = "openblas (as loaded)", .sgemm = cblas_sgemm, .sgemv = cblas_sgemv,
 				  .threads = openblas_set_num_threads};
-	snprintf(core_env, sizeof(core_env), "%s", best_core());
 	if (dladdr((void *)cblas_sgemm, &info)) {
 		setenv("OPENBLAS_CORETYPE", core_env, 1);
 		d[nd].h = dlmopen(LM_ID_NEWLM, info.dli_fname, RTLD_NOW | RTLD_LOCAL);
@@ -204,83 +207,144 @@ int main(int argc, char **argv)
 	for (int i = 0; i < nd; i++)
 		if (d[i].threads)
 			d[i].threads(1);
-	omp_set_num_threads(1); /* oneDNN's OpenMP regions */
-	if (spp_dense_set_open(&set, NULL, spp_isa_detect(), &err)) {
-		fprintf(stderr, "bench_dense: %s\n", err.msg);
-		return 2;
-	}
+	return nd;
+}
+
+/* The header: the setup, spprof's dense candidates and the table's columns. */
+static void print_header(const struct direct *d, int nd, const struct spp_dense_set *set, int rounds,
+			 const char *user, const char *loaded_core, const char *core_env)
+{
 	printf("bench_dense: 1 thread, %d rounds; OPENBLAS_CORETYPE %s (as loaded: %s), best core %s\n",
 	       rounds, user ? user : "unset", loaded_core, core_env);
-	for (int i = 0; i < set.n; i++) {
+	for (int i = 0; i < set->n; i++) {
 		char what[128];
 
-		spp_dense_describe(&set.c[i], what, sizeof(what));
-		printf("  spprof candidate %-18s %s\n", set.c[i].name, set.c[i].ok ? what : set.c[i].reason);
+		spp_dense_describe(&set->c[i], what, sizeof(what));
+		printf("  spprof candidate %-18s %s\n", set->c[i].name, set->c[i].ok ? what : set->c[i].reason);
 	}
 	printf("\n%-16s", "shape");
 	for (int i = 0; i < nd; i++)
 		printf(" %22s", d[i].name);
 	printf(" %22s %8s %14s  %s\n", "spprof dense", "ratio", "ratio p10-p90", "spprof's winner");
-	for (int s = 0; s < nshapes; s++) {
-		int64_t m = shapes[s][0], k = shapes[s][1], n = shapes[s][2];
-		float *w = spp_buffer_alloc(sizeof(float) * (size_t)(m * k));
-		float *x = spp_buffer_alloc(sizeof(float) * (size_t)(k * n));
-		float *y = spp_buffer_alloc(sizeof(float) * (size_t)(m * n));
-		double ts[64], ratio[64], med, p10, p90, dmed[4];
-		char winner[64] = "", shape[32];
-		struct spp_matrix wm = {m, k, w};
+}
 
-		if (!w || !x || !y) {
-			fprintf(stderr, "bench_dense: out of memory\n");
+/*
+ * Each round: every direct call into d[i].t[r], then spprof's baseline into
+ * ts[r] and its ratio to the round's fastest direct call into ratio[r];
+ * spprof's winning library into winner. 0, or 2 on error (said on stderr).
+ */
+static int run_rounds(struct direct *d, int nd, struct spp_dense_set *set, int rounds,
+		      const struct spp_matrix *wm, int64_t n, const float *x, float *y, double *ts,
+		      double *ratio, char *winner, size_t winner_len)
+{
+	struct spp_error err = {0};
+	int64_t m = wm->m, k = wm->k;
+
+	for (int r = 0; r < rounds; r++) {
+		struct spp_run_opts ro;
+		struct spp_layer_runs runs = {0};
+		double best = INFINITY;
+
+		for (int i = 0; i < nd; i++) {
+			d[i].t[r] = time_direct(&d[i], m, k, n, wm->v, x, y);
+			if (d[i].t[r] < best)
+				best = d[i].t[r];
+		}
+		spp_run_opts_init(&ro);
+		ro.dense = set;
+		ro.bench.warmup = 2;
+		ro.bench.repeat = REPS;
+		if (spp_matrix_measure(wm, n, (uint64_t)(m * k), 1, "bench", NULL, 0, &ro, &runs, &err)) {
+			fprintf(stderr, "bench_dense: %s\n", err.msg);
 			return 2;
 		}
-		for (int64_t i = 0; i < m * k; i++)
-			w[i] = (float)((i * 7919) % 2001 - 1000) / 1000.0f;
-		for (int64_t i = 0; i < k * n; i++)
-			x[i] = (float)((i * 104729) % 2001 - 1000) / 1000.0f;
-		for (int r = 0; r < rounds; r++) {
-			struct spp_run_opts ro;
-			struct spp_layer_runs runs = {0};
-			double best = INFINITY;
+		ts[r] = runs.runs[0].time.median;
+		ratio[r] = ts[r] / best;
+		snprintf(winner, winner_len, "%s", runs.runs[0].library);
+		spp_layer_runs_release(&runs);
+	}
+	return 0;
+}
 
-			for (int i = 0; i < nd; i++) {
-				d[i].t[r] = time_direct(&d[i], m, k, n, w, x, y);
-				if (d[i].t[r] < best)
-					best = d[i].t[r];
-			}
-			spp_run_opts_init(&ro);
-			ro.dense = &set;
-			ro.bench.warmup = 2;
-			ro.bench.repeat = REPS;
-			if (spp_matrix_measure(&wm, n, (uint64_t)(m * k), 1, "bench", NULL, 0, &ro, &runs, &err)) {
-				fprintf(stderr, "bench_dense: %s\n", err.msg);
-				return 2;
-			}
-			ts[r] = runs.runs[0].time.median;
-			ratio[r] = ts[r] / best;
-			snprintf(winner, sizeof(winner), "%s", runs.runs[0].library);
-			spp_layer_runs_release(&runs);
-		}
-		snprintf(shape, sizeof(shape), "%lldx%lldx%lld", (long long)m, (long long)k, (long long)n);
-		printf("%-16s", shape);
-		for (int i = 0; i < nd; i++) {
-			stats(d[i].t, rounds, &dmed[i], &p10, &p90);
-			printf(" %9.3f ms (%4.0f GF/s)", dmed[i] / 1e6, 2.0 * m * k * n / dmed[i]);
-		}
-		{
-			double smed, best = INFINITY, q;
+/*
+ * One shape's row: the medians of the direct calls and of spprof's dense
+ * time, and its ratio to the fastest. 0 when the ratio is within TARGET,
+ * 1 when it is not, 2 on error (said on stderr).
+ */
+static int bench_shape(struct direct *d, int nd, struct spp_dense_set *set, int rounds,
+		       const int64_t shape_mkn[3])
+{
+	int64_t m = shape_mkn[0], k = shape_mkn[1], n = shape_mkn[2];
+	float *w = spp_buffer_alloc(sizeof(float) * (size_t)(m * k));
+	float *x = spp_buffer_alloc(sizeof(float) * (size_t)(k * n));
+	float *y = spp_buffer_alloc(sizeof(float) * (size_t)(m * n));
+	double ts[64], ratio[64], med, p10, p90, dmed[4];
+	char winner[64] = "", shape[32];
+	struct spp_matrix wm = {m, k, w};
+	int missed;
 
-			stats(ts, rounds, &smed, &p10, &p90);
-			printf(" %9.3f ms (%4.0f GF/s)", smed / 1e6, 2.0 * m * k * n / smed);
-			for (int i = 0; i < nd; i++)
-				best = dmed[i] < best ? dmed[i] : best;
-			/* the headline: medians over rounds; the spread: per round, against that round's fastest */
-			q = smed / best;
-			stats(ratio, rounds, &med, &p10, &p90);
-			printf(" %8.3f %6.3f-%-6.3f  %s%s\n", q, p10, p90, winner, q <= TARGET ? "" : "  MISSED");
-			missed += q > TARGET;
-		}
-		spp_buffer_free(w), spp_buffer_free(x), spp_buffer_free(y);
+	if (!w || !x || !y) {
+		fprintf(stderr, "bench_dense: out of memory\n");
+		return 2;
+	}
+	for (int64_t i = 0; i < m * k; i++)
+		w[i] = (float)((i * 7919) % 2001 - 1000) / 1000.0f;
+	for (int64_t i = 0; i < k * n; i++)
+		x[i] = (float)((i * 104729) % 2001 - 1000) / 1000.0f;
+	if (run_rounds(d, nd, set, rounds, &wm, n, x, y, ts, ratio, winner, sizeof(winner)))
+		return 2;
+	snprintf(shape, sizeof(shape), "%lldx%lldx%lld", (long long)m, (long long)k, (long long)n);
+	printf("%-16s", shape);
+	for (int i = 0; i < nd; i++) {
+		stats(d[i].t, rounds, &dmed[i], &p10, &p90);
+		printf(" %9.3f ms (%4.0f GF/s)", dmed[i] / 1e6, 2.0 * m * k * n / dmed[i]);
+	}
+	{
+		double smed, best = INFINITY, q;
+
+		stats(ts, rounds, &smed, &p10, &p90);
+		printf(" %9.3f ms (%4.0f GF/s)", smed / 1e6, 2.0 * m * k * n / smed);
+		for (int i = 0; i < nd; i++)
+			best = dmed[i] < best ? dmed[i] : best;
+		/* the headline: medians over rounds; the spread: per round, against that round's fastest */
+		q = smed / best;
+		stats(ratio, rounds, &med, &p10, &p90);
+		printf(" %8.3f %6.3f-%-6.3f  %s%s\n", q, p10, p90, winner, q <= TARGET ? "" : "  MISSED");
+		missed = q > TARGET;
+	}
+	spp_buffer_free(w), spp_buffer_free(x), spp_buffer_free(y);
+	return missed;
+}
+
+int main(int argc, char **argv)
+{
+	int64_t shapes[16][3];
+	int nshapes, rounds = argc > 1 ? atoi(argv[1]) : 7, nd, missed = 0;
+	struct direct d[4];
+	struct spp_dense_set set;
+	struct spp_error err = {0};
+	char core_env[64], loaded_core[64];
+	const char *user = getenv("OPENBLAS_CORETYPE");
+
+	if (rounds < 1 || rounds > 64)
+		rounds = 7;
+	nshapes = parse_shapes(argc, argv, shapes);
+	snprintf(loaded_core, sizeof(loaded_core), "%s", openblas_get_corename());
+	snprintf(core_env, sizeof(core_env), "%s", best_core());
+	/* the direct callers */
+	nd = open_direct(d, core_env, user);
+	omp_set_num_threads(1); /* oneDNN's OpenMP regions */
+	if (spp_dense_set_open(&set, NULL, spp_isa_detect(), &err)) {
+		fprintf(stderr, "bench_dense: %s\n", err.msg);
+		return 2;
+	}
+	print_header(d, nd, &set, rounds, user, loaded_core, core_env);
+	for (int s = 0; s < nshapes; s++) {
+		int rc = bench_shape(d, nd, &set, rounds, shapes[s]);
+
+		if (rc == 2)
+			return 2;
+		missed += rc;
 	}
 	printf("\nratio = spprof's dense time / the fastest library called directly (medians over the rounds);\n"
 	       "p10-p90 over the rounds of spprof's time / that round's fastest direct call; target <= %.2f: %s\n",

@@ -1,6 +1,8 @@
 /*
  * End-to-end tests of the spprof binary: exit codes, help, and the
  * analyze -> JSON / CSV -> report round trip on models written by synth.
+ * The tests of the options (help, unknown ones, limits) are in
+ * test_cli_options.c.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -16,14 +18,9 @@
 
 #include "config.h"
 #include "kernels/kernels.h"
+#include "test/e2e/cli_fixture.h"
 #include "test/harness.h"
 #include "test/report_read.h"
-
-#define RUN(r, ...)                                                            \
-	do {                                                                   \
-		const char *args_[] = {__VA_ARGS__, NULL};                     \
-		assert_int_equal(harness_spprof((r), args_), 0);               \
-	} while (0)
 
 static void test_version_and_help(void **state)
 {
@@ -94,182 +91,6 @@ static void test_usage_errors(void **state)
 	assert_int_equal(r.status, 2);
 	assert_int_equal(harness_count_lines(r.err), 1);
 	harness_run_free(&r);
-}
-
-/*
- * The options each command took before its options became a table (the
- * getopt lists): every one must stay accepted and listed in its help, and
- * the help may list nothing else.
- */
-static const char *const command_options[][22] = {
-	{"analyze", "--static", "--n", "--threads", "--seed", "--format", "--output", "--quiet",
-	 "--formats", "--backends", "--repeat", "--time-budget", "--cold", "--peers", "--dense",
-	 "--counters", "--cache-model", "--breakeven", "--act-sparsity", "--activations", NULL},
-	{"bench", "--dlmc", "--n", "--threads", "--formats", "--peers", "--size", "--time-budget",
-	 "--seed", "--quick", "--format", "--output", "--quiet", "--dense", NULL},
-	{"sweep", "--shape", "--pattern", "--formats", "--backends", "--threads", "--time-budget",
-	 "--seed", "--dense", "--format", "--output", NULL},
-	{"calibrate", "--threads", "--seconds", NULL},
-	{"check", "--format", "--output", "--rules", "--baseline", "--junit", NULL},
-	{"compare", "--format", "--output", "--all", NULL},
-	{"info", "--threads", "--dense", "--format", NULL},
-	{"report", "--format", "--output", NULL},
-	{"synth", "--output", "--layer", "--seed", NULL},
-};
-
-#define NCOMMANDS (sizeof(command_options) / sizeof(command_options[0]))
-
-/* Run `spprof CMD OPT [VALUE] x y z`: the extra arguments make every command stop at usage. */
-static void assert_accepted(const char *cmd, const char *opt, const char *value)
-{
-	struct harness_run r;
-	const char *args[] = {cmd, opt, value ? value : "x", "x", "y", "z", NULL};
-
-	assert_int_equal(harness_spprof(&r, args), 0);
-	if (r.status != 2 || harness_count_lines(r.err) != 1 || strstr(r.err, "unknown option") ||
-	    strstr(r.err, "needs a value"))
-		fail_msg("spprof %s %s %s: exit %d: %s", cmd, opt, value ? value : "", r.status, r.err);
-	harness_run_free(&r);
-}
-
-/* `spprof help analyze` names every format of the registry --formats accepts. */
-static void test_help_names_every_format(void **state)
-{
-	const struct spp_format_ops *const *lists[] = {spp_cpu_formats, spp_cpu_act_formats};
-	const char *args[] = {"help", "analyze", NULL};
-	struct harness_run r;
-
-	(void)state;
-	assert_int_equal(harness_spprof(&r, args), 0);
-	assert_int_equal(r.status, 0);
-	for (int l = 0; l < 2; l++)
-		for (int i = 0; lists[l][i]; i++) {
-			char opt[64];
-			const char *parse[] = {"analyze", opt, "x", "y", NULL};
-			struct harness_run p;
-
-			if (!strstr(r.out, lists[l][i]->key))
-				fail_msg("spprof help analyze does not name the format %s", lists[l][i]->key);
-			/* the format parses: the usage error is the extra MODEL, not --formats */
-			snprintf(opt, sizeof(opt), "--formats=%s", lists[l][i]->key);
-			assert_int_equal(harness_spprof(&p, parse), 0);
-			if (p.status != 2 || strstr(p.err, "--formats"))
-				fail_msg("spprof analyze %s: exit %d: %s", opt, p.status, p.err);
-			harness_run_free(&p);
-		}
-	harness_run_free(&r);
-}
-
-/* The option entries of `spprof help CMD`, for every command: each an old one, each accepted. */
-static void test_help_lists_what_parses(void **state)
-{
-	(void)state;
-	for (size_t c = 0; c < NCOMMANDS; c++) {
-		const char *const *want = command_options[c];
-		struct harness_run r;
-		const char *p;
-		int listed = 0, nwant = 0;
-
-		RUN(&r, "help", want[0]);
-		p = strstr(r.out, "\noptions:\n");
-		assert_non_null(p);
-		for (p = strchr(p + 1, '\n') + 1; *p && *p != '\n'; p = strchr(p, '\n') + 1) {
-			const char *dash = strstr(p, "--"), *end;
-			char name[64], alias[8] = "", bad[80];
-			int known = 0, value;
-
-			if (strncmp(p, "  -", 3) != 0)
-				continue; /* a continuation line */
-			end = dash + strcspn(dash, " \n");
-			value = end[0] == ' ' && end[1] != ' ';
-			snprintf(name, sizeof(name), "%.*s", (int)(end - dash), dash);
-			if (p[3] != '-')
-				snprintf(alias, sizeof(alias), "%.2s", p + 2);
-			for (int i = 1; want[i]; i++)
-				known |= strcmp(want[i], name) == 0;
-			if (!known)
-				fail_msg("spprof help %s lists %s, not an option it takes", want[0], name);
-			listed++;
-			assert_accepted(want[0], name, value ? "@bad@" : NULL);
-			if (alias[0])
-				assert_accepted(want[0], alias, "@bad@");
-			snprintf(bad, sizeof(bad), "%s=@bad@", name);
-			if (value)
-				assert_accepted(want[0], bad, NULL);
-		}
-		while (want[nwant + 1])
-			nwant++;
-		assert_int_equal(listed, nwant);
-		harness_run_free(&r);
-	}
-}
-
-static void test_unknown_option(void **state)
-{
-	struct harness_run r;
-	char want[160];
-
-	(void)state;
-	for (size_t c = 0; c < NCOMMANDS; c++) {
-		const char *cmd = command_options[c][0];
-
-		RUN(&r, cmd, "--no-such-option");
-		snprintf(want, sizeof(want), "spprof %s: unknown option '--no-such-option' "
-			 "(see 'spprof help %s')\n", cmd, cmd);
-		assert_int_equal(r.status, 2);
-		assert_string_equal(r.err, want);
-		harness_run_free(&r);
-	}
-}
-
-/*
- * The limits of each numeric option: just outside is a usage error naming
- * it, the edge passes; an option's unique prefix is the option, that of two
- * is unknown.
- */
-static void test_option_limits(void **state)
-{
-	static const char *const cases[][8] = {
-		{"--threads wants 1..4096, not '0'", "analyze", "m", "--threads", "0"},
-		{"--threads wants 1..4096, not '4097'", "sweep", "--threads", "4097"},
-		{"--threads wants 1..4096, not '0'", "calibrate", "--threads", "0"},
-		{"one MODEL at a time", "analyze", "m", "--threads", "4096", "m2"},
-		{"--n wants a positive integer, not '2147483649'", "analyze", "m", "--n", "2147483649"},
-		{"one MODEL at a time", "analyze", "m", "--n", "2147483648", "m2"},
-		{"--seed wants an integer in 0..2^53, not '9007199254740993'", "analyze", "m", "--seed",
-		 "9007199254740993"},
-		{"one MODEL at a time", "analyze", "m", "--seed", "9007199254740992", "m2"},
-		{"--repeat wants 1..1000000, not '1000001'", "analyze", "m", "--repeat", "1000001"},
-		{"--time-budget wants seconds in (0, 3600], not '3601'", "analyze", "m", "--time-budget",
-		 "3601"},
-		{"--time-budget wants seconds in (0, 3600], not '3601'", "bench", "--time-budget", "3601"},
-		{"unexpected argument 'x'", "sweep", "--shape", "4x4x4", "--time-budget", "3600", "x"},
-		{"--act-sparsity wants a fraction in [0, 1), not '1'", "analyze", "m", "--act-sparsity",
-		 "1"},
-		{"one MODEL at a time", "analyze", "m", "--act-sparsity", "0", "m2"},
-		{"--size wants 1..32768, not '32769'", "bench", "--size", "32769"},
-		{"--n wants up to 8 integers in 1..2^20, not '1,2,3,4,5,6,7,8,9'", "bench", "--n",
-		 "1,2,3,4,5,6,7,8,9"},
-		{"--threads wants up to 8 integers in 1..4096, not '1,4097'", "bench", "--threads",
-		 "1,4097"},
-		{"--seconds wants a number in (0, 60], not '0'", "calibrate", "--seconds", "0"},
-		{"unexpected argument 'x'", "calibrate", "--seconds", "60", "x"},
-		{"--seed wants an unsigned integer, not '-1'", "synth", "--seed", "-1"},
-		{"option '--n' needs a value", "analyze", "m", "--n"},
-		{"--threads wants 1..4096, not '0'", "analyze", "m", "--thr", "0"},
-		{"unknown option '--form'", "analyze", "m", "--form", "json"},
-	};
-
-	(void)state;
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		struct harness_run r;
-
-		assert_int_equal(harness_spprof(&r, cases[i] + 1), 0);
-		if (r.status != 2 || harness_count_lines(r.err) != 1 || !strstr(r.err, cases[i][0]))
-			fail_msg("spprof %s ...: exit %d, '%s' wanted in: %s", cases[i][1], r.status,
-				 cases[i][0], r.err);
-		harness_run_free(&r);
-	}
 }
 
 static void test_missing_and_bad_input(void **state)

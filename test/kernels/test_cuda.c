@@ -5,11 +5,8 @@
  * in this build"), spp_run_cuda appends nothing without a device, and the
  * host side of the kernels (fp16/bf16/tf32 rounding, the 2:4 tensor-core
  * encoder and its refusals, the reduced-precision reference, the static
- * load balance) against values worked out by hand. With --kernels
- * (registered only with HAVE_CUDA; test/gpu/run on a GPU machine): every
- * entry of the CUDA table against the CPU reference over several shapes
- * and sparsities, and spp_run_cuda on a layer; exits 77 with the reason
- * where there is no device.
+ * load balance) against values worked out by hand. With --kernels, the
+ * CUDA table on a device: test_cuda_kernels.c.
  */
 #include <dlfcn.h>
 #include <math.h>
@@ -29,15 +26,17 @@
 #include "kernels/cuda/device.h"
 #include "kernels/cuda/host.h"
 #include "kernels/kernels.h"
+#include "profiler/base/rng.h"
+#include "profiler/device.h"
 #include "profiler/run_cuda.h"
 #include "test/harness.h"
 
 #if HAVE_CUDA
-#include <cuda_runtime_api.h>
-
 #include "kernels/cuda/formats.h"
 #include "kernels/cuda/measure.h"
 #endif
+
+int cuda_kernels_main(void); /* test_cuda_kernels.c */
 
 /* Whether this machine has an NVIDIA driver, asked without cudart. */
 static int have_driver(void)
@@ -306,14 +305,11 @@ static void test_nm_tc_encode(void **state)
 	}
 }
 
-static uint64_t host_rng = 0x2545f4914f6cdd1du;
+static struct spp_rng host_rng = {0x2545f4914f6cdd1du};
 
 static double host_uniform(void)
 {
-	host_rng ^= host_rng << 13;
-	host_rng ^= host_rng >> 7;
-	host_rng ^= host_rng << 17;
-	return (double)(host_rng >> 11) / 9007199254740992.0;
+	return spp_rng_uniform(&host_rng);
 }
 
 /* A ragged 2:4 W (two tiles each way, K not a multiple of 4) decodes to its fp16 rounding. */
@@ -472,14 +468,15 @@ static void test_encode_no_device(void **state)
 	}
 	{
 		static const float x[16] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
-		float want[16];
-		struct spp_cuda_timing t;
+		const struct spp_device dev = {&spp_device_cuda, NULL};
+		struct spp_device_layer L = {&w, x, 1, 0, 0};
+		struct spp_device_case c;
 		struct spp_error err = {0};
 
-		spp_reference_gemm(&w, x, want, 1);
-		assert_int_equal(spp_cuda_measure(spp_cuda_formats[0], &w, x, 1, want, 1, 1, &t, &err),
-				 SPP_E_DEVICE);
-		assert_int_equal(t.runs, 0);
+		/* no device: the case cannot be opened, and holds nothing */
+		assert_int_equal(spp_device_open(&dev, spp_cuda_formats[0], &L, &c, &err), SPP_E_DEVICE);
+		assert_null(c.impl);
+		spp_device_close(&c);
 	}
 	assert_null(spp_cuda_format_find("nm1_4"));
 #else
@@ -487,290 +484,6 @@ static void test_encode_no_device(void **state)
 	skip();
 #endif
 }
-
-#if HAVE_CUDA
-static uint64_t rng_state = 0x9e3779b97f4a7c15u;
-
-static double uniform(void)
-{
-	rng_state ^= rng_state << 13;
-	rng_state ^= rng_state >> 7;
-	rng_state ^= rng_state << 17;
-	return (double)(rng_state >> 11) / 9007199254740992.0;
-}
-
-/*
- * W with the given fraction of zeros; skew puts every non-zero of a third
- * of W into row 0 (dense) so that row lengths differ by orders of magnitude.
- */
-static float *make_w(int64_t m, int64_t k, double sparsity, int skew)
-{
-	float *w = malloc(sizeof(float) * (size_t)(m * k));
-
-	for (int64_t r = 0; r < m; r++)
-		for (int64_t c = 0; c < k; c++) {
-			double s = skew && r == 0 ? 0.0 : sparsity;
-			w[r * k + c] = uniform() < s ? 0.0f : (float)(2.0 * uniform() - 1.0);
-		}
-	return w;
-}
-
-/* Keep the first two non-zeros of every group of four columns (2:4). */
-static void prune_2_4(float *w, int64_t m, int64_t k)
-{
-	for (int64_t r = 0; r < m; r++)
-		for (int64_t g = 0; g < k; g += 4) {
-			int kept = 0;
-			for (int64_t c = g; c < k && c < g + 4; c++)
-				if (w[r * k + c] != 0.0f && ++kept > 2)
-					w[r * k + c] = 0.0f;
-		}
-}
-
-/*
- * Run entry f on (m, k, n, sparsity) and compare with the reference; 0
- * when equal or when f cannot hold W (a cuSPARSE BSR of a ragged shape,
- * said on stdout). fp32 entries: within 1e-4 of the fp32 reference's
- * |terms|; fp16 ones: within SPP_CUDA_RTOL_HALF of the CPU product of the
- * fp16-rounded W and X; tf32: within SPP_CUDA_RTOL_TF32 of fp32.
- */
-static int check_one(const struct spp_cuda_format *f, int64_t m, int64_t k, int64_t n,
-		     double sparsity, int skew)
-{
-	float *w = make_w(m, k, sparsity, skew);
-	float *x = malloc(sizeof(float) * (size_t)(k * n));
-	float *want = malloc(sizeof(float) * (size_t)(m * n));
-	float *got = malloc(sizeof(float) * (size_t)(m * n));
-	double *ref = malloc(sizeof(double) * (size_t)(m * n));
-	double rtol = spp_cuda_precision_rtol(f->precision, 1e-4);
-	struct spp_matrix mat = {m, k, w};
-	struct spp_cuda_case c;
-	struct spp_error err = {0};
-	int bad = 0, rc;
-
-	if (strcmp(f->key, "nm2_4") == 0 || strcmp(f->key, "nm2_4_tc") == 0)
-		prune_2_4(w, m, k);
-	for (int64_t i = 0; i < k * n; i++)
-		x[i] = (float)(2.0 * uniform() - 1.0);
-	spp_reference_gemm(&mat, x, want, n);
-	if (spp_cuda_precision_rounds(f->precision))
-		assert_int_equal(spp_cuda_reference(&mat, x, n, f->precision, ref, &err), 0);
-	rc = spp_cuda_case_open(&c, f, &mat, x, n, &err);
-	if (rc == SPP_E_UNSUPPORTED && f->baseline && f->block) {
-		/* a vendor BSR that cannot hold this W (ragged M or K, or no row-major SpMM): no kernel of ours */
-		if (!(m % f->block || k % f->block) && m == 64 && sparsity == 0.0 && !skew)
-			printf("%s: not applicable: %s\n", f->key, err.msg);
-		goto out;
-	}
-	if (rc) {
-		print_error("%s %lldx%lld n=%lld: open: %s\n", f->key, (long long)m, (long long)k,
-			    (long long)n, err.msg);
-		bad = 1;
-		goto out;
-	}
-	assert_ptr_equal(c.enc.ops, f);
-	/* spp_cuda_case_result poisons y first: a kernel that skips an output fails */
-	if (spp_cuda_case_result(&c, got, &err) != 0) {
-		print_error("%s: %s\n", f->key, err.msg);
-		bad = 1;
-	}
-	spp_cuda_case_close(&c);
-	for (int64_t r = 0; r < m && !bad; r++)
-		for (int64_t j = 0; j < n && !bad; j++) {
-			/* sums in another order: bound by the sum of |terms| */
-			double mag = 0.0, expect = spp_cuda_precision_rounds(f->precision) ? ref[r * n + j]
-											 : want[r * n + j];
-			for (int64_t q = 0; q < k; q++)
-				mag += fabs((double)w[r * k + q] * x[q * n + j]);
-			if (!(fabs((double)got[r * n + j] - expect) <= rtol * mag + 1e-6)) {
-				print_error("%s %lldx%lld n=%lld sparsity %.2f%s: y[%lld][%lld] = %g, want %g\n",
-					    f->key, (long long)m, (long long)k, (long long)n, sparsity,
-					    skew ? " skewed" : "", (long long)r, (long long)j,
-					    got[r * n + j], expect);
-				bad = 1;
-			}
-		}
-out:
-	free(w);
-	free(x);
-	free(want);
-	free(got);
-	free(ref);
-	return bad;
-}
-
-static void test_kernels(void **state)
-{
-	static const int64_t shapes[][3] = {
-		{1, 1, 1}, {64, 64, 1}, {130, 70, 5}, {33, 257, 8}, {256, 512, 33}, {1000, 300, 128},
-		{512, 1024, 64}, {48, 96, 200},
-	};
-	static const double sparsities[] = {0.0, 0.5, 0.9, 0.99, 1.0};
-	int bad = 0;
-
-	(void)state;
-	for (int i = 0; spp_cuda_formats[i]; i++) {
-		int before = bad;
-
-		for (size_t s = 0; s < sizeof(shapes) / sizeof(shapes[0]); s++) {
-			for (size_t p = 0; p < sizeof(sparsities) / sizeof(sparsities[0]); p++)
-				bad |= check_one(spp_cuda_formats[i], shapes[s][0], shapes[s][1],
-						 shapes[s][2], sparsities[p], 0);
-			bad |= check_one(spp_cuda_formats[i], shapes[s][0], shapes[s][1], shapes[s][2],
-					 0.95, 1);
-		}
-		printf("%-15s %s\n", spp_cuda_formats[i]->key, bad == before ? "ok" : "FAILED");
-	}
-	assert_int_equal(bad, 0);
-}
-
-/* Every entry timed on one layer; a wrong reference must be refused. */
-static void test_measure(void **state)
-{
-	const int64_t m = 1024, k = 1024, n = 128;
-	float *w = make_w(m, k, 0.9, 0);
-	float *x = malloc(sizeof(float) * (size_t)(k * n));
-	float *want = malloc(sizeof(float) * (size_t)(m * n));
-	struct spp_matrix mat = {m, k, w};
-
-	(void)state;
-	prune_2_4(w, m, k); /* every entry, nm2_4 included, takes a 2:4 W */
-	for (int64_t i = 0; i < k * n; i++)
-		x[i] = (float)(2.0 * uniform() - 1.0);
-	spp_reference_gemm(&mat, x, want, n);
-	for (int i = 0; spp_cuda_formats[i]; i++) {
-		const struct spp_cuda_format *f = spp_cuda_formats[i];
-		struct spp_cuda_timing t;
-		struct spp_error err = {0};
-
-		if (spp_cuda_measure(f, &mat, x, n, want, 3, 10, &t, &err) != 0)
-			fail_msg("%s: %s", f->key, err.msg);
-		assert_int_equal(t.runs, 10);
-		assert_true(t.kernel_ms_min > 0.0 && t.kernel_ms_min <= t.kernel_ms_median);
-		printf("%-15s %s 1024x1024 90%% sparse n=128: kernel %.4f ms (median %.4f), "
-		       "W %.2f ms, x in %.4f ms, y out %.4f ms, %.2f MiB\n", f->key, f->precision,
-		       t.kernel_ms_min, t.kernel_ms_median, t.h2d_w_ms, t.h2d_x_ms, t.d2h_y_ms,
-		       (double)t.bytes / 1048576.0);
-	}
-	{
-		struct spp_cuda_timing t;
-		struct spp_error err = {0};
-
-		want[5 * n + 7] += 1.0f; /* one wrong reference output */
-		assert_int_equal(spp_cuda_measure(spp_cuda_formats[0], &mat, x, n, want, 1, 1, &t, &err),
-				 SPP_E_VERIFY);
-		assert_non_null(strstr(err.msg, "y[5][7]"));
-	}
-	free(w);
-	free(x);
-	free(want);
-}
-
-/*
- * spp_run_cuda on one 2:4 layer (512 x 768, n 64): the dense GPU run
- * first, then one run per table entry, each ok (verified and timed) or not
- * applicable, never failed; then with a wrong CPU result every fp32 run
- * fails its check and reports no time.
- */
-static void test_run_cuda(void **state)
-{
-	const int64_t m = 512, k = 768, n = 64;
-	float *w = make_w(m, k, 0.6, 0);
-	float *x = malloc(sizeof(float) * (size_t)(k * n));
-	float *yd = malloc(sizeof(float) * (size_t)(m * n));
-	float *bound = malloc(sizeof(float) * (size_t)(m * n));
-	float *wa = malloc(sizeof(float) * (size_t)(m * k)), *xa = malloc(sizeof(float) * (size_t)(k * n));
-	struct spp_matrix mat = {m, k, w}, mata = {m, k, wa};
-	struct spp_layer_runs out;
-	struct spp_run_opts o;
-	struct spp_error err = {0};
-	uint64_t nnz = 0;
-	int ntable = 0;
-
-	(void)state;
-	prune_2_4(w, m, k);
-	for (int64_t i = 0; i < m * k; i++) {
-		nnz += w[i] != 0.0f;
-		wa[i] = fabsf(w[i]);
-	}
-	for (int64_t i = 0; i < k * n; i++) {
-		x[i] = (float)(2.0 * uniform() - 1.0);
-		xa[i] = fabsf(x[i]);
-	}
-	spp_reference_gemm(&mat, x, yd, n);
-	spp_reference_gemm(&mata, xa, bound, n);
-	while (spp_cuda_formats[ntable])
-		ntable++;
-	memset(&out, 0, sizeof(out));
-	spp_run_opts_init(&o);
-	o.backends = SPP_BACKEND_CPU | SPP_BACKEND_CUDA;
-	o.bench.repeat = 5;
-	o.cupti = 1;
-	assert_int_equal(spp_run_cuda(&mat, x, n, yd, bound, nnz, (double)(m * k) / (double)nnz, &o,
-				      &out, &err), 0);
-	assert_int_equal(out.nruns, ntable); /* cublas_dense is the run "dense" */
-	assert_string_equal(out.runs[0].format, "dense");
-	assert_string_equal(out.runs[0].backend, "cuda");
-	assert_string_equal(out.runs[0].precision, "fp32");
-	for (int i = 0; i < out.nruns; i++) {
-		const struct spp_run *r = &out.runs[i];
-
-		printf("%-15s %-5s %-14s median %9.0f ns  speedup %6.3f  max_error %.2g  "
-		       "copies %.0f/%.0f/%.0f ns  nnz_imbalance %.3f  gpu %s %s\n",
-		       r->format, r->precision, spp_run_status_name(r->status), r->time.median,
-		       r->speedup, r->max_error, r->copy_ns[0], r->copy_ns[1], r->copy_ns[2],
-		       r->nnz_imbalance, r->gpu.source[0] ? r->gpu.source : "-", r->gpu.note);
-		if (r->status == SPP_RUN_OK) {
-			assert_int_equal(r->time.repeats, 5);
-			assert_true(r->time.p10 <= r->time.median && r->time.median <= r->time.p90);
-			assert_true(r->copy_ns[1] > 0 && r->copy_ns[2] > 0);
-			assert_true(r->max_error >= 0);
-			assert_true(r->gpu.source[0] || r->gpu.note[0]);
-		} else {
-			if (r->status != SPP_RUN_NOT_APPLICABLE)
-				fail_msg("%s: %s", r->format, r->reason);
-			assert_int_equal(r->time.repeats, 0);
-		}
-	}
-	assert_true(fabs(out.runs[0].speedup - 1.0) < 1e-12);
-	spp_layer_runs_release(&out);
-	/* a CPU result off by one in one output: the fp32 and tf32 runs fail, with no time */
-	yd[3 * n + 2] += 1.0f;
-	memset(&out, 0, sizeof(out));
-	o.cupti = 0;
-	assert_int_equal(spp_run_cuda(&mat, x, n, yd, bound, nnz, 2.0, &o, &out, &err), 0);
-	for (int i = 0; i < out.nruns; i++) {
-		const struct spp_run *r = &out.runs[i];
-
-		if (strcmp(r->precision, "fp16") == 0 || r->status == SPP_RUN_NOT_APPLICABLE)
-			continue;
-		assert_int_equal(r->status, SPP_RUN_FAILED);
-		assert_int_equal(r->time.repeats, 0);
-		assert_non_null(strstr(r->reason, "at (3, 2)"));
-	}
-	spp_layer_runs_release(&out);
-	free(w), free(x), free(yd), free(bound), free(wa), free(xa);
-}
-
-static int kernels_main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_kernels),
-		cmocka_unit_test(test_measure),
-		cmocka_unit_test(test_run_cuda),
-	};
-	struct spp_cuda_probe p;
-	char line[320];
-
-	if (!spp_cuda_probe(&p)) {
-		printf("skipped: %s\n", p.why);
-		return 77;
-	}
-	spp_cuda_device_describe(&p, 0, line, (int)sizeof(line));
-	printf("device 0: %s\n", line);
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
-#endif
 
 int main(int argc, char **argv)
 {
@@ -787,13 +500,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_encode_no_device),
 	};
 
-	if (argc > 1 && strcmp(argv[1], "--kernels") == 0) {
-#if HAVE_CUDA
-		return kernels_main();
-#else
-		printf("skipped: no CUDA backend in this build\n");
-		return 77;
-#endif
-	}
+	if (argc > 1 && strcmp(argv[1], "--kernels") == 0)
+		return cuda_kernels_main();
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -12,6 +12,7 @@
 
 #include <cmocka.h>
 
+#include "profiler/base/rng.h"
 #include "test/harness.h"
 #include "test/tensor_fixture.h"
 
@@ -182,14 +183,11 @@ void assert_layer_matches_ref(const struct spp_layer *l)
 	free(nz);
 }
 
-static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
+static struct spp_rng rng = {0x9e3779b97f4a7c15ull};
 
 uint64_t rnd(void)
 {
-	rng_state ^= rng_state << 13;
-	rng_state ^= rng_state >> 7;
-	rng_state ^= rng_state << 17;
-	return rng_state;
+	return spp_rng_next(&rng);
 }
 
 /* Random weights with zero rows, zero columns, zero 4x4 and 16x16 areas. */

@@ -1,0 +1,225 @@
+/*
+ * The end of `spprof bench`'s output: the dense scaling by threads, the
+ * per-case summary, the targets and, in JSON, the whole document.
+ */
+#include "cmd/bench_out.h"
+#include "cmd/bench_out_internal.h"
+#include "reports/json_values.h"
+
+#include <math.h>
+#include <string.h>
+
+static const struct bench_sum *find_sum(const struct bench_out *o, int threads, int64_t n)
+{
+	for (int i = 0; i < o->nsums; i++)
+		if (o->sums[i].threads == threads && o->sums[i].n == n)
+			return &o->sums[i];
+	return NULL;
+}
+
+/* One target line: "met" or by how much it is missed; NAN value: not measured. */
+static void target(struct bench_out *o, cJSON *arr, const char *what, double value,
+		   const char *fmt_name, double limit, int at_most)
+{
+	int met = isfinite(value) && (at_most ? value <= limit : value >= limit);
+	char v[48], verdict[96];
+
+	if (isfinite(value))
+		snprintf(v, sizeof(v), at_most ? "%.3f" : "%.2fx", value);
+	else
+		snprintf(v, sizeof(v), "none");
+	if (!isfinite(value))
+		snprintf(verdict, sizeof(verdict), "missed (no value)");
+	else if (met)
+		snprintf(verdict, sizeof(verdict), "met");
+	else if (at_most)
+		snprintf(verdict, sizeof(verdict), "missed by %.3f", value - limit);
+	else
+		snprintf(verdict, sizeof(verdict), "missed: %.0f%% of the target", 100 * value / limit);
+	if (!o->c->json) {
+		fprintf(o->f, "  %-52s %-8s %-8s target %s %-6g %s\n", what, v, fmt_name[0] ? fmt_name : "-",
+			at_most ? "<=" : ">=", limit, verdict);
+		return;
+	}
+	{
+		cJSON *j = cJSON_CreateObject();
+
+		if (!j)
+			return;
+		cJSON_AddItemToArray(arr, j);
+		cJSON_AddStringToObject(j, "target", what);
+		cJSON_AddItemToObject(j, "value", spp_json_num(value));
+		cJSON_AddStringToObject(j, "format", fmt_name);
+		cJSON_AddNumberToObject(j, "limit", limit);
+		cJSON_AddStringToObject(j, "compare", at_most ? "<=" : ">=");
+		cJSON_AddBoolToObject(j, "met", met);
+	}
+}
+
+/* The dense scaling entry of N = c->ns[i] in JSON: the median by threads. */
+static int scaling_json(struct bench_out *o, cJSON *scal, int i, double scale,
+			struct spp_error *err)
+{
+	const struct bench_cfg *c = o->c;
+	cJSON *j = cJSON_CreateObject(), *arr;
+
+	if (!j)
+		return bench_fail_nomem(err);
+	cJSON_AddItemToArray(scal, j);
+	cJSON_AddNumberToObject(j, "n", (double)c->ns[i]);
+	arr = cJSON_AddArrayToObject(j, "dense_time_ns");
+	for (int k = 0; arr && k < c->nthreads; k++) {
+		const struct bench_sum *x = find_sum(o, (int)c->threads[k], c->ns[i]);
+		cJSON *e = cJSON_CreateObject();
+
+		if (!e)
+			break;
+		cJSON_AddItemToArray(arr, e);
+		cJSON_AddNumberToObject(e, "threads", (double)c->threads[k]);
+		cJSON_AddItemToObject(e, "median", spp_json_num(x ? x->dense_ns : NAN));
+	}
+	cJSON_AddItemToObject(j, "scaling", spp_json_num(scale));
+	return SPP_OK;
+}
+
+/* The dense scaling row of N = c->ns[i] in text: a time per thread count. */
+static void scaling_row(struct bench_out *o, int i, double scale)
+{
+	const struct bench_cfg *c = o->c;
+	char t[16];
+
+	fprintf(o->f, "%-6lld", (long long)c->ns[i]);
+	for (int k = 0; k < c->nthreads; k++) {
+		const struct bench_sum *x = find_sum(o, (int)c->threads[k], c->ns[i]);
+
+		bench_fmt_time(x ? x->dense_ns : NAN, t, sizeof(t));
+		fprintf(o->f, " %10s", t);
+	}
+	fprintf(o->f, "   %.2fx\n", scale);
+}
+
+/* The dense time by N and threads, and its scaling from the first thread count to the last. */
+static int dense_scaling(struct bench_out *o, cJSON *scal, struct spp_error *err)
+{
+	const struct bench_cfg *c = o->c;
+
+	if (!c->json) {
+		fprintf(o->f, "\n== summary ==\n\ndense %lldx%lld (median over the sweep's points), "
+			      "by threads\n%-6s", (long long)c->size, (long long)c->size, "N");
+		for (int i = 0; i < c->nthreads; i++)
+			fprintf(o->f, " %8lld T", (long long)c->threads[i]);
+		fprintf(o->f, "   scaling (first/last)\n");
+	}
+	for (int i = 0; i < c->nn; i++) {
+		const struct bench_sum *a = find_sum(o, (int)c->threads[0], c->ns[i]);
+		const struct bench_sum *b = find_sum(o, (int)c->threads[c->nthreads - 1], c->ns[i]);
+		double scale = a && b ? a->dense_ns / b->dense_ns : NAN;
+
+		if (c->json) {
+			int rc = scaling_json(o, scal, i, scale, err);
+
+			if (rc)
+				return rc;
+			continue;
+		}
+		scaling_row(o, i, scale);
+	}
+	return SPP_OK;
+}
+
+/* The per-case summary in text, then the heading of the targets. */
+static void case_sums_text(struct bench_out *o)
+{
+	fprintf(o->f, "\nper case: best breakeven, CSR breakeven, best speedup at 90%%, 2:4 layer "
+		      "(nm2_4 / best), DLMC geo-mean of the best format\n");
+	for (int i = 0; i < o->nsums; i++) {
+		const struct bench_sum *x = &o->sums[i];
+
+		fprintf(o->f, "  T %d N %-4lld  best %.3f (%s)  csr %.3f  at 0.9 %.2fx (%s)  "
+			      "2:4 %.2fx / %.2fx (%s)  DLMC %.2fx\n",
+			x->threads, (long long)x->n, x->best_be, x->best_be_fmt[0] ? x->best_be_fmt : "-",
+			x->csr_be, x->best_90, x->best_90_fmt[0] ? x->best_90_fmt : "-", x->nm24,
+			x->best_24, x->best_24_fmt[0] ? x->best_24_fmt : "-", x->dlmc_best_geo);
+	}
+	fprintf(o->f, "\ntargets (1 thread, against the dense baseline in the same run)\n");
+}
+
+/* The per-case summary in JSON, an object per case appended to sums. */
+static int case_sums_json(struct bench_out *o, cJSON *sums, struct spp_error *err)
+{
+	for (int i = 0; i < o->nsums; i++) {
+		const struct bench_sum *x = &o->sums[i];
+		cJSON *j = cJSON_CreateObject();
+
+		if (!j)
+			return bench_fail_nomem(err);
+		cJSON_AddItemToArray(sums, j);
+		cJSON_AddNumberToObject(j, "threads", x->threads);
+		cJSON_AddNumberToObject(j, "n", (double)x->n);
+		cJSON_AddItemToObject(j, "dense_time_ns", spp_json_num(x->dense_ns));
+		cJSON_AddItemToObject(j, "best_breakeven", spp_json_num(x->best_be));
+		cJSON_AddStringToObject(j, "best_breakeven_format", x->best_be_fmt);
+		cJSON_AddItemToObject(j, "csr_breakeven", spp_json_num(x->csr_be));
+		cJSON_AddItemToObject(j, "best_speedup_at_0.9", spp_json_num(x->best_90));
+		cJSON_AddStringToObject(j, "best_speedup_at_0.9_format", x->best_90_fmt);
+		cJSON_AddItemToObject(j, "nm2_4_speedup_on_2_4", spp_json_num(x->nm24));
+		cJSON_AddItemToObject(j, "best_speedup_on_2_4", spp_json_num(x->best_24));
+		cJSON_AddStringToObject(j, "best_on_2_4_format", x->best_24_fmt);
+		cJSON_AddItemToObject(j, "dlmc_best_geomean", spp_json_num(x->dlmc_best_geo));
+	}
+	return SPP_OK;
+}
+
+/* The targets, judged on the 1-thread cases with N = 64 and N = 1. */
+static void targets(struct bench_out *o, cJSON *tg)
+{
+	const struct bench_sum *s64 = find_sum(o, 1, 64), *s1 = find_sum(o, 1, 1);
+
+	if (s64) {
+		target(o, tg, "N=64 unstructured: best format breakeven", s64->best_be, s64->best_be_fmt, 0.30, 1);
+		target(o, tg, "N=64 unstructured: best speedup at 90%", s64->best_90, s64->best_90_fmt, 5, 0);
+		target(o, tg, "N=64 2:4 at 50%: best speedup", s64->best_24, s64->best_24_fmt, 1.5, 0);
+		target(o, tg, "N=64 2:4 at 50%: nm2_4 speedup", s64->nm24, "nm2_4", 1.5, 0);
+	}
+	if (s1) {
+		target(o, tg, "N=1 unstructured: best format breakeven", s1->best_be, s1->best_be_fmt, 0.40, 1);
+		target(o, tg, "N=1 unstructured: CSR breakeven", s1->csr_be, "csr", 0.65, 1);
+		target(o, tg, "N=1 2:4 at 50%: best speedup", s1->best_24, s1->best_24_fmt, 1.5, 0);
+		target(o, tg, "N=1 2:4 at 50%: nm2_4 speedup", s1->nm24, "nm2_4", 1.5, 0);
+	}
+	if (!s64 && !s1 && !o->c->json)
+		fprintf(o->f, "  (no 1-thread case with N = 1 or 64 in this run)\n");
+}
+
+int bench_out_finish(struct bench_out *o, struct spp_error *err)
+{
+	const struct bench_cfg *c = o->c;
+	cJSON *scal = NULL, *tg = NULL, *sums = NULL;
+	int rc;
+
+	if (c->json) {
+		scal = cJSON_AddArrayToObject(o->root, "dense_scaling");
+		tg = cJSON_AddArrayToObject(o->root, "targets");
+		sums = cJSON_AddArrayToObject(o->root, "summary");
+		if (!scal || !tg || !sums)
+			return bench_fail_nomem(err);
+	}
+	rc = dense_scaling(o, scal, err);
+	if (rc)
+		return rc;
+	if (!c->json)
+		case_sums_text(o);
+	else if ((rc = case_sums_json(o, sums, err)))
+		return rc;
+	targets(o, tg);
+	if (c->json) {
+		char *text = cJSON_Print(o->root);
+
+		if (!text)
+			return bench_fail_nomem(err);
+		fputs(text, o->f);
+		fputc('\n', o->f);
+		cJSON_free(text);
+	}
+	return SPP_OK;
+}

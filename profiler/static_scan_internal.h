@@ -1,0 +1,77 @@
+/*
+ * Private to the layer scan: the types that static_scan.c's hot loops and
+ * static_scan_setup.c's per-layer setup and final sums share. The per-element
+ * loops stay in static_scan.c together with the small helpers they must
+ * inline (and are compiled per ISA there); only code run once per tensor,
+ * layer or thread lives in static_scan_setup.c.
+ */
+#ifndef SPP_PROFILER_STATIC_SCAN_INTERNAL_H
+#define SPP_PROFILER_STATIC_SCAN_INTERNAL_H
+
+#include <stdint.h>
+
+#include "profiler/static.h"
+
+__extension__ typedef unsigned __int128 u128;
+
+/* Bytes of weights per work item: big enough to amortise the page calls,
+ * small enough to balance threads and keep mapped pages few. */
+#define ITEM_BYTES (16u << 20)
+#define UNIT_ROWS 16
+
+/* ggml blocks of 32 values: an f16 scale d, then the codes */
+#define QBLOCK 32
+
+/* How a tensor's elements are read and tested for zero. */
+struct elems {
+	const unsigned char *data;
+	int bits;                 /* 0 for a block type */
+	uint64_t zm;
+	int never_zero;
+	enum spp_dtype quant;     /* SPP_DTYPE_Q8_0 or _Q4_0 for a block type */
+	int block_bytes;          /* of a 32-value block */
+};
+
+/* A layer's GEMM view as the scan walks it. */
+struct view_scan {
+	struct elems el;
+	const struct spp_gemm_view *v;
+	int64_t m, k, kp;        /* kp: K rounded up to 16, the mask length */
+	int64_t g[SPP_NBLOCK];   /* column groups of 2, 4, 8, 16: ceil(K / B) */
+	int single_run;          /* each row is one strided run of K elements */
+	int64_t run_stride;
+	int rows_disjoint;       /* row i fills elements [start_i, start_i + K) */
+};
+
+/* One thread's partial counts. */
+struct part {
+	uint64_t nnz, rmin, rmax, zero_rows, zin4;
+	u128 sumsq;
+	uint64_t nm_ok[SPP_NNM];
+	uint64_t zb[SPP_NBLOCK];
+};
+
+/* Set e up to test t's elements for zero; SPP_E_UNSUPPORTED for a dtype
+ * without a zero test, SPP_E_FORMAT when t has too few bytes. */
+int spp_scan_elems_init(const struct spp_tensor *t, struct elems *e,
+			struct spp_error *err);
+
+/* 0, or SPP_E_USAGE when l's GEMM view has a negative size or stride or
+ * reaches past its tensor. */
+int spp_scan_view_check(const struct spp_layer *l, struct spp_error *err);
+
+/* s's fields (but s->el) from l's view, which must have passed the check. */
+void spp_scan_view_init(struct view_scan *s, const struct spp_layer *l);
+
+/*
+ * Cut s's rows into work items of *per_item 16-row units, *items of them;
+ * returns the number of threads to scan them with (at most *items).
+ */
+int spp_scan_plan(const struct view_scan *s, int64_t *per_item, int64_t *items);
+
+/* Sum the nt threads' partial counts into out, with the group and block
+ * totals of the layer; parts may be NULL when nt is 0. */
+void spp_scan_counts_finish(const struct view_scan *s, const struct part *parts,
+			    int nt, struct spp_static_counts *out);
+
+#endif

@@ -1,0 +1,22 @@
+/*
+ * Shared by the end-to-end tests (test_cli*.c): running the binary with a
+ * literal argument list, and the tests test_cli_options.c holds for
+ * test_cli.c's list.
+ */
+#ifndef SPP_TEST_E2E_CLI_FIXTURE_H
+#define SPP_TEST_E2E_CLI_FIXTURE_H
+
+#include "test/harness.h"
+
+#define RUN(r, ...)                                                            \
+	do {                                                                   \
+		const char *args_[] = {__VA_ARGS__, NULL};                     \
+		assert_int_equal(harness_spprof((r), args_), 0);               \
+	} while (0)
+
+void test_help_names_every_format(void **state);
+void test_help_lists_what_parses(void **state);
+void test_unknown_option(void **state);
+void test_option_limits(void **state);
+
+#endif

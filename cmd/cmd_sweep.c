@@ -32,10 +32,15 @@ struct sweep_cfg {
 	const char *format;          /* --format */
 	const char *formats_list;    /* --formats: parsed once the pattern is known */
 	int shape_set;
+	int shape_dims;              /* 2: MxK (with --n), 3: MxKxN */
+	int64_t ns[SPP_NSWEEP_MAX_N]; /* --n: the N sweep's N */
+	int nn;
+	double sparsity;             /* --sparsity: the N sweep's W */
+	int sparsity_set;
 };
 
-/* "64x64x8": three integers in [1, 2^20]; 0 or -1. */
-static int parse_shape(const char *s, int64_t *m, int64_t *k, int64_t *n)
+/* "64x64x8" or "64x64": two or three integers in [1, 2^20] (*dims); 0 or -1. */
+static int parse_shape(const char *s, int64_t *m, int64_t *k, int64_t *n, int *dims)
 {
 	char buf[96], *save = NULL, *t;
 	int64_t v[3];
@@ -48,9 +53,10 @@ static int parse_shape(const char *s, int64_t *m, int64_t *k, int64_t *n)
 			return -1;
 		i++;
 	}
-	if (i != 3 || v[0] * v[1] > INT64_C(1) << 30)
+	if (i < 2 || v[0] * v[1] > INT64_C(1) << 30)
 		return -1;
-	*m = v[0], *k = v[1], *n = v[2];
+	*m = v[0], *k = v[1], *n = i == 3 ? v[2] : 0;
+	*dims = i;
 	return 0;
 }
 
@@ -98,9 +104,9 @@ static int opt_shape(const char *cmd, const struct cmd_option *o, const char *ar
 	struct sweep_cfg *c = args;
 
 	(void)o;
-	if (parse_shape(arg, &c->so.m, &c->so.k, &c->so.n))
-		return cmd_usage_error(cmd, "--shape wants MxKxN, each in 1..2^20 and M*K <= 2^30, "
-				       "not '%s'", arg);
+	if (parse_shape(arg, &c->so.m, &c->so.k, &c->so.n, &c->shape_dims))
+		return cmd_usage_error(cmd, "--shape wants MxKxN (MxK with --n), each in 1..2^20 and "
+				       "M*K <= 2^30, not '%s'", arg);
 	return 0;
 }
 
@@ -128,7 +134,13 @@ static int opt_backends(const char *cmd, const struct cmd_option *o, const char 
 
 static const struct cmd_option sweep_options[] = {
 	{CMD_CALLBACK("shape", "MxKxN", opt_shape), CMD_SEEN(S, shape_set),
-	 .help = "the GEMM shape (required)"},
+	 .help = "the GEMM shape (required); MxK with --n"},
+	{CMD_INT_LIST("n", "LIST", S, ns, nn, SPP_NSWEEP_MAX_N, 1, INT64_C(1) << 20),
+	 .help = "speedup against N instead of sparsity: time every format at each N of "
+		 "the ascending LIST (e.g. 1,2,4,8,16,32,64,128,256) on one W at --sparsity, "
+		 "and print where each format wins and the crossover N"},
+	{CMD_DOUBLE("sparsity", "S", S, sparsity, 0, 1, CMD_OPT_MAX_OPEN), CMD_SEEN(S, sparsity_set),
+	 .help = "with --n: the sparsity of W (required but for nmN_M, which fixes it)"},
 	{CMD_CALLBACK("pattern", "P", opt_pattern),
 	 .help = "unstructured (default), nmN_M (e.g. nm2_4), blockB (B in 2, 4, 8, 16) or "
 		 "channel"},
@@ -155,13 +167,16 @@ static const struct cmd_option sweep_options[] = {
 
 const struct cmd_help cmd_sweep_help = {
 	.head = "usage: spprof sweep --shape MxKxN [options]\n"
+		"       spprof sweep --shape MxK --n LIST --sparsity S [options]\n"
 		"\n"
 		"Time each format and the dense baseline (the fastest dense candidate) on synthetic W of\n"
 		"shape M x K, applied to N columns, with the given pattern, over a sweep\n"
 		"of sparsities; refine between the bracketing points and print the\n"
 		"breakeven sparsity per format (the lowest from which it beats dense), or\n"
 		"'never' with the reason, and the curve. Each output is checked against\n"
-		"dense before it is timed.\n",
+		"dense before it is timed. With --n, the speedup against N instead: one W\n"
+		"at --sparsity, each format timed at each N, the N where it wins and the\n"
+		"crossover N where its speedup passes 1.\n",
 	.options = sweep_options,
 	.tail = "exit codes: 0 ok, 2 bad usage, 3 runtime failure\n",
 };
@@ -264,6 +279,85 @@ out:
 	return rc;
 }
 
+static void print_nsweep(FILE *f, const struct spp_nsweep *s)
+{
+	fprintf(f, "speedup against N, %" PRId64 "x%" PRId64 " %s at %.1f%%, %d thread%s\n\n",
+		s->m, s->k, s->pattern, 100.0 * s->sparsity, s->threads, s->threads == 1 ? "" : "s");
+	fprintf(f, "%-14s %-24s %s\n", "format", "wins at N", "crossover N");
+	for (int i = 0; i < s->nresults; i++) {
+		const struct spp_nsweep_result *r = &s->results[i];
+		char key[40];
+
+		snprintf(key, sizeof(key), "%s/%s", r->backend, r->format);
+		fprintf(f, "%-14s %-24s", key, r->wins[0] ? r->wins : "none");
+		for (int c = 0; c < r->ncross; c++)
+			fprintf(f, "%s%.3g (faster %s)", c ? ", " : " ", r->cross[c].n,
+				r->cross[c].faster_above ? "above" : "below");
+		fprintf(f, "%s\n", r->ncross ? "" : " -");
+		if (r->reason[0])
+			fprintf(f, "%14s %s\n", "", r->reason);
+	}
+	fprintf(f, "\n%8s", "N");
+	for (int i = 0; i < s->nresults; i++)
+		fprintf(f, " %10s", s->results[i].format);
+	fprintf(f, " %12s\n", "dense_ns");
+	for (int p = 0; s->nresults && p < s->results[0].npoints; p++) {
+		fprintf(f, "%8" PRId64, s->results[0].n[p]);
+		for (int i = 0; i < s->nresults; i++) {
+			double v = s->results[i].curve[p].speedup;
+
+			if (isnan(v))
+				fprintf(f, " %10s", "-");
+			else
+				fprintf(f, " %9.2fx", v);
+		}
+		fprintf(f, " %12.0f\n", s->results[0].curve[p].dense_time_ns);
+	}
+}
+
+/* Write the N sweep as JSON or text, to -o atomically or stdout. */
+static int write_nsweep(const struct sweep_cfg *c, const struct spp_nsweep *s,
+			const struct spp_dense_memo *memo, struct spp_error *err)
+{
+	struct spp_atomic_file af = {0};
+	FILE *f = stdout;
+	char *text = NULL;
+	int rc = SPP_OK;
+
+	if (c->json) {
+		cJSON *j = spp_nsweep_json(s);
+
+		/* the baseline choices, one per N */
+		for (int i = 0; j && i < memo->n; i++) {
+			cJSON *a = cJSON_GetObjectItem(j, "dense");
+
+			if (!a)
+				cJSON_AddItemToObject(j, "dense", a = cJSON_CreateArray());
+			cJSON_AddItemToArray(a, spp_report_dense_choice(&memo->c[i]));
+		}
+		text = j ? cJSON_Print(j) : NULL;
+		cJSON_Delete(j);
+		if (!text)
+			return spp_error_set(err, SPP_E_NOMEM, "out of memory for the N sweep JSON");
+	}
+	if (c->output) {
+		rc = spp_atomic_open(&af, c->output, err);
+		if (rc)
+			goto out;
+		f = af.f;
+	}
+	if (text)
+		fprintf(f, "%s\n", text);
+	else
+		print_nsweep(f, s);
+	if (c->output)
+		rc = spp_atomic_commit(&af, err);
+out:
+	spp_atomic_abort(&af);
+	free(text);
+	return rc;
+}
+
 static int run(struct sweep_cfg *c, struct spp_dense_set *dense, struct spp_error *err)
 {
 	struct spp_run_opts ro;
@@ -288,10 +382,20 @@ static int run(struct sweep_cfg *c, struct spp_dense_set *dense, struct spp_erro
 	sm.run = &ro;
 	sm.seed = c->seed;
 	spp_sweep_measure_timer(&sm, &timer);
-	rc = spp_sweep_run(&c->so, c->formats, c->nformats, &timer, &sw, err);
-	if (!rc)
-		rc = write_out(c, &sw, &memo, err);
-	spp_sweep_release(&sw);
+	if (c->nn) {
+		struct spp_nsweep ns = {0};
+
+		rc = spp_nsweep_run(&c->so, c->sparsity, c->ns, c->nn, c->formats, c->nformats, &timer,
+				    &ns, err);
+		if (!rc)
+			rc = write_nsweep(c, &ns, &memo, err);
+		spp_nsweep_release(&ns);
+	} else {
+		rc = spp_sweep_run(&c->so, c->formats, c->nformats, &timer, &sw, err);
+		if (!rc)
+			rc = write_out(c, &sw, &memo, err);
+		spp_sweep_release(&sw);
+	}
 	spp_sweep_measure_fini(&sm);
 	spp_dense_memo_free(&memo);
 	return rc;
@@ -322,6 +426,35 @@ static int sweep_formats(struct sweep_cfg *c)
 	return 0;
 }
 
+/* --n, --sparsity and the shape's form agree; 0, or 2 after the usage error. */
+static int check_nsweep(struct sweep_cfg *c)
+{
+	if (!c->nn) {
+		if (c->shape_dims != 3)
+			return cmd_usage_error("sweep", "--shape wants MxKxN (MxK only with --n)");
+		if (c->sparsity_set)
+			return cmd_usage_error("sweep", "--sparsity is for the N sweep (--n)");
+		return 0;
+	}
+	if (c->shape_dims != 2)
+		return cmd_usage_error("sweep", "with --n, --shape is MxK (the N come from --n)");
+	for (int i = 1; i < c->nn; i++)
+		if (c->ns[i] <= c->ns[i - 1])
+			return cmd_usage_error("sweep", "--n wants ascending, distinct N (%" PRId64
+					       " after %" PRId64 ")", c->ns[i], c->ns[i - 1]);
+	if (c->so.pattern == SPP_SYNTH_NM) {
+		double s = 1.0 - (double)c->so.nm_n / c->so.nm_m;
+
+		if (c->sparsity_set && fabs(c->sparsity - s) > 0.005)
+			return cmd_usage_error("sweep", "nm%d_%d fixes the sparsity at %.4g, not %g",
+					       c->so.nm_n, c->so.nm_m, s, c->sparsity);
+		c->sparsity = s;
+	} else if (!c->sparsity_set) {
+		return cmd_usage_error("sweep", "--n wants --sparsity S (the sparsity of W)");
+	}
+	return 0;
+}
+
 int cmd_sweep(int argc, char **argv)
 {
 	struct spp_dense_set dense;
@@ -340,6 +473,8 @@ int cmd_sweep(int argc, char **argv)
 		return cmd_usage_error("sweep", "unexpected argument '%s'", argv[1]);
 	if (!c.shape_set)
 		return cmd_usage_error("sweep", "--shape MxKxN is required");
+	if ((rc = check_nsweep(&c)))
+		return rc;
 	if (c.format && strcmp(c.format, "text") && strcmp(c.format, "json"))
 		return cmd_usage_error("sweep", "unknown --format '%s' (text, json)", c.format);
 	c.json = c.format ? strcmp(c.format, "json") == 0

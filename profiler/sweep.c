@@ -137,11 +137,11 @@ static void append(struct spp_sweep_result *r, const char *fmt, ...)
 
 /* One timing of a single format at s; 1 when it gave a point, 0 not, <0 error. */
 static int time_one(const struct spp_sweep_timer *timer, const struct spp_format_ops *f,
-		    double s, struct spp_sweep_result *r, struct spp_error *err)
+		    double s, int64_t n, struct spp_sweep_result *r, struct spp_error *err)
 {
 	char reason[1][256] = {""};
 	double t = NAN, td = NAN;
-	int rc = timer->time(timer->ctx, s, &f, 1, &t, &td, reason, err);
+	int rc = timer->time(timer->ctx, s, n, &f, 1, &t, &td, reason, err);
 
 	if (rc)
 		return rc;
@@ -216,7 +216,7 @@ static int settle(const struct spp_sweep_opts *o, const struct spp_format_ops *f
 		double mid = 0.5 * (lo + hi);
 		int at;
 
-		rc = time_one(timer, f, mid, r, err);
+		rc = time_one(timer, f, mid, o->n, r, err);
 		if (rc < 0)
 			return rc;
 		if (rc == 0)
@@ -279,7 +279,7 @@ int spp_sweep_run(const struct spp_sweep_opts *o,
 			reasons[f][0] = '\0';
 		}
 		td = NAN;
-		rc = timer->time(timer->ctx, grid[g], formats, nformats, t, &td, reasons, err);
+		rc = timer->time(timer->ctx, grid[g], o->n, formats, nformats, t, &td, reasons, err);
 		if (rc)
 			goto fail;
 		for (int f = 0; f < nformats; f++) {
@@ -310,7 +310,7 @@ done:
 }
 
 /* The real timer. */
-static int measure_time(void *p, double sparsity, const struct spp_format_ops *const *formats,
+static int measure_time(void *p, double sparsity, int64_t n, const struct spp_format_ops *const *formats,
 			int nformats, double *t_ns, double *t_dense_ns, char (*reasons)[256],
 			struct spp_error *err)
 {
@@ -346,7 +346,7 @@ static int measure_time(void *p, double sparsity, const struct spp_format_ops *c
 	for (int64_t i = 0; i < numel; i++)
 		nnz += c->w[i] != 0;
 	w.v = c->w;
-	rc = spp_matrix_measure(&w, o->n, nnz, nnz ? (double)numel / (double)nnz : 0,
+	rc = spp_matrix_measure(&w, n, nnz, nnz ? (double)numel / (double)nnz : 0,
 				"sweep", formats, nformats, c->run, &runs, err);
 	if (rc)
 		return rc;

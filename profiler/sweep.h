@@ -70,12 +70,12 @@ struct spp_sweep {
 
 /*
  * One timing: the dense baseline and nformats formats on W of the sweep's
- * shape and pattern at `sparsity`. Fill t_dense_ns and t_ns[f] (medians;
+ * shape (M x K) and pattern at `sparsity`, applied to n columns. Fill t_dense_ns and t_ns[f] (medians;
  * NAN when format f did not run, with the reason in reasons[f]). Returns
  * 0 or a negative status (stops the sweep).
  */
 struct spp_sweep_timer {
-	int (*time)(void *ctx, double sparsity, const struct spp_format_ops *const *formats,
+	int (*time)(void *ctx, double sparsity, int64_t n, const struct spp_format_ops *const *formats,
 		    int nformats, double *t_ns, double *t_dense_ns, char (*reasons)[256],
 		    struct spp_error *err);
 	void *ctx;
@@ -136,6 +136,58 @@ void spp_sweep_measure_timer(struct spp_sweep_measure *ctx, struct spp_sweep_tim
 /* Free ctx's scratch; accepts NULL. */
 void spp_sweep_measure_fini(struct spp_sweep_measure *ctx);
 
-/* The sweep as JSON: reports/report.h spp_sweep_json. */
+/*
+ * Speedup against N (the batch, or the tokens of a step): one W of the
+ * sweep's shape, pattern and a fixed sparsity, each format and the dense
+ * baseline timed at each N of a list. A format wins at the N where it
+ * beats dense; a crossover is where its speedup passes 1 between two
+ * adjacent N, interpolated linearly in speedup against log N.
+ */
+#define SPP_NSWEEP_MAX_N 32
+
+struct spp_nsweep_crossing {
+	double n;              /* interpolated N */
+	int faster_above;      /* 1: slower below it, faster above; 0: the other way */
+};
+
+struct spp_nsweep_result {
+	const char *backend;            /* "cpu" */
+	char format[16];
+	struct spp_sweep_point curve[SPP_NSWEEP_MAX_N]; /* sparsity: the sweep's; one per N */
+	int64_t n[SPP_NSWEEP_MAX_N];
+	int npoints;
+	char wins[160];                 /* the N where it is faster: "1-8, 256"; "" none */
+	struct spp_nsweep_crossing cross[SPP_NSWEEP_MAX_N];
+	int ncross;
+	char reason[256];               /* why a point has no time; "" */
+};
+
+struct spp_nsweep {
+	int64_t m, k;
+	double sparsity;
+	char pattern[32];
+	int threads;
+	struct spp_nsweep_result *results;
+	int nresults;
+};
+
+/*
+ * Time every format at each of the nn N of ns (ascending, distinct, each
+ * >= 1; at most SPP_NSWEEP_MAX_N) on W at `sparsity` (an N:M pattern has
+ * its own), then derive wins and crossings. Returns 0, SPP_E_USAGE,
+ * SPP_E_NOMEM or the timer's status; out is released on failure.
+ */
+int spp_nsweep_run(const struct spp_sweep_opts *o, double sparsity, const int64_t *ns, int nn,
+		   const struct spp_format_ops *const *formats, int nformats,
+		   const struct spp_sweep_timer *timer, struct spp_nsweep *out,
+		   struct spp_error *err);
+
+/* The wins and crossings of r's curve (done by spp_nsweep_run; pure). */
+void spp_nsweep_derive(struct spp_nsweep_result *r);
+
+/* Free the results; accepts NULL and a zeroed struct. */
+void spp_nsweep_release(struct spp_nsweep *s);
+
+/* The sweeps as JSON: reports/report.h spp_sweep_json, spp_nsweep_json. */
 
 #endif

@@ -71,3 +71,81 @@ fail:
 	cJSON_Delete(root);
 	return NULL;
 }
+
+/* One format's points against N. */
+static cJSON *ncurve_json(const struct spp_nsweep_result *r)
+{
+	cJSON *a = cJSON_CreateArray();
+
+	for (int i = 0; a && i < r->npoints; i++) {
+		const struct spp_sweep_point *p = &r->curve[i];
+		cJSON *o = cJSON_CreateObject();
+
+		if (!o || spp_json_put(o, "n", cJSON_CreateNumber((double)r->n[i])) ||
+		    spp_json_put(o, "time_ns", spp_json_num(p->time_ns)) ||
+		    spp_json_put(o, "dense_time_ns", spp_json_num(p->dense_time_ns)) ||
+		    spp_json_put(o, "speedup", spp_json_num(p->speedup))) {
+			cJSON_Delete(o);
+			cJSON_Delete(a);
+			return NULL;
+		}
+		cJSON_AddItemToArray(a, o);
+	}
+	return a;
+}
+
+/* Where the speedup passes 1: [{"n": 11.3, "faster": "above"}]. */
+static cJSON *crossings_json(const struct spp_nsweep_result *r)
+{
+	cJSON *a = cJSON_CreateArray();
+
+	for (int i = 0; a && i < r->ncross; i++) {
+		cJSON *o = cJSON_CreateObject();
+
+		if (!o || spp_json_put(o, "n", spp_json_num(r->cross[i].n)) ||
+		    spp_json_put(o, "faster", cJSON_CreateString(r->cross[i].faster_above ? "above" : "below"))) {
+			cJSON_Delete(o);
+			cJSON_Delete(a);
+			return NULL;
+		}
+		cJSON_AddItemToArray(a, o);
+	}
+	return a;
+}
+
+cJSON *spp_nsweep_json(const struct spp_nsweep *s)
+{
+	cJSON *root = cJSON_CreateObject(), *shape, *results;
+
+	if (!root || spp_json_put(root, "schema", cJSON_CreateString("spprof.nsweep/1")))
+		goto fail;
+	shape = cJSON_CreateObject();
+	if (spp_json_put(root, "shape", shape) || spp_json_put(shape, "m", cJSON_CreateNumber((double)s->m)) ||
+	    spp_json_put(shape, "k", cJSON_CreateNumber((double)s->k)) ||
+	    spp_json_put(root, "pattern", cJSON_CreateString(s->pattern)) ||
+	    spp_json_put(root, "sparsity", spp_json_num(s->sparsity)) ||
+	    spp_json_put(root, "threads", cJSON_CreateNumber(s->threads)))
+		goto fail;
+	results = cJSON_CreateArray();
+	if (spp_json_put(root, "results", results))
+		goto fail;
+	for (int i = 0; i < s->nresults; i++) {
+		const struct spp_nsweep_result *r = &s->results[i];
+		cJSON *o = cJSON_CreateObject();
+
+		if (!o)
+			goto fail;
+		cJSON_AddItemToArray(results, o);
+		if (spp_json_put(o, "backend", cJSON_CreateString(r->backend)) ||
+		    spp_json_put(o, "format", cJSON_CreateString(r->format)) ||
+		    spp_json_put(o, "wins", spp_json_str(r->wins)) ||
+		    spp_json_put(o, "crossings", crossings_json(r)) ||
+		    spp_json_put(o, "reason", spp_json_str(r->reason)) ||
+		    spp_json_put(o, "curve", ncurve_json(r)))
+			goto fail;
+	}
+	return root;
+fail:
+	cJSON_Delete(root);
+	return NULL;
+}

@@ -112,6 +112,15 @@ int spp_report_write_file(const cJSON *report, enum spp_report_format fmt,
 cJSON *spp_sweep_json(const struct spp_sweep *s);
 
 /*
+ * The N sweep (speedup against N) as JSON: {"schema": "spprof.nsweep/1",
+ * "shape": {m, k}, "pattern", "sparsity", "threads", "results": [{backend,
+ * format, wins ("1-8, 256", null: at no N), crossings: [{n, faster:
+ * "above" | "below"}], reason, curve: [{n, time_ns, dense_time_ns,
+ * speedup}]}]}. NULL when out of memory.
+ */
+cJSON *spp_nsweep_json(const struct spp_nsweep *s);
+
+/*
  * One result's breakeven object {sparsity, reason, curve} (the inner
  * object of the sweep JSON and of an analyze report's breakeven, which
  * adds margin). NULL when out of memory.

@@ -27,11 +27,12 @@
  * Format 0 ("slope"): time = TD * 2.4 * (1 - s), faster than dense above
  * s = 1 - 1/2.4 = 0.58333..., between grid points. Format 1 ("never"): always 1.5x slower than dense.
  */
-static int model_time(void *ctx, double s, const struct spp_format_ops *const *formats,
+static int model_time(void *ctx, double s, int64_t n, const struct spp_format_ops *const *formats,
 		      int nformats, double *t_ns, double *t_dense_ns, char (*reasons)[256],
 		      struct spp_error *err)
 {
 	(void)ctx;
+	(void)n;
 	(void)reasons;
 	(void)err;
 	*t_dense_ns = TD;

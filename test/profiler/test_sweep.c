@@ -94,13 +94,14 @@ static const struct model *model_of(struct timing_log *log, const struct spp_for
 	return NULL;
 }
 
-static int model_time(void *ctx, double s, const struct spp_format_ops *const *formats,
+static int model_time(void *ctx, double s, int64_t n, const struct spp_format_ops *const *formats,
 		      int nformats, double *t_ns, double *t_dense_ns, char (*reasons)[256],
 		      struct spp_error *err)
 {
 	struct timing_log *log = ctx;
 
 	(void)err;
+	(void)n;
 	log->calls++;
 	log->last_sparsity = s;
 	*t_dense_ns = TD;
@@ -455,6 +456,11 @@ void test_smtx_dlmc(void **state);
 void test_smtx_malformed(void **state);
 void test_bench_cli(void **state);
 
+/* test_sweep_n.c */
+void test_nsweep_derive(void **state);
+void test_nsweep_model(void **state);
+void test_nsweep_cli(void **state);
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -469,6 +475,9 @@ int main(void)
 		cmocka_unit_test(test_smtx_dlmc),
 		cmocka_unit_test(test_smtx_malformed),
 		cmocka_unit_test(test_bench_cli),
+		cmocka_unit_test(test_nsweep_derive),
+		cmocka_unit_test(test_nsweep_model),
+		cmocka_unit_test(test_nsweep_cli),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

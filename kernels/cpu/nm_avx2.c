@@ -106,12 +106,54 @@ INL256 void nm_rows256_perm(const int wide, const int nr, const struct cpu_nm *s
 	}
 }
 
+/*
+ * N >= 2, slot decoding. Where 8 slots cover whole groups (N divides 8) and
+ * K x N fits int32, the positions of 8 slots are decoded at once with
+ * vector shifts into X row offsets (column * n), so that each slot costs
+ * one offset load instead of a scalar bit extraction; the rest slot by
+ * slot. nm_slots calls body(S, xr) for each slot S of groups [g0, g1) of
+ * the row whose first slot is S0, xr its X row.
+ */
+#define NM_SLOTS(s, S0, g0, g1, x, n, fast, BODY)                                               \
+	do {                                                                                     \
+		const int64_t keep_ = (s)->keep, group_ = (s)->group;                           \
+		int64_t p_ = (g0) * keep_, p1_ = (g1) * keep_;                                   \
+                                                                                                 \
+		if (fast) {                                                                      \
+			const int ks_ = __builtin_ctz((unsigned)keep_);                          \
+			const __m256i lane_ = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);         \
+			const __m256i lg_ = _mm256_mullo_epi32(_mm256_srli_epi32(lane_, ks_),   \
+							       _mm256_set1_epi32((int)group_)); \
+			const __m256i sh_ = _mm256_mullo_epi32(lane_, _mm256_set1_epi32((s)->bits)); \
+			const __m256i pm_ = _mm256_set1_epi32((1 << (s)->bits) - 1);             \
+			const __m256i nn_ = _mm256_set1_epi32((int)(n));                         \
+			int32_t off_[8];                                                         \
+                                                                                                 \
+			for (; p_ + 8 <= p1_; p_ += 8) {                                         \
+				int64_t S_ = (S0) + p_, bit_ = S_ * (s)->bits;                   \
+				uint64_t v_;                                                     \
+				__m256i col_;                                                    \
+                                                                                                 \
+				memcpy(&v_, (s)->pos + (bit_ >> 3), 8);                           \
+				col_ = _mm256_add_epi32(                                         \
+					_mm256_add_epi32(lg_, _mm256_set1_epi32((int)((p_ >> ks_) * group_))), \
+					_mm256_and_si256(_mm256_srlv_epi32(_mm256_set1_epi32(   \
+						(int)(uint32_t)(v_ >> (bit_ & 7))), sh_), pm_)); \
+				_mm256_storeu_si256((__m256i *)off_, _mm256_mullo_epi32(col_, nn_)); \
+				_Pragma("GCC unroll 8")                                          \
+				for (int u_ = 0; u_ < 8; u_++)                                   \
+					BODY(S_ + u_, (x) + off_[u_], u_);                       \
+			}                                                                        \
+		}                                                                                \
+		for (; p_ < p1_; p_++)                                                           \
+			BODY((S0) + p_, (x) + (p_ / keep_ * group_ + cpu_nm_pos(s, (S0) + p_)) * (n), p_); \
+	} while (0)
+
 /* N >= 2: a Y row chunk in registers over the slots of groups [g0, g1). */
-INL256 void nm_seg256(const int nv, const int full, __m256i mt,
+INL256 void nm_seg256(const int nv, const int full, __m256i mt, const int fast,
 		      const struct cpu_nm *s, int64_t S0, int64_t g0, int64_t g1,
 		      const float *x, int64_t n, float *yr, int zero)
 {
-	const int64_t keep = s->keep, group = s->group;
 	__m256 a[2][4];
 
 #pragma GCC unroll 4
@@ -119,22 +161,17 @@ INL256 void nm_seg256(const int nv, const int full, __m256i mt,
 		a[0][v] = zero ? _mm256_setzero_ps() : simd_ld(full || v < nv - 1, mt, yr + 8 * v);
 		a[1][v] = _mm256_setzero_ps();
 	}
-	for (int64_t g = g0; g < g1; g++)
-		for (int64_t q = 0; q < keep; q++) {
-			int64_t S = S0 + g * keep + q;
-			const float *xr = x + (g * group + cpu_nm_pos(s, S)) * n;
-			__m256 wv = _mm256_broadcast_ss(s->val + S);
-
-			if ((g * keep + q) & 1) {
-#pragma GCC unroll 4
-				for (int v = 0; v < nv; v++)
-					a[1][v] = _mm256_fmadd_ps(wv, simd_ld(full || v < nv - 1, mt, xr + 8 * v), a[1][v]);
-			} else {
-#pragma GCC unroll 4
-				for (int v = 0; v < nv; v++)
-					a[0][v] = _mm256_fmadd_ps(wv, simd_ld(full || v < nv - 1, mt, xr + 8 * v), a[0][v]);
-			}
-		}
+#define NM_SEG_BODY(S, xr, u)                                                                    \
+	do {                                                                                     \
+		__m256 wv_ = _mm256_broadcast_ss(s->val + (S));                                   \
+		const int set_ = (int)((u) & 1);                                                 \
+		_Pragma("GCC unroll 4")                                                          \
+		for (int v = 0; v < nv; v++)                                                     \
+			a[set_][v] = _mm256_fmadd_ps(wv_, simd_ld(full || v < nv - 1, mt, (xr) + 8 * v), \
+						    a[set_][v]);                                 \
+	} while (0)
+	NM_SLOTS(s, S0, g0, g1, x, n, fast, NM_SEG_BODY);
+#undef NM_SEG_BODY
 #pragma GCC unroll 4
 	for (int v = 0; v < nv; v++)
 		simd_st(full || v < nv - 1, mt, yr + 8 * v, _mm256_add_ps(a[0][v], a[1][v]));
@@ -145,25 +182,23 @@ INL256 void nm_seg256(const int nv, const int full, __m256i mt,
  * groups [g0, g1): each slot's position decoded and value broadcast once
  * for eight FMAs instead of four.
  */
-INL256 void nm_seg256_64(const struct cpu_nm *s, int64_t S0, int64_t g0, int64_t g1,
+INL256 void nm_seg256_64(const int fast, const struct cpu_nm *s, int64_t S0, int64_t g0, int64_t g1,
 			 const float *x, int64_t n, float *yr, int zero)
 {
-	const int64_t keep = s->keep, group = s->group;
 	__m256 a[8];
 
 #pragma GCC unroll 8
 	for (int v = 0; v < 8; v++)
 		a[v] = zero ? _mm256_setzero_ps() : _mm256_loadu_ps(yr + 8 * v);
-	for (int64_t g = g0; g < g1; g++)
-		for (int64_t q = 0; q < keep; q++) {
-			int64_t S = S0 + g * keep + q;
-			const float *xr = x + (g * group + cpu_nm_pos(s, S)) * n;
-			__m256 wv = _mm256_broadcast_ss(s->val + S);
-
-#pragma GCC unroll 8
-			for (int v = 0; v < 8; v++)
-				a[v] = _mm256_fmadd_ps(wv, _mm256_loadu_ps(xr + 8 * v), a[v]);
-		}
+#define NM_SEG_BODY(S, xr, u)                                                                    \
+	do {                                                                                     \
+		__m256 wv_ = _mm256_broadcast_ss(s->val + (S));                                   \
+		_Pragma("GCC unroll 8")                                                          \
+		for (int v = 0; v < 8; v++)                                                      \
+			a[v] = _mm256_fmadd_ps(wv_, _mm256_loadu_ps((xr) + 8 * v), a[v]);        \
+	} while (0)
+	NM_SLOTS(s, S0, g0, g1, x, n, fast, NM_SEG_BODY);
+#undef NM_SEG_BODY
 #pragma GCC unroll 8
 	for (int v = 0; v < 8; v++)
 		_mm256_storeu_ps(yr + 8 * v, a[v]);
@@ -176,6 +211,9 @@ INL256 void nm_chunk256(const int nv, const int full, const struct cpu_nm *s,
 			int64_t n, __m256i mt)
 {
 	int64_t slots = s->groups * s->keep;
+	/* 8 slots over whole groups, every X row offset in int32 */
+	const int fast = 8 % s->keep == 0 && s->bits <= 7 &&
+			 (double)(s->groups * s->group) * (double)n < 2147483647.0;
 
 	/*
 	 * W is stored row by row, so the K-tile sweep over all of a part's
@@ -194,9 +232,10 @@ INL256 void nm_chunk256(const int nv, const int full, const struct cpu_nm *s,
 
 			for (int64_t i = b0; i < b1; i++)
 				if (nv == 8)
-					nm_seg256_64(s, i * slots, g0, g1, x, n, y + i * n, g0 == 0);
+					nm_seg256_64(fast, s, i * slots, g0, g1, x, n, y + i * n, g0 == 0);
 				else
-					nm_seg256(nv, full, mt, s, i * slots, g0, g1, x, n, y + i * n, g0 == 0);
+					nm_seg256(nv, full, mt, fast, s, i * slots, g0, g1, x, n, y + i * n,
+						  g0 == 0);
 			g0 = g1;
 		} while (g0 < s->groups);
 	}

@@ -53,6 +53,9 @@ int spp_dense_plan(const struct spp_dense_set *set, const struct spp_dense_memo 
 
 		if (!set->c[i].ok)
 			continue;
+		/* GEMVs by column: identical to the GEMV at N = 1, hopeless at large N */
+		if (set->c[i].by_columns && (n < 2 || n > SPP_DENSE_COLS_MAX_N))
+			continue;
 		idx[count++] = i;
 		t = &ch->t[ch->nt++];
 		snprintf(t->name, sizeof(t->name), "%s", set->c[i].name);

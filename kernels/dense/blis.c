@@ -99,7 +99,19 @@ static void gemm(const struct spp_dense_cand *c, const struct spp_matrix *w, con
 		((sgemm_fn *)c->fn[F_SGEMM])(BLIS_NO_TRANSPOSE, BLIS_NO_TRANSPOSE, w->m, n, w->k, &one,
 					     (float *)w->v, w->k, 1, (float *)x, n, 1, &zero, y, n, 1);
 }
+
+static void gemv_cols(const struct spp_dense_cand *c, const struct spp_matrix *w, const float *x,
+		      float *y, int64_t n, int threads)
+{
+	float one = 1.0f, zero = 0.0f;
+
+	((threads_fn *)c->fn[F_THREADS])(threads > 0 ? threads : 1);
+	for (int64_t j = 0; j < n; j++)
+		((sgemv_fn *)c->fn[F_SGEMV])(BLIS_NO_TRANSPOSE, BLIS_NO_CONJUGATE, w->m, w->k, &one,
+					     (float *)w->v, w->k, 1, (float *)x + j, n, &zero, y + j, n);
+}
 #define LIB_GEMM gemm
+#define LIB_GEMV_COLS gemv_cols
 #else
 static int open_lib(struct spp_dense_cand *c, const char *variant, struct spp_error *err)
 {
@@ -110,6 +122,7 @@ static int open_lib(struct spp_dense_cand *c, const char *variant, struct spp_er
 #define BLIS_BETTER NULL
 
 #define LIB_GEMM spp_dense_gemm_none
+#define LIB_GEMV_COLS NULL
 #endif
 
 
@@ -120,5 +133,6 @@ const struct spp_dense_lib spp_dense_blis = {
 	.open = open_lib,
 	.better = BLIS_BETTER,
 	.gemm = LIB_GEMM,
+	.gemv_cols = LIB_GEMV_COLS,
 	.close = NULL, /* the copies stay loaded: their threads may be parked in them */
 };

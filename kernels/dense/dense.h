@@ -28,6 +28,14 @@
 
 #define SPP_DENSE_MAX 8
 
+/*
+ * Up to this N a candidate is also timed as N GEMVs (by_columns). Measured
+ * here (4096 x 4096, 1 thread): the fastest GEMM took 13.8 ms at N = 2
+ * against 4.1 ms for one GEMV, 15.1 ms at N = 4, 12.3 ms at N = 8; by N =
+ * 16 N GEMVs (N reads of W) cannot come near a GEMM that reads it once.
+ */
+#define SPP_DENSE_COLS_MAX_N 8
+
 struct spp_dense_cand;
 
 struct spp_dense_lib {
@@ -53,6 +61,14 @@ struct spp_dense_lib {
 	/* y = w * x (x K x N, y M x N, row-major) on `threads` threads; N = 1 as a GEMV */
 	void (*gemm)(const struct spp_dense_cand *c, const struct spp_matrix *w, const float *x,
 		     float *y, int64_t n, int threads);
+	/*
+	 * The same product as n GEMVs, one per column of X (strided x and y):
+	 * at small N a library's GEMM can be slower than N times its GEMV
+	 * (packing W costs more than it saves), so each candidate with one is
+	 * also timed this way (spp_dense_cand.by_columns). NULL: none.
+	 */
+	void (*gemv_cols)(const struct spp_dense_cand *c, const struct spp_matrix *w, const float *x,
+			  float *y, int64_t n, int threads);
 	void (*close)(struct spp_dense_cand *c);  /* NULL: nothing to release */
 };
 
@@ -87,6 +103,12 @@ struct spp_dense_cand {
 	char env[96];           /* "OPENBLAS_CORETYPE=Haswell" set for this copy; "" as loaded */
 	char config[200];       /* the library's own build description; "" */
 	int ok;                 /* loaded and passed the probe: may be timed */
+	/*
+	 * 1: the companion of the candidate before it ("openblas/gemv"), the
+	 * same library run as one GEMV per column of X (lib->gemv_cols); timed
+	 * only at 2 <= N <= SPP_DENSE_COLS_MAX_N (profiler/run_dense.c)
+	 */
+	int by_columns;
 	char reason[256];       /* why not ok */
 	enum spp_dense_pool pool;
 	void *handle;           /* dlopen/dlmopen handle; NULL when linked in */

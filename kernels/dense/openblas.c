@@ -114,6 +114,15 @@ static void gemm(const struct spp_dense_cand *c, const struct spp_matrix *w, con
 					     (blasint)n, 0.0f, y, (blasint)n);
 }
 
+static void gemv_cols(const struct spp_dense_cand *c, const struct spp_matrix *w, const float *x,
+		      float *y, int64_t n, int threads)
+{
+	((set_threads_fn *)c->fn[F_THREADS])(threads > 0 ? threads : 1);
+	for (int64_t j = 0; j < n; j++)
+		((sgemv_fn *)c->fn[F_SGEMV])(CblasRowMajor, CblasNoTrans, (blasint)w->m, (blasint)w->k,
+					     1.0f, w->v, (blasint)w->k, x + j, (blasint)n, 0.0f, y + j,
+					     (blasint)n);
+}
 
 const struct spp_dense_lib spp_dense_openblas = {
 	.key = "openblas",
@@ -122,5 +131,6 @@ const struct spp_dense_lib spp_dense_openblas = {
 	.open = open_lib,
 	.better = better,
 	.gemm = gemm,
+	.gemv_cols = gemv_cols,
 	.close = NULL, /* the copies stay loaded: their threads may be parked in them */
 };

@@ -378,6 +378,30 @@ struct variant {
 	char value[48];
 };
 
+/*
+ * Each usable candidate whose library can run as GEMVs gets its companion
+ * "<name>/gemv" (by_columns), while there is room: the same loaded copy,
+ * probed with it (the probe checks the library's GEMV), and checked
+ * against the reference at every shape it is timed on like any other.
+ */
+static void add_companions(struct spp_dense_set *s)
+{
+	int n0 = s->n;
+
+	for (int i = 0; i < n0 && s->n < SPP_DENSE_MAX; i++) {
+		struct spp_dense_cand *c;
+
+		if (!s->c[i].ok || !s->c[i].lib->gemv_cols)
+			continue;
+		c = &s->c[s->n++];
+		*c = s->c[i];
+		c->by_columns = 1;
+		snprintf(c->name, sizeof(c->name), "%.40s/gemv", s->c[i].name);
+		snprintf(c->origin, sizeof(c->origin), "%.150s; run as one GEMV per column of X",
+			 s->c[i].origin);
+	}
+}
+
 int spp_dense_set_open(struct spp_dense_set *s, const struct spp_dense_want *want,
 		       enum spp_isa isa, struct spp_error *err)
 {
@@ -459,6 +483,7 @@ int spp_dense_set_open(struct spp_dense_set *s, const struct spp_dense_want *wan
 	for (int i = 0; i < nvars; i++)
 		if (vars[i].c)
 			unsetenv(vars[i].c->lib->tune_env);
+	add_companions(s);
 	for (int i = 0; i < s->n; i++) {
 		usable += s->c[i].ok;
 		if (!s->c[i].ok && len < sizeof(all))
@@ -476,7 +501,7 @@ void spp_dense_set_close(struct spp_dense_set *s)
 	if (!s)
 		return;
 	for (int i = 0; i < s->n; i++)
-		if (s->c[i].ok && s->c[i].lib->close)
+		if (s->c[i].ok && !s->c[i].by_columns && s->c[i].lib->close)
 			s->c[i].lib->close(&s->c[i]);
 	memset(s, 0, sizeof(*s));
 }
@@ -498,7 +523,10 @@ void spp_dense_run(const struct spp_dense_cand *c, const struct spp_matrix *w, c
 		memset(y, 0, (size_t)(w->m * n) * sizeof(*y));
 		return;
 	}
-	c->lib->gemm(c, w, x, y, n, threads);
+	if (c->by_columns && n > 1)
+		c->lib->gemv_cols(c, w, x, y, n, threads);
+	else
+		c->lib->gemm(c, w, x, y, n, threads);
 }
 
 void spp_dense_describe(const struct spp_dense_cand *c, char *buf, size_t n)

@@ -84,7 +84,10 @@ static void test_probe(void **state)
 	assert_int_equal(spp_dense_parse("openblas,openblas:NoSuchCore,openblas:SkylakeX", &w, st,
 					 sizeof(st), &err), 0);
 	assert_int_equal(spp_dense_set_open(&s, &w, spp_isa_detect(), &err), 0);
-	assert_int_equal(s.n, 3);
+	/* the three asked for, then a GEMV-per-column companion of each usable one */
+	assert_int_equal(s.n, 3 + s.c[0].ok + s.c[2].ok);
+	assert_true(s.c[3].by_columns);
+	assert_string_equal(s.c[3].name, "openblas/gemv");
 	assert_true(s.c[0].ok);
 	assert_string_equal(s.c[0].name, "openblas");
 	assert_false(s.c[1].ok);
@@ -123,7 +126,7 @@ static void wrong_gemm(const struct spp_dense_cand *c, const struct spp_matrix *
 }
 
 static const struct spp_dense_lib wrong_lib = {
-	"wrong", "Wrong", NULL, fake_open, NULL, wrong_gemm, NULL,
+	"wrong", "Wrong", NULL, fake_open, NULL, wrong_gemm, NULL, NULL,
 };
 
 static void add_fake(struct spp_dense_set *s, const struct spp_dense_lib *lib, const char *name)
@@ -472,6 +475,55 @@ static void test_bw_util_bounded(void **state)
 	harness_rmtree(dir);
 }
 
+/*
+ * The GEMV-per-column companions: one per candidate whose library has
+ * them, computing W X right at small N, planned only at 2 <= N <= 8.
+ */
+static void test_by_columns(void **state)
+{
+	enum { M = 37, K = 29, N = 5 };
+	struct spp_dense_set set;
+	struct spp_error err = {0};
+	float w[M * K], x[K * N], y[M * N], want[M * N];
+	struct spp_matrix wm = {M, K, w};
+	struct spp_dense_choice ch;
+	int idx[SPP_DENSE_MAX], shared, companions = 0;
+
+	(void)state;
+	for (int i = 0; i < M * K; i++)
+		w[i] = (float)((i * 7) % 11) - 5.0f;
+	for (int i = 0; i < K * N; i++)
+		x[i] = (float)((i * 5) % 9) / 4.0f - 1.0f;
+	spp_reference_gemm(&wm, x, want, N);
+	assert_int_equal(spp_dense_set_open(&set, NULL, spp_isa_detect(), &err), 0);
+	for (int i = 0; i < set.n; i++) {
+		const struct spp_dense_cand *c = &set.c[i];
+
+		if (!c->by_columns)
+			continue;
+		companions++;
+		assert_non_null(c->lib->gemv_cols);
+		assert_non_null(strstr(c->name, "/gemv"));
+		for (int t = 1; t <= 2; t++) {
+			for (int j = 0; j < M * N; j++)
+				y[j] = NAN;
+			spp_dense_run(c, &wm, x, y, N, t);
+			for (int j = 0; j < M * N; j++)
+				assert_true(fabsf(y[j] - want[j]) <= 1e-4f * (1.0f + fabsf(want[j])));
+		}
+	}
+	/* OpenBLAS is a dependency of the build: its companion is always there */
+	assert_true(companions >= 1);
+	for (int64_t n = 1; n <= 64; n *= 2) {
+		int count = spp_dense_plan(&set, NULL, M, K, n, 1, "t", &ch, &shared, idx), with = 0;
+
+		for (int j = 0; j < count; j++)
+			with += set.c[idx[j]].by_columns;
+		assert_int_equal(with, n >= 2 && n <= SPP_DENSE_COLS_MAX_N ? companions : 0);
+	}
+	spp_dense_set_close(&set);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -483,6 +535,7 @@ int main(void)
 		cmocka_unit_test(test_plausibility),
 		cmocka_unit_test(test_forced_slow_core),
 		cmocka_unit_test(test_bw_util_bounded),
+		cmocka_unit_test(test_by_columns),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

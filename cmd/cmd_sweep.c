@@ -231,7 +231,8 @@ static void print_dense(FILE *f, const struct spp_dense_memo *memo)
 
 	if (!ch || ch->winner < 0)
 		return;
-	fprintf(f, "dense baseline: %s, the fastest of", ch->t[ch->winner].library);
+	fprintf(f, "dense baseline: %s, %s, the fastest of", ch->t[ch->winner].name,
+		ch->t[ch->winner].library);
 	for (int i = 0; i < ch->nt; i++)
 		if (ch->t[i].time.repeats > 0)
 			fprintf(f, "%s %s %.4g ms", i ? "," : "", ch->t[i].name, ch->t[i].time.median / 1e6);
@@ -240,8 +241,12 @@ static void print_dense(FILE *f, const struct spp_dense_memo *memo)
 	fprintf(f, " at sparsity 0\n");
 }
 
-static int write_out(const struct sweep_cfg *c, const struct spp_sweep *s,
-		     const struct spp_dense_memo *memo, struct spp_error *err)
+/*
+ * Write j (JSON mode; taken, NULL: out of memory) or the text print(f,
+ * arg) to -o atomically, or to stdout.
+ */
+static int emit(const struct sweep_cfg *c, cJSON *j, void (*print)(FILE *, const void *),
+		const void *arg, struct spp_error *err)
 {
 	struct spp_atomic_file af = {0};
 	FILE *f = stdout;
@@ -249,11 +254,6 @@ static int write_out(const struct sweep_cfg *c, const struct spp_sweep *s,
 	int rc = SPP_OK;
 
 	if (c->json) {
-		cJSON *j = spp_sweep_json(s);
-
-		/* the baseline every point's dense time comes from */
-		if (j && memo->n)
-			cJSON_AddItemToObject(j, "dense", spp_report_dense_choice(&memo->c[0]));
 		text = j ? cJSON_Print(j) : NULL;
 		cJSON_Delete(j);
 		if (!text)
@@ -267,10 +267,8 @@ static int write_out(const struct sweep_cfg *c, const struct spp_sweep *s,
 	}
 	if (text)
 		fprintf(f, "%s\n", text);
-	else {
-		print_dense(f, memo);
-		print_text(f, s);
-	}
+	else
+		print(f, arg);
 	if (c->output)
 		rc = spp_atomic_commit(&af, err);
 out:
@@ -279,8 +277,35 @@ out:
 	return rc;
 }
 
-static void print_nsweep(FILE *f, const struct spp_nsweep *s)
+struct sweep_text {
+	const struct spp_sweep *s;
+	const struct spp_dense_memo *memo;
+};
+
+static void print_sweep(FILE *f, const void *arg)
 {
+	const struct sweep_text *t = arg;
+
+	print_dense(f, t->memo);
+	print_text(f, t->s);
+}
+
+static int write_out(const struct sweep_cfg *c, const struct spp_sweep *s,
+		     const struct spp_dense_memo *memo, struct spp_error *err)
+{
+	struct sweep_text t = {s, memo};
+	cJSON *j = c->json ? spp_sweep_json(s) : NULL;
+
+	/* the baseline every point's dense time comes from */
+	if (j && memo->n)
+		cJSON_AddItemToObject(j, "dense", spp_report_dense_choice(&memo->c[0]));
+	return emit(c, j, print_sweep, &t, err);
+}
+
+static void print_nsweep(FILE *f, const void *arg)
+{
+	const struct spp_nsweep *s = arg;
+
 	fprintf(f, "speedup against N, %" PRId64 "x%" PRId64 " %s at %.1f%%, %d thread%s\n\n",
 		s->m, s->k, s->pattern, 100.0 * s->sparsity, s->threads, s->threads == 1 ? "" : "s");
 	fprintf(f, "%-14s %-24s %s\n", "format", "wins at N", "crossover N");
@@ -315,47 +340,19 @@ static void print_nsweep(FILE *f, const struct spp_nsweep *s)
 	}
 }
 
-/* Write the N sweep as JSON or text, to -o atomically or stdout. */
+/* The N sweep as JSON (with the dense choice of each N) or text. */
 static int write_nsweep(const struct sweep_cfg *c, const struct spp_nsweep *s,
 			const struct spp_dense_memo *memo, struct spp_error *err)
 {
-	struct spp_atomic_file af = {0};
-	FILE *f = stdout;
-	char *text = NULL;
-	int rc = SPP_OK;
+	cJSON *j = c->json ? spp_nsweep_json(s) : NULL, *a = NULL;
 
-	if (c->json) {
-		cJSON *j = spp_nsweep_json(s);
-
-		/* the baseline choices, one per N */
-		for (int i = 0; j && i < memo->n; i++) {
-			cJSON *a = cJSON_GetObjectItem(j, "dense");
-
-			if (!a)
-				cJSON_AddItemToObject(j, "dense", a = cJSON_CreateArray());
-			cJSON_AddItemToArray(a, spp_report_dense_choice(&memo->c[i]));
-		}
-		text = j ? cJSON_Print(j) : NULL;
+	if (j && memo->n && !(a = cJSON_AddArrayToObject(j, "dense"))) {
 		cJSON_Delete(j);
-		if (!text)
-			return spp_error_set(err, SPP_E_NOMEM, "out of memory for the N sweep JSON");
+		j = NULL;
 	}
-	if (c->output) {
-		rc = spp_atomic_open(&af, c->output, err);
-		if (rc)
-			goto out;
-		f = af.f;
-	}
-	if (text)
-		fprintf(f, "%s\n", text);
-	else
-		print_nsweep(f, s);
-	if (c->output)
-		rc = spp_atomic_commit(&af, err);
-out:
-	spp_atomic_abort(&af);
-	free(text);
-	return rc;
+	for (int i = 0; a && i < memo->n; i++)
+		cJSON_AddItemToArray(a, spp_report_dense_choice(&memo->c[i]));
+	return emit(c, j, print_nsweep, s, err);
 }
 
 static int run(struct sweep_cfg *c, struct spp_dense_set *dense, struct spp_error *err)

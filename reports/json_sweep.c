@@ -3,24 +3,42 @@
 
 #include "reports/json_values.h"
 
+/* Append item to array a; -1 (item freed) when it is NULL or cannot be added. */
+static int add_item(cJSON *a, cJSON *item)
+{
+	if (!item)
+		return -1;
+	if (!cJSON_AddItemToArray(a, item)) {
+		cJSON_Delete(item);
+		return -1;
+	}
+	return 0;
+}
+
+/* One point of a curve: {XKEY: x, time_ns, dense_time_ns, speedup}. */
+static cJSON *point_json(const char *xkey, double x, const struct spp_sweep_point *p)
+{
+	cJSON *o = cJSON_CreateObject();
+
+	if (!o || spp_json_put(o, xkey, spp_json_num(x)) ||
+	    spp_json_put(o, "time_ns", spp_json_num(p->time_ns)) ||
+	    spp_json_put(o, "dense_time_ns", spp_json_num(p->dense_time_ns)) ||
+	    spp_json_put(o, "speedup", spp_json_num(p->speedup))) {
+		cJSON_Delete(o);
+		return NULL;
+	}
+	return o;
+}
+
 static cJSON *curve_json(const struct spp_sweep_result *r)
 {
 	cJSON *a = cJSON_CreateArray();
 
-	for (int i = 0; a && i < r->npoints; i++) {
-		const struct spp_sweep_point *p = &r->curve[i];
-		cJSON *o = cJSON_CreateObject();
-
-		if (!o || spp_json_put(o, "sparsity", spp_json_num(p->sparsity)) ||
-		    spp_json_put(o, "time_ns", spp_json_num(p->time_ns)) ||
-		    spp_json_put(o, "dense_time_ns", spp_json_num(p->dense_time_ns)) ||
-		    spp_json_put(o, "speedup", spp_json_num(p->speedup))) {
-			cJSON_Delete(o);
+	for (int i = 0; a && i < r->npoints; i++)
+		if (add_item(a, point_json("sparsity", r->curve[i].sparsity, &r->curve[i]))) {
 			cJSON_Delete(a);
 			return NULL;
 		}
-		cJSON_AddItemToArray(a, o);
-	}
 	return a;
 }
 
@@ -77,20 +95,11 @@ static cJSON *ncurve_json(const struct spp_nsweep_result *r)
 {
 	cJSON *a = cJSON_CreateArray();
 
-	for (int i = 0; a && i < r->npoints; i++) {
-		const struct spp_sweep_point *p = &r->curve[i];
-		cJSON *o = cJSON_CreateObject();
-
-		if (!o || spp_json_put(o, "n", cJSON_CreateNumber((double)r->n[i])) ||
-		    spp_json_put(o, "time_ns", spp_json_num(p->time_ns)) ||
-		    spp_json_put(o, "dense_time_ns", spp_json_num(p->dense_time_ns)) ||
-		    spp_json_put(o, "speedup", spp_json_num(p->speedup))) {
-			cJSON_Delete(o);
+	for (int i = 0; a && i < r->npoints; i++)
+		if (add_item(a, point_json("n", (double)r->n[i], &r->curve[i]))) {
 			cJSON_Delete(a);
 			return NULL;
 		}
-		cJSON_AddItemToArray(a, o);
-	}
 	return a;
 }
 

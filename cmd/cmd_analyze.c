@@ -72,6 +72,11 @@ static const struct cmd_option analyze_options[] = {
 	 .help = "also sweep each distinct (shape, N, pattern) on synthetic W for each "
 		 "format's breakeven sparsity (repeated blocks share one sweep), within the "
 		 "time budget of a layer; ignored with --static"},
+	{CMD_INT_LIST("n-sweep", "LIST", A, opts.n_sweep, opts.n_sweep_count, SPP_NSWEEP_MAX_N, 1,
+		      INT64_C(1) << 20),
+	 .help = "also time each layer's own W at each N of the ascending LIST (e.g. "
+		 "1,8,64,256): the N where each format wins and the crossover N, within "
+		 "the time budget of a layer (JSON: layers[].n_sweep); ignored with --static"},
 	{CMD_CALLBACK("counters", "C", opt_counters),
 	 .help = "cache figures from auto, papi, perf, sim or none; auto: hardware counters "
 		 "where they count cache events here, else sim ('spprof info' says which work)"},
@@ -241,6 +246,10 @@ int cmd_analyze(int argc, char **argv)
 		return cmd_usage_error("analyze", npos == 0 ? "no MODEL given" : "one MODEL at a time");
 	if (cmd_output_format("analyze", args.format, args.output, &fmt))
 		return 2;
+	for (int i = 1; i < opts->n_sweep_count; i++)
+		if (opts->n_sweep[i] <= opts->n_sweep[i - 1])
+			return cmd_usage_error("analyze", "--n-sweep wants ascending, distinct N (%lld after %lld)",
+					       (long long)opts->n_sweep[i], (long long)opts->n_sweep[i - 1]);
 
 	if (!args.quiet && !opts->static_only && isatty(STDERR_FILENO)) {
 		ps.start = now_s();

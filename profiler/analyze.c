@@ -321,6 +321,8 @@ static int run_layers(struct spp_analysis *a, struct spp_error *err)
 	ro.backends = SPP_BACKEND_CPU;
 	if (o->breakeven && (rc = spp_breakeven_analysis(a, &ro, fmts, nswept, err)))
 		goto done;
+	if (o->n_sweep_count && (rc = spp_nsweep_analysis(a, &ro, fmts, nswept, err)))
+		goto done;
 	if (o->progress)
 		o->progress(o->progress_ctx, a, a->nlayers);
 	if ((rc = spp_plausibility_warnings(a, err)))
@@ -412,6 +414,7 @@ void spp_analysis_destroy(struct spp_analysis *a)
 	spp_dense_memo_free(&a->dense_memo);
 	spp_dense_set_close(&a->dense);
 	spp_breakeven_release(a);
+	spp_nsweep_analysis_release(a);
 	spp_analysis_derived_free(a);
 	free(a->machine);
 	for (int i = 0; i < a->nwarnings; i++)

@@ -41,6 +41,9 @@ struct spp_analyze_opts {
 	double time_budget_s; /* per layer; default 0.2 */
 	int cold;         /* evict caches before each timed run */
 	int breakeven;    /* sweep each distinct (shape, pattern) for its breakeven (profiler/breakeven.h) */
+	/* --n-sweep: each layer's own W timed at each of these N (profiler/sweep.h); 0: none */
+	int64_t n_sweep[SPP_NSWEEP_MAX_N];
+	int n_sweep_count;
 	/*
 	 * Activations of the runs (profiler/run.h): act_sparsity > 0 zeroes X
 	 * i.i.d. at that rate; activations, a folder of one .npy per layer
@@ -103,6 +106,8 @@ struct spp_analysis {
 	struct spp_sweep *sweeps;
 	int nsweeps;
 	int *sweep_of;
+	/* with opts.n_sweep_count: layer i's speedup against N (nresults 0: none); nlayers, owned */
+	struct spp_nsweep *nsweeps_n;
 	/* figures derived from the above (profiler/derive.h); derived NULL until spp_analysis_derive */
 	struct spp_layer_derived *derived;
 	struct spp_model_summary summary;

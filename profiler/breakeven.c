@@ -6,6 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernels/cpu/buffer.h"
+#include "profiler/decode.h"
+
 void spp_breakeven_pattern(const struct spp_layer_static *s, struct spp_sweep_opts *o)
 {
 	o->pattern = SPP_SYNTH_UNSTRUCTURED;
@@ -123,6 +126,86 @@ void spp_breakeven_release(struct spp_analysis *a)
 	a->sweeps = NULL;
 	a->sweep_of = NULL;
 	a->nsweeps = 0;
+}
+
+/* The real timer on one layer's own W: N varies, the sparsity is W's. */
+struct layer_timer {
+	const struct spp_matrix *w;
+	uint64_t nnz;
+	const char *name;
+	const struct spp_run_opts *ro;
+};
+
+static int layer_time(void *p, double sparsity, int64_t n, const struct spp_format_ops *const *formats,
+		      int nformats, double *t_ns, double *t_dense_ns, char (*reasons)[256],
+		      struct spp_error *err)
+{
+	const struct layer_timer *c = p;
+
+	(void)sparsity;
+	return spp_sweep_time_matrix(c->w, n, c->nnz, c->name, formats, nformats, c->ro, t_ns,
+				     t_dense_ns, reasons, err);
+}
+
+/* Layer i's speedup against N into a->nsweeps_n[i], on its decoded W. */
+static int nsweep_layer(struct spp_analysis *a, int i, const struct spp_run_opts *ro,
+			const struct spp_format_ops *const *use, int nuse, struct spp_error *err)
+{
+	const struct spp_layer *l = &a->layers[i];
+	const struct spp_layer_static *s = &a->stats[i];
+	struct spp_matrix w = {l->view.m, l->view.k, NULL};
+	struct layer_timer lt = {&w, s->counts.nnz, l->name, ro};
+	struct spp_sweep_timer timer = {layer_time, &lt};
+	struct spp_sweep_opts so;
+	size_t bytes = (size_t)(w.m * w.k > 0 ? w.m * w.k : 1) * sizeof(float);
+	float *buf;
+	int rc;
+
+	if ((uint64_t)w.m * (uint64_t)w.k > SIZE_MAX / sizeof(float) || !(buf = spp_buffer_alloc(bytes)))
+		return spp_error_set(err, SPP_E_NOMEM, "tensor '%s': out of memory for its weights", l->name);
+	rc = spp_layer_decode(l, buf, err);
+	w.v = buf;
+	spp_sweep_opts_init(&so);
+	so.m = w.m;
+	so.k = w.k;
+	so.threads = ro->threads;
+	if (!rc)
+		rc = spp_nsweep_run(&so, s->sparsity < 1 ? s->sparsity : 0, a->opts.n_sweep,
+				    a->opts.n_sweep_count, use, nuse, &timer, &a->nsweeps_n[i], err);
+	spp_buffer_free(buf);
+	return rc;
+}
+
+int spp_nsweep_analysis(struct spp_analysis *a, const struct spp_run_opts *ro,
+			const struct spp_format_ops *const *fmts, int nf, struct spp_error *err)
+{
+	struct spp_run_opts sro = *ro;
+
+	a->nsweeps_n = calloc((size_t)(a->nlayers > 0 ? a->nlayers : 1), sizeof(*a->nsweeps_n));
+	if (!a->nsweeps_n)
+		return spp_error_set(err, SPP_E_NOMEM, "out of memory for the N sweeps");
+	/* the sweep's points are times only: no counters, no cache figures */
+	sro.counters = NULL;
+	sro.sim_geometry = NULL;
+	/* the layer's budget spread over its points and runs */
+	sro.bench.budget_ns = a->opts.time_budget_s * 1e9 / a->opts.n_sweep_count / (nf + 1);
+	for (int i = 0; i < a->nlayers; i++) {
+		int rc;
+
+		if (a->stats[i].unsupported || !nf || !spp_decode_supported(a->layers[i].weight->dtype))
+			continue;
+		if ((rc = nsweep_layer(a, i, &sro, fmts, nf, err)))
+			return rc;
+	}
+	return SPP_OK;
+}
+
+void spp_nsweep_analysis_release(struct spp_analysis *a)
+{
+	for (int i = 0; a->nsweeps_n && i < a->nlayers; i++)
+		spp_nsweep_release(&a->nsweeps_n[i]);
+	free(a->nsweeps_n);
+	a->nsweeps_n = NULL;
 }
 
 static int timed(const struct spp_run *r)

@@ -40,6 +40,19 @@ int spp_breakeven_analysis(struct spp_analysis *a, const struct spp_run_opts *ro
 /* Free the sweeps of a; accepts an analysis without any. */
 void spp_breakeven_release(struct spp_analysis *a);
 
+/*
+ * With a->opts.n_sweep_count: each layer's speedup against N on its own
+ * decoded W (spp_nsweep_run over the nf CPU formats fmts, the sparsity
+ * the layer's), into a->nsweeps_n; the layer's time budget spread over
+ * its points. Layers without runs get none. 0, SPP_E_NOMEM or a timing
+ * error.
+ */
+int spp_nsweep_analysis(struct spp_analysis *a, const struct spp_run_opts *ro,
+			const struct spp_format_ops *const *fmts, int nf, struct spp_error *err);
+
+/* Free the N sweeps of a; accepts an analysis without any. */
+void spp_nsweep_analysis_release(struct spp_analysis *a);
+
 struct spp_recommendation {
 	const char *backend;   /* "cpu" or "cuda" */
 	char format[16];       /* "dense" when no format is clearly faster */

@@ -317,7 +317,6 @@ static int measure_time(void *p, double sparsity, int64_t n, const struct spp_fo
 	struct spp_sweep_measure *c = p;
 	const struct spp_sweep_opts *o = c->sweep;
 	struct spp_synth_layer l;
-	struct spp_layer_runs runs = {0};
 	struct spp_matrix w = {o->m, o->k, NULL};
 	uint64_t nnz = 0;
 	int64_t numel = o->m * o->k;
@@ -346,8 +345,20 @@ static int measure_time(void *p, double sparsity, int64_t n, const struct spp_fo
 	for (int64_t i = 0; i < numel; i++)
 		nnz += c->w[i] != 0;
 	w.v = c->w;
-	rc = spp_matrix_measure(&w, n, nnz, nnz ? (double)numel / (double)nnz : 0,
-				"sweep", formats, nformats, c->run, &runs, err);
+	return spp_sweep_time_matrix(&w, n, nnz, "sweep", formats, nformats, c->run, t_ns, t_dense_ns,
+				     reasons, err);
+}
+
+int spp_sweep_time_matrix(const struct spp_matrix *w, int64_t n, uint64_t nnz, const char *name,
+			  const struct spp_format_ops *const *formats, int nformats,
+			  const struct spp_run_opts *ro, double *t_ns, double *t_dense_ns,
+			  char (*reasons)[256], struct spp_error *err)
+{
+	struct spp_layer_runs runs = {0};
+	int64_t numel = w->m * w->k;
+	int rc = spp_matrix_measure(w, n, nnz, nnz ? (double)numel / (double)nnz : 0, name, formats,
+				    nformats, ro, &runs, err);
+
 	if (rc)
 		return rc;
 	*t_dense_ns = runs.runs[0].status == SPP_RUN_OK && runs.runs[0].time.repeats > 0

@@ -290,6 +290,13 @@ cJSON *spp_json_build_layer(struct build *b, const struct spp_analysis *a, int i
 	be = checked(b, spp_report_breakeven(a, i));
 	if (be)
 		cJSON_AddItemToObject(o, "breakeven", be);
+	/* speedup against N: only with --n-sweep, so that other reports keep their fields */
+	if (a->opts.n_sweep_count) {
+		cJSON *ns = checked(b, spp_nsweep_layer_json(a->nsweeps_n ? &a->nsweeps_n[i] : NULL));
+
+		if (ns)
+			cJSON_AddItemToObject(o, "n_sweep", ns);
+	}
 	rec = checked(b, spp_report_recommendation(a, i));
 	if (rec)
 		cJSON_AddItemToObject(o, "recommendation", rec);

@@ -122,6 +122,37 @@ static cJSON *crossings_json(const struct spp_nsweep_result *r)
 	return a;
 }
 
+cJSON *spp_nsweep_result_json(const struct spp_nsweep_result *r)
+{
+	cJSON *o = cJSON_CreateObject();
+
+	if (!o || spp_json_put(o, "wins", spp_json_str(r->wins)) ||
+	    spp_json_put(o, "crossings", crossings_json(r)) ||
+	    spp_json_put(o, "reason", spp_json_str(r->reason)) ||
+	    spp_json_put(o, "curve", ncurve_json(r))) {
+		cJSON_Delete(o);
+		return NULL;
+	}
+	return o;
+}
+
+cJSON *spp_nsweep_layer_json(const struct spp_nsweep *s)
+{
+	cJSON *o = cJSON_CreateObject();
+
+	for (int i = 0; o && s && i < s->nresults; i++) {
+		const struct spp_nsweep_result *r = &s->results[i];
+		char key[40];
+
+		snprintf(key, sizeof(key), "%s/%s", r->backend, r->format);
+		if (spp_json_put(o, key, spp_nsweep_result_json(r))) {
+			cJSON_Delete(o);
+			return NULL;
+		}
+	}
+	return o;
+}
+
 cJSON *spp_nsweep_json(const struct spp_nsweep *s)
 {
 	cJSON *root = cJSON_CreateObject(), *shape, *results;
@@ -140,17 +171,11 @@ cJSON *spp_nsweep_json(const struct spp_nsweep *s)
 		goto fail;
 	for (int i = 0; i < s->nresults; i++) {
 		const struct spp_nsweep_result *r = &s->results[i];
-		cJSON *o = cJSON_CreateObject();
+		cJSON *o = spp_nsweep_result_json(r);
 
-		if (!o)
-			goto fail;
-		cJSON_AddItemToArray(results, o);
-		if (spp_json_put(o, "backend", cJSON_CreateString(r->backend)) ||
-		    spp_json_put(o, "format", cJSON_CreateString(r->format)) ||
-		    spp_json_put(o, "wins", spp_json_str(r->wins)) ||
-		    spp_json_put(o, "crossings", crossings_json(r)) ||
-		    spp_json_put(o, "reason", spp_json_str(r->reason)) ||
-		    spp_json_put(o, "curve", ncurve_json(r)))
+		if (add_item(results, o) ||
+		    !cJSON_AddItemToObject(o, "backend", cJSON_CreateString(r->backend)) ||
+		    !cJSON_AddItemToObject(o, "format", cJSON_CreateString(r->format)))
 			goto fail;
 	}
 	return root;

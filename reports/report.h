@@ -120,6 +120,12 @@ cJSON *spp_sweep_json(const struct spp_sweep *s);
  */
 cJSON *spp_nsweep_json(const struct spp_nsweep *s);
 
+/* One format's {wins, crossings, reason, curve} of the N sweep JSON. */
+cJSON *spp_nsweep_result_json(const struct spp_nsweep_result *r);
+
+/* A layer's N sweep: {"cpu/csr": {wins, ...}, ...}; {} for none (NULL s). */
+cJSON *spp_nsweep_layer_json(const struct spp_nsweep *s);
+
 /*
  * One result's breakeven object {sparsity, reason, curve} (the inner
  * object of the sweep JSON and of an analyze report's breakeven, which

@@ -27,14 +27,14 @@
  * getopt lists): every one must stay accepted and listed in its help, and
  * the help may list nothing else.
  */
-static const char *const command_options[][22] = {
+static const char *const command_options[][24] = {
 	{"analyze", "--static", "--n", "--threads", "--seed", "--format", "--output", "--quiet",
 	 "--formats", "--backends", "--repeat", "--time-budget", "--cold", "--peers", "--dense",
-	 "--counters", "--cache-model", "--breakeven", "--act-sparsity", "--activations", NULL},
+	 "--counters", "--cache-model", "--breakeven", "--n-sweep", "--act-sparsity", "--activations", NULL},
 	{"bench", "--dlmc", "--n", "--threads", "--formats", "--peers", "--size", "--time-budget",
 	 "--seed", "--quick", "--format", "--output", "--quiet", "--dense", NULL},
-	{"sweep", "--shape", "--pattern", "--formats", "--backends", "--threads", "--time-budget",
-	 "--seed", "--dense", "--format", "--output", NULL},
+	{"sweep", "--shape", "--n", "--sparsity", "--pattern", "--formats", "--backends", "--threads",
+	 "--time-budget", "--seed", "--dense", "--format", "--output", NULL},
 	{"calibrate", "--threads", "--seconds", NULL},
 	{"check", "--format", "--output", "--rules", "--baseline", "--junit", NULL},
 	{"compare", "--format", "--output", "--all", NULL},

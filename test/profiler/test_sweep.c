@@ -460,6 +460,7 @@ void test_bench_cli(void **state);
 void test_nsweep_derive(void **state);
 void test_nsweep_model(void **state);
 void test_nsweep_cli(void **state);
+void test_nsweep_analyze(void **state);
 
 int main(void)
 {
@@ -478,6 +479,7 @@ int main(void)
 		cmocka_unit_test(test_nsweep_derive),
 		cmocka_unit_test(test_nsweep_model),
 		cmocka_unit_test(test_nsweep_cli),
+		cmocka_unit_test(test_nsweep_analyze),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

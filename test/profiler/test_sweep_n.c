@@ -25,6 +25,7 @@
 void test_nsweep_derive(void **state);
 void test_nsweep_model(void **state);
 void test_nsweep_cli(void **state);
+void test_nsweep_analyze(void **state);
 
 static void curve(struct spp_nsweep_result *r, const double *sp, int n)
 {
@@ -224,4 +225,59 @@ void test_nsweep_cli(void **state)
 		assert_non_null(strstr(out, "wins at N"));
 		free(out);
 	}
+}
+
+/* analyze --n-sweep: every layer with runs gets its own curve at each N; nothing without it */
+void test_nsweep_analyze(void **state)
+{
+	char *m = harness_join(getenv("SPP_SAMPLE_MODELS"), "bert_block_nm2_4.safetensors");
+	const char *args[] = {"analyze", m, "--n-sweep", "1,8", "--formats", "csr,nm2_4", "--repeat",
+			      "1", "--time-budget", "0.01", "--format", "json", "--quiet", NULL};
+	const char *plain[] = {"analyze", m, "--formats", "csr", "--repeat", "1", "--time-budget",
+			       "0.01", "--format", "json", "--quiet", NULL};
+	const char *bad[] = {"analyze", m, "--n-sweep", "8,1", NULL};
+	struct harness_run r;
+	cJSON *j;
+	const cJSON *l;
+	int layers = 0;
+
+	(void)state;
+	assert_int_equal(harness_spprof(&r, bad), 0);
+	assert_int_equal(r.status, 2);
+	assert_non_null(strstr(r.err, "--n-sweep wants ascending"));
+	harness_run_free(&r);
+	assert_int_equal(harness_spprof(&r, args), 0);
+	if (r.status != 0)
+		fail_msg("exit %d: %s", r.status, r.err);
+	j = cJSON_Parse(r.out);
+	assert_non_null(j);
+	cJSON_ArrayForEach(l, cJSON_GetObjectItem(j, "layers")) {
+		const cJSON *ns = cJSON_GetObjectItem(l, "n_sweep");
+
+		if (!cJSON_GetObjectItem(l, "runs") || !cJSON_GetArraySize(cJSON_GetObjectItem(l, "runs")))
+			continue;
+		layers++;
+		assert_non_null(ns);
+		for (int f = 0; f < 2; f++) {
+			const cJSON *e = cJSON_GetObjectItem(ns, f ? "cpu/nm2_4" : "cpu/csr");
+			const cJSON *c = cJSON_GetObjectItem(e, "curve");
+
+			assert_non_null(e);
+			assert_int_equal(cJSON_GetArraySize(c), 2);
+			assert_int_equal((int)cJSON_GetObjectItem(cJSON_GetArrayItem(c, 1), "n")->valuedouble, 8);
+			assert_true(cJSON_GetObjectItem(cJSON_GetArrayItem(c, 0), "speedup")->valuedouble > 0);
+		}
+	}
+	assert_true(layers > 0);
+	cJSON_Delete(j);
+	harness_run_free(&r);
+	assert_int_equal(harness_spprof(&r, plain), 0);
+	assert_int_equal(r.status, 0);
+	j = cJSON_Parse(r.out);
+	assert_non_null(j);
+	cJSON_ArrayForEach(l, cJSON_GetObjectItem(j, "layers"))
+		assert_null(cJSON_GetObjectItem(l, "n_sweep"));
+	cJSON_Delete(j);
+	harness_run_free(&r);
+	free(m);
 }

@@ -101,7 +101,7 @@ static int validate(const char *const *files, int n, char **out)
 
 static void test_reports_validate(void **state)
 {
-	char *dir = harness_tmpdir(), *files[2 * NMODELS + 1], name[64], *out = NULL;
+	char *dir = harness_tmpdir(), *files[2 * NMODELS + 2], name[64], *out = NULL;
 	int n = 0;
 
 	(void)state;
@@ -117,6 +117,22 @@ static void test_reports_validate(void **state)
 			n++;
 		}
 	}
+	/* a report with each layer's speedup against N (--n-sweep) */
+	{
+		struct harness_run r;
+		char *m = harness_join(getenv("SPP_SAMPLE_MODELS"), models[0]);
+		const char *args[] = {"analyze", m, "--n-sweep", "1,4", "--formats", "csr,nm2_4", "--repeat", "1",
+				      "--time-budget", "0.01", "-o", NULL, "--quiet", NULL};
+
+		files[n] = harness_join(dir, "n_sweep.json");
+		args[11] = files[n];
+		assert_int_equal(harness_spprof(&r, args), 0);
+		if (r.status != 0)
+			fail_msg("analyze --n-sweep: %s", r.err);
+		harness_run_free(&r);
+		free(m);
+		n++;
+	}
 	/* a report re-written by `spprof report` is a report too */
 	{
 		struct harness_run r;
@@ -130,7 +146,7 @@ static void test_reports_validate(void **state)
 		n++;
 	}
 	assert_int_equal(validate((const char *const *)files, n, &out), 0);
-	assert_non_null(strstr(out, "validated 9 faults 0"));
+	assert_non_null(strstr(out, "validated 10 faults 0"));
 	free(out);
 
 	/* the schema is not vacuous: a figure as a string, a stray field, no model */

@@ -86,8 +86,10 @@ INL256 void nm_rows256_perm(const int wide, const int nr, const struct cpu_nm *s
 			memcpy(&v, s->pos + (bit >> 3), 8);
 			idx = _mm256_add_epi32(lg, _mm256_and_si256(_mm256_srlv_epi32(
 				_mm256_set1_epi32((int)(uint32_t)(v >> (bit & 7))), sh), pm));
-			xv = _mm256_blend_ps(_mm256_permutevar8x32_ps(x0, idx),
-					     _mm256_permutevar8x32_ps(x1, idx), wide ? 0x0C : 0xF0);
+			xv = wide ? _mm256_blend_ps(_mm256_permutevar8x32_ps(x0, idx),
+						    _mm256_permutevar8x32_ps(x1, idx), 0x0C)
+				  : _mm256_blend_ps(_mm256_permutevar8x32_ps(x0, idx),
+						    _mm256_permutevar8x32_ps(x1, idx), 0xF0);
 			if (wide)
 				xv = _mm256_blend_ps(xv, _mm256_blend_ps(_mm256_permutevar8x32_ps(x2, idx),
 									 _mm256_permutevar8x32_ps(x3, idx), 0xC0),

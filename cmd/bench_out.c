@@ -177,7 +177,7 @@ int bench_out_case(struct bench_out *o, const struct bench_threads *t, int64_t n
 	if (o->nsums >= BENCH_MAX_CASES)
 		return spp_error_set(err, SPP_E_USAGE, "more than %d cases", BENCH_MAX_CASES);
 	s = &o->sums[o->nsums++];
-	*s = (struct bench_sum){t->threads, n, NAN, NAN, NAN, "", NAN, "", NAN, NAN, "", NAN};
+	*s = (struct bench_sum){t->threads, n, NAN, NAN, NAN, "", NAN, "", NAN, NAN, "", NAN, NAN, NAN};
 	o->dlmc_rows = 0;
 	o->dlmc_log_sum = 0;
 	o->dlmc_n = 0;
@@ -349,8 +349,10 @@ static void sweep_summary(struct bench_out *o, const struct spp_sweep *s)
 			sum->best_be = r->breakeven;
 			snprintf(sum->best_be_fmt, sizeof(sum->best_be_fmt), "%s", r->format);
 		}
-		if (strcmp(r->format, "csr") == 0)
+		if (strcmp(r->format, "csr") == 0) {
 			sum->csr_be = r->breakeven;
+			sum->csr90_ns = p ? p->time_ns : NAN;
+		}
 		if (p && !(p->speedup <= sum->best_90)) {
 			sum->best_90 = p->speedup;
 			snprintf(sum->best_90_fmt, sizeof(sum->best_90_fmt), "%s", r->format);
@@ -424,8 +426,10 @@ int bench_out_nm(struct bench_out *o, const char *name, int64_t m, int64_t k, ui
 	const struct spp_run *best = best_run(runs);
 
 	for (int r = 1; r < runs->nruns; r++)
-		if (strcmp(runs->runs[r].format, "nm2_4") == 0)
+		if (strcmp(runs->runs[r].format, "nm2_4") == 0) {
 			sum->nm24 = runs->runs[r].speedup;
+			sum->nm24_ns = runs->runs[r].time.repeats ? runs->runs[r].time.median : NAN;
+		}
 	if (best) {
 		sum->best_24 = best->speedup;
 		snprintf(sum->best_24_fmt, sizeof(sum->best_24_fmt), "%s", best->format);

@@ -68,6 +68,7 @@ struct bench_sum {
 	double nm24, best_24;         /* speedups on the 2:4 layer: nm2_4, best format */
 	char best_24_fmt[16];
 	double dlmc_best_geo;         /* geometric mean over DLMC of the best format's speedup */
+	double csr90_ns, nm24_ns;     /* medians of csr at 0.9 and of nm2_4 on the 2:4 layer (thread scaling) */
 };
 
 struct bench_out {

@@ -73,10 +73,10 @@ const struct cmd_help cmd_bench_help = {
 		"Benchmark the CPU sparse formats against the dense baseline (the fastest\n"
 		"dense candidate per shape, GEMV at N = 1): on the DLMC patterns (real\n"
 		"pruned Transformer and ResNet-50 layers; non-zeros filled from a fixed\n"
-		"seed) each format at the matrix's\n"
-		"own sparsity, and on synthetic S x S layers the breakeven sweep over\n"
-		"unstructured sparsity plus 2:4 at exactly 50%. Each output is checked\n"
-		"against dense before it is timed.\n",
+		"seed) each format at the matrix's own sparsity, and on synthetic S x S\n"
+		"layers the breakeven sweep over unstructured sparsity plus 2:4 at\n"
+		"exactly 50%. Each output is checked against dense before it is timed.\n"
+		"The targets at the end are the kernel issue's (docs/PERFORMANCE.md).\n",
 	.options = bench_options,
 	.tail = "exit codes: 0 ok, 2 bad usage or input (a missing DLMC folder), 3 runtime failure\n",
 };

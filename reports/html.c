@@ -504,7 +504,7 @@ static int any_ok_run(const cJSON *layers)
 	return 0;
 }
 
-static void head(FILE *f, const cJSON *r)
+static void head(FILE *f, const cJSON *r, int nsweep)
 {
 	const char *path = spp_cell_str(r, "model.path"), *base;
 
@@ -528,8 +528,22 @@ static void head(FILE *f, const cJSON *r)
 	}
 	fputs("</p></header>\n<nav><a href=\"#summary\">Summary</a><a href=\"#sparsity\">Sparsity</a>"
 	      "<a href=\"#storage\">Storage</a><a href=\"#speedup\">Speedup</a>"
-	      "<a href=\"#breakeven\">Breakeven</a><a href=\"#roofline\">Roofline</a>"
-	      "<a href=\"#cache\">Cache</a><a href=\"#layers\">Layers</a></nav>\n", f);
+	      "<a href=\"#breakeven\">Breakeven</a>", f);
+	if (nsweep)
+		fputs("<a href=\"#nsweep\">Against N</a>", f);
+	fputs("<a href=\"#roofline\">Roofline</a><a href=\"#cache\">Cache</a>"
+	      "<a href=\"#layers\">Layers</a></nav>\n", f);
+}
+
+/* Whether some layer has an N sweep (its section and its link in the nav). */
+static int any_n_sweep(const cJSON *layers)
+{
+	const cJSON *l;
+
+	cJSON_ArrayForEach(l, layers)
+		if (spp_html_has_nsweep(l))
+			return 1;
+	return 0;
 }
 
 int spp_report_write_html(const cJSON *report, FILE *f, struct spp_error *err)
@@ -544,7 +558,7 @@ int spp_report_write_html(const cJSON *report, FILE *f, struct spp_error *err)
 		h.layers = NULL;
 	h.nlayers = cJSON_GetArraySize(h.layers);
 	h.has_runs = any_ok_run(h.layers);
-	head(f, report);
+	head(f, report, any_n_sweep(h.layers));
 	spp_html_section(f, "summary", "Summary", NULL);
 	summary_cards(&h);
 	fputs("<div class=\"facts\" style=\"margin-top:10px\">\n", f);
@@ -557,6 +571,7 @@ int spp_report_write_html(const cJSON *report, FILE *f, struct spp_error *err)
 	spp_html_storage(&h);
 	spp_html_speedup(&h);
 	spp_html_breakeven(&h);
+	spp_html_nsweep(&h);
 	spp_html_roofline(&h);
 	spp_html_cache(&h);
 	spp_html_table(&h);

@@ -64,11 +64,24 @@ double spp_html_layer_weight(const cJSON *layer);
 int spp_html_top_layers(struct spp_html *h, int (*want)(const cJSON *layer), int max,
 			const cJSON ***out);
 
-/* The sections, in page order (html_static.c, html_runs.c, html_breakeven.c, html_table.c). */
+/* The format of a "<backend>/<format>" key (the whole key when it has no '/'). */
+const char *spp_html_key_format(const char *key);
+
+/* Points of an entry's "curve" with a finite xkey and a positive speedup. */
+int spp_html_curve_points(const cJSON *entry, const char *xkey);
+
+/* Those points into x/y arrays (malloc'd); returns the count, or -1 (h->nomem set). */
+int spp_html_curve_xy(struct spp_html *h, const cJSON *e, const char *xkey, double **x, double **y);
+
+/* The sections, in page order (html_static.c, html_runs.c, html_breakeven.c, html_nsweep.c, html_table.c). */
 void spp_html_sparsity(struct spp_html *h);
 void spp_html_storage(struct spp_html *h);
 void spp_html_speedup(struct spp_html *h);
 void spp_html_breakeven(struct spp_html *h);
+void spp_html_nsweep(struct spp_html *h);
+
+/* Whether a layer has an N sweep with points (the section is written only then). */
+int spp_html_has_nsweep(const cJSON *layer);
 void spp_html_roofline(struct spp_html *h);
 void spp_html_cache(struct spp_html *h);
 void spp_html_table(struct spp_html *h);

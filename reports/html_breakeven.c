@@ -14,22 +14,21 @@
 #include "reports/html.h"
 #include "reports/svg.h"
 
-/* The format of a "<backend>/<format>" key (the whole key when it has no '/'). */
-static const char *key_format(const char *key)
+const char *spp_html_key_format(const char *key)
 {
 	const char *s = strchr(key, '/');
 
 	return s ? s + 1 : key;
 }
 
-static int curve_points(const cJSON *entry)
+int spp_html_curve_points(const cJSON *entry, const char *xkey)
 {
 	const cJSON *pt;
 	int n = 0;
 	double a, b;
 
 	cJSON_ArrayForEach(pt, spp_cell_get(entry, "curve"))
-		n += spp_cell_num(pt, "sparsity", &a) && spp_cell_num(pt, "speedup", &b) && b > 0;
+		n += spp_cell_num(pt, xkey, &a) && spp_cell_num(pt, "speedup", &b) && b > 0;
 	return n;
 }
 
@@ -38,7 +37,7 @@ static int has_curve(const cJSON *layer)
 	const cJSON *e;
 
 	cJSON_ArrayForEach(e, spp_cell_get(layer, "breakeven"))
-		if (e->string && curve_points(e) > 0)
+		if (e->string && spp_html_curve_points(e, "sparsity") > 0)
 			return 1;
 	return 0;
 }
@@ -81,7 +80,7 @@ static void overview(struct spp_html *h)
 					names[n++] = e->string;
 			}
 		for (int i = 0; i < n; i++)
-			colors[i] = spp_html_format_color(key_format(names[i]));
+			colors[i] = spp_html_format_color(spp_html_key_format(names[i]));
 		spp_svg_legend(f, 70, 14, 520, names, colors, n);
 	}
 	spp_svg_plot_init(&p, f, 70, 50, 500, 360, 0, 1, 0, 0, 1, 0);
@@ -115,7 +114,7 @@ static void overview(struct spp_html *h)
 				snprintf(tip + strlen(tip), sizeof(tip) - strlen(tip), ", margin %+.1f points",
 					 margin * 100);
 			spp_svg_point(&p, sp, be, h->nlayers > 40 ? 3 : 4.5,
-				      spp_html_format_color(key_format(e->string)), tip);
+				      spp_html_format_color(spp_html_key_format(e->string)), tip);
 		}
 	}
 	if (never) {
@@ -128,11 +127,10 @@ static void overview(struct spp_html *h)
 	spp_svg_close(f);
 }
 
-/* One entry's curve into x/y arrays (malloc'd); returns the count or -1. */
-static int curve_xy(struct spp_html *h, const cJSON *e, double **x, double **y)
+int spp_html_curve_xy(struct spp_html *h, const cJSON *e, const char *xkey, double **x, double **y)
 {
 	const cJSON *pt;
-	int n = curve_points(e), i = 0;
+	int n = spp_html_curve_points(e, xkey), i = 0;
 
 	*x = malloc(sizeof(double) * (size_t)(n + 1));
 	*y = malloc(sizeof(double) * (size_t)(n + 1));
@@ -146,7 +144,7 @@ static int curve_xy(struct spp_html *h, const cJSON *e, double **x, double **y)
 	cJSON_ArrayForEach(pt, spp_cell_get(e, "curve")) {
 		double a, b;
 
-		if (i < n && spp_cell_num(pt, "sparsity", &a) && spp_cell_num(pt, "speedup", &b) && b > 0) {
+		if (i < n && spp_cell_num(pt, xkey, &a) && spp_cell_num(pt, "speedup", &b) && b > 0) {
 			(*x)[i] = a;
 			(*y)[i] = b;
 			i++;
@@ -162,7 +160,7 @@ static void entry_caption(FILE *f, const cJSON *e)
 	const char *reason = spp_cell_str(e, "reason");
 
 	fputs("<li><span style=\"color:", f);
-	fputs(spp_html_format_color(key_format(e->string)), f);
+	fputs(spp_html_format_color(spp_html_key_format(e->string)), f);
 	fputs("\">\xe2\x96\xa0</span> ", f);
 	spp_html_escape(f, e->string);
 	if (spp_cell_num(e, "sparsity", &be)) {
@@ -234,12 +232,12 @@ static void panel(struct spp_html *h, const cJSON *l)
 		const char *color;
 		int n;
 
-		if (!e->string || curve_points(e) == 0)
+		if (!e->string || spp_html_curve_points(e, "sparsity") == 0)
 			continue;
-		n = curve_xy(h, e, &x, &y);
+		n = spp_html_curve_xy(h, e, "sparsity", &x, &y);
 		if (n < 0)
 			break;
-		color = spp_html_format_color(key_format(e->string));
+		color = spp_html_format_color(spp_html_key_format(e->string));
 		spp_svg_polyline(&p, x, y, n, color, NULL);
 		for (int i = 0; i < n; i++) {
 			char tip[256];

@@ -535,6 +535,7 @@ int spp_report_write_text(const cJSON *report, FILE *f,
 			spp_text_write_runs(report, f, color);
 			spp_text_write_notes(report, f, "\n", "");
 		}
+		spp_text_write_nsweep(report, f, "\nspeedup against N (--n-sweep): where each format beats dense\n", "  ");
 	} else
 		fputs("no GEMM layers\n", f);
 	write_warnings(report, f, color);

@@ -275,3 +275,57 @@ void spp_text_write_notes(const cJSON *report, FILE *f, const char *heading, con
 		}
 	}
 }
+
+/* One format of an N sweep: "csr faster at N = 16-64 (crossover N 11.3, faster above)". */
+static void nsweep_format(FILE *f, const cJSON *e)
+{
+	const char *wins = spp_cell_str(e, "wins");
+	const cJSON *c;
+	int first = 1;
+
+	put_clean(f, e->string, SIZE_MAX);
+	if (wins && wins[0]) {
+		fputs(" faster at N = ", f);
+		put_clean(f, wins, SIZE_MAX);
+	} else {
+		fputs(" never faster", f);
+	}
+	cJSON_ArrayForEach(c, spp_cell_get(e, "crossings")) {
+		const char *side = spp_cell_str(c, "faster");
+		double n;
+
+		if (spp_cell_num(c, "n", &n))
+			fprintf(f, "%s%.3g, faster %s", first ? " (crossover N " : "; ", n,
+				side && strcmp(side, "below") == 0 ? "below" : "above");
+		first = first && !spp_cell_num(c, "n", &n);
+	}
+	if (!first)
+		fputc(')', f);
+}
+
+void spp_text_write_nsweep(const cJSON *report, FILE *f, const char *heading, const char *bullet)
+{
+	const cJSON *l, *e;
+	int first = 1;
+
+	cJSON_ArrayForEach(l, spp_cell_get(report, "layers")) {
+		int any = 0;
+
+		cJSON_ArrayForEach(e, spp_cell_get(l, "n_sweep")) {
+			if (!e->string || !cJSON_IsObject(e))
+				continue;
+			if (!any) {
+				fprintf(f, "%s%s", first ? heading : "", bullet);
+				put_clean(f, spp_cell_str(l, "name"), SIZE_MAX);
+				fputs(": ", f);
+			} else {
+				fputs("; ", f);
+			}
+			nsweep_format(f, e);
+			any = 1;
+			first = 0;
+		}
+		if (any)
+			fputc('\n', f);
+	}
+}

@@ -80,4 +80,11 @@ void spp_text_write_runs(const cJSON *report, FILE *f, int color);
  */
 void spp_text_write_notes(const cJSON *report, FILE *f, const char *heading, const char *bullet);
 
+/*
+ * One line per layer with an N sweep (analyze --n-sweep), after heading
+ * and bullet as the notes: each format's N range where it beats dense and
+ * its crossover N.
+ */
+void spp_text_write_nsweep(const cJSON *report, FILE *f, const char *heading, const char *bullet);
+
 #endif

@@ -18,6 +18,7 @@
 #include <cmocka.h>
 #include <cjson/cJSON.h>
 
+#include "reports/report.h"
 #include "reports/svg.h"
 #include "test/harness.h"
 #include "test/reports/html_fixture.h"
@@ -486,6 +487,51 @@ static void test_svg_primitives(void **state)
 	assert_string_equal(buf, "\xc3\xa9\xc3\xa9\xc3\xa9");
 }
 
+/*
+ * Speedup against N: a report whose one layer has an N sweep gets the
+ * section (and its link), one panel, a point per N, a triangle per
+ * crossover and the caption from the JSON; one without (every fixture) has
+ * neither.
+ */
+static void test_nsweep(void **state)
+{
+	static const char *doc =
+		"{\"schema\": \"spprof.report/1\", \"layers\": [{\"name\": \"fc1\", \"n_sweep\": {"
+		"\"cpu/csr\": {\"wins\": \"16-64\", \"crossings\": [{\"n\": 11.3, \"faster\": \"above\"}],"
+		" \"reason\": \"\", \"curve\": [{\"n\": 1, \"speedup\": 0.5}, {\"n\": 4, \"speedup\": 0.8},"
+		" {\"n\": 16, \"speedup\": 1.2}, {\"n\": 64, \"speedup\": 2.5}]},"
+		"\"cpu/nm2_4\": {\"wins\": \"\", \"crossings\": [], \"reason\": \"\", \"curve\": ["
+		"{\"n\": 1, \"speedup\": 0.9}, {\"n\": 4, \"speedup\": 0.7}, {\"n\": 16, \"speedup\": null},"
+		" {\"n\": 64, \"speedup\": 0.6}]}}}]}";
+	cJSON *r = cJSON_Parse(doc);
+	struct spp_error err = {0};
+	char *buf = NULL, *sec;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	(void)state;
+	assert_non_null(r);
+	assert_non_null(f);
+	assert_int_equal(spp_report_write_html(r, f, &err), 0);
+	fclose(f);
+	assert_non_null(strstr(buf, "<a href=\"#nsweep\">Against N</a>"));
+	sec = part(buf, "nsweep", "</section>");
+	assert_non_null(sec);
+	assert_int_equal(html_count(sec, "<div class=\"panel\"><h3>"), 1);
+	/* 4 csr points, 3 nm2_4 points (the null speedup is not drawn) */
+	assert_int_equal(html_count(sec, "<circle class=\"pt\""), 7);
+	assert_int_equal(html_count(sec, "l-5 -8 h10 z"), 1);
+	assert_non_null(strstr(sec, "cpu/csr: faster than dense at N = 16-64; crossover N 11.3 (faster above)"));
+	assert_non_null(strstr(sec, "cpu/nm2_4: never faster than dense here"));
+	free(sec);
+	free(buf);
+	cJSON_Delete(r);
+	for (int c = 0; c < HC_COUNT; c++) {
+		assert_null(strstr(page[c], "id=\"nsweep\""));
+		assert_null(strstr(page[c], "#nsweep"));
+	}
+}
+
 int html_browser_main(void);
 
 int main(int argc, char **argv)
@@ -499,6 +545,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_full300_top),
 		cmocka_unit_test(test_odd),
 		cmocka_unit_test(test_format_choice),
+		cmocka_unit_test(test_nsweep),
 		cmocka_unit_test(test_svg_primitives),
 	};
 

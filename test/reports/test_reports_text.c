@@ -302,3 +302,40 @@ void test_csv(void **state)
 	cJSON_Delete(r);
 	fixture_fini(&fx);
 }
+
+/*
+ * Speedup against N in text and Markdown: one line per layer with an N
+ * sweep, each format's winning N range and crossover N; none without one.
+ */
+void test_text_nsweep(void **state)
+{
+	struct fixture fx;
+	cJSON *r, *l, *ns;
+	char *text, *md, *line;
+	(void)state;
+
+	fixture_init(&fx, 2);
+	r = build(&fx);
+	text = render(r, SPP_REPORT_TEXT, 0);
+	assert_null(strstr(text, "speedup against N"));
+	free(text);
+	l = cJSON_GetArrayItem(cJSON_GetObjectItem(r, "layers"), 1);
+	ns = cJSON_Parse("{\"cpu/csr\": {\"wins\": \"16-64\", \"crossings\": [{\"n\": 11.3, \"faster\": \"above\"}],"
+			 " \"reason\": \"\", \"curve\": []},"
+			 " \"cpu/nm2_4\": {\"wins\": \"\", \"crossings\": [], \"reason\": \"\", \"curve\": []}}");
+	assert_non_null(ns);
+	cJSON_AddItemToObject(l, "n_sweep", ns);
+	text = render(r, SPP_REPORT_TEXT, 0);
+	md = render(r, SPP_REPORT_MD, 0);
+	line = line_with(text, "speedup against N (--n-sweep)");
+	free(line);
+	line = line_with(text, "cpu/csr faster at N = 16-64 (crossover N 11.3, faster above); cpu/nm2_4 never faster");
+	assert_non_null(strstr(line, cJSON_GetStringValue(cJSON_GetObjectItem(l, "name"))));
+	free(line);
+	assert_non_null(strstr(md, "\n### Speedup against N\n\n- "));
+	assert_non_null(strstr(md, "cpu/csr faster at N = 16-64 (crossover N 11.3, faster above)"));
+	free(text);
+	free(md);
+	cJSON_Delete(r);
+	fixture_fini(&fx);
+}

@@ -99,7 +99,8 @@ const struct spp_format_ops *spp_trace_format_find(const char *key)
 
 /* Run part p on row units [u0, u1) only: a copy of the buffers' header with a narrowed partition. */
 static void run_block(struct sink *s, const struct spp_encoded *w, spp_part_fn fn, int p,
-		      int64_t u0, int64_t u1, const float *x, float *y, int64_t n)
+		      int64_t u0, int64_t u1, const float *x, float *y, int64_t n,
+		      const struct spp_epi *e)
 {
 	struct spp_encoded wc = *w;
 	int64_t *const scratch[2] = {s->lo, s->rlo};
@@ -107,7 +108,7 @@ static void run_block(struct sink *s, const struct spp_encoded *w, spp_part_fn f
 	memcpy(s->impl, w->impl, s->trace->impl_size);
 	s->trace->narrow(w, s->impl, p, u0, u1, scratch);
 	wc.impl = s->impl;
-	fn(&wc, p, x, y, n, SPP_ISA_PORTABLE);
+	fn(&wc, p, x, y, n, SPP_ISA_PORTABLE, e);
 }
 
 /*
@@ -129,7 +130,7 @@ void spp_trace_run_parts(const struct spp_encoded *w, spp_part_fn fn, const floa
 		int64_t u0, u1;
 
 		if (!s) {
-			fn(w, p, x, y, n, SPP_ISA_PORTABLE);
+			fn(w, p, x, y, n, SPP_ISA_PORTABLE, &ex->epi);
 			continue;
 		}
 		s->core = (p % threads) % s->cores;
@@ -137,7 +138,7 @@ void spp_trace_run_parts(const struct spp_encoded *w, spp_part_fn fn, const floa
 		if (!lo || s->stride <= 1) {
 			if (lo)
 				s->units_total += lo[p + 1] - lo[p], s->units_sim += lo[p + 1] - lo[p];
-			fn(w, p, x, y, n, SPP_ISA_PORTABLE);
+			fn(w, p, x, y, n, SPP_ISA_PORTABLE, &ex->epi);
 			continue;
 		}
 		u0 = lo[p], u1 = lo[p + 1];
@@ -148,7 +149,7 @@ void spp_trace_run_parts(const struct spp_encoded *w, spp_part_fn fn, const floa
 			if (b % s->stride)
 				continue;
 			s->units_sim += b1 - b0;
-			run_block(s, w, fn, p, b0, b1, x, y, n);
+			run_block(s, w, fn, p, b0, b1, x, y, n, &ex->epi);
 		}
 	}
 }
@@ -214,7 +215,7 @@ int spp_sim_replay(const struct spp_sim_geometry *g, int threads, uint64_t budge
 		   struct spp_cache_figures *f, struct spp_error *err)
 {
 	const struct spp_format_ops *ops = enc->ops ? spp_trace_format_find(enc->ops->key) : NULL;
-	struct spp_exec ex = {threads, SPP_ISA_PORTABLE, NULL};
+	struct spp_exec ex = {.threads = threads, .isa = SPP_ISA_PORTABLE};
 	struct sink s;
 	double est, units, scale = 1;
 	size_t len;

@@ -38,11 +38,40 @@ const char *spp_isa_name(enum spp_isa isa);
 /* Best ISA this CPU and OS support (cpuid + xgetbv). */
 enum spp_isa spp_isa_detect(void);
 
+/*
+ * A fused epilogue: what a kernel applies to each element of Y before it
+ * stores it, y[i][j] = act(sum + bias[i]). The vector kernels apply it
+ * while the row chunk is still in registers; the portable ones over each
+ * part's rows as the part ends. ReLU is max(v, 0), NaN giving 0 as the
+ * vector max does.
+ */
+enum spp_epilogue {
+	SPP_EPILOGUE_NONE,
+	SPP_EPILOGUE_BIAS,
+	SPP_EPILOGUE_BIAS_RELU,
+	SPP_EPILOGUE_COUNT
+};
+
+struct spp_epi {
+	enum spp_epilogue kind;
+	const float *bias;  /* M entries, one per row of Y; unused with none */
+};
+
+/* "none", "bias", "bias_relu"; NULL out of range. */
+const char *spp_epilogue_name(enum spp_epilogue e);
+
+/* The epilogue of a name; -1 when unknown. */
+int spp_epilogue_parse(const char *name);
+
+/* The epilogue as its own pass over Y (m x n): the unfused comparison and the reference. */
+void spp_epilogue_apply(const struct spp_epi *e, float *y, int64_t m, int64_t n, int threads);
+
 /* Settings of one kernel call, and what it reports back. */
 struct spp_exec {
 	int threads;        /* OpenMP threads (>= 1); must equal the encode()'s */
 	enum spp_isa isa;   /* must be <= spp_isa_detect() */
 	double *busy_ns;    /* optional out: busy time of each thread, `threads` entries */
+	struct spp_epi epi; /* zero: none */
 };
 
 struct spp_format_ops;
@@ -84,7 +113,7 @@ struct spp_format_ops {
 	 */
 	int (*encode)(const struct spp_matrix *w, int threads,
 		      struct spp_encoded *out, struct spp_error *err);
-	/* y = w * x; x is K x N, y is M x N, both row-major. Returns 0. */
+	/* y = w * x (then ex->epi); x is K x N, y is M x N, both row-major. Returns 0. */
 	int (*spmm)(const struct spp_encoded *w, const float *x, float *y,
 		    int64_t n, const struct spp_exec *ex);
 	void (*release)(struct spp_encoded *e);

@@ -30,9 +30,9 @@
 
 #include "kernels/kernels.h"
 
-/* One part of a kernel: part p of w on the given ISA (kernels/cpu's drivers). */
+/* One part of a kernel: part p of w on the given ISA, epilogue e (kernels/cpu's drivers). */
 typedef void (*spp_part_fn)(const struct spp_encoded *w, int part, const float *x,
-			    float *y, int64_t n, enum spp_isa isa);
+			    float *y, int64_t n, enum spp_isa isa, const struct spp_epi *e);
 
 /* One buffer of an encoding: bytes from p. */
 struct spp_trace_buffer {

@@ -48,7 +48,7 @@ static struct cpu_case *case_new(const struct spp_device_cpu *d, const struct sp
 		spp_error_set(err, SPP_E_NOMEM, "out of memory");
 		return NULL;
 	}
-	*k = (struct cpu_case){NULL, NULL, {0}, L->w, L->x, d->y, L->n, {d->threads, d->isa, NULL}};
+	*k = (struct cpu_case){NULL, NULL, {0}, L->w, L->x, d->y, L->n, {.threads = d->threads, .isa = d->isa}};
 	return k;
 }
 

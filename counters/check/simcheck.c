@@ -76,7 +76,7 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < EVICT_BYTES; i += 64)
 		sink += evict[i];
 	if (strcmp(argv[1], "kernel") == 0) {
-		struct spp_exec ex = {1, SPP_ISA_PORTABLE, NULL};
+		struct spp_exec ex = {.threads = 1, .isa = SPP_ISA_PORTABLE};
 
 		ops->spmm(&enc, x, y, n, &ex);
 	} else if (strcmp(argv[1], "sim") == 0) {

@@ -357,8 +357,9 @@ static void act_part_c(const struct spp_encoded *w, int p, const float *x, float
 }
 
 static void act_part(const struct spp_encoded *w, int p, const float *x, float *y, int64_t n,
-		     enum spp_isa isa)
+		     enum spp_isa isa, const struct spp_epi *e)
 {
+	(void)e; /* applied by act_spmm after every part */
 #if CPU_X86
 	if (isa == SPP_ISA_AVX512 && w->ops == &spp_cpu_csr_act) {
 		const struct cpu_act *a = w->impl;
@@ -381,6 +382,12 @@ static int act_spmm(const struct spp_encoded *w, const float *x, float *y, int64
 	if (n > 1 && w->ops != &spp_cpu_csc)
 		mark_rows(x, w->k, n, a->xnz);
 	cpu_run_parts(w, act_part, x, y, n, ex);
+	/*
+	 * Not fused: csc scatters into rows that several parts share, so no
+	 * part knows when a row is complete; the activation kernels apply the
+	 * epilogue as a pass of its own.
+	 */
+	spp_epilogue_apply(&ex->epi, y, w->m, n, ex->threads);
 	return 0;
 }
 

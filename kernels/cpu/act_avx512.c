@@ -44,7 +44,7 @@ INL512 void act_chunk512(const int nv, const int full, const struct cpu_csr *c, 
 				}
 				if (live || first)
 					seg(nv, full, mt, 0, col, val, live, x + t * c->tile_w * n, n,
-					    y + i * n, first);
+					    y + i * n, first, NULL, i);
 				first = 0;
 			}
 		}
@@ -58,7 +58,7 @@ CPU_AVX512 void cpu_csr_act_part_avx512(const struct spp_encoded *w, const uint8
 
 	if (n == 1) {
 		/* csr's gathers, each product of a zero x masked off */
-		csr_rows_n1(c, w->m, r0, r1, x, y, 1);
+		csr_rows_n1(c, w->m, r0, r1, x, y, 1, NULL);
 		return;
 	}
 	for (int64_t j0 = 0; j0 < n; j0 += 64) {

@@ -94,7 +94,7 @@ out:
 
 /* Portable: column by column of each row, a value per set bit. */
 static void bitmask_part_c(const struct spp_encoded *w, int64_t r0, int64_t r1,
-			   const float *x, float *y, int64_t n)
+			   const float *x, float *y, int64_t n, const struct spp_epi *e)
 {
 	const struct cpu_bitmask *b = w->impl;
 	int64_t k = w->k;
@@ -114,7 +114,7 @@ static void bitmask_part_c(const struct spp_encoded *w, int64_t r0, int64_t r1,
 					s += b->val[off++] * x[c];
 				}
 			SPP_TRACE_STORE(&y[i], 4);
-			y[i] = s;
+			y[i] = cpu_epi1(e, i, s);
 		}
 		return;
 	}
@@ -147,17 +147,18 @@ static void bitmask_part_c(const struct spp_encoded *w, int64_t r0, int64_t r1,
 			}
 		}
 	}
+	cpu_epi_rows(e, y, r0, r1, n);
 }
 
 static void bitmask_part(const struct spp_encoded *w, int p, const float *x,
-			 float *y, int64_t n, enum spp_isa isa)
+			 float *y, int64_t n, enum spp_isa isa, const struct spp_epi *e)
 {
 	const struct cpu_bitmask *b = w->impl;
 	int64_t r0 = b->lo[p], r1 = b->lo[p + 1];
 
 	if (r0 >= r1)
 		return;
-	CPU_ISA_CALL(isa, cpu_bitmask_part, bitmask_part_c, (w, r0, r1, x, y, n));
+	CPU_ISA_CALL(isa, cpu_bitmask_part, bitmask_part_c, (w, r0, r1, x, y, n, e));
 }
 
 static int bitmask_spmm(const struct spp_encoded *w, const float *x, float *y,

@@ -31,10 +31,10 @@ SIMD_INL uint64_t mask_word(const uint8_t *mr, int64_t c, int64_t k)
 	return wd & ((1ull << left) - 1);
 }
 
-/* N >= 2: one Y row chunk in registers, a non-zero per set bit. */
+/* N >= 2: one Y row chunk in registers, a non-zero per set bit; stored through the epilogue e. */
 SIMD_INL void bm_row(const int nv, const int full, simd_m mt,
 		     const uint8_t *mr, const float *val, int64_t k,
-		     const float *x, int64_t n, float *yr)
+		     const float *x, int64_t n, float *yr, const struct spp_epi *e, int64_t row)
 {
 	simd_f a[2][4];
 
@@ -64,18 +64,19 @@ SIMD_INL void bm_row(const int nv, const int full, simd_m mt,
 	}
 #pragma GCC unroll 4
 	for (int v = 0; v < nv; v++)
-		simd_st(full || v < nv - 1, mt, yr + SIMD_VL * v, simd_add(a[0][v], a[1][v]));
+		simd_st(full || v < nv - 1, mt, yr + SIMD_VL * v, simd_epi(e, row, simd_add(a[0][v], a[1][v])));
 }
 
 SIMD_TARGET void SIMD_NAME(cpu_bitmask_part)(const struct spp_encoded *w, int64_t r0,
-					     int64_t r1, const float *x, float *y, int64_t n)
+					     int64_t r1, const float *x, float *y, int64_t n,
+					     const struct spp_epi *e)
 {
 	const struct cpu_bitmask *b = w->impl;
 	int64_t k = w->k;
 
 	if (n == 1) {
 		for (int64_t i = r0; i < r1; i++)
-			y[i] = bm_dot(b->mask + i * b->stride, b->val + b->ptr[i], k, x);
+			y[i] = cpu_epi1(e, i, bm_dot(b->mask + i * b->stride, b->val + b->ptr[i], k, x));
 		return;
 	}
 	for (int64_t j0 = 0; j0 < n; j0 += SIMD_CHUNK) {
@@ -86,7 +87,7 @@ SIMD_TARGET void SIMD_NAME(cpu_bitmask_part)(const struct spp_encoded *w, int64_
 			const uint8_t *mr = b->mask + i * b->stride;
 			const float *val = b->val + b->ptr[i];
 
-#define BM_BODY(nv, full) bm_row(nv, full, mt, mr, val, k, x + j0, n, y + i * n + j0)
+#define BM_BODY(nv, full) bm_row(nv, full, mt, mr, val, k, x + j0, n, y + i * n + j0, e, i)
 			SIMD_CHUNK_DISPATCH(cw, BM_BODY);
 #undef BM_BODY
 		}

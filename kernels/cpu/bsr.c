@@ -124,7 +124,7 @@ out:
  * column of the block, every row of the block.
  */
 static void bsr_part_c(const struct spp_encoded *w, int64_t b0, int64_t b1,
-		       const float *x, float *y, int64_t n)
+		       const float *x, float *y, int64_t n, const struct spp_epi *e)
 {
 	const struct cpu_bsr *s = w->impl;
 	int64_t b = s->b, cwmax = 256 / b;
@@ -163,17 +163,18 @@ static void bsr_part_c(const struct spp_encoded *w, int64_t b0, int64_t b1,
 			}
 		}
 	}
+	cpu_epi_rows(e, y, b0 * b, b1 * b < w->m ? b1 * b : w->m, n);
 }
 
 static void bsr_part(const struct spp_encoded *w, int p, const float *x,
-		     float *y, int64_t n, enum spp_isa isa)
+		     float *y, int64_t n, enum spp_isa isa, const struct spp_epi *e)
 {
 	const struct cpu_bsr *s = w->impl;
 	int64_t b0 = s->lo[p], b1 = s->lo[p + 1];
 
 	if (b0 >= b1)
 		return;
-	CPU_ISA_CALL(isa, cpu_bsr_part, bsr_part_c, (w, b0, b1, x, y, n));
+	CPU_ISA_CALL(isa, cpu_bsr_part, bsr_part_c, (w, b0, b1, x, y, n, e));
 }
 
 static int bsr_spmm(const struct spp_encoded *w, const float *x, float *y,

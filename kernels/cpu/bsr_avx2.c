@@ -10,7 +10,8 @@
  */
 INL256 void bsr_tile256(const int B, const int rg, const int nv, const int full,
 			const struct cpu_bsr *s, int64_t br, int r0, int64_t k,
-			int64_t rr, const float *x, float *y, int64_t n, __m256i mt)
+			int64_t rr, const float *x, float *y, int64_t n, __m256i mt,
+			const struct spp_epi *e)
 {
 	__m256 a[8][4];
 
@@ -46,12 +47,13 @@ INL256 void bsr_tile256(const int B, const int rg, const int nv, const int full,
 		if (r0 + r < rr)
 #pragma GCC unroll 4
 			for (int v = 0; v < nv; v++)
-				simd_st(full || v < nv - 1, mt, y + (br * B + r0 + r) * n + 8 * v, a[r][v]);
+				simd_st(full || v < nv - 1, mt, y + (br * B + r0 + r) * n + 8 * v,
+					simd_epi(e, br * B + r0 + r, a[r][v]));
 }
 
 /* N = 1: one accumulator per block row (B = 16: two ymm per row). */
 INL256 void bsr_vec256(const int B, const struct cpu_bsr *s, int64_t br,
-		       int64_t k, int64_t rr, const float *x, float *y)
+		       int64_t k, int64_t rr, const float *x, float *y, const struct spp_epi *e)
 {
 	__m256 a[16];
 	__m128 h[4];
@@ -91,16 +93,16 @@ INL256 void bsr_vec256(const int B, const struct cpu_bsr *s, int64_t br,
 
 			t = _mm_add_ps(t, _mm_movehl_ps(t, t));
 			t = _mm_add_ss(t, _mm_movehdup_ps(t));
-			y[br * B + r] = _mm_cvtss_f32(t);
+			y[br * B + r] = cpu_epi1(e, br * B + r, _mm_cvtss_f32(t));
 		} else {
-			y[br * B + r] = hsum256(a[r]);
+			y[br * B + r] = cpu_epi1(e, br * B + r, hsum256(a[r]));
 		}
 	}
 }
 
 INL256 void bsr_rows256(const int B, const struct cpu_bsr *s, int64_t b0,
 			int64_t b1, int64_t m, int64_t k, const float *x,
-			float *y, int64_t n)
+			float *y, int64_t n, const struct spp_epi *e)
 {
 	const int nvmax = B == 4 ? 2 : 1, rg = B == 4 ? 4 : 8;
 	const int64_t cwmax = 8 * nvmax;
@@ -109,7 +111,7 @@ INL256 void bsr_rows256(const int B, const struct cpu_bsr *s, int64_t b0,
 		int64_t rr = m - br * B < B ? m - br * B : B;
 
 		if (n == 1) {
-			bsr_vec256(B, s, br, k, rr, x, y);
+			bsr_vec256(B, s, br, k, rr, x, y, e);
 			continue;
 		}
 		for (int64_t j0 = 0; j0 < n; j0 += cwmax) {
@@ -119,28 +121,28 @@ INL256 void bsr_rows256(const int B, const struct cpu_bsr *s, int64_t b0,
 
 			for (int r0 = 0; r0 < B && r0 < rr; r0 += rg) {
 				if (nv == 2 && full)
-					bsr_tile256(B, rg, B == 4 ? 2 : 1, 1, s, br, r0, k, rr, x + j0, y + j0, n, mt);
+					bsr_tile256(B, rg, B == 4 ? 2 : 1, 1, s, br, r0, k, rr, x + j0, y + j0, n, mt, e);
 				else if (nv == 2)
-					bsr_tile256(B, rg, B == 4 ? 2 : 1, 0, s, br, r0, k, rr, x + j0, y + j0, n, mt);
+					bsr_tile256(B, rg, B == 4 ? 2 : 1, 0, s, br, r0, k, rr, x + j0, y + j0, n, mt, e);
 				else if (full)
-					bsr_tile256(B, rg, 1, 1, s, br, r0, k, rr, x + j0, y + j0, n, mt);
+					bsr_tile256(B, rg, 1, 1, s, br, r0, k, rr, x + j0, y + j0, n, mt, e);
 				else
-					bsr_tile256(B, rg, 1, 0, s, br, r0, k, rr, x + j0, y + j0, n, mt);
+					bsr_tile256(B, rg, 1, 0, s, br, r0, k, rr, x + j0, y + j0, n, mt, e);
 			}
 		}
 	}
 }
 
 CPU_AVX2 void cpu_bsr_part_avx2(const struct spp_encoded *w, int64_t b0,
-				int64_t b1, const float *x, float *y, int64_t n)
+				int64_t b1, const float *x, float *y, int64_t n, const struct spp_epi *e)
 {
 	const struct cpu_bsr *s = w->impl;
 
 	if (s->b == 4)
-		bsr_rows256(4, s, b0, b1, w->m, w->k, x, y, n);
+		bsr_rows256(4, s, b0, b1, w->m, w->k, x, y, n, e);
 	else if (s->b == 8)
-		bsr_rows256(8, s, b0, b1, w->m, w->k, x, y, n);
+		bsr_rows256(8, s, b0, b1, w->m, w->k, x, y, n, e);
 	else
-		bsr_rows256(16, s, b0, b1, w->m, w->k, x, y, n);
+		bsr_rows256(16, s, b0, b1, w->m, w->k, x, y, n, e);
 }
 #endif

@@ -164,8 +164,13 @@ INL512 void bsr_rows512(const int B, const struct cpu_bsr *s, int64_t b0,
 	}
 }
 
+/*
+ * The epilogue over the part's rows as it ends, not yet in registers: the
+ * machine this was written on has no AVX-512 to check or time it.
+ */
 CPU_AVX512 void cpu_bsr_part_avx512(const struct spp_encoded *w, int64_t b0,
-				    int64_t b1, const float *x, float *y, int64_t n)
+				    int64_t b1, const float *x, float *y, int64_t n,
+				    const struct spp_epi *e)
 {
 	const struct cpu_bsr *s = w->impl;
 
@@ -175,5 +180,6 @@ CPU_AVX512 void cpu_bsr_part_avx512(const struct spp_encoded *w, int64_t b0,
 		bsr_rows512(8, s, b0, b1, w->m, w->k, x, y, n);
 	else
 		bsr_rows512(16, s, b0, b1, w->m, w->k, x, y, n);
+	cpu_epi_rows(e, y, b0 * s->b, b1 * s->b < w->m ? b1 * s->b : w->m, n);
 }
 #endif

@@ -156,7 +156,7 @@ void cpu_run_parts(const struct spp_encoded *w, cpu_part_fn fn, const float *x,
 
 		/* a runtime that grants fewer threads still runs every part */
 		for (int p = t; n > 0 && p < w->nparts; p += nt)
-			fn(w, p, x, y, n, ex->isa);
+			fn(w, p, x, y, n, ex->isa, &ex->epi);
 		if (ex->busy_ns && t < threads)
 			ex->busy_ns[t] = cpu_now_ns() - t0;
 	}

@@ -93,7 +93,8 @@ out:
 
 /* Portable: zero the part's rows, then per 64-column chunk every triplet. */
 static void coo_part_c(const struct spp_encoded *w, int64_t z0, int64_t z1,
-		       int64_t r0, int64_t r1, const float *x, float *y, int64_t n)
+		       int64_t r0, int64_t r1, const float *x, float *y, int64_t n,
+		       const struct spp_epi *e)
 {
 	const struct cpu_coo *c = w->impl;
 
@@ -119,17 +120,18 @@ static void coo_part_c(const struct spp_encoded *w, int64_t z0, int64_t z1,
 				yr[q] += v * xr[q];
 		}
 	}
+	cpu_epi_rows(e, y, r0, r1, n);
 }
 
 static void coo_part(const struct spp_encoded *w, int p, const float *x,
-		     float *y, int64_t n, enum spp_isa isa)
+		     float *y, int64_t n, enum spp_isa isa, const struct spp_epi *e)
 {
 	const struct cpu_coo *c = w->impl;
 	int64_t z0 = c->lo[p], z1 = c->lo[p + 1], r0 = c->rlo[p], r1 = c->rlo[p + 1];
 
 	if (r0 >= r1)
 		return;
-	CPU_ISA_CALL(isa, cpu_coo_part, coo_part_c, (w, z0, z1, r0, r1, x, y, n));
+	CPU_ISA_CALL(isa, cpu_coo_part, coo_part_c, (w, z0, z1, r0, r1, x, y, n, e));
 }
 
 static int coo_spmm(const struct spp_encoded *w, const float *x, float *y,

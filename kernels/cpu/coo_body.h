@@ -6,6 +6,7 @@
 #ifndef SPP_KERNELS_CPU_COO_BODY_H
 #define SPP_KERNELS_CPU_COO_BODY_H
 
+#include <math.h>
 #include <string.h>
 
 #include "kernels/cpu/cpu.h"
@@ -13,31 +14,45 @@
 #if CPU_X86
 #include "kernels/cpu/seg.h"
 
+/* A row with no non-zeros: cw columns of the epilogue of zero. */
+SIMD_INL void coo_empty_row(float *yr, int64_t cw, const struct spp_epi *e, int64_t row)
+{
+	float v = cpu_epi1(e, row, 0.0f);
+
+	if (v == 0.0f && !signbit(v)) {
+		memset(yr, 0, (size_t)cw * sizeof(*yr));
+		return;
+	}
+	for (int64_t j = 0; j < cw; j++)
+		yr[j] = v;
+}
+
 SIMD_INL void coo_chunk(const int nv, const int full, const struct cpu_coo *c,
 			int64_t z0, int64_t z1, int64_t r0, int64_t r1,
-			const float *x, float *y, int64_t n, int64_t cw, simd_m mt)
+			const float *x, float *y, int64_t n, int64_t cw, simd_m mt,
+			const struct spp_epi *e)
 {
 	int64_t cur = r0, z = z0;
 
 	while (z < z1) {
 		int32_t r = c->row[z];
-		int64_t e = z + 1;
+		int64_t q = z + 1;
 
-		while (e < z1 && c->row[e] == r)
-			e++;
+		while (q < z1 && c->row[q] == r)
+			q++;
 		for (; cur < r; cur++)
-			memset(y + cur * n, 0, (size_t)cw * sizeof(*y));
-		seg(nv, full, mt, 0, c->col + z, c->val + z, e - z, x, n, y + (int64_t)r * n, 1);
+			coo_empty_row(y + cur * n, cw, e, cur);
+		seg(nv, full, mt, 0, c->col + z, c->val + z, q - z, x, n, y + (int64_t)r * n, 1, e, r);
 		cur = (int64_t)r + 1;
-		z = e;
+		z = q;
 	}
 	for (; cur < r1; cur++)
-		memset(y + cur * n, 0, (size_t)cw * sizeof(*y));
+		coo_empty_row(y + cur * n, cw, e, cur);
 }
 
 SIMD_TARGET void SIMD_NAME(cpu_coo_part)(const struct spp_encoded *w, int64_t z0,
 					 int64_t z1, int64_t r0, int64_t r1,
-					 const float *x, float *y, int64_t n)
+					 const float *x, float *y, int64_t n, const struct spp_epi *ep)
 {
 	const struct cpu_coo *c = w->impl;
 
@@ -51,20 +66,20 @@ SIMD_TARGET void SIMD_NAME(cpu_coo_part)(const struct spp_encoded *w, int64_t z0
 			while (e < z1 && c->row[e] == r)
 				e++;
 			for (; cur < r; cur++)
-				y[cur] = 0;
-			y[r] = simd_hsum(dot(0, 0, c->col + z, c->val + z, e - z, x, simd_zero()));
+				y[cur] = cpu_epi1(ep, cur, 0.0f);
+			y[r] = cpu_epi1(ep, r, simd_hsum(dot(0, 0, c->col + z, c->val + z, e - z, x, simd_zero())));
 			cur = (int64_t)r + 1;
 			z = e;
 		}
 		for (; cur < r1; cur++)
-			y[cur] = 0;
+			y[cur] = cpu_epi1(ep, cur, 0.0f);
 		return;
 	}
 	for (int64_t j0 = 0; j0 < n; j0 += SIMD_CHUNK) {
 		int64_t cw = n - j0 < SIMD_CHUNK ? n - j0 : SIMD_CHUNK;
 		simd_m mt = simd_chunk_tail(cw);
 
-#define COO_BODY(nv, full) coo_chunk(nv, full, c, z0, z1, r0, r1, x + j0, y + j0, n, cw, mt)
+#define COO_BODY(nv, full) coo_chunk(nv, full, c, z0, z1, r0, r1, x + j0, y + j0, n, cw, mt, ep)
 		SIMD_CHUNK_DISPATCH(cw, COO_BODY);
 #undef COO_BODY
 	}

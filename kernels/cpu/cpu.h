@@ -92,6 +92,21 @@ void cpu_release_common(struct spp_encoded *e);
  * recording each thread's busy time when ex->busy_ns is set.
  */
 typedef spp_part_fn cpu_part_fn;
+
+/* The fused epilogue on one element of row `row` (e NULL or none: v); ReLU as the vector max. */
+static inline float cpu_epi1(const struct spp_epi *e, int64_t row, float v)
+{
+	if (!e || e->kind == SPP_EPILOGUE_NONE)
+		return v;
+	v += e->bias[row];
+	return e->kind == SPP_EPILOGUE_BIAS_RELU ? (v > 0 ? v : 0.0f) : v;
+}
+
+/*
+ * The epilogue over rows [r0, r1) of Y (n columns) in place, by the part
+ * that computed them as it ends: the portable kernels' fusion.
+ */
+void cpu_epi_rows(const struct spp_epi *e, float *y, int64_t r0, int64_t r1, int64_t n);
 void cpu_run_parts(const struct spp_encoded *w, cpu_part_fn fn, const float *x,
 		   float *y, int64_t n, const struct spp_exec *ex);
 
@@ -178,25 +193,25 @@ static inline __attribute__((always_inline)) float cpu_nm_dot_scalar(const struc
 
 #if CPU_X86
 void cpu_csr_part_avx512(const struct spp_encoded *w, int64_t r0, int64_t r1,
-			 const float *x, float *y, int64_t n);
+			 const float *x, float *y, int64_t n, const struct spp_epi *e);
 void cpu_csr_part_avx2(const struct spp_encoded *w, int64_t r0, int64_t r1,
-		       const float *x, float *y, int64_t n);
+		       const float *x, float *y, int64_t n, const struct spp_epi *e);
 void cpu_coo_part_avx512(const struct spp_encoded *w, int64_t z0, int64_t z1,
-			 int64_t r0, int64_t r1, const float *x, float *y, int64_t n);
+			 int64_t r0, int64_t r1, const float *x, float *y, int64_t n, const struct spp_epi *e);
 void cpu_coo_part_avx2(const struct spp_encoded *w, int64_t z0, int64_t z1,
-		       int64_t r0, int64_t r1, const float *x, float *y, int64_t n);
+		       int64_t r0, int64_t r1, const float *x, float *y, int64_t n, const struct spp_epi *e);
 void cpu_bsr_part_avx512(const struct spp_encoded *w, int64_t b0, int64_t b1,
-			 const float *x, float *y, int64_t n);
+			 const float *x, float *y, int64_t n, const struct spp_epi *e);
 void cpu_bsr_part_avx2(const struct spp_encoded *w, int64_t b0, int64_t b1,
-		       const float *x, float *y, int64_t n);
+		       const float *x, float *y, int64_t n, const struct spp_epi *e);
 void cpu_bitmask_part_avx512(const struct spp_encoded *w, int64_t r0, int64_t r1,
-			     const float *x, float *y, int64_t n);
+			     const float *x, float *y, int64_t n, const struct spp_epi *e);
 void cpu_bitmask_part_avx2(const struct spp_encoded *w, int64_t r0, int64_t r1,
-			   const float *x, float *y, int64_t n);
+			   const float *x, float *y, int64_t n, const struct spp_epi *e);
 void cpu_nm_part_avx512(const struct spp_encoded *w, int64_t r0, int64_t r1,
-			const float *x, float *y, int64_t n);
+			const float *x, float *y, int64_t n, const struct spp_epi *e);
 void cpu_nm_part_avx2(const struct spp_encoded *w, int64_t r0, int64_t r1,
-		      const float *x, float *y, int64_t n);
+		      const float *x, float *y, int64_t n, const struct spp_epi *e);
 /* csr_act on a csr encoding w: at n >= 2 skipping columns whose xnz flag is 0, at n = 1 zeros of x. */
 void cpu_csr_act_part_avx512(const struct spp_encoded *w, const uint8_t *xnz, int64_t r0,
 			     int64_t r1, const float *x, float *y, int64_t n);

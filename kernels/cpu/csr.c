@@ -112,7 +112,7 @@ out:
  * every row of the part; at N >= 2 per 64-column chunk of Y.
  */
 static void csr_part_c(const struct spp_encoded *w, int64_t r0, int64_t r1,
-		       const float *x, float *y, int64_t n)
+		       const float *x, float *y, int64_t n, const struct spp_epi *e)
 {
 	const struct cpu_csr *c = w->impl;
 	int64_t m = w->m;
@@ -134,6 +134,7 @@ static void csr_part_c(const struct spp_encoded *w, int64_t r0, int64_t r1,
 				SPP_TRACE_STORE(&y[i], 4);
 				y[i] = t == 0 ? s : y[i] + s;
 			}
+		cpu_epi_rows(e, y, r0, r1, n);
 		return;
 	}
 	for (int64_t j0 = 0; j0 < n; j0 += 64) {
@@ -163,17 +164,18 @@ static void csr_part_c(const struct spp_encoded *w, int64_t r0, int64_t r1,
 				}
 			}
 	}
+	cpu_epi_rows(e, y, r0, r1, n);
 }
 
 static void csr_part(const struct spp_encoded *w, int p, const float *x,
-		     float *y, int64_t n, enum spp_isa isa)
+		     float *y, int64_t n, enum spp_isa isa, const struct spp_epi *e)
 {
 	const struct cpu_csr *c = w->impl;
 	int64_t r0 = c->lo[p], r1 = c->lo[p + 1];
 
 	if (r0 >= r1)
 		return;
-	CPU_ISA_CALL(isa, cpu_csr_part, csr_part_c, (w, r0, r1, x, y, n));
+	CPU_ISA_CALL(isa, cpu_csr_part, csr_part_c, (w, r0, r1, x, y, n, e));
 }
 
 static int csr_spmm(const struct spp_encoded *w, const float *x, float *y,

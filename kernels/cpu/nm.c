@@ -140,7 +140,7 @@ out:
  * tile, every row of the part, slot by slot.
  */
 static void nm_part_c(const struct spp_encoded *w, int64_t r0, int64_t r1,
-		      const float *x, float *y, int64_t n)
+		      const float *x, float *y, int64_t n, const struct spp_epi *e)
 {
 	const struct cpu_nm *s = w->impl;
 	int64_t keep = s->keep, group = s->group, slots = s->groups * keep;
@@ -159,7 +159,7 @@ static void nm_part_c(const struct spp_encoded *w, int64_t r0, int64_t r1,
 					acc += s->val[sl] * x[g * group + cpu_nm_pos(s, sl)];
 				}
 			SPP_TRACE_STORE(&y[i], 4);
-			y[i] = acc;
+			y[i] = cpu_epi1(e, i, acc);
 		}
 		return;
 	}
@@ -196,17 +196,18 @@ static void nm_part_c(const struct spp_encoded *w, int64_t r0, int64_t r1,
 				break;
 		}
 	}
+	cpu_epi_rows(e, y, r0, r1, n);
 }
 
 static void nm_part(const struct spp_encoded *w, int p, const float *x,
-		    float *y, int64_t n, enum spp_isa isa)
+		    float *y, int64_t n, enum spp_isa isa, const struct spp_epi *e)
 {
 	const struct cpu_nm *s = w->impl;
 	int64_t r0 = s->lo[p], r1 = s->lo[p + 1];
 
 	if (r0 >= r1)
 		return;
-	CPU_ISA_CALL(isa, cpu_nm_part, nm_part_c, (w, r0, r1, x, y, n));
+	CPU_ISA_CALL(isa, cpu_nm_part, nm_part_c, (w, r0, r1, x, y, n, e));
 }
 
 static int nm_spmm(const struct spp_encoded *w, const float *x, float *y,

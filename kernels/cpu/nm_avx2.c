@@ -54,7 +54,7 @@ INL256 float nm_dot256(const struct cpu_nm *s, int64_t row, const float *x)
  * columns would run past K, and the last partial step, go slot by slot.
  */
 INL256 void nm_rows256_perm(const int wide, const int nr, const struct cpu_nm *s, int64_t row,
-			    const float *x, int64_t k, float *y)
+			    const float *x, int64_t k, float *y, const struct spp_epi *e)
 {
 	const int64_t keep = s->keep, group = s->group, slots = s->groups * keep;
 	const int64_t win = wide ? 32 : 16;
@@ -105,7 +105,7 @@ INL256 void nm_rows256_perm(const int wide, const int nr, const struct cpu_nm *s
 
 		for (int64_t sl = t * 8; sl < slots; sl++)
 			acc += s->val[S0 + sl] * x[sl / keep * group + cpu_nm_pos(s, S0 + sl)];
-		y[row + u] = hsum256(a[u]) + acc;
+		y[row + u] = cpu_epi1(e, row + u, hsum256(a[u]) + acc);
 	}
 }
 
@@ -155,7 +155,7 @@ INL256 void nm_rows256_perm(const int wide, const int nr, const struct cpu_nm *s
 /* N >= 2: a Y row chunk in registers over the slots of groups [g0, g1). */
 INL256 void nm_seg256(const int nv, const int full, __m256i mt, const int fast,
 		      const struct cpu_nm *s, int64_t S0, int64_t g0, int64_t g1,
-		      const float *x, int64_t n, float *yr, int zero)
+		      const float *x, int64_t n, float *yr, int zero, const struct spp_epi *e, int64_t row)
 {
 	__m256 a[2][4];
 
@@ -177,7 +177,7 @@ INL256 void nm_seg256(const int nv, const int full, __m256i mt, const int fast,
 #undef NM_SEG_BODY
 #pragma GCC unroll 4
 	for (int v = 0; v < nv; v++)
-		simd_st(full || v < nv - 1, mt, yr + 8 * v, _mm256_add_ps(a[0][v], a[1][v]));
+		simd_st(full || v < nv - 1, mt, yr + 8 * v, simd_epi(e, row, _mm256_add_ps(a[0][v], a[1][v])));
 }
 
 /*
@@ -186,7 +186,8 @@ INL256 void nm_seg256(const int nv, const int full, __m256i mt, const int fast,
  * for eight FMAs instead of four.
  */
 INL256 void nm_seg256_64(const int fast, const struct cpu_nm *s, int64_t S0, int64_t g0, int64_t g1,
-			 const float *x, int64_t n, float *yr, int zero)
+			 const float *x, int64_t n, float *yr, int zero, const struct spp_epi *e,
+			 int64_t row)
 {
 	__m256 a[8];
 
@@ -204,14 +205,14 @@ INL256 void nm_seg256_64(const int fast, const struct cpu_nm *s, int64_t S0, int
 #undef NM_SEG_BODY
 #pragma GCC unroll 8
 	for (int v = 0; v < 8; v++)
-		_mm256_storeu_ps(yr + 8 * v, a[v]);
+		_mm256_storeu_ps(yr + 8 * v, simd_epi(e, row, a[v]));
 }
 
 #define NM_ROW_BLOCK 32
 
 INL256 void nm_chunk256(const int nv, const int full, const struct cpu_nm *s,
 			int64_t r0, int64_t r1, const float *x, float *y,
-			int64_t n, __m256i mt)
+			int64_t n, __m256i mt, const struct spp_epi *e)
 {
 	int64_t slots = s->groups * s->keep;
 	/* 8 slots over whole groups, every X row offset in int32 */
@@ -232,20 +233,22 @@ INL256 void nm_chunk256(const int nv, const int full, const struct cpu_nm *s,
 
 		do {
 			int64_t g1 = g0 + s->tile_g < s->groups ? g0 + s->tile_g : s->groups;
+			const struct spp_epi *et = g1 == s->groups ? e : NULL;
 
 			for (int64_t i = b0; i < b1; i++)
 				if (nv == 8)
-					nm_seg256_64(fast, s, i * slots, g0, g1, x, n, y + i * n, g0 == 0);
+					nm_seg256_64(fast, s, i * slots, g0, g1, x, n, y + i * n, g0 == 0, et, i);
 				else
 					nm_seg256(nv, full, mt, fast, s, i * slots, g0, g1, x, n, y + i * n,
-						  g0 == 0);
+						  g0 == 0, et, i);
 			g0 = g1;
 		} while (g0 < s->groups);
 	}
 }
 
 CPU_AVX2 void cpu_nm_part_avx2(const struct spp_encoded *w, int64_t r0,
-			       int64_t r1, const float *x, float *y, int64_t n)
+			       int64_t r1, const float *x, float *y, int64_t n,
+			       const struct spp_epi *e)
 {
 	const struct cpu_nm *s = w->impl;
 
@@ -257,15 +260,15 @@ CPU_AVX2 void cpu_nm_part_avx2(const struct spp_encoded *w, int64_t r0,
 
 		if (win == 16 || win == 32) {
 			for (; i + 4 <= r1; i += 4)
-				win == 16 ? nm_rows256_perm(0, 4, s, i, x, w->k, y)
-					  : nm_rows256_perm(1, 4, s, i, x, w->k, y);
+				win == 16 ? nm_rows256_perm(0, 4, s, i, x, w->k, y, e)
+					  : nm_rows256_perm(1, 4, s, i, x, w->k, y, e);
 			for (; i < r1; i++)
-				win == 16 ? nm_rows256_perm(0, 1, s, i, x, w->k, y)
-					  : nm_rows256_perm(1, 1, s, i, x, w->k, y);
+				win == 16 ? nm_rows256_perm(0, 1, s, i, x, w->k, y, e)
+					  : nm_rows256_perm(1, 1, s, i, x, w->k, y, e);
 		}
 		for (; i < r1; i++)
-			y[i] = 8 % s->keep == 0 && s->bits <= 7 ? nm_dot256(s, i, x)
-								 : cpu_nm_dot_scalar(s, i, x);
+			y[i] = cpu_epi1(e, i, 8 % s->keep == 0 && s->bits <= 7 ? nm_dot256(s, i, x)
+									       : cpu_nm_dot_scalar(s, i, x));
 		return;
 	}
 	for (int64_t j0 = 0; j0 < n; j0 += 32) {
@@ -273,11 +276,11 @@ CPU_AVX2 void cpu_nm_part_avx2(const struct spp_encoded *w, int64_t r0,
 		__m256i mt = tail_mask256(cw % 8 ? cw % 8 : 8);
 
 		if (n - j0 >= 64) {
-			nm_chunk256(8, 1, s, r0, r1, x + j0, y + j0, n, mt);
+			nm_chunk256(8, 1, s, r0, r1, x + j0, y + j0, n, mt, e);
 			j0 += 32;
 			continue;
 		}
-#define NM_BODY(nv, full) nm_chunk256(nv, full, s, r0, r1, x + j0, y + j0, n, mt)
+#define NM_BODY(nv, full) nm_chunk256(nv, full, s, r0, r1, x + j0, y + j0, n, mt, e)
 		SIMD_CHUNK_DISPATCH(cw, NM_BODY);
 #undef NM_BODY
 	}

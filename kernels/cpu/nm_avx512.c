@@ -231,8 +231,10 @@ INL512 void nm_chunk512(const int nv, const int full, const int KEEP, const int 
 	} while (g0 < s->groups);
 }
 
+/* The epilogue as in bsr_avx512.c: over the part's rows as it ends (no AVX-512 here to check it). */
 CPU_AVX512 void cpu_nm_part_avx512(const struct spp_encoded *w, int64_t r0,
-				   int64_t r1, const float *x, float *y, int64_t n)
+				   int64_t r1, const float *x, float *y, int64_t n,
+				   const struct spp_epi *e)
 {
 	const struct cpu_nm *s = w->impl;
 
@@ -249,6 +251,7 @@ CPU_AVX512 void cpu_nm_part_avx512(const struct spp_encoded *w, int64_t r0,
 			else
 				y[i] = nm_dot512(4, s, i, w->k, x);
 		}
+		cpu_epi_rows(e, y, r0, r1, 1);
 		return;
 	}
 	for (int64_t j0 = 0; j0 < n; j0 += 64) {
@@ -272,5 +275,6 @@ CPU_AVX512 void cpu_nm_part_avx512(const struct spp_encoded *w, int64_t r0,
 		}
 #undef NM_BODY
 	}
+	cpu_epi_rows(e, y, r0, r1, n);
 }
 #endif

@@ -4,7 +4,9 @@
  *
  * seg: one Y row chunk of nv vectors (the last masked by mt unless
  * `full`) += sum over a segment of (value, column) of value * X row.
- * Columns are int32 (ci = 0) or uint16 (ci = 1), relative to x.
+ * Columns are int32 (ci = 0) or uint16 (ci = 1), relative to x. With e
+ * (the segment that completes the row: NULL otherwise) the chunk is
+ * stored through the fused epilogue of row `row`.
  * The chunk stays in registers for the whole segment, with two sets of
  * accumulators so that consecutive non-zeros do not wait on one FMA chain
  * (four sets measured no faster; on AVX2 two sets of 4 ymm leave room in
@@ -22,7 +24,7 @@
 #if CPU_X86
 SIMD_INL void seg(const int nv, const int full, simd_m mt,
 		  const int ci, const void *col, const float *val, int64_t len,
-		  const float *x, int64_t n, float *yr, int zero)
+		  const float *x, int64_t n, float *yr, int zero, const struct spp_epi *e, int64_t row)
 {
 	simd_f a[2][4];
 	int64_t j = 0;
@@ -57,7 +59,7 @@ SIMD_INL void seg(const int nv, const int full, simd_m mt,
 	}
 #pragma GCC unroll 4
 	for (int v = 0; v < nv; v++)
-		simd_st(full || v < nv - 1, mt, yr + SIMD_VL * v, simd_add(a[0][v], a[1][v]));
+		simd_st(full || v < nv - 1, mt, yr + SIMD_VL * v, simd_epi(e, row, simd_add(a[0][v], a[1][v])));
 }
 
 SIMD_INL simd_f dot(const int ci, const int skip, const void *col, const float *val, int64_t len,
@@ -99,10 +101,11 @@ SIMD_INL simd_f dot(const int ci, const int skip, const void *col, const float *
 
 /*
  * csr at N = 1 (csr.c's layout), rows r0..r1 of an m-row matrix, tile by
- * tile so that W streams in storage order; skip as in dot.
+ * tile so that W streams in storage order; skip as in dot; the last tile
+ * stores through the epilogue e.
  */
 SIMD_INL void csr_rows_n1(const struct cpu_csr *c, int64_t m, int64_t r0, int64_t r1,
-			  const float *x, float *y, const int skip)
+			  const float *x, float *y, const int skip, const struct spp_epi *e)
 {
 	for (int64_t t = 0; t < c->tiles; t++)
 		for (int64_t i = r0; i < r1; i++) {
@@ -111,7 +114,8 @@ SIMD_INL void csr_rows_n1(const struct cpu_csr *c, int64_t m, int64_t r0, int64_
 					   : simd_hsum(dot(1, skip, c->col + lo, c->val + lo, hi - lo,
 							   x + t * c->tile_w, simd_zero()));
 
-			y[i] = t == 0 ? d : y[i] + d;
+			d = t == 0 ? d : y[i] + d;
+			y[i] = t == c->tiles - 1 ? cpu_epi1(e, i, d) : d;
 		}
 }
 #endif

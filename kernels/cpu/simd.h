@@ -15,7 +15,7 @@
  *   simd_f, simd_i     float and int32 vectors
  *   simd_m, SIMD_ALL   a lane mask (ymm lanes on AVX2, __mmask16 on
  *                      AVX-512) and the mask of every lane
- *   simd_zero, simd_bcast(p), simd_loadu(p), simd_add, simd_fmadd(a, b, c)
+ *   simd_zero, simd_bcast(p), simd_loadu(p), simd_add, simd_max, simd_fmadd(a, b, c)
  *   simd_hsum(v)       the sum of v's lanes
  *   simd_first(left)   lanes below left set
  *   simd_chunk_tail(cw) the mask of the last vector of a cw-column chunk
@@ -44,6 +44,19 @@
 
 /* Columns of one register-resident Y chunk: 4 vectors. */
 #define SIMD_CHUNK (4 * SIMD_VL)
+
+/*
+ * The fused epilogue (kernels.h) on a vector of row `row`'s Y chunk, while
+ * it is in registers; e NULL or kind none: v as it is. The bias broadcast
+ * is one load per vector stored, against the segment's FMAs.
+ */
+SIMD_INL simd_f simd_epi(const struct spp_epi *e, int64_t row, simd_f v)
+{
+	if (!e || e->kind == SPP_EPILOGUE_NONE)
+		return v;
+	v = simd_add(v, simd_bcast(e->bias + row));
+	return e->kind == SPP_EPILOGUE_BIAS_RELU ? simd_max(v, simd_zero()) : v;
+}
 
 /* Column j of an int32 (ci = 0) or uint16 (ci = 1) index array. */
 SIMD_INL int64_t colat(const int ci, const void *col, int64_t j)

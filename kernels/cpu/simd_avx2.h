@@ -27,6 +27,7 @@ typedef __m256i simd_m;
 #define simd_bcast(p) _mm256_broadcast_ss(p)
 #define simd_loadu(p) _mm256_loadu_ps(p)
 #define simd_add(a, b) _mm256_add_ps(a, b)
+#define simd_max(a, b) _mm256_max_ps(a, b)
 #define simd_fmadd(a, b, c) _mm256_fmadd_ps(a, b, c)
 
 INL256 float hsum256(__m256 v)

@@ -26,6 +26,7 @@ typedef __mmask16 simd_m;
 #define simd_bcast(p) _mm512_set1_ps(*(p))
 #define simd_loadu(p) _mm512_loadu_ps(p)
 #define simd_add(a, b) _mm512_add_ps(a, b)
+#define simd_max(a, b) _mm512_max_ps(a, b)
 #define simd_fmadd(a, b, c) _mm512_fmadd_ps(a, b, c)
 #define simd_hsum(v) _mm512_reduce_add_ps(v)
 

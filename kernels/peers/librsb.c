@@ -136,9 +136,13 @@ static int spmm(const struct spp_encoded *w, const float *x, float *y, int64_t n
 	if (set_threads(ex->threads))
 		return SPP_E_RUNTIME;
 	/* beta 0: librsb overwrites Y (NaN in Y does not leak through) */
-	return rsb_spmm(RSB_TRANSPOSITION_N, &one, w->impl, (rsb_coo_idx_t)n,
-			RSB_FLAG_WANT_ROW_MAJOR_ORDER, x, (rsb_nnz_idx_t)n, &zero, y,
-			(rsb_nnz_idx_t)n) == RSB_ERR_NO_ERROR ? SPP_OK : SPP_E_RUNTIME;
+	if (rsb_spmm(RSB_TRANSPOSITION_N, &one, w->impl, (rsb_coo_idx_t)n,
+		     RSB_FLAG_WANT_ROW_MAJOR_ORDER, x, (rsb_nnz_idx_t)n, &zero, y,
+		     (rsb_nnz_idx_t)n) != RSB_ERR_NO_ERROR)
+		return SPP_E_RUNTIME;
+	/* librsb has no epilogue: a pass of its own, as a user of it would write */
+	spp_epilogue_apply(&ex->epi, y, w->m, n, ex->threads);
+	return SPP_OK;
 }
 
 const struct spp_format_ops spp_peer_librsb = {

@@ -390,7 +390,7 @@ static void test_sim_backend(void **state)
 	      *y = aligned_floats((size_t)(m * n));
 	struct spp_matrix wm = {m, k, w};
 	struct spp_encoded enc;
-	struct spp_exec ex = {2, SPP_ISA_PORTABLE, NULL};
+	struct spp_exec ex = {.threads = 2, .isa = SPP_ISA_PORTABLE};
 	void *sess = NULL;
 
 	(void)state;

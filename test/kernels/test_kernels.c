@@ -147,7 +147,7 @@ static void check_format(struct ctx *c, const struct spp_format_ops *fmt,
 	struct spp_error err = { 0 };
 	int64_t sum = 0;
 	double busy[3];
-	float *y;
+	float *y, *bias;
 	int rc;
 
 	rc = fmt->encode(w, threads, &e, &err);
@@ -162,22 +162,35 @@ static void check_format(struct ctx *c, const struct spp_format_ops *fmt,
 		sum += e.part_nnz[p];
 	assert_int_equal(sum, e.nnz);
 	y = malloc((size_t)(w->m * n + 1) * sizeof(*y));
-	assert_non_null(y);
-	for (int isa = 0; isa <= (int)c->best; isa++) {
-		struct spp_exec ex = { .threads = threads, .isa = (enum spp_isa)isa, .busy_ns = busy };
+	bias = malloc((size_t)(w->m + 1) * sizeof(*bias));
+	assert_true(y && bias);
+	/* a bias of either sign, so that ReLU clips some rows and not others */
+	for (int64_t i = 0; i < w->m; i++)
+		bias[i] = (float)((i * 37 % 11) - 5) * 0.1f;
+	for (int isa = 0; isa <= (int)c->best; isa++)
+		for (int epi = 0; epi < SPP_EPILOGUE_COUNT; epi++) {
+			struct spp_exec ex = { .threads = threads, .isa = (enum spp_isa)isa, .busy_ns = busy,
+					       .epi = { (enum spp_epilogue)epi, bias } };
 
-		/* NaN everywhere: a kernel must write every element of Y */
-		for (int64_t i = 0; i < w->m * n; i++)
-			y[i] = NAN;
-		assert_int_equal(fmt->spmm(&e, x, y, n, &ex), 0);
-		for (int64_t i = 0; i < w->m * n; i++)
-			if (!(fabs((double)y[i] - (double)ref[i]) <= bound[i]))
-				fail_msg("%s isa=%s threads=%d %lldx%lld n=%lld: y[%lld][%lld] = %.9g, reference %.9g (bound %.3g)",
-					 fmt->key, spp_isa_name((enum spp_isa)isa), threads,
-					 (long long)w->m, (long long)w->k, (long long)n,
-					 (long long)(i / n), (long long)(i % n), y[i], ref[i], bound[i]);
-		c->checks++;
-	}
+			/* NaN everywhere: a kernel must write every element of Y */
+			for (int64_t i = 0; i < w->m * n; i++)
+				y[i] = NAN;
+			assert_int_equal(fmt->spmm(&e, x, y, n, &ex), 0);
+			for (int64_t i = 0; i < w->m * n; i++) {
+				double want = ref[i], b = epi ? bias[i / n] : 0;
+
+				want = epi == SPP_EPILOGUE_BIAS_RELU ? fmax(want + b, 0) : want + b;
+				if (!(fabs((double)y[i] - want) <= bound[i] + 1e-6 * (1 + fabs(b))))
+					fail_msg("%s isa=%s epilogue=%s threads=%d %lldx%lld n=%lld: y[%lld][%lld] = "
+						 "%.9g, reference %.9g (bound %.3g)",
+						 fmt->key, spp_isa_name((enum spp_isa)isa),
+						 spp_epilogue_name((enum spp_epilogue)epi), threads,
+						 (long long)w->m, (long long)w->k, (long long)n,
+						 (long long)(i / n), (long long)(i % n), y[i], want, bound[i]);
+			}
+			c->checks++;
+		}
+	free(bias);
 	free(y);
 	fmt->release(&e);
 	assert_null(e.impl);

@@ -25,6 +25,7 @@ struct analyze_args {
 };
 
 static int opt_backends(const char *cmd, const struct cmd_option *o, const char *arg, void *args);
+static int opt_epilogue(const char *cmd, const struct cmd_option *o, const char *arg, void *args);
 static int opt_activations(const char *cmd, const struct cmd_option *o, const char *arg,
 			   void *args);
 static int opt_counters(const char *cmd, const struct cmd_option *o, const char *arg, void *args);
@@ -51,6 +52,11 @@ static const struct cmd_option analyze_options[] = {
 	 .want = "a fraction in [0, 1)",
 	 .help = "zero each entry of X with probability A (0 <= A < 1, i.i.d., ReLU-like) "
 		 "and run the activation kernels"},
+	{CMD_CALLBACK("epilogue", "E", opt_epilogue),
+	 .help = "none, bias or bias_relu: also time each CPU format with the epilogue fused "
+		 "(applied while Y is in registers) and unfused (the kernel, then a pass over "
+		 "Y), the layer's bias from the model (<name>.bias), else zeros; default none, "
+		 "and the speedups stay those of the plain kernels"},
 	{CMD_CALLBACK("activations", "DIR", opt_activations),
 	 .help = "real X: DIR/<layer name>.npy per layer, K x N or N x K (characters "
 		 "outside [A-Za-z0-9._-] of the name as _); a layer without a file gets "
@@ -136,6 +142,19 @@ static int cuda_backend(int alone, int *run, char *warn, size_t len)
 		return 3;
 	}
 	snprintf(warn, len, "skipping backend cuda: %s", p.why);
+	return 0;
+}
+
+/* Into opts.epilogue. 0 ok, 2 usage. */
+static int opt_epilogue(const char *cmd, const struct cmd_option *o, const char *arg, void *args)
+{
+	struct analyze_args *a = args;
+	int e = spp_epilogue_parse(arg);
+
+	(void)o;
+	if (e < 0)
+		return cmd_usage_error(cmd, "unknown --epilogue '%s' (known: none, bias, bias_relu)", arg);
+	a->opts.epilogue = e;
 	return 0;
 }
 

@@ -272,6 +272,7 @@ static int run_layers(struct spp_analysis *a, struct spp_error *err)
 	ro.backends = o->backends;
 	ro.cupti = o->cupti;
 	ro.act_sparsity = o->act_sparsity;
+	ro.epilogue = (enum spp_epilogue)o->epilogue;
 	s->threads = ro.threads = o->threads > 0 ? o->threads : omp_get_max_threads();
 	ro.isa = a->machine->isa;
 	ro.seed = o->seed;
@@ -318,6 +319,7 @@ static int run_layers(struct spp_analysis *a, struct spp_error *err)
 	}
 	/* breakeven is the weights' own: uniform X, weight-only CPU formats (the sweep is CPU-only) */
 	ro.act_sparsity = 0;
+	ro.epilogue = SPP_EPILOGUE_NONE;
 	ro.backends = SPP_BACKEND_CPU;
 	if (o->breakeven && (rc = spp_breakeven_analysis(a, &ro, fmts, nswept, err)))
 		goto done;

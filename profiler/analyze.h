@@ -52,6 +52,8 @@ struct spp_analyze_opts {
 	 */
 	double act_sparsity;
 	const char *activations;
+	/* --epilogue (enum spp_epilogue): each CPU format also fused and unfused (struct spp_run_epilogue) */
+	int epilogue;
 	unsigned backends;  /* SPP_BACKEND_CPU | SPP_BACKEND_CUDA; default cpu */
 	int cupti;          /* with cuda: CUPTI figures */
 	struct spp_counters_opts counters; /* --counters, --cache-model (default auto) */

@@ -145,6 +145,15 @@ struct spp_device_cpu {
 };
 
 extern const struct spp_device_ops spp_device_cpu_formats;
+
+/* An entry of spp_device_cpu_epilogue: a format run with an epilogue (--epilogue). */
+struct spp_device_cpu_variant {
+	const struct spp_format_ops *f;
+	struct spp_epi epi;
+	int unfused;                 /* 1: the plain kernel, then spp_epilogue_apply; 0: fused */
+};
+
+extern const struct spp_device_ops spp_device_cpu_epilogue;
 extern const struct spp_device_ops spp_device_cpu_dense;
 
 /* The encoding a CPU format case holds; NULL for a dense case or one not open. */

@@ -23,6 +23,7 @@ struct cpu_case {
 	float *y;
 	int64_t n;
 	struct spp_exec ex;
+	struct spp_epi pass;                /* applied after the kernel (unfused); kind none: nothing */
 };
 
 /* The balance of W's nonzeros over an encoding's parts: max / mean; NAN unknown. */
@@ -74,6 +75,22 @@ static int format_open(void *dev, const void *entry, const struct spp_device_lay
 	return SPP_OK;
 }
 
+static int variant_open(void *dev, const void *entry, const struct spp_device_layer *L,
+			struct spp_device_case *c, struct spp_error *err)
+{
+	const struct spp_device_cpu_variant *v = entry;
+	int rc = format_open(dev, v->f, L, c, err);
+	struct cpu_case *k = c->impl;
+
+	if (rc)
+		return rc;
+	if (v->unfused)
+		k->pass = v->epi;
+	else
+		k->ex.epi = v->epi;
+	return SPP_OK;
+}
+
 static int dense_open(void *dev, const void *entry, const struct spp_device_layer *L,
 		      struct spp_device_case *c, struct spp_error *err)
 {
@@ -101,6 +118,8 @@ static int launch(struct cpu_case *k, float *y, double *busy_ns, struct spp_erro
 	k->ex.busy_ns = busy_ns;
 	rc = k->f->spmm(&k->enc, k->x, y, k->n, &k->ex);
 	k->ex.busy_ns = NULL;
+	if (!rc)
+		spp_epilogue_apply(&k->pass, y, k->w->m, k->n, k->ex.threads);
 	return rc ? spp_error_set(err, rc, "%s", spp_status_message(rc)) : SPP_OK;
 }
 
@@ -140,6 +159,10 @@ const struct spp_encoded *spp_device_cpu_encoded(const struct spp_device_case *c
 
 const struct spp_device_ops spp_device_cpu_formats = {
 	"cpu", format_open, cpu_run, cpu_result, NULL, NULL, cpu_close,
+};
+
+const struct spp_device_ops spp_device_cpu_epilogue = {
+	"cpu", variant_open, cpu_run, cpu_result, NULL, NULL, cpu_close,
 };
 
 const struct spp_device_ops spp_device_cpu_dense = {

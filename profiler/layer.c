@@ -88,6 +88,28 @@ void spp_layer_init(struct spp_layer *l, const struct spp_tensor *t, int64_t n)
 	}
 }
 
+/* t when it can be a bias of m rows: m values, one dimension. */
+static const struct spp_tensor *bias_fits(const struct spp_tensor *t, int64_t m)
+{
+	return t && t->ndim == 1 && t->shape[0] == m && t->data && !t->nnz_only ? t : NULL;
+}
+
+/* The tensor "<stem>.bias" of a weight "<stem>.weight"; NULL when none. */
+static const struct spp_tensor *bias_beside(const struct spp_model *m, const char *weight)
+{
+	size_t len = strlen(weight), stem = len - 6;
+
+	if (len < 7 || strcmp(weight + stem, "weight") != 0 || weight[stem - 1] != '.')
+		return NULL;
+	for (int i = 0; i < m->ntensors; i++) {
+		const char *name = m->tensors[i].name;
+
+		if (strncmp(name, weight, stem) == 0 && strcmp(name + stem, "bias") == 0)
+			return &m->tensors[i];
+	}
+	return NULL;
+}
+
 static int layers_from_descs(const struct spp_model *m, int64_t n,
 			     struct spp_layer **out, int *count,
 			     struct spp_error *err)
@@ -113,6 +135,7 @@ static int layers_from_descs(const struct spp_model *m, int64_t n,
 		};
 		l->n = d->n > 0 ? d->n : n;
 		l->n_source = d->n > 0 ? "model" : "option";
+		l->bias = bias_fits(d->bias > 0 ? &m->tensors[d->bias - 1] : NULL, l->view.m);
 	}
 	*out = layers;
 	*count = m->nlayer_descs;
@@ -145,6 +168,7 @@ int spp_layers_from_model(const struct spp_model *m, int64_t n,
 			continue;
 		struct spp_layer *l = &layers[nl++];
 		spp_layer_init(l, t, n);
+		l->bias = bias_fits(bias_beside(m, t->name), l->view.m);
 	}
 	*out = layers;
 	*count = nl;

@@ -50,6 +50,12 @@ struct spp_layer {
 	struct spp_gemm_view view;
 	int64_t n;
 	const char *n_source;             /* "option" (from --n) or "model" */
+	/*
+	 * The layer's bias, one value per row of W (borrowed); NULL: none
+	 * found. A tensor model's "<stem>.bias" beside "<stem>.weight"; a
+	 * graph's from its node (struct spp_layer_desc's bias).
+	 */
+	const struct spp_tensor *bias;
 };
 
 /* "linear", "conv1d", "conv2d", "conv3d", "gemm", "matmul", "conv_transpose",

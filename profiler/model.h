@@ -52,6 +52,7 @@ struct spp_layer_desc {
 	char *name;                /* layer name: the weight tensor's, made unique */
 	char *node_name;           /* graph node name, NULL when none */
 	char *op_type;             /* graph op type ("Gemm", "Conv", ...), NULL when none */
+	int bias;                  /* index + 1 of the bias in spp_model.tensors; 0: none */
 };
 
 struct spp_model {

@@ -1,4 +1,5 @@
 #include "profiler/run.h"
+#include "profiler/run_epilogue.h"
 
 #include "kernels/cpu/buffer.h"
 
@@ -207,7 +208,7 @@ int spp_layer_measure(const struct spp_layer *l, const struct spp_layer_static *
 {
 	int64_t m = l->view.m, k = l->view.k;
 	struct spp_matrix w = {m, k, NULL};
-	float *wbuf = NULL;
+	float *wbuf = NULL, *bias = NULL;
 	int rc, fail = 0;
 
 	if (!spp_decode_supported(l->weight->dtype)) {
@@ -229,15 +230,23 @@ int spp_layer_measure(const struct spp_layer *l, const struct spp_layer_static *
 				     l->name, (long long)m, (long long)k);
 	}
 	rc = spp_layer_decode(l, wbuf, err);
+	if (!rc && o->epilogue != SPP_EPILOGUE_NONE)
+		rc = spp_run_epi_layer_bias(l, &bias, err);
 	if (!rc) {
+		struct spp_run_opts lo = *o;
+
+		/* the layer's own bias for the epilogue; zeros (said in the report) without one */
+		lo.bias = bias;
+		lo.bias_source = bias ? "model" : NULL;
 		w.v = wbuf;
 		rc = spp_matrix_measure(&w, l->n, st->counts.nnz, st->theoretical_speedup,
-					l->name, formats, nformats, o, out, err);
+					l->name, formats, nformats, &lo, out, err);
 	} else {
 		out->runs = NULL;
 		out->nruns = 0;
 	}
 	spp_buffer_free(wbuf);
+	free(bias);
 	return rc;
 }
 
@@ -254,7 +263,9 @@ struct measure {
 	const struct spp_dense_cand **cand; /* item i's candidate; NULL: a format */
 	int *run_of;                   /* item i's run in out */
 	int *dense_of;                 /* a candidate item's entry of out->dense.t */
+	int *variant_of;               /* --epilogue: 1 fused, 2 unfused; 0 the plain kernel */
 	int nitems, nd;
+	struct spp_run_epi_ctx E;
 };
 
 /*
@@ -349,14 +360,24 @@ static void format_items(struct measure *M, const struct spp_format_ops *const *
 {
 	struct spp_device_check chk = {M->B.yd, M->B.bound, M->o->verify_rtol, "dense", M->B.y};
 
-	for (int f = 0; f < nformats; f++)
+	for (int f = 0; f < nformats; f++) {
+		int add = 0;
+
 		if (spp_device_open_checked(&M->formats, formats[f], &M->L, dense_ok ? &chk : NULL,
-					    &M->cases[M->nitems], &out->runs[f + 1])) {
+					    &M->cases[M->nitems], &out->runs[f + 1]))
+			add = 1;
+		/* the epilogue's variants beside the plain kernel, timed in the same run */
+		if (add && M->E.epi.kind != SPP_EPILOGUE_NONE)
+			add += spp_run_epi_cases(&M->E, formats[f], &M->L, M->B.y, M->o->verify_rtol,
+						 &M->cases[M->nitems + 1], &out->runs[f + 1]);
+		for (int v = 0; v < add; v++) {
 			M->cand[M->nitems] = NULL;
 			M->run_of[M->nitems] = f + 1;
 			M->dense_of[M->nitems] = -1;
+			M->variant_of[M->nitems] = v;
 			M->nitems++;
 		}
+	}
 }
 
 /*
@@ -459,8 +480,10 @@ static int time_items(struct measure *M, struct spp_layer_runs *out, struct spp_
 	    (rc = choose_baseline(M, out, res, &best, err)))
 		goto out;
 	for (int i = 0; i < M->nitems && !rc; i++)
+		if (M->variant_of[i])
+			spp_run_epi_time(&out->runs[M->run_of[i]], M->variant_of[i] == 2, &res[i].time);
 		/* a slower candidate: its time is in out->dense */
-		if (M->run_of[i] != 0 || i == best)
+		else if (M->run_of[i] != 0 || i == best)
 			rc = item_figures(M, out, i, &res[i], best >= 0 ? res[best].time.median : 0, &cc, err);
 	if (!rc)
 		spp_run_weight_only(out);
@@ -477,7 +500,7 @@ static int measure_open(struct measure *M, const struct spp_matrix *wm, int64_t 
 			const struct spp_run_opts *o, struct spp_layer_runs *out, struct spp_error *err)
 {
 	int64_t m = wm->m, k = wm->k;
-	size_t items = (size_t)nformats + SPP_DENSE_MAX;
+	size_t items = 3 * (size_t)nformats + SPP_DENSE_MAX;
 	int rc;
 
 	memset(M, 0, sizeof(*M));
@@ -499,7 +522,8 @@ static int measure_open(struct measure *M, const struct spp_matrix *wm, int64_t 
 	M->cand = calloc(items, sizeof(*M->cand));
 	M->run_of = calloc(items, sizeof(*M->run_of));
 	M->dense_of = calloc(items, sizeof(*M->dense_of));
-	if (!M->cases || !M->cand || !M->run_of || !M->dense_of)
+	M->variant_of = calloc(items, sizeof(*M->variant_of));
+	if (!M->cases || !M->cand || !M->run_of || !M->dense_of || !M->variant_of)
 		return spp_error_set(err, SPP_E_NOMEM, "out of memory");
 	return SPP_OK;
 }
@@ -508,7 +532,8 @@ static void measure_close(struct measure *M)
 {
 	for (int i = 0; M->cases && i < M->nitems; i++)
 		spp_device_close(&M->cases[i]);
-	free(M->cases), free(M->cand), free(M->run_of), free(M->dense_of);
+	free(M->cases), free(M->cand), free(M->run_of), free(M->dense_of), free(M->variant_of);
+	spp_run_epi_close(&M->E);
 	bufs_free(&M->B);
 }
 
@@ -536,6 +561,8 @@ int spp_matrix_measure(const struct spp_matrix *wm, int64_t n, uint64_t nnz,
 	if (rc)
 		goto done;
 	dense_ok = dense_items(&M, set, out);
+	if (dense_ok && (rc = spp_run_epi_open(&M.E, o, M.B.yd, M.B.bound, wm->m, n, &M.cpu, err)))
+		goto done;
 	format_items(&M, formats, nformats, dense_ok, out);
 	/* the GPU's runs check against the same verified dense result */
 	if ((o->backends & SPP_BACKEND_CUDA) && dense_ok &&

@@ -52,6 +52,21 @@ struct spp_gpu_figures {
 /* Every figure unknown, no source. */
 void spp_gpu_figures_init(struct spp_gpu_figures *g);
 
+/*
+ * --epilogue: the format's kernel with the epilogue fused (applied while
+ * Y is in registers, kernels.h) and unfused (the plain kernel, then
+ * spp_epilogue_apply over Y), timed in the same interleaved run as the
+ * plain kernel; both checked against epilogue(dense result).
+ */
+struct spp_run_epilogue {
+	enum spp_epilogue kind;
+	const char *bias_source;     /* "model" (the layer's bias tensor) or "zeros" */
+	enum spp_run_status status;  /* of the two variants: ok only when both verified and timed */
+	char reason[160];
+	struct spp_time_stats fused, unfused;
+	double saving;               /* 1 - fused / unfused (medians); NAN unknown */
+};
+
 /* One layer x backend x format. Figures are NAN when unknown (reported null). */
 struct spp_run {
 	const char *backend;         /* "cpu" or "cuda" (static string) */
@@ -78,6 +93,7 @@ struct spp_run {
 	/* cuda: host-to-device copies of W and X, device-to-host of Y, ns; NAN on cpu */
 	double copy_ns[3];
 	struct spp_gpu_figures gpu;  /* cuda: CUPTI figures */
+	struct spp_run_epilogue epi; /* kind none: not asked for */
 };
 
 /* The activations X of a layer's runs (DESIGN section 3, combined FLOPs). */
@@ -186,6 +202,15 @@ struct spp_run_opts {
 	 */
 	struct spp_dense_set *dense;
 	struct spp_dense_memo *dense_memo;
+	/*
+	 * --epilogue: each CPU format also timed fused and unfused (struct
+	 * spp_run_epilogue) with bias (M entries, borrowed; NULL: zeros) from
+	 * bias_source. Set per layer by spp_layer_measure from the layer's
+	 * bias tensor.
+	 */
+	enum spp_epilogue epilogue;
+	const float *bias;
+	const char *bias_source;
 };
 
 #define SPP_BACKEND_CPU 1u

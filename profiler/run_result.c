@@ -90,6 +90,7 @@ void spp_run_init(struct spp_run *r, const char *backend, const char *format)
 	r->imbalance = r->nnz_imbalance = r->max_error = NAN;
 	r->speedup_weight_only = NAN;
 	r->copy_ns[0] = r->copy_ns[1] = r->copy_ns[2] = NAN;
+	r->epi.saving = NAN;
 	spp_cache_figures_init(&r->cache);
 	spp_gpu_figures_init(&r->gpu);
 }

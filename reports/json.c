@@ -127,6 +127,7 @@ static void build_run_settings(struct build *b, cJSON *s, const struct spp_analy
 		"else uniform in [-1, 1] from seed (splitmix64)" : "uniform in [-1, 1] from seed (splitmix64)");
 	add_num_or_null(b, s, "act_sparsity", o->act_sparsity > 0, o->act_sparsity);
 	add_str(b, s, "activations", o->activations);
+	add_str(b, s, "epilogue", spp_epilogue_name((enum spp_epilogue)o->epilogue));
 }
 
 static void build_settings(struct build *b, cJSON *root, const struct spp_analysis *a)

@@ -32,6 +32,28 @@ static void build_gpu(struct build *b, cJSON *o, const struct spp_gpu_figures *g
 	add_str(b, t, "note", g->note[0] ? g->note : NULL);
 }
 
+/* --epilogue: the fused and unfused variants of a format's run; null when not asked for. */
+static void build_epilogue(struct build *b, cJSON *o, const struct spp_run_epilogue *e)
+{
+	int ok = e->status == SPP_RUN_OK;
+	cJSON *t;
+
+	if (e->kind == SPP_EPILOGUE_NONE) {
+		add_null(b, o, "epilogue");
+		return;
+	}
+	t = add_obj(b, o, "epilogue");
+	add_str(b, t, "kind", spp_epilogue_name(e->kind));
+	add_str(b, t, "bias", e->bias_source);
+	add_str(b, t, "status", spp_run_status_name(e->status));
+	add_str(b, t, "reason", ok ? NULL : e->reason);
+	if (t) {
+		cJSON_AddItemToObject(t, "fused_time_ns", checked(b, spp_report_time(ok ? &e->fused : NULL)));
+		cJSON_AddItemToObject(t, "unfused_time_ns", checked(b, spp_report_time(ok ? &e->unfused : NULL)));
+	}
+	add_fig(b, t, "saving", ok ? e->saving : NAN);
+}
+
 static cJSON *build_run(struct build *b, const struct spp_run *r)
 {
 	cJSON *o = checked(b, cJSON_CreateObject());
@@ -79,6 +101,7 @@ static cJSON *build_run(struct build *b, const struct spp_run *r)
 	if (t)
 		cJSON_AddItemToObject(o, "cache", t);
 	build_gpu(b, o, &r->gpu);
+	build_epilogue(b, o, &r->epi);
 	return o;
 }
 

@@ -101,7 +101,7 @@ static int validate(const char *const *files, int n, char **out)
 
 static void test_reports_validate(void **state)
 {
-	char *dir = harness_tmpdir(), *files[2 * NMODELS + 2], name[64], *out = NULL;
+	char *dir = harness_tmpdir(), *files[2 * NMODELS + 3], name[64], *out = NULL;
 	int n = 0;
 
 	(void)state;
@@ -133,6 +133,31 @@ static void test_reports_validate(void **state)
 		free(m);
 		n++;
 	}
+	/* a report with the fused and unfused epilogue of each format (--epilogue) */
+	{
+		struct harness_run r;
+		char *m = harness_join(getenv("SPP_SAMPLE_MODELS"), models[0]);
+		const char *args[] = {"analyze", m, "--epilogue", "bias_relu", "--formats", "csr,nm2_4", "--repeat",
+				      "2", "--counters", "none", "-o", NULL, "--quiet", NULL};
+
+		files[n] = harness_join(dir, "epilogue.json");
+		args[11] = files[n];
+		assert_int_equal(harness_spprof(&r, args), 0);
+		if (r.status != 0)
+			fail_msg("analyze --epilogue: %s", r.err);
+		harness_run_free(&r);
+		{
+			/* the sample model has biases: the runs say so, with both times */
+			char *text = harness_slurp(files[n], NULL);
+
+			assert_non_null(text);
+			assert_non_null(strstr(text, "\"fused_time_ns\":\t{"));
+			assert_non_null(strstr(text, "\"bias\":\t\"model\""));
+			free(text);
+		}
+		free(m);
+		n++;
+	}
 	/* a report re-written by `spprof report` is a report too */
 	{
 		struct harness_run r;
@@ -146,7 +171,7 @@ static void test_reports_validate(void **state)
 		n++;
 	}
 	assert_int_equal(validate((const char *const *)files, n, &out), 0);
-	assert_non_null(strstr(out, "validated 10 faults 0"));
+	assert_non_null(strstr(out, "validated 11 faults 0"));
 	free(out);
 
 	/* the schema is not vacuous: a figure as a string, a stray field, no model */

@@ -15,6 +15,7 @@
 
 #include "kernels/kernels.h"
 #include "profiler/base/error.h"
+#include "profiler/peer_torch.h"
 #include "profiler/run.h"
 #include "profiler/sweep.h"
 
@@ -43,6 +44,7 @@ struct bench_cfg {
 	double budget_s;              /* timed seconds per measured point */
 	uint64_t seed;
 	int quick, json, quiet;
+	int torch;                    /* --peers torch: the PyTorch peer on the synthetic layers */
 	const char *output;
 	const char *dense_list;       /* --dense; NULL: every library */
 	struct spp_dense_set dense;   /* the candidates, open while the cases run */
@@ -105,6 +107,13 @@ int bench_out_nm(struct bench_out *o, const char *name, int64_t m, int64_t k, ui
 int bench_out_finish(struct bench_out *o, struct spp_error *err);
 
 /* Free; accepts a zeroed struct. */
+/* The PyTorch peer's two ops on the synthetic layer `name` against its dense baseline (bench_out_peer.c). */
+int bench_out_torch(struct bench_out *o, const char *name, const struct spp_peer_torch *t,
+		    double dense_ns, struct spp_error *err);
+
+/* A line about the run ("torch: not run: no module named torch"): text at once, JSON in "notes". */
+int bench_out_note(struct bench_out *o, const char *what, const char *msg, struct spp_error *err);
+
 void bench_out_fini(struct bench_out *o);
 
 #endif

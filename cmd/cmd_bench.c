@@ -22,6 +22,7 @@
 #include "kernels/cpu/buffer.h"
 #include "kernels/peers.h"
 #include "profiler/base/atomic_file.h"
+#include "profiler/base/rng.h"
 #include "profiler/machine.h"
 #include "profiler/run.h"
 #include "profiler/smtx.h"
@@ -37,6 +38,8 @@ struct bench_args {
 
 #define B struct bench_args
 
+static int opt_peers(const char *cmd, const struct cmd_option *o, const char *arg, void *args);
+
 static const struct cmd_option bench_options[] = {
 	{CMD_STRING("dlmc", "DIR", B, dlmc),
 	 .help = "DLMC folder; default ../shared/bench/dlmc from the repository of this "
@@ -47,8 +50,10 @@ static const struct cmd_option bench_options[] = {
 	 .help = "thread counts; default 1,2"},
 	{CMD_OPT_FORMATS(B, c.formats, c.nformats, BENCH_MAX_FORMATS),
 	 .help = "formats; default all CPU formats"},
-	{CMD_OPT_PEERS(B, c.peers, c.npeers, BENCH_MAX_PEERS),
-	 .help = "reference libraries beside them (librsb)"},
+	{CMD_CALLBACK("peers", "P,...", opt_peers),
+	 .help = "reference libraries beside them: librsb and xnnpack as formats (when built "
+		 "with them), torch (PyTorch's torch.sparse.mm on CSR and torch.mm, through "
+		 "scripts/peers/torch_spmm.py) on the synthetic layers"},
 	{CMD_INT("size", "S", B, c.size, 1, 32768), CMD_SEEN(B, size_set),
 	 .help = "synthetic layers S x S; default 4096 (1024 with --quick)"},
 	{CMD_OPT_TIME_BUDGET(B, c.budget_s),
@@ -270,6 +275,86 @@ static int run_dlmc(struct bench_cfg *c, const struct spp_run_opts *ro, int64_t 
 	return SPP_OK;
 }
 
+/* --peers: "torch" sets c.torch, the rest are format peers (cmd_parse_peers). 0 or 2. */
+static int opt_peers(const char *cmd, const struct cmd_option *o, const char *arg, void *args)
+{
+	struct bench_cfg *c = &((struct bench_args *)args)->c;
+	char buf[256] = "", *save = NULL, tmp[256];
+	size_t len = 0;
+
+	(void)o;
+	if (snprintf(tmp, sizeof(tmp), "%s", arg) >= (int)sizeof(tmp))
+		return cmd_usage_error(cmd, "--peers list too long");
+	for (char *t = strtok_r(tmp, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		if (strcmp(t, "torch") == 0)
+			c->torch = 1;
+		else
+			len += (size_t)snprintf(buf + len, sizeof(buf) - len, "%s%s", len ? "," : "", t);
+	}
+	c->npeers = 0;
+	if (!len && c->torch)
+		return 0;
+	return cmd_parse_peers(cmd, buf, c->peers, BENCH_MAX_PEERS, &c->npeers);
+}
+
+/*
+ * The PyTorch peer on W (size x size) at n columns of X uniform in [-1, 1]
+ * from the seed, against dense_ns; torch absent: one note, and c->torch off.
+ */
+static int run_torch(struct bench_cfg *c, const struct spp_run_opts *ro, const float *wv,
+		     int64_t n, const char *name, double dense_ns, struct bench_out *bo,
+		     struct spp_error *err)
+{
+	struct spp_matrix w = {c->size, c->size, wv};
+	struct spp_peer_torch t;
+	struct spp_error e2 = {0};
+	struct spp_rng rng;
+	float *x = malloc(sizeof(float) * (size_t)(c->size * n));
+	int rc;
+
+	if (!x)
+		return spp_error_set(err, SPP_E_NOMEM, "out of memory for the torch peer's X");
+	spp_rng_seed(&rng, c->seed);
+	for (int64_t i = 0; i < c->size * n; i++)
+		x[i] = (float)(2 * spp_rng_uniform(&rng) - 1);
+	progress(c, "%s: torch", name);
+	rc = spp_peer_torch_run(&w, x, n, ro->threads, c->budget_s, &t, &e2);
+	free(x);
+	if (rc == SPP_E_NOMEM)
+		return spp_error_set(err, rc, "%s", e2.msg);
+	if (rc) {
+		/* a peer that cannot run is a note, not the benchmark's failure */
+		c->torch = rc != SPP_E_UNSUPPORTED;
+		return bench_out_note(bo, "peer torch: not run", e2.msg, err);
+	}
+	return bench_out_torch(bo, name, &t, dense_ns, err);
+}
+
+/* The torch peer on an unstructured W at 90 %, against the case's dense median. */
+static int torch_at_90(struct bench_cfg *c, const struct spp_run_opts *ro, int64_t n,
+		       struct bench_out *bo, struct spp_error *err)
+{
+	struct spp_synth_layer l = {0};
+	float *w = spp_buffer_alloc((size_t)(c->size * c->size) * sizeof(float));
+	char name[64];
+	int rc;
+
+	if (!w)
+		return spp_error_set(err, SPP_E_NOMEM, "out of memory for the torch peer's W");
+	snprintf(l.name, sizeof(l.name), "u90");
+	l.ndim = 2;
+	l.shape[0] = l.shape[1] = c->size;
+	l.pattern = SPP_SYNTH_UNSTRUCTURED;
+	l.sparsity = 0.9;
+	l.dtype = SPP_DTYPE_F32;
+	snprintf(name, sizeof(name), "%lldx%lld unstructured 90%%", (long long)c->size, (long long)c->size);
+	rc = spp_synth_fill_f32(&l, c->seed, w, err);
+	if (!rc)
+		rc = run_torch(c, ro, w, n, name, bo->sums[bo->nsums - 1].dense_ns, bo, err);
+	spp_buffer_free(w);
+	return rc;
+}
+
 static int run_synthetic(struct bench_cfg *c, const struct spp_run_opts *ro, int64_t n,
 			 struct bench_out *bo, struct spp_error *err)
 {
@@ -304,6 +389,8 @@ static int run_synthetic(struct bench_cfg *c, const struct spp_run_opts *ro, int
 	if (!rc)
 		rc = bench_out_sweep(bo, &sw, err);
 	spp_sweep_release(&sw);
+	if (!rc && c->torch)
+		rc = torch_at_90(c, ro, n, bo, err);
 	if (rc)
 		goto out;
 
@@ -334,6 +421,8 @@ static int run_synthetic(struct bench_cfg *c, const struct spp_run_opts *ro, int
 				name, c->all, c->nall, ro, &runs, err);
 	if (!rc)
 		rc = bench_out_nm(bo, name, c->size, c->size, nnz, &runs, err);
+	if (!rc && c->torch)
+		rc = run_torch(c, ro, sm.w, n, name, runs.runs[0].time.median, bo, err);
 	spp_layer_runs_release(&runs);
 out:
 	spp_sweep_measure_fini(&sm);

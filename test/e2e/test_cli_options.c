@@ -30,7 +30,8 @@
 static const char *const command_options[][24] = {
 	{"analyze", "--static", "--n", "--threads", "--seed", "--format", "--output", "--quiet",
 	 "--formats", "--backends", "--repeat", "--time-budget", "--cold", "--peers", "--dense",
-	 "--counters", "--cache-model", "--breakeven", "--n-sweep", "--act-sparsity", "--activations", NULL},
+	 "--counters", "--cache-model", "--breakeven", "--n-sweep", "--act-sparsity", "--activations",
+	 "--epilogue", NULL},
 	{"bench", "--dlmc", "--n", "--threads", "--formats", "--peers", "--size", "--time-budget",
 	 "--seed", "--quick", "--format", "--output", "--quiet", "--dense", NULL},
 	{"sweep", "--shape", "--n", "--sparsity", "--pattern", "--formats", "--backends", "--threads",

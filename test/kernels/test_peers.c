@@ -1,8 +1,10 @@
 /*
- * Reference peers (kernels/peers.h): librsb against the plain reference
- * product over ragged shapes, sparsities, N and thread counts; through the
- * measured runs (checked and timed like a format); `analyze --peers` on
- * the command line. Skips (77) when built without librsb.
+ * Reference peers (kernels/peers.h): every peer built (librsb, xnnpack)
+ * against the plain reference product over ragged shapes, sparsities, N and
+ * thread counts, and on the matrices a peer refuses (xnnpack: too dense
+ * for its sparse path); through the measured runs (checked and timed like
+ * a format); `analyze --peers` on the command line. Skips (77) when built
+ * without any peer.
  *
  * Error bound (per element of Y), as in test_kernels:
  *   |y - ref| <= 1e-4 * sum_k |w[i][k]| * |x[k][j]| + 1e-6
@@ -50,72 +52,154 @@ static float *make_w(int64_t m, int64_t k, double s)
 	return w;
 }
 
-static void check_case(const struct spp_format_ops *ops, int64_t m, int64_t k, int64_t n,
-		       double s, int threads)
+/*
+ * Whether the peer refuses w, and with what words: XNNPACK runs sparse
+ * only when more than 2/3 of the weights are zero (its subgraph rule,
+ * kernels/peers/xnnpack.c). NULL: the peer must take w.
+ */
+static const char *refusal(const struct spp_format_ops *ops, int64_t m, int64_t k, int64_t nnz)
 {
-	float *w = make_w(m, k, s), *x = malloc((size_t)(k * n) * sizeof(float));
-	float *y = malloc((size_t)(m * n) * sizeof(float));
-	float *ref = malloc((size_t)(m * n) * sizeof(float));
-	float *wa = malloc((size_t)(m * k + 1) * sizeof(float));
-	float *xa = malloc((size_t)(k * n) * sizeof(float));
-	float *bound = malloc((size_t)(m * n) * sizeof(float));
+	if (strcmp(ops->key, "xnnpack") == 0 && (m * k - nnz) * 3 <= m * k * 2)
+		return "xnnpack: W too dense for its sparse path";
+	return NULL;
+}
+
+struct operands {
+	float *x, *y, *ref, *xa, *bound;
+};
+
+static void operands_make(struct operands *o, const struct spp_matrix *wm,
+			  const struct spp_matrix *wam, int64_t n)
+{
+	int64_t m = wm->m, k = wm->k;
+
+	o->x = malloc((size_t)(k * n) * sizeof(float));
+	o->xa = malloc((size_t)(k * n) * sizeof(float));
+	o->y = malloc((size_t)(m * n) * sizeof(float));
+	o->ref = malloc((size_t)(m * n) * sizeof(float));
+	o->bound = malloc((size_t)(m * n) * sizeof(float));
+	assert_true(o->x && o->xa && o->y && o->ref && o->bound);
+	for (int64_t i = 0; i < k * n; i++) {
+		o->x[i] = (float)(2 * uniform() - 1);
+		o->xa[i] = fabsf(o->x[i]);
+	}
+	spp_reference_gemm(wm, o->x, o->ref, n);
+	spp_reference_gemm(wam, o->xa, o->bound, n);
+}
+
+static void operands_free(struct operands *o)
+{
+	free(o->x), free(o->xa), free(o->y), free(o->ref), free(o->bound);
+}
+
+/* One product on an encoded w, checked element by element. */
+static void check_product(const struct spp_format_ops *ops, const struct spp_encoded *enc,
+			  const struct spp_matrix *wm, const struct spp_matrix *wam, int64_t n,
+			  double s, int threads)
+{
+	struct operands o;
+	double busy[4] = {-1, -1, -1, -1};
+	struct spp_exec ex = {.threads = threads, .isa = spp_isa_detect(), .busy_ns = busy};
+	int64_t m = wm->m, k = wm->k;
+
+	operands_make(&o, wm, wam, n);
+	for (int64_t i = 0; i < m * n; i++)
+		o.y[i] = NAN;  /* an element the peer does not write fails */
+	assert_int_equal(ops->spmm(enc, o.x, o.y, n, &ex), 0);
+	for (int t = 0; t < threads; t++)
+		assert_true(busy[t] == 0);  /* unknown, never a stale figure */
+	for (int64_t i = 0; i < m * n; i++)
+		if (!(fabs((double)o.y[i] - o.ref[i]) <= 1e-4 * o.bound[i] + 1e-6))
+			fail_msg("%s %lldx%lldx%lld s %.2f t %d: y[%lld] = %g, reference %g",
+				 ops->key, (long long)m, (long long)k, (long long)n, s, threads,
+				 (long long)i, o.y[i], o.ref[i]);
+	operands_free(&o);
+}
+
+/*
+ * One W, encoded once, multiplied by X of every N in turn and then the
+ * first again (new N, new pointers: a peer that keeps state per N must
+ * notice), or refused when the peer says it cannot run W.
+ */
+static void check_case(const struct spp_format_ops *ops, int64_t m, int64_t k,
+		       const int64_t *ns, size_t nns, double s, int threads)
+{
+	float *w = make_w(m, k, s), *wa = malloc((size_t)(m * k + 1) * sizeof(float));
 	struct spp_matrix wm = {m, k, w}, wam = {m, k, wa};
 	struct spp_encoded enc;
 	struct spp_error err = {0};
-	double busy[4] = {-1, -1, -1, -1};
-	struct spp_exec ex = {threads, spp_isa_detect(), busy};
+	const char *why;
 	int64_t nnz = 0;
+	int rc;
 
-	assert_true(x && y && ref && wa && xa && bound);
-	for (int64_t i = 0; i < k * n; i++) {
-		x[i] = (float)(2 * uniform() - 1);
-		xa[i] = fabsf(x[i]);
-	}
+	assert_non_null(wa);
 	for (int64_t i = 0; i < m * k; i++) {
 		wa[i] = fabsf(w[i]);
 		nnz += w[i] != 0;
 	}
-	spp_reference_gemm(&wm, x, ref, n);
-	spp_reference_gemm(&wam, xa, bound, n);
-	if (ops->encode(&wm, threads, &enc, &err))
-		fail_msg("%lldx%lldx%lld s %.2f t %d: encode: %s", (long long)m, (long long)k,
-			 (long long)n, s, threads, err.msg);
+	why = refusal(ops, m, k, nnz);
+	rc = ops->encode(&wm, threads, &enc, &err);
+	if (why) {
+		if (rc != SPP_E_UNSUPPORTED || !strstr(err.msg, why))
+			fail_msg("%s %lldx%lld s %.2f t %d: encode returned %d '%s', expected "
+				 "SPP_E_UNSUPPORTED '%s...'", ops->key, (long long)m, (long long)k,
+				 s, threads, rc, err.msg, why);
+		assert_null(strchr(err.msg, '\n'));  /* one line */
+		ops->release(&enc);  /* a refused encoding is zeroed: release is harmless */
+		free(w), free(wa);
+		return;
+	}
+	if (rc)
+		fail_msg("%s %lldx%lld s %.2f t %d: encode: %s", ops->key, (long long)m,
+			 (long long)k, s, threads, err.msg);
 	assert_ptr_equal(enc.ops, ops);
 	assert_int_equal(enc.m, m);
 	assert_int_equal(enc.k, k);
 	assert_int_equal(enc.nnz, nnz);
-	for (int64_t i = 0; i < m * n; i++)
-		y[i] = NAN;  /* an element the peer does not write fails */
-	assert_int_equal(ops->spmm(&enc, x, y, n, &ex), 0);
-	for (int t = 0; t < threads; t++)
-		assert_true(busy[t] == 0);  /* unknown, never a stale figure */
-	for (int64_t i = 0; i < m * n; i++)
-		if (!(fabs((double)y[i] - ref[i]) <= 1e-4 * bound[i] + 1e-6))
-			fail_msg("%lldx%lldx%lld s %.2f t %d: y[%lld] = %g, reference %g",
-				 (long long)m, (long long)k, (long long)n, s, threads,
-				 (long long)i, y[i], ref[i]);
+	for (size_t c = 0; c <= nns; c++)
+		check_product(ops, &enc, &wm, &wam, ns[c % nns], s, threads);
 	ops->release(&enc);
 	ops->release(&enc);  /* a released struct is zeroed */
 	ops->release(NULL);
-	free(w), free(x), free(y), free(ref), free(wa), free(xa), free(bound);
+	free(w), free(wa);
 }
 
-static void test_librsb_reference(void **state)
+static void test_peers_reference(void **state)
 {
 	static const int64_t shapes[][2] = {{1, 1}, {7, 13}, {64, 100}, {33, 257}, {300, 17}};
-	static const double sparsities[] = {0, 0.5, 0.9, 0.99, 1.0};
-	static const int64_t ns[] = {1, 3, 64};
-	const struct spp_format_ops *ops = spp_cpu_peer_find("librsb");
+	/* 0 and 0.5 are too dense for xnnpack; 0.7 sits just above its 2/3 */
+	static const double sparsities[] = {0, 0.5, 0.7, 0.9, 0.99, 1.0};
+	static const int64_t ns[] = {1, 3, 17, 64};
 
 	(void)state;
-	assert_non_null(ops);
-	assert_string_equal(ops->key, "librsb");
-	for (size_t a = 0; a < sizeof(shapes) / sizeof(shapes[0]); a++)
-		for (size_t b = 0; b < sizeof(sparsities) / sizeof(sparsities[0]); b++)
-			for (size_t c = 0; c < sizeof(ns) / sizeof(ns[0]); c++)
+	for (int p = 0; spp_cpu_peers[p]; p++)
+		for (size_t a = 0; a < sizeof(shapes) / sizeof(shapes[0]); a++)
+			for (size_t b = 0; b < sizeof(sparsities) / sizeof(sparsities[0]); b++)
 				for (int t = 1; t <= 2; t++)
-					check_case(ops, shapes[a][0], shapes[a][1], ns[c],
-						   sparsities[b], t);
+					check_case(spp_cpu_peers[p], shapes[a][0], shapes[a][1], ns,
+						   sizeof(ns) / sizeof(ns[0]), sparsities[b], t);
+}
+
+/* XNNPACK's rule at its edge: exactly 2/3 zeros is too dense, one more is not. */
+static void test_xnnpack_density_rule(void **state)
+{
+	const struct spp_format_ops *ops = spp_cpu_peer_find("xnnpack");
+	float w[9] = {1, 0, 0, 0, 2, 0, 0, 0, 3};
+	struct spp_matrix wm = {3, 3, w};
+	struct spp_encoded enc;
+	struct spp_error err = {0};
+
+	(void)state;
+	if (!ops)
+		skip();
+	assert_int_equal(ops->encode(&wm, 1, &enc, &err), SPP_E_UNSUPPORTED);
+	assert_non_null(strstr(err.msg, "too dense for its sparse path"));
+	assert_non_null(strstr(err.msg, "66.7%"));
+	w[8] = 0;
+	assert_int_equal(ops->encode(&wm, 1, &enc, &err), 0);
+	assert_int_equal(enc.nnz, 2);
+	assert_true(enc.bytes > 0);
+	ops->release(&enc);
 }
 
 static void test_registry(void **state)
@@ -124,45 +208,67 @@ static void test_registry(void **state)
 
 	(void)state;
 	for (; spp_cpu_peers[n]; n++)
-		;
-	assert_int_equal(n, 1);
-	assert_ptr_equal(spp_cpu_peer_find("librsb"), spp_cpu_peers[0]);
+		assert_ptr_equal(spp_cpu_peer_find(spp_cpu_peers[n]->key), spp_cpu_peers[n]);
+	assert_int_equal(n, HAVE_LIBRSB + HAVE_XNNPACK);
+	assert_true((spp_cpu_peer_find("librsb") != NULL) == HAVE_LIBRSB);
+	assert_true((spp_cpu_peer_find("xnnpack") != NULL) == HAVE_XNNPACK);
 	assert_null(spp_cpu_peer_find("csr"));
 	assert_null(spp_cpu_peer_find(NULL));
 	assert_true(spp_cpu_peer_known("librsb"));
+	assert_true(spp_cpu_peer_known("xnnpack"));
 	assert_false(spp_cpu_peer_known("mkl"));
+	assert_false(spp_cpu_peer_known(NULL));
+	assert_string_equal(spp_cpu_peer_names(), "librsb, xnnpack");
 }
 
-/* A peer is a format to the measured runs: checked, then timed. */
-static void test_measured_runs(void **state)
+/* A peer is a format to the measured runs: checked, then timed (or refused, with the reason). */
+static void measure_peer(const struct spp_format_ops *peer, double s)
 {
-	const struct spp_format_ops *fm[2] = {spp_cpu_format_find("csr"),
-					      spp_cpu_peer_find("librsb")};
+	const struct spp_format_ops *fm[2] = {spp_cpu_format_find("csr"), peer};
 	struct spp_run_opts o;
 	struct spp_layer_runs runs = {0};
 	struct spp_error err = {0};
-	float *w = make_w(96, 80, 0.8);
+	float *w = make_w(96, 80, s);
 	struct spp_matrix wm = {96, 80, w};
+	const struct spp_run *r;
+	const char *why;
 	uint64_t nnz = 0;
 
-	(void)state;
 	for (int i = 0; i < 96 * 80; i++)
 		nnz += w[i] != 0;
+	why = refusal(peer, 96, 80, (int64_t)nnz);
 	spp_run_opts_init(&o);
 	o.bench.repeat = 3;
 	assert_int_equal(spp_matrix_measure(&wm, 16, nnz, 96.0 * 80 / (double)nnz, "t", fm, 2,
 					    &o, &runs, &err), 0);
 	assert_int_equal(runs.nruns, 3);
-	assert_string_equal(runs.runs[2].format, "librsb");
-	assert_string_equal(runs.runs[2].backend, "cpu");
-	assert_int_equal(runs.runs[2].status, SPP_RUN_OK);
-	assert_int_equal(runs.runs[2].time.repeats, 3);
-	assert_true(runs.runs[2].max_error <= 1e-4);
-	assert_true(runs.runs[2].speedup > 0);
-	assert_true(isnan(runs.runs[2].nnz_imbalance));  /* librsb's partition is unknown */
-	assert_true(isnan(runs.runs[2].imbalance));
+	r = &runs.runs[2];
+	assert_string_equal(r->format, peer->key);
+	assert_string_equal(r->backend, "cpu");
+	if (why) {
+		assert_int_equal(r->status, SPP_RUN_NOT_APPLICABLE);
+		if (!strstr(r->reason, why))
+			fail_msg("%s: reason '%s'", peer->key, r->reason);
+		assert_int_equal(r->time.repeats, 0);
+	} else {
+		assert_int_equal(r->status, SPP_RUN_OK);
+		assert_int_equal(r->time.repeats, 3);
+		assert_true(r->max_error <= 1e-4);
+		assert_true(r->speedup > 0);
+		assert_true(isnan(r->nnz_imbalance));  /* a peer's partition is unknown */
+		assert_true(isnan(r->imbalance));
+	}
 	spp_layer_runs_release(&runs);
 	free(w);
+}
+
+static void test_measured_runs(void **state)
+{
+	(void)state;
+	for (int p = 0; spp_cpu_peers[p]; p++) {
+		measure_peer(spp_cpu_peers[p], 0.8);
+		measure_peer(spp_cpu_peers[p], 0.3);  /* xnnpack: not applicable */
+	}
 }
 
 static void test_cli(void **state)
@@ -170,16 +276,23 @@ static void test_cli(void **state)
 	struct spp_synth_layer l;
 	struct spp_error err = {0};
 	struct harness_run r;
-	char *dir = harness_tmpdir(), *model;
+	char *dir = harness_tmpdir(), *model, peers[64] = "";
+	int npeers = 0;
 
 	(void)state;
+	for (; spp_cpu_peers[npeers]; npeers++) {
+		if (npeers)
+			strcat(peers, ",");
+		strcat(peers, spp_cpu_peers[npeers]->key);
+	}
 	assert_non_null(dir);
 	model = harness_join(dir, "m.safetensors");
-	assert_int_equal(spp_synth_parse_layer("fc=48x40:unstructured:0.7", &l, &err), 0);
+	/* 0.8: sparse enough for every peer (xnnpack needs more than 2/3 zeros) */
+	assert_int_equal(spp_synth_parse_layer("fc=48x40:unstructured:0.8", &l, &err), 0);
 	assert_int_equal(spp_synth_write(model, &l, 1, 1, &err), 0);
 	{
 		const char *args[] = {"analyze", model, "--n", "8", "--formats", "csr",
-				      "--peers", "librsb", "--repeat", "2", "--format", "json",
+				      "--peers", peers, "--repeat", "2", "--format", "json",
 				      "--quiet", NULL};
 
 		assert_int_equal(harness_spprof(&r, args), 0);
@@ -195,13 +308,13 @@ static void test_cli(void **state)
 			cJSON_ArrayForEach(run, runs) {
 				const char *f = cJSON_GetStringValue(cJSON_GetObjectItem(run, "format"));
 
-				if (f && strcmp(f, "librsb") == 0) {
-					found = 1;
+				if (f && spp_cpu_peer_find(f)) {
+					found++;
 					assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(run, "status")), "ok");
 					assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(run, "backend")), "cpu");
 				}
 			}
-			assert_true(found);
+			assert_int_equal(found, npeers);
 			cJSON_Delete(j);
 		}
 		harness_run_free(&r);
@@ -222,14 +335,16 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_registry),
-		cmocka_unit_test(test_librsb_reference),
+		cmocka_unit_test(test_peers_reference),
+		cmocka_unit_test(test_xnnpack_density_rule),
 		cmocka_unit_test(test_measured_runs),
 		cmocka_unit_test(test_cli),
 	};
 
-	if (!HAVE_LIBRSB) {
-		printf("skipped: spprof was built without librsb (meson -Dlibrsb=enabled "
-		       "with librsb-dev installed)\n");
+	if (!spp_cpu_peers[0]) {
+		printf("skipped: spprof was built without any peer (meson -Dlibrsb=enabled "
+		       "-Dxnnpack=enabled with librsb-dev, libxnnpack-dev and "
+		       "libpthreadpool-dev installed)\n");
 		return 77;
 	}
 	return cmocka_run_group_tests(tests, NULL, NULL);

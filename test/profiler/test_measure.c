@@ -474,6 +474,69 @@ static void test_layer_runs(void **state)
 	spp_layer_runs_release(&out);
 }
 
+/* csr's kernel that never applies the epilogue: right plain, wrong fused. */
+static int no_epi_spmm(const struct spp_encoded *w, const float *x, float *y, int64_t n,
+		       const struct spp_exec *ex)
+{
+	struct spp_exec plain = *ex;
+
+	plain.epi.kind = SPP_EPILOGUE_NONE;
+	return spp_cpu_format_find("csr")->spmm(w, x, y, n, &plain);
+}
+
+static const struct spp_format_ops no_epi = {
+	.key = "no_epi", .encode = csr_encode, .spmm = no_epi_spmm, .release = csr_release};
+
+/*
+ * --epilogue: each verified format also fused and unfused, both timed,
+ * the saving from their medians; the bias is the layer's or zeros; a
+ * kernel that ignores the epilogue fails the fused check, not the run.
+ */
+static void test_epilogue_runs(void **state)
+{
+	const struct spp_format_ops *fmts[] = {spp_cpu_format_find("csr"), spp_cpu_format_find("nm2_4"),
+					       &no_epi, &lazy};
+	float bias[8] = {0.5f, -1, 2, -0.25f, 0, 1, -3, 0.125f};
+	struct spp_tensor bt = {.name = "small.bias", .dtype = SPP_DTYPE_F32, .ndim = 1, .shape = {8},
+				.numel = 8, .data = (const unsigned char *)bias, .nbytes = sizeof(bias)};
+	struct small_layer s;
+	struct spp_layer_runs out = {0};
+	struct spp_run_opts o;
+	struct spp_error err = {0};
+
+	(void)state;
+	spp_run_opts_init(&o);
+	o.bench.repeat = 3;
+	o.bench.warmup = 1;
+	o.epilogue = SPP_EPILOGUE_BIAS_RELU;
+	for (int with_bias = 0; with_bias < 2; with_bias++) {
+		small_layer(&s, 1);
+		s.l.bias = with_bias ? &bt : NULL;
+		assert_int_equal(spp_layer_measure(&s.l, &s.st, fmts, 4, &o, &out, &err), 0);
+		assert_int_equal(out.runs[0].epi.kind, SPP_EPILOGUE_NONE);
+		for (int f = 0; f < 2; f++) {
+			const struct spp_run *r = run_named(&out, fmts[f]->key);
+
+			assert_int_equal(r->status, SPP_RUN_OK);
+			if (r->epi.status != SPP_RUN_OK)
+				fail_msg("%s: %s", r->format, r->epi.reason);
+			assert_int_equal(r->epi.kind, SPP_EPILOGUE_BIAS_RELU);
+			assert_string_equal(r->epi.bias_source, with_bias ? "model" : "zeros");
+			assert_int_equal(r->epi.fused.repeats, 3);
+			assert_int_equal(r->epi.unfused.repeats, 3);
+			NEAR(r->epi.saving, 1 - r->epi.fused.median / r->epi.unfused.median);
+		}
+		/* right without the epilogue, wrong with it */
+		assert_int_equal(run_named(&out, "no_epi")->status, SPP_RUN_OK);
+		assert_int_equal(run_named(&out, "no_epi")->epi.status, SPP_RUN_FAILED);
+		assert_non_null(strstr(run_named(&out, "no_epi")->epi.reason, "fused"));
+		assert_true(isnan(run_named(&out, "no_epi")->epi.saving));
+		/* a run that failed its plain check has no variants */
+		assert_int_equal(run_named(&out, "lazy")->epi.kind, SPP_EPILOGUE_NONE);
+		spp_layer_runs_release(&out);
+	}
+}
+
 static void test_cold_and_blocked(void **state)
 {
 	const struct spp_format_ops *fmts[1] = {spp_cpu_format_find("bitmask")};
@@ -517,6 +580,7 @@ int main(void)
 		cmocka_unit_test(test_decode_conv),
 		cmocka_unit_test(test_figures),
 		cmocka_unit_test(test_layer_runs),
+		cmocka_unit_test(test_epilogue_runs),
 		cmocka_unit_test(test_cold_and_blocked),
 		cmocka_unit_test(test_end_to_end),
 		cmocka_unit_test(test_cli_options),

@@ -234,6 +234,8 @@ static cJSON *build_layer(struct build *b, const struct spp_layer *l,
 	add_num(b, o, "k", (double)l->view.k);
 	add_num(b, o, "n", (double)l->n);
 	add_str(b, o, "n_source", l->n_source);
+	/* the bias --epilogue applies: the model's tensor, null when the layer has none */
+	add_str(b, o, "bias", l->bias ? l->bias->name : NULL);
 	add_num(b, o, "numel", (double)s->numel);
 	if (s->unsupported) {
 		build_unsupported(b, o, s);

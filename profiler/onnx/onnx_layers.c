@@ -145,6 +145,22 @@ static const struct spp_tensor *weight(struct onnx_ctx *c, const struct onnx_sco
 	return t->ndim >= min_rank && t->ndim <= max_rank && t->numel && !t->nnz_only ? t : NULL;
 }
 
+/*
+ * The node's bias input i (Gemm's C, Conv's B) as the bias of the layer
+ * just pushed, when it is an initializer: one value per output feature,
+ * which is a row of the layer's W (layer.c checks its shape). rc: push's.
+ */
+static int with_bias(struct onnx_ctx *c, const Onnx__NodeProto *n, const struct onnx_scope *s,
+		     size_t i, int before, int rc)
+{
+	const char *name = input(n, i);
+	int idx = name && *name ? onnx_scope_weight(s, name) : -1;
+
+	if (!rc && idx >= 0 && c->m->nlayer_descs > before)
+		c->m->layer_descs[c->m->nlayer_descs - 1].bias = idx + 1;
+	return rc;
+}
+
 static int gemm(struct onnx_ctx *c, const Onnx__NodeProto *n, const struct onnx_scope *s)
 {
 	int64_t ta = attr_int(n, "transA", 0), tb = attr_int(n, "transB", 0), rows;
@@ -155,9 +171,13 @@ static int gemm(struct onnx_ctx *c, const Onnx__NodeProto *n, const struct onnx_
 		rows = dim_of(s, output(n, 0), 2, 0);
 		if (!rows)
 			rows = dim_of(s, input(n, 0), 2, ta ? 1 : 0);
-		return push(c, n, wi, SPP_OP_GEMM, tb ? rowmajor(w->shape[0], w->shape[1], 0)
-						      : transposed(w->shape[1], w->shape[0], 0),
-			    rows, -1);
+		/* X.W + C: C of the output features, W's rows */
+		int before = c->m->nlayer_descs;
+
+		return with_bias(c, n, s, 2, before,
+				 push(c, n, wi, SPP_OP_GEMM, tb ? rowmajor(w->shape[0], w->shape[1], 0)
+								: transposed(w->shape[1], w->shape[0], 0),
+				      rows, -1));
 	}
 	if ((w = weight(c, s, input(n, 0), 2, 2, &wi))) {
 		rows = dim_of(s, output(n, 0), 2, 1);
@@ -223,7 +243,10 @@ static int conv(struct onnx_ctx *c, const Onnx__NodeProto *n, const struct onnx_
 	int64_t o = w->shape[0], ch = w->shape[1], sp = spatial(w);
 	struct view v = {.m = o, .k = ch * sp, .row_stride = ch * sp, .inner = ch,
 			 .inner_stride = sp, .outer_stride = 1};
-	return push(c, n, wi, ops[w->ndim - 3], v, rows_of(s, output(n, 0), o), -1);
+	int before = c->m->nlayer_descs;
+
+	return with_bias(c, n, s, 2, before,
+			 push(c, n, wi, ops[w->ndim - 3], v, rows_of(s, output(n, 0), o), -1));
 }
 
 static int conv_transpose(struct onnx_ctx *c, const Onnx__NodeProto *n,

@@ -60,9 +60,11 @@ class Case:
     def __init__(self, name, args=()):
         self.name, self.args, self.layers, self.tensors = name, list(args), {}, []
 
-    def layer(self, name, view, n, op, node, op_type, nz=None):
+    def layer(self, name, view, n, op, node, op_type, nz=None, bias=None):
         f = figures(view, nz)
         f.update(n=n[0], n_source=n[1], op=op, node=node, op_type=op_type)
+        if bias is not None:
+            f["bias"] = bias
         self.layers[name] = f
 
     def count(self, arr, nz=None):
@@ -103,6 +105,22 @@ def gemm_models(out, cases):
     c.layer("fc.w", b, (8, "model"), "gemm", "fc", "Gemm")
     g = helper.make_graph([helper.make_node("Gemm", ["x", "fc.w"], ["y"], name="fc", transB=1)],
                           "g", [vi("x", [8, 16])], [vi("y", [8, 12])], [init(c, "fc.w", b)])
+    c.save(out, model(g), cases)
+    # a bias C of the output features (--epilogue adds it), and a Conv's B
+    c = Case("gemm_bias")
+    b = sparse((12, 16), 0.5)
+    c.layer("fc.w", b, (4, "model"), "gemm", "fc", "Gemm", bias="fc.b")
+    cw = sparse((6, 3, 3, 3), 0.5)
+    c.layer("conv.w", cw.transpose(0, 2, 3, 1).reshape(6, -1), (64, "model"), "conv2d",
+            "conv", "Conv", bias="conv.b")
+    bias = np.linspace(-1, 1, 12).astype(np.float32)
+    cb = np.linspace(-1, 1, 6).astype(np.float32)
+    g = helper.make_graph([helper.make_node("Gemm", ["x", "fc.w", "fc.b"], ["y"], name="fc", transB=1),
+                           helper.make_node("Conv", ["xc", "conv.w", "conv.b"], ["yc"], name="conv")],
+                          "g", [vi("x", [4, 16]), vi("xc", [1, 3, 10, 10])],
+                          [vi("y", [4, 12]), vi("yc", [1, 6, 8, 8])],
+                          [init(c, "fc.w", b), init(c, "fc.b", bias), init(c, "conv.w", cw),
+                           init(c, "conv.b", cb)])
     c.save(out, model(g), cases)
     # transB=0, a symbolic batch: N from --n
     c = Case("gemm_tb0", ["--n", "5"])

@@ -282,6 +282,7 @@ int spp_report_write_md(const cJSON *report, FILE *f, struct spp_error *err)
 		spp_text_write_notes(report, f, "\n### Notes\n\n", "- ");
 	}
 	spp_text_write_nsweep(report, f, "\n### Speedup against N\n\n", "- ");
+	spp_text_write_epilogue(report, f, "\n### Fused epilogue\n\n", "- ");
 	if (cJSON_GetArraySize(spp_cell_get(report, "warnings")) > 0) {
 		fputs("\n### Warnings\n\n", f);
 		cJSON_ArrayForEach(w, spp_cell_get(report, "warnings")) {

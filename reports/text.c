@@ -536,6 +536,7 @@ int spp_report_write_text(const cJSON *report, FILE *f,
 			spp_text_write_notes(report, f, "\n", "");
 		}
 		spp_text_write_nsweep(report, f, "\nspeedup against N (--n-sweep): where each format beats dense\n", "  ");
+		spp_text_write_epilogue(report, f, "\nepilogue (--epilogue): fused in the kernel against the kernel then a pass over Y\n", "  ");
 	} else
 		fputs("no GEMM layers\n", f);
 	write_warnings(report, f, color);

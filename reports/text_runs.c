@@ -329,3 +329,59 @@ void spp_text_write_nsweep(const cJSON *report, FILE *f, const char *heading, co
 			fputc('\n', f);
 	}
 }
+
+/* One run's epilogue: "csr fused 52.6 us, unfused 51.9 us, saving -1.4%"; "" when it has none. */
+static int epilogue_run(FILE *f, const cJSON *r, int first)
+{
+	const cJSON *e = spp_cell_get(r, "epilogue");
+	struct spp_text_cell a, b;
+	double fu, un, sv;
+
+	if (!cJSON_IsObject(e))
+		return 0;
+	fputs(first ? "" : "; ", f);
+	put_clean(f, spp_cell_str(r, "format"), SIZE_MAX);
+	if (!spp_cell_num(e, "saving", &sv)) {
+		fputs(" not timed: ", f);
+		put_clean(f, spp_cell_str(e, "reason"), SIZE_MAX);
+		return 1;
+	}
+	{
+		int kf = spp_cell_num(e, "fused_time_ns.median", &fu);
+		int ku = spp_cell_num(e, "unfused_time_ns.median", &un);
+
+		spp_text_set_time(&a, kf, fu);
+		spp_text_set_time(&b, ku, un);
+	}
+	fprintf(f, " fused %s, unfused %s, saving %.1f%%", a.text, b.text, 100 * sv);
+	return 1;
+}
+
+void spp_text_write_epilogue(const cJSON *report, FILE *f, const char *heading, const char *bullet)
+{
+	const cJSON *l, *r;
+	int first = 1;
+
+	cJSON_ArrayForEach(l, spp_cell_get(report, "layers")) {
+		int any = 0;
+		const char *kind = NULL, *bias = NULL;
+
+		cJSON_ArrayForEach(r, (cJSON_IsArray(spp_cell_get(l, "runs")) ? spp_cell_get(l, "runs") : NULL))
+			if (cJSON_IsObject(spp_cell_get(r, "epilogue"))) {
+				kind = spp_cell_str(r, "epilogue.kind");
+				bias = spp_cell_str(r, "epilogue.bias");
+				break;
+			}
+		if (!kind)
+			continue;
+		fprintf(f, "%s%s", first ? heading : "", bullet);
+		put_clean(f, spp_cell_str(l, "name"), SIZE_MAX);
+		fputs(": ", f);
+		put_clean(f, kind, SIZE_MAX);
+		fputs(bias && strcmp(bias, "model") == 0 ? " (the model's bias): " : " (zero bias: the layer has none): ", f);
+		cJSON_ArrayForEach(r, spp_cell_get(l, "runs"))
+			any += epilogue_run(f, r, !any);
+		fputc('\n', f);
+		first = 0;
+	}
+}

@@ -87,4 +87,11 @@ void spp_text_write_notes(const cJSON *report, FILE *f, const char *heading, con
  */
 void spp_text_write_nsweep(const cJSON *report, FILE *f, const char *heading, const char *bullet);
 
+/*
+ * One line per layer whose runs have an epilogue (analyze --epilogue):
+ * its kind and bias, then each format's fused and unfused medians and the
+ * saving; heading and bullet as the notes.
+ */
+void spp_text_write_epilogue(const cJSON *report, FILE *f, const char *heading, const char *bullet);
+
 #endif

@@ -334,6 +334,27 @@ void test_text_nsweep(void **state)
 	free(line);
 	assert_non_null(strstr(md, "\n### Speedup against N\n\n- "));
 	assert_non_null(strstr(md, "cpu/csr faster at N = 16-64 (crossover N 11.3, faster above)"));
+	assert_null(strstr(text, "epilogue (--epilogue)"));
+	free(text);
+	free(md);
+	/* an epilogue on one run: its medians and saving, the bias's source */
+	{
+		cJSON *runs = cJSON_GetObjectItem(l, "runs"), *run = cJSON_CreateObject();
+
+		assert_non_null(run);
+		if (!runs)
+			runs = cJSON_AddArrayToObject(l, "runs");
+		cJSON_AddStringToObject(run, "format", "csr");
+		cJSON_AddItemToObject(run, "epilogue", cJSON_Parse(
+			"{\"kind\": \"bias_relu\", \"bias\": \"zeros\", \"status\": \"ok\", \"reason\": null,"
+			" \"fused_time_ns\": {\"median\": 1500}, \"unfused_time_ns\": {\"median\": 2000}, \"saving\": 0.25}"));
+		cJSON_AddItemToArray(runs, run);
+	}
+	text = render(r, SPP_REPORT_TEXT, 0);
+	md = render(r, SPP_REPORT_MD, 0);
+	line = line_with(text, "bias_relu (zero bias: the layer has none): csr fused 1.50 us, unfused 2.00 us, saving 25.0%");
+	free(line);
+	assert_non_null(strstr(md, "\n### Fused epilogue\n\n- "));
 	free(text);
 	free(md);
 	cJSON_Delete(r);

@@ -7,15 +7,28 @@
 #if HAVE_LIBRSB
 extern const struct spp_format_ops spp_peer_librsb;
 #endif
+#if HAVE_XNNPACK
+extern const struct spp_format_ops spp_peer_xnnpack;
+#endif
 
 const struct spp_format_ops *const spp_cpu_peers[] = {
 #if HAVE_LIBRSB
 	&spp_peer_librsb,
 #endif
+#if HAVE_XNNPACK
+	&spp_peer_xnnpack,
+#endif
 	NULL,
 };
 
-static const char *const known[] = {"librsb"};
+/* Every peer spprof knows, built or not; spp_cpu_peer_names() lists them. */
+#define KNOWN_PEERS(X) X("librsb") X("xnnpack")
+
+static const char *const known[] = {
+#define KNOWN_PEER_KEY(key) key,
+	KNOWN_PEERS(KNOWN_PEER_KEY)
+#undef KNOWN_PEER_KEY
+};
 
 const struct spp_format_ops *spp_cpu_peer_find(const char *key)
 {
@@ -37,5 +50,8 @@ int spp_cpu_peer_known(const char *key)
 
 const char *spp_cpu_peer_names(void)
 {
-	return "librsb";
+	/* the same list, joined at compile time: "librsb, xnnpack" */
+#define KNOWN_PEER_NAME(key) ", " key
+	return &(KNOWN_PEERS(KNOWN_PEER_NAME))[2];
+#undef KNOWN_PEER_NAME
 }

@@ -239,8 +239,8 @@ static void measure_peer(const struct spp_format_ops *peer, double s)
 	why = refusal(peer, 96, 80, (int64_t)nnz);
 	spp_run_opts_init(&o);
 	o.bench.repeat = 3;
-	assert_int_equal(spp_matrix_measure(&wm, 16, nnz, 96.0 * 80 / (double)nnz, "t", fm, 2,
-					    &o, &runs, &err), 0);
+	if (spp_matrix_measure(&wm, 16, nnz, 96.0 * 80 / (double)nnz, "t", fm, 2, &o, &runs, &err))
+		fail_msg("%s s %.1f: %s", peer->key, s, err.msg);
 	assert_int_equal(runs.nruns, 3);
 	r = &runs.runs[2];
 	assert_string_equal(r->format, peer->key);

@@ -1,5 +1,6 @@
 #include "cmd/bench_out.h"
 #include "cmd/bench_out_internal.h"
+#include "kernels/peers.h"
 #include "reports/report.h"
 #include "reports/json_values.h"
 
@@ -271,8 +272,10 @@ static const struct spp_run *best_run(const struct spp_layer_runs *runs)
 {
 	const struct spp_run *best = NULL;
 
+	/* spprof's own formats: the peers are beside them, not among them */
 	for (int r = 1; r < runs->nruns; r++)
 		if (runs->runs[r].status == SPP_RUN_OK && isfinite(runs->runs[r].speedup) &&
+		    !spp_cpu_peer_known(runs->runs[r].format) &&
 		    (!best || runs->runs[r].speedup > best->speedup))
 			best = &runs->runs[r];
 	return best;
@@ -345,6 +348,8 @@ static void sweep_summary(struct bench_out *o, const struct spp_sweep *s)
 		const struct spp_sweep_result *r = &s->results[f];
 		const struct spp_sweep_point *p = point_at(r, 0.9);
 
+		if (spp_cpu_peer_known(r->format))
+			continue;
 		if (isfinite(r->breakeven) && !(r->breakeven >= sum->best_be)) {
 			sum->best_be = r->breakeven;
 			snprintf(sum->best_be_fmt, sizeof(sum->best_be_fmt), "%s", r->format);

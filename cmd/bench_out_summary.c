@@ -130,7 +130,7 @@ static int dense_scaling(struct bench_out *o, cJSON *scal, struct spp_error *err
 /* The per-case summary in text, then the heading of the targets. */
 static void case_sums_text(struct bench_out *o)
 {
-	fprintf(o->f, "\nper case: best breakeven, CSR breakeven, best speedup at 90%%, 2:4 layer "
+	fprintf(o->f, "\nper case (spprof's formats, not the peers): best breakeven, CSR breakeven, best speedup at 90%%, 2:4 layer "
 		      "(nm2_4 / best), DLMC geo-mean of the best format\n");
 	for (int i = 0; i < o->nsums; i++) {
 		const struct bench_sum *x = &o->sums[i];

@@ -22,6 +22,7 @@
 #include "kernels/cpu/buffer.h"
 #include "kernels/peers.h"
 #include "profiler/base/atomic_file.h"
+#include "profiler/base/near_exe.h"
 #include "profiler/base/rng.h"
 #include "profiler/machine.h"
 #include "profiler/run.h"
@@ -87,46 +88,20 @@ const struct cmd_help cmd_bench_help = {
 };
 
 /* dir/../shared/bench/dlmc when it is a folder. */
-static int try_dlmc(const char *dir, char *out, size_t n)
-{
-	struct stat st;
-
-	if ((size_t)snprintf(out, n, "%s/../shared/bench/dlmc", dir) >= n)
-		return 0;
-	return stat(out, &st) == 0 && S_ISDIR(st.st_mode);
-}
-
 /*
  * The default DLMC folder: ../shared/bench/dlmc beside the repository this
- * binary was built in (the executable's folder and up to three above it,
+ * binary was built in (the executable's folder and the folders above it,
  * so build/cmd/spprof finds it), else beside the current folder.
  */
 static int find_dlmc(char *out, size_t n, char *tried, size_t tn)
 {
-	char exe[PATH_MAX], cwd[PATH_MAX] = "?";
-	ssize_t len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	static const char *const rel[] = {"../shared/bench/dlmc"};
+	char exe[PATH_MAX], cwd[PATH_MAX];
 
-	if (len > 0) {
-		char dir[PATH_MAX];
-
-		exe[len] = '\0';
-		snprintf(dir, sizeof(dir), "%s", exe);
-		for (int up = 0; up < 4; up++) {
-			char *slash = strrchr(dir, '/');
-
-			if (!slash || slash == dir)
-				break;
-			*slash = '\0';
-			if (try_dlmc(dir, out, n))
-				return 0;
-		}
-	} else {
-		snprintf(exe, sizeof(exe), "?");
-	}
-	if (getcwd(cwd, sizeof(cwd)) && try_dlmc(cwd, out, n))
+	if (spp_find_near_exe(rel, 1, 1, out, n, exe, cwd))
 		return 0;
-	snprintf(tried, tn, "looked for ../shared/bench/dlmc from the folders above '%s' "
-		 "(up to 4 levels) and from the current folder '%s'", exe, cwd);
+	snprintf(tried, tn, "looked for ../shared/bench/dlmc from the folders above '%.1000s' "
+		 "(up to %d levels) and from the current folder '%.1000s'", exe, SPP_NEAR_EXE_UP + 1, cwd);
 	return -1;
 }
 

@@ -1,5 +1,6 @@
 /* PyTorch as a reference peer, run through scripts/peers/torch_spmm.py (peer_torch.h). */
 #include "profiler/peer_torch.h"
+#include "profiler/base/near_exe.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -42,63 +43,21 @@ struct peer_dir {
 	int made;
 };
 
-static int is_file(const char *path)
-{
-	struct stat st;
-
-	return stat(path, &st) == 0 && S_ISREG(st.st_mode) && access(path, R_OK) == 0;
-}
-
-/* dir/rel when it is a readable file. */
-static int try_script(const char *dir, const char *rel, char *out, size_t n)
-{
-	if ((size_t)snprintf(out, n, "%s/%s", dir, rel) >= n)
-		return 0;
-	return is_file(out);
-}
-
-/* The executable's folder and up to three above it, as cmd_bench's DLMC default. */
-static int script_from_exe(char *out, size_t n, char *exe, size_t exe_n)
-{
-	ssize_t len = readlink("/proc/self/exe", exe, exe_n - 1);
-	char dir[PATH_MAX];
-
-	if (len <= 0) {
-		snprintf(exe, exe_n, "?");
-		return 0;
-	}
-	exe[len] = '\0';
-	snprintf(dir, sizeof(dir), "%s", exe);
-	for (int up = 0; up < 4; up++) {
-		char *slash = strrchr(dir, '/');
-
-		if (!slash || slash == dir)
-			break;
-		*slash = '\0';
-		if (try_script(dir, SCRIPT_REL, out, n) || try_script(dir, SCRIPT_SHARE, out, n))
-			return 1;
-	}
-	return 0;
-}
-
 int spp_peer_torch_script(char *out, size_t size, struct spp_error *err)
 {
-	char exe[PATH_MAX], cwd[PATH_MAX] = "?";
+	static const char *const rel[] = {SCRIPT_REL, SCRIPT_SHARE};
+	char exe[PATH_MAX], cwd[PATH_MAX];
 
-	if (script_from_exe(out, size, exe, sizeof(exe)))
-		return SPP_OK;
-	if (getcwd(cwd, sizeof(cwd)) && try_script(cwd, SCRIPT_REL, out, size))
-		return SPP_OK;
-	if (try_script(SPP_PEER_TORCH_SOURCE_ROOT, SCRIPT_REL, out, size))
-		return SPP_OK;
-	if (try_script(SPP_PEER_TORCH_DATADIR, "peers/torch_spmm.py", out, size))
+	if (spp_find_near_exe(rel, 2, 0, out, size, exe, cwd) ||
+	    spp_path_at(SPP_PEER_TORCH_SOURCE_ROOT, SCRIPT_REL, 0, out, size) ||
+	    spp_path_at(SPP_PEER_TORCH_DATADIR, "peers/torch_spmm.py", 0, out, size))
 		return SPP_OK;
 	if (size)
 		out[0] = '\0';
 	return spp_error_set(err, SPP_E_UNSUPPORTED,
 			     "torch peer script not found: looked for %s from the folders above '%s' "
-			     "(up to 4 levels), the current folder '%s' and '%s'",
-			     SCRIPT_REL, exe, cwd, SPP_PEER_TORCH_SOURCE_ROOT);
+			     "(up to %d levels), the current folder '%s' and '%s'",
+			     SCRIPT_REL, exe, SPP_NEAR_EXE_UP + 1, cwd, SPP_PEER_TORCH_SOURCE_ROOT);
 }
 
 void spp_peer_torch_python(char *out, size_t size)

@@ -572,6 +572,7 @@ int spp_report_write_html(const cJSON *report, FILE *f, struct spp_error *err)
 	spp_html_speedup(&h);
 	spp_html_breakeven(&h);
 	spp_html_nsweep(&h);
+	spp_html_epilogue(&h);
 	spp_html_roofline(&h);
 	spp_html_cache(&h);
 	spp_html_table(&h);

@@ -73,12 +73,13 @@ int spp_html_curve_points(const cJSON *entry, const char *xkey);
 /* Those points into x/y arrays (malloc'd); returns the count, or -1 (h->nomem set). */
 int spp_html_curve_xy(struct spp_html *h, const cJSON *e, const char *xkey, double **x, double **y);
 
-/* The sections, in page order (html_static.c, html_runs.c, html_breakeven.c, html_nsweep.c, html_table.c). */
+/* The sections, in page order (html_static.c, html_runs.c, html_breakeven.c, html_nsweep.c, html_epilogue.c, html_table.c). */
 void spp_html_sparsity(struct spp_html *h);
 void spp_html_storage(struct spp_html *h);
 void spp_html_speedup(struct spp_html *h);
 void spp_html_breakeven(struct spp_html *h);
 void spp_html_nsweep(struct spp_html *h);
+void spp_html_epilogue(struct spp_html *h);
 
 /* Whether a layer has an N sweep with points (the section is written only then). */
 int spp_html_has_nsweep(const cJSON *layer);

@@ -529,7 +529,42 @@ static void test_nsweep(void **state)
 	for (int c = 0; c < HC_COUNT; c++) {
 		assert_null(strstr(page[c], "id=\"nsweep\""));
 		assert_null(strstr(page[c], "#nsweep"));
+		assert_null(strstr(page[c], "id=\"epilogue\""));
 	}
+}
+
+/* --epilogue: a table row per run with one, its medians and saving; none without. */
+static void test_epilogue_table(void **state)
+{
+	static const char *doc =
+		"{\"schema\": \"spprof.report/1\", \"layers\": [{\"name\": \"fc<1>\", \"runs\": ["
+		"{\"format\": \"dense\", \"status\": \"ok\", \"epilogue\": null},"
+		"{\"format\": \"csr\", \"status\": \"ok\", \"epilogue\": {\"kind\": \"bias_relu\", \"bias\": "
+		"\"zeros\", \"status\": \"ok\", \"reason\": null, \"fused_time_ns\": {\"median\": 1500},"
+		" \"unfused_time_ns\": {\"median\": 2000}, \"saving\": 0.25}},"
+		"{\"format\": \"coo\", \"status\": \"ok\", \"epilogue\": {\"kind\": \"bias_relu\", \"bias\": "
+		"\"zeros\", \"status\": \"failed\", \"reason\": \"fused: differs\", \"fused_time_ns\": null,"
+		" \"unfused_time_ns\": null, \"saving\": null}}]}]}";
+	cJSON *r = cJSON_Parse(doc);
+	struct spp_error err = {0};
+	char *buf = NULL, *sec;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	(void)state;
+	assert_non_null(r);
+	assert_non_null(f);
+	assert_int_equal(spp_report_write_html(r, f, &err), 0);
+	fclose(f);
+	sec = part(buf, "epilogue", "</section>");
+	assert_non_null(sec);
+	assert_int_equal(html_count(sec, "<tr><td>"), 2);
+	assert_non_null(strstr(sec, "<td>fc&lt;1&gt;</td><td>csr</td><td>bias_relu</td><td>zeros</td>"));
+	assert_non_null(strstr(sec, ">+25.0%</td>"));
+	assert_non_null(strstr(sec, "<td>fused: differs</td>"));
+	free(sec);
+	free(buf);
+	cJSON_Delete(r);
 }
 
 int html_browser_main(void);
@@ -546,6 +581,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_odd),
 		cmocka_unit_test(test_format_choice),
 		cmocka_unit_test(test_nsweep),
+		cmocka_unit_test(test_epilogue_table),
 		cmocka_unit_test(test_svg_primitives),
 	};
 

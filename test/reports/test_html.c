@@ -487,6 +487,23 @@ static void test_svg_primitives(void **state)
 	assert_string_equal(buf, "\xc3\xa9\xc3\xa9\xc3\xa9");
 }
 
+/* The HTML page of a report given as JSON text (malloc'd). */
+static char *render_doc(const char *doc)
+{
+	cJSON *r = cJSON_Parse(doc);
+	struct spp_error err = {0};
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	assert_non_null(r);
+	assert_non_null(f);
+	assert_int_equal(spp_report_write_html(r, f, &err), 0);
+	assert_int_equal(fclose(f), 0);
+	cJSON_Delete(r);
+	return buf;
+}
+
 /*
  * Speedup against N: a report whose one layer has an N sweep gets the
  * section (and its link), one panel, a point per N, a triangle per
@@ -503,17 +520,9 @@ static void test_nsweep(void **state)
 		"\"cpu/nm2_4\": {\"wins\": \"\", \"crossings\": [], \"reason\": \"\", \"curve\": ["
 		"{\"n\": 1, \"speedup\": 0.9}, {\"n\": 4, \"speedup\": 0.7}, {\"n\": 16, \"speedup\": null},"
 		" {\"n\": 64, \"speedup\": 0.6}]}}}]}";
-	cJSON *r = cJSON_Parse(doc);
-	struct spp_error err = {0};
-	char *buf = NULL, *sec;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
+	char *buf = render_doc(doc), *sec;
 
 	(void)state;
-	assert_non_null(r);
-	assert_non_null(f);
-	assert_int_equal(spp_report_write_html(r, f, &err), 0);
-	fclose(f);
 	assert_non_null(strstr(buf, "<a href=\"#nsweep\">Against N</a>"));
 	sec = part(buf, "nsweep", "</section>");
 	assert_non_null(sec);
@@ -525,7 +534,6 @@ static void test_nsweep(void **state)
 	assert_non_null(strstr(sec, "cpu/nm2_4: never faster than dense here"));
 	free(sec);
 	free(buf);
-	cJSON_Delete(r);
 	for (int c = 0; c < HC_COUNT; c++) {
 		assert_null(strstr(page[c], "id=\"nsweep\""));
 		assert_null(strstr(page[c], "#nsweep"));
@@ -545,17 +553,9 @@ static void test_epilogue_table(void **state)
 		"{\"format\": \"coo\", \"status\": \"ok\", \"epilogue\": {\"kind\": \"bias_relu\", \"bias\": "
 		"\"zeros\", \"status\": \"failed\", \"reason\": \"fused: differs\", \"fused_time_ns\": null,"
 		" \"unfused_time_ns\": null, \"saving\": null}}]}]}";
-	cJSON *r = cJSON_Parse(doc);
-	struct spp_error err = {0};
-	char *buf = NULL, *sec;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
+	char *buf = render_doc(doc), *sec;
 
 	(void)state;
-	assert_non_null(r);
-	assert_non_null(f);
-	assert_int_equal(spp_report_write_html(r, f, &err), 0);
-	fclose(f);
 	sec = part(buf, "epilogue", "</section>");
 	assert_non_null(sec);
 	assert_int_equal(html_count(sec, "<tr><td>"), 2);
@@ -564,7 +564,6 @@ static void test_epilogue_table(void **state)
 	assert_non_null(strstr(sec, "<td>fused: differs</td>"));
 	free(sec);
 	free(buf);
-	cJSON_Delete(r);
 }
 
 int html_browser_main(void);

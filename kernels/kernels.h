@@ -63,8 +63,12 @@ const char *spp_epilogue_name(enum spp_epilogue e);
 /* The epilogue of a name; -1 when unknown. */
 int spp_epilogue_parse(const char *name);
 
-/* The epilogue as its own pass over Y (m x n): the unfused comparison and the reference. */
-void spp_epilogue_apply(const struct spp_epi *e, float *y, int64_t m, int64_t n, int threads);
+/*
+ * The epilogue as its own pass over Y (m x n) on `threads` threads, with
+ * AVX2 when isa allows: the unfused comparison and the reference.
+ */
+void spp_epilogue_apply(const struct spp_epi *e, float *y, int64_t m, int64_t n, int threads,
+			enum spp_isa isa);
 
 /* Settings of one kernel call, and what it reports back. */
 struct spp_exec {

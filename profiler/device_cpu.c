@@ -49,7 +49,7 @@ static struct cpu_case *case_new(const struct spp_device_cpu *d, const struct sp
 		spp_error_set(err, SPP_E_NOMEM, "out of memory");
 		return NULL;
 	}
-	*k = (struct cpu_case){NULL, NULL, {0}, L->w, L->x, d->y, L->n, {.threads = d->threads, .isa = d->isa}};
+	*k = (struct cpu_case){NULL, NULL, {0}, L->w, L->x, d->y, L->n, {.threads = d->threads, .isa = d->isa}, {0}};
 	return k;
 }
 
@@ -119,7 +119,7 @@ static int launch(struct cpu_case *k, float *y, double *busy_ns, struct spp_erro
 	rc = k->f->spmm(&k->enc, k->x, y, k->n, &k->ex);
 	k->ex.busy_ns = NULL;
 	if (!rc)
-		spp_epilogue_apply(&k->pass, y, k->w->m, k->n, k->ex.threads);
+		spp_epilogue_apply(&k->pass, y, k->w->m, k->n, k->ex.threads, k->ex.isa);
 	return rc ? spp_error_set(err, rc, "%s", spp_status_message(rc)) : SPP_OK;
 }
 

@@ -29,7 +29,7 @@ int spp_run_epi_open(struct spp_run_epi_ctx *c, const struct spp_run_opts *o, co
 	if (!c->ref || !c->bound)
 		goto nomem;
 	memcpy(c->ref, yd, sizeof(float) * (size_t)(m * n));
-	spp_epilogue_apply(&c->epi, c->ref, m, n, o->threads);
+	spp_epilogue_apply(&c->epi, c->ref, m, n, o->threads, o->isa);
 	for (int64_t i = 0; i < m; i++)
 		for (int64_t j = 0; j < n; j++)
 			c->bound[i * n + j] = bound[i * n + j] + (float)(fabsf(c->epi.bias[i]) * scale);

@@ -387,7 +387,7 @@ static int act_spmm(const struct spp_encoded *w, const float *x, float *y, int64
 	 * part knows when a row is complete; the activation kernels apply the
 	 * epilogue as a pass of its own.
 	 */
-	spp_epilogue_apply(&ex->epi, y, w->m, n, ex->threads);
+	spp_epilogue_apply(&ex->epi, y, w->m, n, ex->threads, ex->isa);
 	return 0;
 }
 

@@ -60,9 +60,11 @@ CPU_AVX2 static void epi_row_avx2(const struct spp_epi *e, float *yr, float b, i
 }
 #endif
 
-void spp_epilogue_apply(const struct spp_epi *e, float *y, int64_t m, int64_t n, int threads)
+void spp_epilogue_apply(const struct spp_epi *e, float *y, int64_t m, int64_t n, int threads,
+			enum spp_isa isa)
 {
-	int vec = CPU_X86 && spp_isa_detect() >= SPP_ISA_AVX2;
+	/* the caller's ISA, not a cpuid per call: the unfused item runs this every timed run */
+	int vec = CPU_X86 && isa >= SPP_ISA_AVX2;
 
 	if (!e || e->kind == SPP_EPILOGUE_NONE || m <= 0 || n <= 0)
 		return;

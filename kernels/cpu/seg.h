@@ -112,7 +112,7 @@ SIMD_INL simd_f dot(const int ci, const int skip, const void *col, const float *
  * 1 thread, went from a median of 1.95 ms to 1.70 ms (2.32x to 2.81x the
  * dense GEMV), and at 2048 x 2048 from 550 to 480 us, old and new binaries
  * interleaved over 4 rounds at a load of about 1. coo's int32 columns were
- * slower this way (1.66x to 0.99x), so coo keeps dot().
+ * slower this way in one run each (1.66x to 0.99x), so coo keeps dot().
  */
 SIMD_INL float dot_scalar(const int ci, const void *col, const float *val, int64_t len,
 			  const float *x)

@@ -141,7 +141,7 @@ static int spmm(const struct spp_encoded *w, const float *x, float *y, int64_t n
 		     (rsb_nnz_idx_t)n) != RSB_ERR_NO_ERROR)
 		return SPP_E_RUNTIME;
 	/* librsb has no epilogue: a pass of its own, as a user of it would write */
-	spp_epilogue_apply(&ex->epi, y, w->m, n, ex->threads);
+	spp_epilogue_apply(&ex->epi, y, w->m, n, ex->threads, ex->isa);
 	return SPP_OK;
 }
 

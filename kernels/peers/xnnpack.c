@@ -330,7 +330,7 @@ static int spmm(const struct spp_encoded *w, const float *x, float *y, int64_t n
 	 * Its operator takes a bias and a clamp, but fixed when it is created
 	 * (encode); an epilogue of the call is a pass of its own, as librsb's.
 	 */
-	spp_epilogue_apply(&ex->epi, y, w->m, n, ex->threads);
+	spp_epilogue_apply(&ex->epi, y, w->m, n, ex->threads, ex->isa);
 	return SPP_OK;
 }
 

@@ -149,13 +149,17 @@ struct cpu_bitmask {
 
 /*
  * nmN_M: each row is ceil(k/M) groups of M columns; a group keeps exactly N
- * (value, position) slots, padded with value 0 at position 0. Slot s of row
- * i is global slot S = i*groups*N + s, value val[S], column
- * (s/N)*M + position; positions are `bits` = ceil(log2 M) bits each, packed
- * little-endian: bits [S*bits, S*bits + bits) of the byte stream pos.
+ * (value, position) slots, padded with value 0 at position 0. Along K the
+ * groups form tiles of tile_g groups, and the slots are stored tile-major:
+ * the segment of row i in the tile of groups [g0, g1) holds (g1-g0)*N
+ * slots from storage slot cpu_nm_seg(s, i, g0) = (m*g0 + i*(g1-g0))*N, in
+ * group order; value val[S], column (g0 + (S - seg)/N)*M + position.
+ * Positions are `bits` = ceil(log2 M) bits each, packed little-endian:
+ * bits [S*bits, S*bits + bits) of the byte stream pos.
  */
 struct cpu_nm {
 	int keep, group, bits;  /* N, M, bits per position */
+	int64_t m;              /* rows */
 	int64_t groups;         /* per row */
 	int64_t tile_g;         /* groups per K tile */
 	float *val;
@@ -163,7 +167,19 @@ struct cpu_nm {
 	int64_t *lo;            /* nparts + 1 row boundaries */
 };
 
-/* Position of global slot S (reads up to 8 bytes: the buffers are padded). */
+/* End of the K tile that starts at group g0. */
+static inline int64_t cpu_nm_tile_end(const struct cpu_nm *s, int64_t g0)
+{
+	return g0 + s->tile_g < s->groups ? g0 + s->tile_g : s->groups;
+}
+
+/* First storage slot of row i's segment in the tile that starts at group g0. */
+static inline int64_t cpu_nm_seg(const struct cpu_nm *s, int64_t i, int64_t g0)
+{
+	return (s->m * g0 + i * (cpu_nm_tile_end(s, g0) - g0)) * s->keep;
+}
+
+/* Position of storage slot S (reads up to 8 bytes: the buffers are padded). */
 static inline unsigned cpu_nm_pos(const struct cpu_nm *s, int64_t S)
 {
 	int64_t bit = S * s->bits;
@@ -174,20 +190,18 @@ static inline unsigned cpu_nm_pos(const struct cpu_nm *s, int64_t S)
 }
 
 /*
- * Row `row` of s times x, slot by slot: the vector kernels' N = 1 for any
- * N:M, inlined into each so that it compiles for the caller's ISA.
+ * One segment times x, slot by slot: the first `len` slots from storage
+ * slot S0, x pointing at the segment's first column; the vector kernels'
+ * N = 1 for any N:M, inlined into each so that it compiles for the
+ * caller's ISA.
  */
-static inline __attribute__((always_inline)) float cpu_nm_dot_scalar(const struct cpu_nm *s, int64_t row, const float *x)
+static inline __attribute__((always_inline)) float cpu_nm_seg_dot(const struct cpu_nm *s, int64_t S0,
+								    int64_t len, const float *x)
 {
-	int64_t S0 = row * s->groups * s->keep;
 	float acc = 0;
 
-	for (int64_t g = 0; g < s->groups; g++)
-		for (int64_t q = 0; q < s->keep; q++) {
-			int64_t S = S0 + g * s->keep + q;
-
-			acc += s->val[S] * x[g * s->group + cpu_nm_pos(s, S)];
-		}
+	for (int64_t p = 0; p < len; p++)
+		acc += s->val[S0 + p] * x[p / s->keep * s->group + cpu_nm_pos(s, S0 + p)];
 	return acc;
 }
 

@@ -7,13 +7,15 @@
 #if CPU_X86
 
 /*
- * N = 1 when N divides 8 and positions take at most 7 bits: 8 slots cover
- * 8/N groups; positions spread to bytes with pdep; x by gather.
+ * N = 1 when N divides 8 and positions take at most 7 bits: the dot
+ * product of one segment (len slots from storage slot S0, x at its first
+ * column); 8 slots cover 8/N groups; positions spread to bytes with pdep;
+ * x by gather.
  */
-INL256 float nm_dot256(const struct cpu_nm *s, int64_t row, const float *x)
+INL256 float nm_dot256(const struct cpu_nm *s, int64_t S0, int64_t len, const float *x)
 {
-	const int64_t keep = s->keep, group = s->group, slots = s->groups * keep;
-	const int64_t win = 8 / keep * group, S0 = row * slots;
+	const int64_t keep = s->keep, group = s->group;
+	const int64_t win = 8 / keep * group;
 	const uint64_t rep = ((1ull << s->bits) - 1) * 0x0101010101010101ull;
 	const float *val = s->val + S0;
 	__m256i lg = _mm256_mullo_epi32(
@@ -22,10 +24,10 @@ INL256 float nm_dot256(const struct cpu_nm *s, int64_t row, const float *x)
 	__m256 a0 = _mm256_setzero_ps(), a1 = a0;
 	int64_t sl = 0, c = 0;
 
-	for (; sl < slots; sl += 8, c += win) {
+	for (; sl < len; sl += 8, c += win) {
 		int64_t bit = (S0 + sl) * s->bits;
 		uint64_t v;
-		__m256i idx, m = tail_mask256(slots - sl < 8 ? slots - sl : 8);
+		__m256i idx, m = tail_mask256(len - sl < 8 ? len - sl : 8);
 		__m256 xv;
 
 		memcpy(&v, s->pos + (bit >> 3), 8);
@@ -40,6 +42,14 @@ INL256 float nm_dot256(const struct cpu_nm *s, int64_t row, const float *x)
 	return hsum256(_mm256_add_ps(a0, a1));
 }
 
+/* The four sums of a[0..3] (two horizontal adds and a fold). */
+INL256 __m128 hsum256x4(const __m256 *a)
+{
+	__m256 h = _mm256_hadd_ps(_mm256_hadd_ps(a[0], a[1]), _mm256_hadd_ps(a[2], a[3]));
+
+	return _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
+}
+
 /*
  * N = 1 as a pure stream where the 8 slots of a step cover 16 columns of x
  * (2:4, 4:8) or 32 (1:4) and M divides 8, so that no group straddles two
@@ -47,16 +57,27 @@ INL256 float nm_dot256(const struct cpu_nm *s, int64_t row, const float *x)
  * its value with a permute and static blends (lanes 0-3 from the first
  * register and 4-7 from the second at 16; two lanes a register at 32),
  * instead of a gather (4096 x 4096 2:4 from DRAM, 1 thread: 17.0 ms by
- * gathers, 4.2-4.5 ms so). nr rows at once (4, or 1 for the rest): the x
- * registers of a step serve every row and nr streams of W are in flight;
- * from DRAM it measured within the noise of one row at a time (both
- * 0.99-1.09x dense, which streams W about twice as fast). The steps whose
- * columns would run past K, and the last partial step, go slot by slot.
+ * gathers, 4.2-4.5 ms so). One tile's segments of nr consecutive rows (4,
+ * or 1 for the rest), which follow each other in storage: the x registers
+ * of a step serve every row, and each row's dot product is added to y
+ * (set at the first tile; the epilogue at the last). len slots a segment,
+ * x at the tile's first column, kx columns of x from there. The steps
+ * whose columns would run past K, and the last partial step, go slot by
+ * slot.
  */
-INL256 void nm_rows256_perm(const int wide, const int nr, const struct cpu_nm *s, int64_t row,
-			    const float *x, int64_t k, float *y, const struct spp_epi *e)
+/*
+ * Software prefetch 2 KiB ahead of a 4-row block's W (its segments are
+ * one contiguous stream). 4096 x 4096 2:4, N = 1, 1 thread, speedups over
+ * dense in two interleaved pairs of runs against the row-major kernel
+ * this replaced: 0.91-0.95x of its speedup without, 0.98-1.02x with
+ * (close to this VM's noise).
+ */
+#define NM_PF 2048
+INL256 void nm_rows256_perm(const int wide, const int nr, const struct cpu_nm *s, int64_t S0,
+			    int64_t len, const float *x, int64_t kx, float *y, int first,
+			    const struct spp_epi *e, int64_t row)
 {
-	const int64_t keep = s->keep, group = s->group, slots = s->groups * keep;
+	const int64_t keep = s->keep, group = s->group;
 	const int64_t win = wide ? 32 : 16;
 	const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
 	const __m256i lg = _mm256_mullo_epi32(_mm256_srli_epi32(lane, __builtin_ctz((unsigned)keep)),
@@ -65,8 +86,9 @@ INL256 void nm_rows256_perm(const int wide, const int nr, const struct cpu_nm *s
 	const __m256i sh = _mm256_mullo_epi32(lane, _mm256_set1_epi32(s->bits));
 	const __m256i pm = _mm256_set1_epi32((1 << s->bits) - 1);
 	/* whole steps of 8 slots whose columns lie inside x */
-	const int64_t steps = (slots / 8 < k / win ? slots / 8 : k / win);
+	const int64_t steps = (len / 8 < kx / win ? len / 8 : kx / win);
 	__m256 a[4];
+	float sum[4];
 	int64_t t;
 
 #pragma GCC unroll 4
@@ -77,9 +99,18 @@ INL256 void nm_rows256_perm(const int wide, const int nr, const struct cpu_nm *s
 		__m256 x0 = _mm256_loadu_ps(xc), x1 = _mm256_loadu_ps(xc + 8);
 		__m256 x2 = wide ? _mm256_loadu_ps(xc + 16) : x0, x3 = wide ? _mm256_loadu_ps(xc + 24) : x1;
 
+		if (nr == 4) {
+			const char *pf = (const char *)(s->val + S0) + NM_PF + t * 128;
+
+			_mm_prefetch(pf, _MM_HINT_T0);
+			_mm_prefetch(pf + 64, _MM_HINT_T0);
+			if (t == 0)
+				_mm_prefetch((const char *)s->pos + (S0 * s->bits >> 3) + NM_PF / 16, _MM_HINT_T0);
+		}
+
 #pragma GCC unroll 4
 		for (int u = 0; u < nr; u++) {
-			int64_t S = (row + u) * slots + t * 8, bit = S * s->bits;
+			int64_t S = S0 + u * len + t * 8, bit = S * s->bits;
 			uint64_t v;
 			__m256i idx;
 			__m256 xv;
@@ -98,14 +129,16 @@ INL256 void nm_rows256_perm(const int wide, const int nr, const struct cpu_nm *s
 			a[u] = _mm256_fmadd_ps(_mm256_loadu_ps(s->val + S), xv, a[u]);
 		}
 	}
+	if (nr == 4)
+		_mm_storeu_ps(sum, hsum256x4(a));
+	else
+		sum[0] = hsum256(a[0]);
 #pragma GCC unroll 4
 	for (int u = 0; u < nr; u++) {
-		int64_t S0 = (row + u) * slots;
-		float acc = 0;
+		int64_t S = S0 + u * len + t * 8;
+		float acc = sum[u] + cpu_nm_seg_dot(s, S, len - t * 8, x + t * win) + (first ? 0 : y[row + u]);
 
-		for (int64_t sl = t * 8; sl < slots; sl++)
-			acc += s->val[S0 + sl] * x[sl / keep * group + cpu_nm_pos(s, S0 + sl)];
-		y[row + u] = cpu_epi1(e, row + u, hsum256(a[u]) + acc);
+		y[row + u] = cpu_epi1(e, row + u, acc);
 	}
 }
 
@@ -114,13 +147,14 @@ INL256 void nm_rows256_perm(const int wide, const int nr, const struct cpu_nm *s
  * K x N fits int32, the positions of 8 slots are decoded at once with
  * vector shifts into X row offsets (column * n), so that each slot costs
  * one offset load instead of a scalar bit extraction; the rest slot by
- * slot. nm_slots calls body(S, xr) for each slot S of groups [g0, g1) of
- * the row whose first slot is S0, xr its X row.
+ * slot. NM_SLOTS calls BODY(S, xr, u) for each slot S of the segment
+ * that starts at storage slot S0 and holds ng groups from x's first row,
+ * xr its X row.
  */
-#define NM_SLOTS(s, S0, g0, g1, x, n, fast, BODY)                                               \
+#define NM_SLOTS(s, S0, ng, x, n, fast, BODY)                                                   \
 	do {                                                                                     \
 		const int64_t keep_ = (s)->keep, group_ = (s)->group;                           \
-		int64_t p_ = (g0) * keep_, p1_ = (g1) * keep_;                                   \
+		int64_t p_ = 0, p1_ = (ng) * keep_;                                              \
                                                                                                  \
 		if (fast) {                                                                      \
 			const int ks_ = __builtin_ctz((unsigned)keep_);                          \
@@ -152,9 +186,9 @@ INL256 void nm_rows256_perm(const int wide, const int nr, const struct cpu_nm *s
 			BODY((S0) + p_, (x) + (p_ / keep_ * group_ + cpu_nm_pos(s, (S0) + p_)) * (n), p_); \
 	} while (0)
 
-/* N >= 2: a Y row chunk in registers over the slots of groups [g0, g1). */
+/* N >= 2: a Y row chunk in registers over one segment (NM_SLOTS's S0, ng, x). */
 INL256 void nm_seg256(const int nv, const int full, __m256i mt, const int fast,
-		      const struct cpu_nm *s, int64_t S0, int64_t g0, int64_t g1,
+		      const struct cpu_nm *s, int64_t S0, int64_t ng,
 		      const float *x, int64_t n, float *yr, int zero, const struct spp_epi *e, int64_t row)
 {
 	__m256 a[2][4];
@@ -173,7 +207,7 @@ INL256 void nm_seg256(const int nv, const int full, __m256i mt, const int fast,
 			a[set_][v] = _mm256_fmadd_ps(wv_, simd_ld(full || v < nv - 1, mt, (xr) + 8 * v), \
 						    a[set_][v]);                                 \
 	} while (0)
-	NM_SLOTS(s, S0, g0, g1, x, n, fast, NM_SEG_BODY);
+	NM_SLOTS(s, S0, ng, x, n, fast, NM_SEG_BODY);
 #undef NM_SEG_BODY
 #pragma GCC unroll 4
 	for (int v = 0; v < nv; v++)
@@ -181,11 +215,11 @@ INL256 void nm_seg256(const int nv, const int full, __m256i mt, const int fast,
 }
 
 /*
- * N >= 64: 64 columns of a Y row in eight accumulators over the slots of
- * groups [g0, g1): each slot's position decoded and value broadcast once
- * for eight FMAs instead of four.
+ * N >= 64: 64 columns of a Y row in eight accumulators over one segment:
+ * each slot's position decoded and value broadcast once for eight FMAs
+ * instead of four.
  */
-INL256 void nm_seg256_64(const int fast, const struct cpu_nm *s, int64_t S0, int64_t g0, int64_t g1,
+INL256 void nm_seg256_64(const int fast, const struct cpu_nm *s, int64_t S0, int64_t ng,
 			 const float *x, int64_t n, float *yr, int zero, const struct spp_epi *e,
 			 int64_t row)
 {
@@ -201,49 +235,73 @@ INL256 void nm_seg256_64(const int fast, const struct cpu_nm *s, int64_t S0, int
 		for (int v = 0; v < 8; v++)                                                      \
 			a[v] = _mm256_fmadd_ps(wv_, _mm256_loadu_ps((xr) + 8 * v), a[v]);        \
 	} while (0)
-	NM_SLOTS(s, S0, g0, g1, x, n, fast, NM_SEG_BODY);
+	NM_SLOTS(s, S0, ng, x, n, fast, NM_SEG_BODY);
 #undef NM_SEG_BODY
 #pragma GCC unroll 8
 	for (int v = 0; v < 8; v++)
 		_mm256_storeu_ps(yr + 8 * v, simd_epi(e, row, a[v]));
 }
 
-#define NM_ROW_BLOCK 32
-
+/* N >= 2: a chunk of Y's columns, one K tile over all rows of the part before the next. */
 INL256 void nm_chunk256(const int nv, const int full, const struct cpu_nm *s,
 			int64_t r0, int64_t r1, const float *x, float *y,
 			int64_t n, __m256i mt, const struct spp_epi *e)
 {
-	int64_t slots = s->groups * s->keep;
 	/* 8 slots over whole groups, every X row offset in int32 */
 	const int fast = 8 % s->keep == 0 && s->bits <= 7 &&
 			 (double)(s->groups * s->group) * (double)n < 2147483647.0;
+	int64_t g0 = 0;
 
-	/*
-	 * W is stored row by row, so the K-tile sweep over all of a part's
-	 * rows would read each row's segment 8 KiB (one row of 4096 x 2:4)
-	 * from the last, thousands of streams. In blocks of 32 rows there are
-	 * 32, and the block's W (256 KiB there) stays in L2 across its tiles
-	 * (4096 x 4096 2:4, N = 64, 1 thread, noisy VM: 49-53 ms in blocks of
-	 * 16 or 32 rows against 70-97 ms unblocked; 4 and 128 rows slower).
-	 */
-	for (int64_t b0 = r0; b0 < r1; b0 += NM_ROW_BLOCK) {
-		int64_t b1 = b0 + NM_ROW_BLOCK < r1 ? b0 + NM_ROW_BLOCK : r1;
-		int64_t g0 = 0;
+	do {
+		int64_t g1 = cpu_nm_tile_end(s, g0), ng = g1 - g0;
+		const struct spp_epi *et = g1 == s->groups ? e : NULL;
+		const float *xt = x + g0 * s->group * n;
 
-		do {
-			int64_t g1 = g0 + s->tile_g < s->groups ? g0 + s->tile_g : s->groups;
-			const struct spp_epi *et = g1 == s->groups ? e : NULL;
+		for (int64_t i = r0; i < r1; i++)
+			if (nv == 8)
+				nm_seg256_64(fast, s, cpu_nm_seg(s, i, g0), ng, xt, n, y + i * n, g0 == 0, et, i);
+			else
+				nm_seg256(nv, full, mt, fast, s, cpu_nm_seg(s, i, g0), ng, xt, n, y + i * n,
+					  g0 == 0, et, i);
+		g0 = g1;
+	} while (g0 < s->groups);
+}
 
-			for (int64_t i = b0; i < b1; i++)
-				if (nv == 8)
-					nm_seg256_64(fast, s, i * slots, g0, g1, x, n, y + i * n, g0 == 0, et, i);
-				else
-					nm_seg256(nv, full, mt, fast, s, i * slots, g0, g1, x, n, y + i * n,
-						  g0 == 0, et, i);
-			g0 = g1;
-		} while (g0 < s->groups);
-	}
+/* N = 1: tile by tile, the segments of every row of the part. */
+INL256 void nm_vec256(const struct cpu_nm *s, int64_t r0, int64_t r1, const float *x, int64_t k,
+		      float *y, const struct spp_epi *e)
+{
+	/* 8 slots over 16 or 32 columns, M dividing 8: loads and permutes */
+	const int64_t win = 8 % s->keep == 0 && 8 % s->group == 0 ? 8 / s->keep * s->group : 0;
+	const int gather = 8 % s->keep == 0 && s->bits <= 7;
+	int64_t g0 = 0;
+
+	do {
+		int64_t g1 = cpu_nm_tile_end(s, g0), len = (g1 - g0) * s->keep, c0 = g0 * s->group;
+		const struct spp_epi *et = g1 == s->groups ? e : NULL;
+		int64_t i = r0;
+
+		if (win == 16 || win == 32) {
+			for (; i + 4 <= r1; i += 4)
+				win == 16 ? nm_rows256_perm(0, 4, s, cpu_nm_seg(s, i, g0), len, x + c0, k - c0, y,
+							    g0 == 0, et, i)
+					  : nm_rows256_perm(1, 4, s, cpu_nm_seg(s, i, g0), len, x + c0, k - c0, y,
+							    g0 == 0, et, i);
+			for (; i < r1; i++)
+				win == 16 ? nm_rows256_perm(0, 1, s, cpu_nm_seg(s, i, g0), len, x + c0, k - c0, y,
+							    g0 == 0, et, i)
+					  : nm_rows256_perm(1, 1, s, cpu_nm_seg(s, i, g0), len, x + c0, k - c0, y,
+							    g0 == 0, et, i);
+		}
+		for (; i < r1; i++) {
+			int64_t S0 = cpu_nm_seg(s, i, g0);
+			float acc = (gather ? nm_dot256(s, S0, len, x + c0) : cpu_nm_seg_dot(s, S0, len, x + c0)) +
+				    (g0 == 0 ? 0 : y[i]);
+
+			y[i] = cpu_epi1(et, i, acc);
+		}
+		g0 = g1;
+	} while (g0 < s->groups);
 }
 
 CPU_AVX2 void cpu_nm_part_avx2(const struct spp_encoded *w, int64_t r0,
@@ -253,22 +311,7 @@ CPU_AVX2 void cpu_nm_part_avx2(const struct spp_encoded *w, int64_t r0,
 	const struct cpu_nm *s = w->impl;
 
 	if (n == 1) {
-		/* 8 slots over 16 or 32 columns, M dividing 8: loads and permutes */
-		int64_t win = 8 % s->keep == 0 && 8 % s->group == 0 ? 8 / s->keep * s->group : 0;
-
-		int64_t i = r0;
-
-		if (win == 16 || win == 32) {
-			for (; i + 4 <= r1; i += 4)
-				win == 16 ? nm_rows256_perm(0, 4, s, i, x, w->k, y, e)
-					  : nm_rows256_perm(1, 4, s, i, x, w->k, y, e);
-			for (; i < r1; i++)
-				win == 16 ? nm_rows256_perm(0, 1, s, i, x, w->k, y, e)
-					  : nm_rows256_perm(1, 1, s, i, x, w->k, y, e);
-		}
-		for (; i < r1; i++)
-			y[i] = cpu_epi1(e, i, 8 % s->keep == 0 && s->bits <= 7 ? nm_dot256(s, i, x)
-									       : cpu_nm_dot_scalar(s, i, x));
+		nm_vec256(s, r0, r1, x, w->k, y, e);
 		return;
 	}
 	for (int64_t j0 = 0; j0 < n; j0 += 32) {

@@ -6,9 +6,7 @@
 
 #if CPU_X86
 
-#define NM_PF_ROWS 8
-
-/* Positions of the 8 global slots from S as bytes (bits <= 7). */
+/* Positions of the 8 storage slots from S as bytes (bits <= 7). */
 INL512 uint64_t nm_pos8(const struct cpu_nm *s, int64_t S, uint64_t rep)
 {
 	int64_t bit = S * s->bits;
@@ -19,8 +17,11 @@ INL512 uint64_t nm_pos8(const struct cpu_nm *s, int64_t S, uint64_t rep)
 }
 
 /*
- * N = 1, when N divides 16: 16 slots cover a window of 16/N groups, at
- * most 64 columns (nx = 1, 2 or 4 vectors of x). W is not expanded; x is
+ * N = 1, when N divides 16: the dot product of one segment (len slots
+ * from storage slot S0, x at its first column, kx columns of x from
+ * there; segments hold whole 16-slot windows but the last tile's). 16
+ * slots cover a window of 16/N groups, at most 64 columns (nx = 1, 2 or
+ * 4 vectors of x). W is not expanded; x is
  * permuted into the slots' order instead (vpermps / vpermt2ps), which
  * replaces a gather by one or two shuffles. The packed positions are
  * spread to bytes with pdep. Other N:M run the scalar loop below.
@@ -37,11 +38,11 @@ INL512 __m512 nm_permx(const int nx, __m512i idx, const __m512 *xs)
 				    _mm512_permutex2var_ps(xs[2], idx, xs[3]));
 }
 
-INL512 float nm_dot512(const int nx, const struct cpu_nm *s, int64_t row,
+INL512 float nm_dot512(const int nx, const struct cpu_nm *s, int64_t S0, int64_t slots,
 		       int64_t k, const float *x)
 {
-	const int64_t keep = s->keep, group = s->group, slots = s->groups * keep;
-	const int64_t win = 16 / keep * group, S0 = row * slots;
+	const int64_t keep = s->keep, group = s->group;
+	const int64_t win = 16 / keep * group;
 	const uint64_t rep = ((1ull << s->bits) - 1) * 0x0101010101010101ull;
 	const float *val = s->val + S0;
 	/* windows of 16 slots whose x lies wholly inside K */
@@ -74,7 +75,7 @@ INL512 float nm_dot512(const int nx, const struct cpu_nm *s, int64_t row,
 		a0 = _mm512_fmadd_ps(_mm512_loadu_ps(val + sl), nm_permx(nx, i0, xs0), a0);
 		a1 = _mm512_fmadd_ps(_mm512_loadu_ps(val + sl + 16), nm_permx(nx, i1, xs1), a1);
 	}
-	/* the rest one window at a time, x past K read as 0, slots past the row masked */
+	/* the rest one window at a time, x past K read as 0, slots past the segment masked */
 	for (; wi * 16 < slots; wi++) {
 		int64_t sl = wi * 16, c = wi * win;
 		__mmask16 ms = tail_mask512(slots - sl < 16 ? slots - sl : 16);
@@ -89,14 +90,15 @@ INL512 float nm_dot512(const int nx, const struct cpu_nm *s, int64_t row,
 
 			xs[v] = _mm512_maskz_loadu_ps(mx, x + c + 16 * v);
 		}
-		/* masked: a lane past the row must not add 0 * inf */
+		/* masked: a lane past the segment must not add 0 * inf */
 		a0 = _mm512_mask3_fmadd_ps(_mm512_maskz_loadu_ps(ms, val + sl), nm_permx(nx, idx, xs), a0, ms);
 	}
 	return _mm512_reduce_add_ps(_mm512_add_ps(a0, a1));
 }
 
 /*
- * N >= 2: a Y row chunk in registers over the slots of groups [g0, g1),
+ * N >= 2: a Y row chunk in registers over one segment (ng groups from
+ * storage slot S0, x at the tile's first X row),
  * two accumulator sets as in seg.h's seg. KEEP and GROUP are constants for the
  * listed formats (0: read them from s). With `vec` (KEEP divides 16,
  * GROUP <= 16, K*N < 2^31) the X row offsets of 16 slots
@@ -106,8 +108,7 @@ INL512 float nm_dot512(const int nx, const struct cpu_nm *s, int64_t row,
  */
 INL512 void nm_seg512(const int nv, const int full, const int KEEP, const int GROUP,
 		      const int vec, __mmask16 mt, const struct cpu_nm *s, int64_t S0,
-		      int64_t g0, int64_t g1, const float *x, int64_t n, float *yr,
-		      int zero)
+		      int64_t ng, const float *x, int64_t n, float *yr, int zero)
 {
 	const int64_t keep = KEEP ? KEEP : s->keep, group = GROUP ? GROUP : s->group;
 	const float *val = s->val + S0;
@@ -128,7 +129,7 @@ INL512 void nm_seg512(const int nv, const int full, const int KEEP, const int GR
 		/* position * n by table lookup (M <= 16): vpermd, not vpmulld on the FMA port */
 		const __m512i posn = _mm512_mullo_epi32(iota, _mm512_set1_epi32((int)n));
 		const __m512i lgn = _mm512_mullo_epi32(lg, _mm512_set1_epi32((int)n));
-		const int64_t beg = g0 * keep, end = g1 * keep;
+		const int64_t beg = 0, end = ng * keep;
 		/*
 		 * Offsets of the next 16 slots are decoded while this 16 run: a
 		 * 4-byte load right after the 64-byte store that holds it waits
@@ -171,7 +172,7 @@ INL512 void nm_seg512(const int nv, const int full, const int KEEP, const int GR
 			}
 		}
 	} else {
-		for (int64_t g = g0; g < g1; g++) {
+		for (int64_t g = 0; g < ng; g++) {
 			const float *xg = x + g * group * n;
 
 			for (int64_t q = 0; q < keep; q++) {
@@ -189,42 +190,33 @@ INL512 void nm_seg512(const int nv, const int full, const int KEEP, const int GR
 		simd_st(full || v < nv - 1, mt, yr + 16 * v, _mm512_add_ps(a[0][v], a[1][v]));
 }
 
+/*
+ * A chunk of Y's columns, one K tile over all rows of the part before the
+ * next; W streams in storage order, and the next row's Y chunk is
+ * prefetched.
+ */
 INL512 void nm_chunk512(const int nv, const int full, const int KEEP, const int GROUP,
 			const struct cpu_nm *s, int64_t r0, int64_t r1, int64_t k,
 			const float *x, float *y, int64_t n, __mmask16 mt)
 {
-	const int64_t slots = s->groups * s->keep;
 	/* tiles start on 16-slot boundaries: tile_g*KEEP is a multiple of 16 */
 	const int vec = KEEP && 16 % KEEP == 0 && GROUP <= 16 && (s->tile_g * KEEP) % 16 == 0 &&
 			s->bits <= 7 && (double)(k + s->group) * (double)n < 2147483647.0;
 	int64_t g0 = 0;
 
 	do {
-		int64_t g1 = g0 + s->tile_g < s->groups ? g0 + s->tile_g : s->groups;
+		int64_t g1 = cpu_nm_tile_end(s, g0);
+		const float *xt = x + g0 * s->group * n;
 
 		for (int64_t i = r0; i < r1; i++) {
-			/*
-			 * Rows are stored whole, so a tile's slots of successive rows
-			 * are a row apart: prefetch a few rows ahead, beyond what the
-			 * hardware prefetcher follows, and the next row's Y chunk.
-			 */
-			if (i + NM_PF_ROWS < r1) {
-				int64_t S = (i + NM_PF_ROWS) * slots + g0 * s->keep;
-				int64_t len = (g1 - g0) * s->keep;
-
-				for (int64_t q = 0; q < len; q += 16)
-					_mm_prefetch((const char *)(s->val + S + q), _MM_HINT_T0);
-				for (int64_t q = 0; q < len * s->bits / 8 + 1; q += 64)
-					_mm_prefetch((const char *)s->pos + S * s->bits / 8 + q, _MM_HINT_T0);
-			}
 			if (g0 > 0 && i + 1 < r1)
 				for (int v = 0; v < nv; v++)
 					_mm_prefetch((const char *)(y + (i + 1) * n + 16 * v), _MM_HINT_T0);
 			if (vec)
-				nm_seg512(nv, full, KEEP, GROUP, 1, mt, s, i * slots, g0, g1, x, n,
+				nm_seg512(nv, full, KEEP, GROUP, 1, mt, s, cpu_nm_seg(s, i, g0), g1 - g0, xt, n,
 					  y + i * n, g0 == 0);
 			else
-				nm_seg512(nv, full, KEEP, GROUP, 0, mt, s, i * slots, g0, g1, x, n,
+				nm_seg512(nv, full, KEEP, GROUP, 0, mt, s, cpu_nm_seg(s, i, g0), g1 - g0, xt, n,
 					  y + i * n, g0 == 0);
 		}
 		g0 = g1;
@@ -239,18 +231,28 @@ CPU_AVX512 void cpu_nm_part_avx512(const struct spp_encoded *w, int64_t r0,
 	const struct cpu_nm *s = w->impl;
 
 	if (n == 1) {
-		int64_t win = 16 % s->keep == 0 ? 16 / s->keep * s->group : 0;
+		int64_t win = 16 % s->keep == 0 ? 16 / s->keep * s->group : 0, g0 = 0;
 
-		for (int64_t i = r0; i < r1; i++) {
-			if (win == 0 || win > 64 || s->bits > 7)
-				y[i] = cpu_nm_dot_scalar(s, i, x);
-			else if (win <= 16)
-				y[i] = nm_dot512(1, s, i, w->k, x);
-			else if (win <= 32)
-				y[i] = nm_dot512(2, s, i, w->k, x);
-			else
-				y[i] = nm_dot512(4, s, i, w->k, x);
-		}
+		/* tile by tile, each segment's dot product added to y */
+		do {
+			int64_t g1 = cpu_nm_tile_end(s, g0), len = (g1 - g0) * s->keep, c0 = g0 * s->group;
+
+			for (int64_t i = r0; i < r1; i++) {
+				int64_t S0 = cpu_nm_seg(s, i, g0);
+				float d;
+
+				if (win == 0 || win > 64 || s->bits > 7)
+					d = cpu_nm_seg_dot(s, S0, len, x + c0);
+				else if (win <= 16)
+					d = nm_dot512(1, s, S0, len, w->k - c0, x + c0);
+				else if (win <= 32)
+					d = nm_dot512(2, s, S0, len, w->k - c0, x + c0);
+				else
+					d = nm_dot512(4, s, S0, len, w->k - c0, x + c0);
+				y[i] = g0 == 0 ? d : y[i] + d;
+			}
+			g0 = g1;
+		} while (g0 < s->groups);
 		cpu_epi_rows(e, y, r0, r1, 1);
 		return;
 	}

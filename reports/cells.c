@@ -65,6 +65,39 @@ void spp_cell_number(double v, char *buf, size_t n)
 	}
 }
 
+void spp_cell_frac(double v, double scale, int decimals, const char *suffix, char *buf, size_t n)
+{
+	int d = decimals;
+
+	if (!isfinite(v)) {
+		snprintf(buf, n, "%s", "");
+		return;
+	}
+	for (; d <= decimals + 4; d++) {
+		double shown;
+
+		snprintf(buf, n, "%.*f%s", d, v * scale, suffix);
+		shown = strtod(buf, NULL) / scale;
+		if (!(v < 1 && shown >= 1) && !(v > 0 && shown <= 0))
+			return;
+	}
+	d--;
+	if (v > 0.5)
+		snprintf(buf, n, "> %.*f%s", d, scale - pow(10, -d), suffix);
+	else
+		snprintf(buf, n, "< %.*f%s", d, pow(10, -d), suffix);
+}
+
+void spp_cell_figure(double v, int sig, int sign, char *buf, size_t n)
+{
+	if (!isfinite(v))
+		snprintf(buf, n, "%s", "");
+	else if ((v == floor(v) && fabs(v) < 1e15) || fabs(v) >= pow(10, sig))
+		snprintf(buf, n, sign ? "%+.0f" : "%.0f", v);
+	else
+		snprintf(buf, n, sign ? "%+.*g" : "%.*g", sig, v);
+}
+
 static void scaled(double v, double base, const char *const *suffix,
 		   int nsuffix, const char *unit, char *buf, size_t n)
 {

@@ -30,6 +30,22 @@ const char *spp_cell_str(const cJSON *obj, const char *path);
  */
 void spp_cell_number(double v, char *buf, size_t n);
 
+/*
+ * A fraction for people: v * scale with `decimals` decimals and suffix
+ * ("%" with scale 100), except that a fraction short of 1 never prints
+ * as 1 nor a non-zero one as 0: up to 4 more decimals are taken
+ * (0.9995 at 2 decimals prints "0.9995"), then "> 0.999999" or
+ * "< 0.000001". Every human-readable writer formats fractions so.
+ */
+void spp_cell_frac(double v, double scale, int decimals, const char *suffix, char *buf, size_t n);
+
+/*
+ * A figure for people (compare, check): integers whole ("1048860", never
+ * "1.04886e+06"), others with sig significant digits, no exponent from
+ * 10^sig up; a leading sign with `sign`.
+ */
+void spp_cell_figure(double v, int sig, int sign, char *buf, size_t n);
+
 /* Count with a decimal suffix: "512", "7.24 K", "1.61 G" (then unit appended). */
 void spp_cell_count(double v, const char *unit, char *buf, size_t n);
 

@@ -20,11 +20,11 @@ static const char *str(const cJSON *o, const char *key)
 	return s ? s : "";
 }
 
-/* A figure for people: 6 significant digits, strings as they are, null as "—". */
+/* A figure for people: integers whole, else 6 significant digits, strings as they are, null as "—". */
 static void value_text(const cJSON *v, char *buf, size_t n)
 {
 	if (cJSON_IsNumber(v))
-		snprintf(buf, n, "%.6g", v->valuedouble);
+		spp_cell_figure(v->valuedouble, 6, 0, buf, n);
 	else if (cJSON_IsString(v))
 		snprintf(buf, n, "%s", v->valuestring);
 	else
@@ -37,7 +37,10 @@ static void change_text(const cJSON *e, char *buf, size_t n)
 	double d, rel;
 
 	if (spp_cell_num(e, "delta", &d) && d != 0) {
-		int u = snprintf(buf, n, "%+.4g", d);
+		int u;
+
+		spp_cell_figure(d, 4, 1, buf, n);
+		u = (int)strlen(buf);
 
 		if (spp_cell_num(e, "rel_change", &rel) && u > 0 && (size_t)u < n)
 			snprintf(buf + u, n - (size_t)u, " (%+.1f%%)", rel * 100);

@@ -115,10 +115,8 @@ void spp_html_fmt_pct(double frac, char *buf, size_t n)
 {
 	if (!isfinite(frac))
 		snprintf(buf, n, "\xe2\x80\x94");
-	else if (frac < 1 && frac > 0.9995)
-		snprintf(buf, n, ">99.9%%");
 	else
-		snprintf(buf, n, "%.1f%%", frac * 100);
+		spp_cell_frac(frac, 100, 1, "%", buf, n);
 }
 
 int spp_html_run_ok(const cJSON *run)

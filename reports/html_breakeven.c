@@ -240,10 +240,10 @@ static void panel(struct spp_html *h, const cJSON *l)
 		color = spp_html_format_color(spp_html_key_format(e->string));
 		spp_svg_polyline(&p, x, y, n, color, NULL);
 		for (int i = 0; i < n; i++) {
-			char tip[256];
+			char tip[256], pct[48];
 
-			snprintf(tip, sizeof(tip), "%s at %.1f%% sparsity: %.3g\xc3\x97", e->string,
-				 x[i] * 100, y[i]);
+			spp_cell_frac(x[i], 100, 1, "%", pct, sizeof(pct));
+			snprintf(tip, sizeof(tip), "%s at %s sparsity: %.3g\xc3\x97", e->string, pct, y[i]);
 			spp_svg_point(&p, x[i], y[i], 2.5, color, tip);
 		}
 		/* the breakeven itself, on the speedup-1 line */

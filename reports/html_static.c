@@ -118,7 +118,7 @@ static void sparsity_row(FILE *f, const cJSON *l, int i, double y, double rh)
 		}
 		heat_color(v, c, sizeof(c));
 		spp_svg_rect(f, x + 1, y + 1, SP_HEAT_W - 2, rh - 2, c, NULL);
-		snprintf(buf, sizeof(buf), "%.0f", v * 100);
+		spp_cell_frac(v, 100, 0, "", buf, sizeof(buf));
 		spp_svg_text(f, x + SP_HEAT_W / 2, y + rh * 0.72, "middle", v > 0.55 ? "inv" : "val", buf);
 	}
 	if (spp_cell_num(l, "pattern.zero_rows", &zr) && spp_cell_num(l, "pattern.zero_cols", &zc)) {

@@ -64,6 +64,21 @@ static void num_cell(FILE *f, const cJSON *o, const char *path, const char *fmt,
 		fputs(NULL_CELL, f);
 }
 
+/* A fraction at path (spp_cell_frac: never 1 when short of it). */
+static void frac_cell(FILE *f, const cJSON *o, const char *path, double scale, int decimals,
+		      const char *suffix)
+{
+	char buf[48];
+	double v;
+
+	if (spp_cell_num(o, path, &v)) {
+		spp_cell_frac(v, scale, decimals, suffix, buf, sizeof(buf));
+		fputs(buf, f);
+	} else {
+		fputs(NULL_CELL, f);
+	}
+}
+
 static void ratio_cell(FILE *f, const cJSON *o, const char *path)
 {
 	struct spp_text_cell c;
@@ -120,7 +135,7 @@ static void header(const cJSON *r, FILE *f)
 	fputs(", nnz ", f);
 	count_cell(f, r, "model.nnz", "");
 	fputs(", sparsity ", f);
-	num_cell(f, r, "model.sparsity", "%.2f%%", 100);
+	frac_cell(f, r, "model.sparsity", 100, 2, "%");
 	fputs(" |\n| hash | ", f);
 	cell(f, spp_cell_str(r, "model.hash.value"));
 	fputs(" (", f);
@@ -204,12 +219,12 @@ static void layers(const cJSON *r, FILE *f, int runs)
 		fputs(" | ", f);
 		cell(f, spp_cell_str(l, "dtype"));
 		fputs(" | ", f);
-		num_cell(f, l, "sparsity", "%.1f%%", 100);
+		frac_cell(f, l, "sparsity", 100, 1, "%");
 		fputs(" | ", f);
 		cell(f, spp_cell_str(l, "status") ? spp_cell_str(l, "status")
 						  : spp_cell_str(l, "pattern.class"));
 		fputs(" | ", f);
-		num_cell(f, l, "pattern.nm2_4", "%.2f", 1);
+		frac_cell(f, l, "pattern.nm2_4", 1, 2, "");
 		fputs(" | ", f);
 		count_cell(f, l, "flops.dense", "F");
 		fputs(" | ", f);
@@ -225,7 +240,7 @@ static void layers(const cJSON *r, FILE *f, int runs)
 		fputs(" |\n", f);
 	}
 	fputs("| **total** | | | | ", f);
-	num_cell(f, r, "summary.gemm_sparsity", "%.1f%%", 100);
+	frac_cell(f, r, "summary.gemm_sparsity", 100, 1, "%");
 	fputs(" | | | ", f);
 	count_cell(f, r, "summary.flops.dense", "F");
 	fputs(" | ", f);

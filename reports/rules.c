@@ -70,6 +70,35 @@ static int quoted(const char *s, int i, char *out, size_t n, struct spp_parse_fa
 	return i + 1;
 }
 
+/*
+ * Offset of a '[' in the fnmatch glob pat that opens a character class
+ * with no closing ']' (fnmatch would then read it as a literal '[' and
+ * the rule would silently match nothing), or -1.
+ */
+static int glob_unclosed(const char *pat)
+{
+	for (int i = 0; pat[i]; i++) {
+		int j = i + 1;
+
+		if (pat[i] == '\\' && pat[i + 1]) {
+			i++;
+			continue;
+		}
+		if (pat[i] != '[')
+			continue;
+		if (pat[j] == '!' || pat[j] == '^')
+			j++;
+		if (pat[j] == ']')
+			j++;
+		while (pat[j] && pat[j] != ']')
+			j++;
+		if (!pat[j])
+			return i;
+		i = j;
+	}
+	return -1;
+}
+
 /* target = ("model" | "summary" | "layers" "[" selector "]") "." path */
 static int parse_target(const char *s, int i, struct spp_rule *r, struct spp_parse_fault *f)
 {
@@ -84,7 +113,7 @@ static int parse_target(const char *s, int i, struct spp_rule *r, struct spp_par
 		i += 7;
 	} else if (strncmp(s + i, "layers", 6) == 0 &&
 		   (s[i + 6] == '[' || s[i + 6] == ' ' || s[i + 6] == '.' || !s[i + 6])) {
-		int open;
+		int open, p0, bad;
 
 		r->scope = SPP_SCOPE_LAYERS;
 		i = skip_ws(s, i + 6);
@@ -92,6 +121,7 @@ static int parse_target(const char *s, int i, struct spp_rule *r, struct spp_par
 			return spp_parse_fault_set(f, i + 1, "expected '[' and a layer name pattern after 'layers'");
 		open = i;
 		i = skip_ws(s, i + 1);
+		p0 = i;
 		if (s[i] == '"') {
 			i = quoted(s, i, r->pattern, sizeof(r->pattern), f);
 			if (i < 0)
@@ -113,6 +143,10 @@ static int parse_target(const char *s, int i, struct spp_rule *r, struct spp_par
 				     "(quote a pattern that holds ']' or spaces)", open + 1);
 		if (!r->pattern[0])
 			return spp_parse_fault_set(f, open + 2, "empty layer pattern (use * for every layer)");
+		if ((bad = glob_unclosed(r->pattern)) >= 0)
+			return spp_parse_fault_set(f, p0 + bad + (s[p0] == '"' ? 2 : 1),
+				     "this '[' of the layer pattern opens a character class that is never "
+				     "closed (a bare pattern ends at the first ']'; quote it, or [[] for '[')");
 		i++;
 	} else {
 		return spp_parse_fault_set(f, i + 1, "expected 'model', 'summary' or 'layers[PATTERN]'");

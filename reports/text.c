@@ -28,10 +28,7 @@ static void set_percent(struct spp_text_cell *c, int known, double frac)
 		return;
 	}
 	/* a layer with one weight left is not "100.0%" sparse */
-	if (frac < 1 && frac > 0.9995)
-		snprintf(c->text, sizeof(c->text), ">99.9%%");
-	else
-		snprintf(c->text, sizeof(c->text), "%.1f%%", frac * 100);
+	spp_cell_frac(frac, 100, 1, "%", c->text, sizeof(c->text));
 	c->style = frac >= 0.5 ? SPP_TEXT_GOOD : SPP_TEXT_PLAIN;
 }
 
@@ -98,8 +95,8 @@ static void col_nm24(const cJSON *l, struct spp_text_cell *c)
 		spp_text_set_null(c);
 		return;
 	}
-	/* truncated, not rounded: 0.9965 compliant groups is not 2:4 */
-	snprintf(c->text, sizeof(c->text), "%.2f", floor(v * 100) / 100);
+	/* 0.9995 compliant groups is not 2:4: never "1.00" */
+	spp_cell_frac(v, 1, 2, "", c->text, sizeof(c->text));
 	c->style = v >= 1 ? SPP_TEXT_GOOD : SPP_TEXT_PLAIN;
 }
 
@@ -483,7 +480,7 @@ static void write_header(const cJSON *r, FILE *f, int color)
 	if (spp_cell_num(m, "nnz", &v))
 		spp_cell_count(v, "", b, sizeof(b));
 	if (spp_cell_num(m, "sparsity", &sp))
-		snprintf(c, sizeof(c), "%.2f%%", sp * 100);
+		spp_cell_frac(sp, 100, 2, "%", c, sizeof(c));
 	snprintf(line, sizeof(line), "%s, nnz %s, sparsity %s", a, b, c);
 	header_line(f, color, "params", line);
 

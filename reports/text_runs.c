@@ -156,7 +156,7 @@ static void rc_cache(const cJSON *l, const cJSON *r, struct spp_text_cell *c)
 	double l1, llc;
 	int k1 = spp_cell_num(r, "cache.l1d_miss_rate", &l1);
 	int k2 = spp_cell_num(r, "cache.llc_miss_rate", &llc);
-	char a[16] = "?", b[16] = "?";
+	char a[24] = "?", b[24] = "?";
 
 	(void)l;
 	if (!src || (!k1 && !k2)) {
@@ -164,9 +164,9 @@ static void rc_cache(const cJSON *l, const cJSON *r, struct spp_text_cell *c)
 		return;
 	}
 	if (k1)
-		snprintf(a, sizeof(a), "%.1f%%", l1 * 100);
+		spp_cell_frac(l1, 100, 1, "%", a, sizeof(a));
 	if (k2)
-		snprintf(b, sizeof(b), "%.1f%%", llc * 100);
+		spp_cell_frac(llc, 100, 1, "%", b, sizeof(b));
 	snprintf(c->text, sizeof(c->text), "%s/%s %.8s", a, b, src);
 	c->style = SPP_TEXT_PLAIN;
 }
@@ -234,7 +234,7 @@ void spp_text_write_notes(const cJSON *report, FILE *f, const char *heading, con
 		double sp = 0, zr = 0, comb = 0, ideal = 0;
 
 		if (src && strcmp(src, "uniform") != 0) {
-			char flops[32] = "?";
+			char flops[32] = "?", pct[48];
 
 			if (spp_cell_num(l, "flops.combined", &comb))
 				snprintf(flops, sizeof(flops), "%.3g MFLOP", comb / 1e6);
@@ -245,7 +245,9 @@ void spp_text_write_notes(const cJSON *report, FILE *f, const char *heading, con
 				fputc(' ', f);
 				put_clean(f, spp_cell_str(l, "activations.path"), SIZE_MAX);
 			}
-			fprintf(f, ": %.1f%% zeros", spp_cell_num(l, "activations.sparsity", &sp) ? 100 * sp : NAN);
+			spp_cell_frac(spp_cell_num(l, "activations.sparsity", &sp) ? sp : NAN, 100, 1, "%", pct,
+				      sizeof(pct));
+			fprintf(f, ": %s zeros", pct[0] ? pct : "?");
 			if (spp_cell_num(l, "activations.zero_rows", &zr))
 				fprintf(f, ", %.0f zero rows", zr);
 			fprintf(f, "; combined %s", flops);

@@ -246,6 +246,9 @@ static void test_check_malformed_rules(void **state)
 	expect_rules_error("model.sparsity = 0.5", "column 16: '=' is not a comparison");
 	expect_rules_error("modle.sparsity >= 1", "column 1: expected 'model', 'summary' or 'layers");
 	expect_rules_error("layers[*.attn.*.sparsity > 0", "column 26: expected ']' to close the '[' at column 7");
+	/* a bare pattern that lost its ']' ends at the next one: an unclosed class, not "no layer matches" */
+	expect_rules_error("layers[*attn*.runs[cpu/csr].speedup >= 1", "column 19: this '[' of the layer pattern opens");
+	expect_rules_error("layers[\\\"*[ab\\\"].sparsity >= 0", "column 10: this '[' of the layer pattern opens");
 	expect_rules_error("layers[*].runs[cpu/*].speedup > 1", "column 20: 'runs[...]' takes one exact key");
 	expect_rules_error("model.sparsity >= 85%", "column 21: unexpected '%' after the number");
 	expect_rules_error("model.sparsity >= 0.5 extra", "column 23: unexpected 'e'");

@@ -16,6 +16,7 @@
 #include "test/harness.h"
 #include "test/report_read.h"
 #include "test/reports_fixture.h"
+#include "reports/cells.h"
 
 /* The line of text that contains needle, copied; fails when none. */
 static char *line_with(const char *text, const char *needle)
@@ -357,6 +358,57 @@ void test_text_nsweep(void **state)
 	assert_non_null(strstr(md, "\n### Fused epilogue\n\n- "));
 	free(text);
 	free(md);
+	cJSON_Delete(r);
+	fixture_fini(&fx);
+}
+
+/*
+ * One rule for fractions in every human format: a 2:4 compliance of
+ * 0.9995 and a sparsity of 0.99996 never print as compliant or as 100 %,
+ * a tiny non-zero never as 0; compare's figures never in exponent form.
+ */
+void test_fractions(void **state)
+{
+	static const enum spp_report_format fmts[] = { SPP_REPORT_TEXT, SPP_REPORT_MD, SPP_REPORT_HTML };
+	struct fixture fx;
+	char buf[64];
+	cJSON *r, *l;
+	(void)state;
+
+	spp_cell_frac(0.9995, 1, 2, "", buf, sizeof(buf));
+	assert_string_equal(buf, "0.9995");
+	spp_cell_frac(0.99996, 100, 1, "%", buf, sizeof(buf));
+	assert_string_equal(buf, "99.996%");
+	spp_cell_frac(1 - 1e-12, 1, 2, "", buf, sizeof(buf));
+	assert_string_equal(buf, "> 0.999999");
+	spp_cell_frac(1e-12, 100, 1, "%", buf, sizeof(buf));
+	assert_string_equal(buf, "< 0.00001%");
+	spp_cell_frac(0.25, 100, 1, "%", buf, sizeof(buf));
+	assert_string_equal(buf, "25.0%");
+	spp_cell_frac(1, 1, 2, "", buf, sizeof(buf));
+	assert_string_equal(buf, "1.00");
+	spp_cell_figure(1048860, 6, 0, buf, sizeof(buf));
+	assert_string_equal(buf, "1048860");
+	spp_cell_figure(-2048.5, 4, 1, buf, sizeof(buf));
+	assert_string_equal(buf, "-2048");
+	spp_cell_figure(0.123456789, 4, 1, buf, sizeof(buf));
+	assert_string_equal(buf, "+0.1235");
+
+	fixture_init(&fx, 2);
+	r = build(&fx);
+	cJSON_ArrayForEach(l, cJSON_GetObjectItem(r, "layers")) {
+		cJSON_ReplaceItemInObject(cJSON_GetObjectItem(l, "pattern"), "nm2_4", cJSON_CreateNumber(0.9995));
+		cJSON_ReplaceItemInObject(l, "sparsity", cJSON_CreateNumber(0.99996));
+	}
+	for (size_t i = 0; i < sizeof(fmts) / sizeof(fmts[0]); i++) {
+		char *out = render(r, fmts[i], 0);
+
+		if (!strstr(out, "0.9995") || !strstr(out, "99.99"))
+			fail_msg("format %zu: the compliance or sparsity is not shown exactly:\n%s", i, out);
+		if (strstr(out, "100.0%"))
+			fail_msg("format %zu prints 100.0%%:\n%s", i, strstr(out, "100.0%") - 200);
+		free(out);
+	}
 	cJSON_Delete(r);
 	fixture_fini(&fx);
 }

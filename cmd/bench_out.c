@@ -97,7 +97,8 @@ int bench_out_init(struct bench_out *o, const struct bench_cfg *c, FILE *f,
 			m->hypervisor);
 		fprintf(f, "dense     %s %s, core %s; OPENBLAS_CORETYPE=%s, OPENBLAS_L2_SIZE=%s\n",
 			m->blas.name, m->blas.version, m->blas.core,
-			m->blas.coretype_env[0] ? m->blas.coretype_env : "(unset)",
+			!m->blas.coretype_set ? "(unset)" : m->blas.coretype_env[0] ? m->blas.coretype_env
+									 : "(set, empty)",
 			l2 && *l2 ? l2 : "(unset)");
 		for (int i = 0; i < c->dense.n; i++) {
 			char what[128];

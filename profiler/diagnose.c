@@ -60,13 +60,13 @@ static void static_rules(const struct spp_layer_static *s, const double *along_m
 
 		if (s->nm[i] < 1.0 && along_m && along_m[i] == 1.0)
 			say(d, "%d:%d along the wrong axis: every group of %d rows in a column complies, "
-			       "but %.1f%% of groups of %d along K hold more than %d non-zeros, and the "
+			       "but %.3g%% of groups of %d along K hold more than %d non-zero%s, and the "
 			       "kernels group along K (prune along K, or transpose W)",
-			    p->n, p->m, p->m, 100 * (1 - s->nm[i]), p->m, p->n);
+			    p->n, p->m, p->m, 100 * (1 - s->nm[i]), p->m, p->n, p->n == 1 ? "" : "s");
 		/* only where the layer has enough zeros for the pattern to be possible */
 		else if (s->nm[i] < 1.0 && s->sparsity >= 1.0 - (double)p->n / p->m)
-			say(d, "%d:%d not applicable: %.1f%% of groups of %d hold more than %d non-zeros",
-			    p->n, p->m, 100 * (1 - s->nm[i]), p->m, p->n);
+			say(d, "%d:%d not applicable: %.3g%% of groups of %d hold more than %d non-zero%s",
+			    p->n, p->m, 100 * (1 - s->nm[i]), p->m, p->n, p->n == 1 ? "" : "s");
 	}
 	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
 		if (k % sizes[i] != 0) {

@@ -88,6 +88,11 @@ void spp_cell_frac(double v, double scale, int decimals, const char *suffix, cha
 		snprintf(buf, n, "< %.*f%s", d, pow(10, -d), suffix);
 }
 
+const char *spp_cell_plural(double n, const char *one, const char *many)
+{
+	return n == 1 ? one : many;
+}
+
 void spp_cell_figure(double v, int sig, int sign, char *buf, size_t n)
 {
 	if (!isfinite(v))

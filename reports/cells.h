@@ -46,6 +46,9 @@ void spp_cell_frac(double v, double scale, int decimals, const char *suffix, cha
  */
 void spp_cell_figure(double v, int sig, int sign, char *buf, size_t n);
 
+/* one when n is 1, else many ("1 thread", "2 threads"). */
+const char *spp_cell_plural(double n, const char *one, const char *many);
+
 /* Count with a decimal suffix: "512", "7.24 K", "1.61 G" (then unit appended). */
 void spp_cell_count(double v, const char *unit, char *buf, size_t n);
 

@@ -79,8 +79,8 @@ static void write_text(const cJSON *res, FILE *f)
 			fprintf(f, "      %s %s: %s\n", st, str(item, "target"), str(item, "message"));
 		}
 	}
-	fprintf(f, "\ncheck: %.0f rules, %.0f passed, %.0f failed\n", num(res, "rules_total"),
-		num(res, "passed"), num(res, "failed"));
+	fprintf(f, "\ncheck: %.0f %s, %.0f passed, %.0f failed\n", num(res, "rules_total"),
+		spp_cell_plural(num(res, "rules_total"), "rule", "rules"), num(res, "passed"), num(res, "failed"));
 }
 
 /* Markdown table cell text: '|' would end the cell and a newline the row. */

@@ -147,7 +147,8 @@ static void header(const cJSON *r, FILE *f)
 		cell(f, s);
 	}
 	fputs(", ", f);
-	num_cell(f, r, "machine.threads", "%.0f threads", 1);
+	num_cell(f, r, "machine.threads", "%.0f", 1);
+	fprintf(f, " %s", spp_cell_plural(spp_cell_num(r, "machine.threads", &v) ? v : 2, "thread", "threads"));
 	if ((s = spp_cell_str(r, "machine.dense_blas.name"))) {
 		fputs(", ", f);
 		cell(f, s);

@@ -25,6 +25,6 @@ int spp_nm_check(int keep, int group, uint64_t groups, uint64_t bad, struct spp_
 	if (bad == 0)
 		return 0;
 	return spp_error_set(err, SPP_E_UNSUPPORTED,
-			     "not %d:%d compliant: %.3g%% of groups hold more than %d non-zeros",
-			     keep, group, 100.0 * (double)bad / (double)groups, keep);
+			     "not %d:%d compliant: %.3g%% of groups hold more than %d non-zero%s",
+			     keep, group, 100.0 * (double)bad / (double)groups, keep, keep == 1 ? "" : "s");
 }

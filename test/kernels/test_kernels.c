@@ -355,7 +355,7 @@ static void test_nm_refusal(void **state)
 	assert_null(e.impl);
 	/* 1:4 refuses the same matrix: 1 of 16 groups holds more than 1 */
 	assert_int_equal(spp_cpu_format_find("nm1_4")->encode(&w, 1, &e, &err), SPP_E_UNSUPPORTED);
-	assert_non_null(strstr(err.msg, "6.25% of groups hold more than 1 non-zeros"));
+	assert_non_null(strstr(err.msg, "6.25% of groups hold more than 1 non-zero"));
 	/* 4:8 holds it */
 	assert_int_equal(spp_cpu_format_find("nm4_8")->encode(&w, 1, &e, &err), 0);
 	spp_cpu_format_find("nm4_8")->release(&e);

@@ -214,7 +214,7 @@ void test_analyze_breakeven(void **state)
 
 			assert_non_null(diag);
 			assert_true(nm24 < 1);
-			snprintf(want, sizeof(want), "2:4 not applicable: %.1f%% of groups of 4",
+			snprintf(want, sizeof(want), "2:4 not applicable: %.3g%% of groups of 4",
 				 100 * (1 - nm24));
 			if (!strstr(diag, want))
 				fail_msg("'%s' lacks '%s'", diag, want);

@@ -104,7 +104,7 @@ static void test_hand_5x7_storage(void **state)
 	assert_near(st[SPP_ST_BITMASK].bytes, 61, 0);        /* 5*1 + 32 + 24 */
 	assert_false(st[SPP_ST_NM1_4].applicable);
 	assert_string_equal(st[SPP_ST_NM1_4].reason,
-			    "not 1:4 compliant: 20% of groups hold more than 1 non-zeros");
+			    "not 1:4 compliant: 20% of groups hold more than 1 non-zero");
 	assert_false(st[SPP_ST_NM2_4].applicable);
 	assert_string_equal(st[SPP_ST_NM2_4].reason,
 			    "not 2:4 compliant: 10% of groups hold more than 2 non-zeros");

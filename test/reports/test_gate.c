@@ -269,6 +269,14 @@ static void test_check_malformed_rules(void **state)
 	harness_run_free(&r);
 	free(rules);
 
+	/* one rule is "1 rule" */
+	rules = gate_write_text("one.json", "{\"rules\": [{\"expr\": \"model.nnz > 0\"}]}");
+	RUN(&r, "check", gate_fx.static_nm, "--rules", rules);
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.out, "check: 1 rule, 1 passed, 0 failed"));
+	harness_run_free(&r);
+	free(rules);
+
 	rules = gate_write_text("bad4.json", "{\"rules\": [");
 	RUN(&r, "check", gate_fx.static_nm, "--rules", rules);
 	assert_int_equal(r.status, 2);

@@ -284,6 +284,11 @@ int cmd_analyze(int argc, char **argv)
 	if (!args.quiet)
 		for (int i = 0; i < a->nwarnings; i++)
 			fprintf(stderr, "spprof: warning: %s\n", a->warnings[i]);
+	/* printed before the run; the report keeps it with the others */
+	if (args.backend_warning[0] && (rc = spp_analysis_warn(a, &err, "%s", args.backend_warning))) {
+		spp_analysis_destroy(a);
+		return cmd_fail(&err);
+	}
 	report = spp_report_build(a, SPP_VERSION, &err);
 	if (!report) {
 		spp_analysis_destroy(a);

@@ -158,6 +158,10 @@ static void test_analyze_backends(void **state)
 			assert_int_equal(r.status, 0);
 			snprintf(want, sizeof(want), "spprof: warning: skipping backend cuda: %s\n", p.why);
 			assert_non_null(strstr(r.err, want));
+			assert_null(strstr(strstr(r.err, want) + 1, want));
+			/* and in the report's warnings */
+			snprintf(want, sizeof(want), "\"skipping backend cuda: %s\"", p.why);
+			assert_non_null(strstr(r.out, want));
 			assert_non_null(strstr(r.out, "\"layers\""));
 			assert_null(strstr(r.out, "\"backend\": \"cuda\""));
 		}

@@ -10,6 +10,7 @@
  * where machine is /etc/machine-id (the hostname when absent).
  */
 #include "profiler/machine.h"
+#include "profiler/base/infile.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -55,7 +56,7 @@ static void machine_id(char *buf, size_t len)
 
 static cJSON *load_cache(const char *file)
 {
-	FILE *f = fopen(file, "rb");
+	FILE *f = spp_infile_fopen(file, NULL);
 	char *text = NULL;
 	long n;
 	cJSON *doc = NULL;

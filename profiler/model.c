@@ -1,5 +1,6 @@
 #define _POSIX_C_SOURCE 200809L
 #include "profiler/model.h"
+#include "profiler/base/infile.h"
 #include "profiler/onnx/onnx.h"
 
 #include <ctype.h>
@@ -125,12 +126,11 @@ int spp_model_open(const char *path, struct spp_model **out,
 	int fd;
 
 	*out = NULL;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = spp_infile_open(path, &st, err);
 	if (fd < 0)
-		return spp_error_set(err, SPP_E_IO, "cannot open '%s': %s", path,
-				     strerror(errno));
+		return fd;
 	got = read(fd, buf, sizeof(buf));
-	if (got < 0 || fstat(fd, &st) != 0) {
+	if (got < 0) {
 		int e = errno;
 		close(fd);
 		return spp_error_set(err, SPP_E_IO, "cannot read '%s': %s", path,

@@ -1,5 +1,6 @@
 /* PyTorch as a reference peer, run through scripts/peers/torch_spmm.py (peer_torch.h). */
 #include "profiler/peer_torch.h"
+#include "profiler/base/infile.h"
 #include "profiler/base/near_exe.h"
 
 #include <dirent.h>
@@ -158,7 +159,7 @@ static void last_line(const char *path, char *out, size_t n)
 {
 	char buf[4096];
 	size_t len = 0;
-	FILE *f = fopen(path, "rb");
+	FILE *f = spp_infile_fopen(path, NULL);
 	char *end, *start;
 
 	snprintf(out, n, "no output");

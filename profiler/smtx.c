@@ -1,4 +1,5 @@
 #include "profiler/smtx.h"
+#include "profiler/base/infile.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -80,12 +81,12 @@ static const char *found(const struct cursor *c, char *buf, size_t n)
 
 static int read_file(const char *path, char **data, size_t *len, struct spp_error *err)
 {
-	FILE *f = fopen(path, "rb");
+	FILE *f = spp_infile_fopen(path, err);
 	long size;
 
 	*data = NULL;
 	if (!f)
-		return spp_error_set(err, SPP_E_IO, "cannot open '%s': %s", path, strerror(errno));
+		return err ? err->code : SPP_E_IO;
 	if (fseek(f, 0, SEEK_END) != 0 || (size = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0) {
 		fclose(f);
 		return spp_error_set(err, SPP_E_IO, "cannot read '%s': %s", path, strerror(errno));

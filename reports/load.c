@@ -5,6 +5,7 @@
  * report fails here with one line instead of misrendering.
  */
 #include "reports/report.h"
+#include "profiler/base/infile.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -17,7 +18,7 @@
 static int read_all(const char *path, char **out, size_t *len,
 		    struct spp_error *err)
 {
-	FILE *f = fopen(path, "rb");
+	FILE *f = spp_infile_fopen(path, err);
 	struct stat st;
 	char *buf = NULL;
 	size_t size, got;
@@ -25,8 +26,7 @@ static int read_all(const char *path, char **out, size_t *len,
 
 	*out = NULL;
 	if (!f)
-		return spp_error_set(err, SPP_E_IO, "cannot open '%s': %s", path,
-				     strerror(errno));
+		return err ? err->code : SPP_E_IO;
 	if (fstat(fileno(f), &st) != 0) {
 		rc = spp_error_set(err, SPP_E_IO, "cannot stat '%s': %s", path,
 				   strerror(errno));

@@ -6,6 +6,7 @@
  * the string, and every fault names its 1-based column.
  */
 #include "reports/gate.h"
+#include "profiler/base/infile.h"
 #include "reports/rules.h"
 
 #include <ctype.h>
@@ -382,7 +383,7 @@ int spp_rules_parse(const cJSON *doc, const char *file, struct spp_rules *out,
 
 int spp_rules_load(const char *path, struct spp_rules *out, struct spp_error *err)
 {
-	FILE *f = fopen(path, "rb");
+	FILE *f = spp_infile_fopen(path, err);
 	char *text = NULL;
 	long size;
 	cJSON *doc = NULL;
@@ -391,7 +392,7 @@ int spp_rules_load(const char *path, struct spp_rules *out, struct spp_error *er
 
 	memset(out, 0, sizeof(*out));
 	if (!f)
-		return spp_error_set(err, SPP_E_IO, "cannot open '%s': %s", path, strerror(errno));
+		return err ? err->code : SPP_E_IO;
 	if (fseek(f, 0, SEEK_END) || (size = ftell(f)) < 0 || fseek(f, 0, SEEK_SET)) {
 		rc = spp_error_set(err, SPP_E_IO, "cannot read '%s': %s", path, strerror(errno));
 		goto done;

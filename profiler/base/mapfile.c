@@ -1,5 +1,6 @@
 #define _POSIX_C_SOURCE 200809L
 #include "profiler/base/mapfile.h"
+#include "profiler/base/infile.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -17,21 +18,9 @@ int spp_mapfile_open(const char *path, struct spp_mapped_file *out,
 	int fd;
 
 	memset(out, 0, sizeof(*out));
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = spp_infile_open(path, &st, err);
 	if (fd < 0)
-		return spp_error_set(err, SPP_E_IO, "cannot open '%s': %s", path,
-				     strerror(errno));
-	if (fstat(fd, &st) != 0) {
-		int e = errno;
-		close(fd);
-		return spp_error_set(err, SPP_E_IO, "cannot stat '%s': %s", path,
-				     strerror(e));
-	}
-	if (!S_ISREG(st.st_mode)) {
-		close(fd);
-		return spp_error_set(err, SPP_E_IO, "cannot read '%s': not a regular file",
-				     path);
-	}
+		return fd;
 	if (st.st_size > 0) {
 		p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
 		if (p == MAP_FAILED) {

@@ -18,5 +18,6 @@ void test_help_names_every_format(void **state);
 void test_help_lists_what_parses(void **state);
 void test_unknown_option(void **state);
 void test_option_limits(void **state);
+void test_fifo_inputs(void **state);
 
 #endif

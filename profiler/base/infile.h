@@ -1,0 +1,27 @@
+/*
+ * Opening an input path for reading. Every file spprof reads goes through
+ * here so that a FIFO, a device or a socket is refused at once (open() on a
+ * FIFO would block forever) with one line naming the path. The caller owns
+ * the descriptor or stream returned.
+ */
+#ifndef SPP_BASE_INFILE_H
+#define SPP_BASE_INFILE_H
+
+#include <stdio.h>
+#include <sys/stat.h>
+
+#include "profiler/base/error.h"
+
+/*
+ * Open path read-only without blocking, refuse anything that is not a
+ * regular file, then clear O_NONBLOCK. Returns the descriptor (O_CLOEXEC),
+ * or a negative status with SPP_E_IO and "'path': not a regular file (a
+ * FIFO)", "'path': is a directory" or "cannot open 'path': why". st, when
+ * not NULL, receives the fstat() of the descriptor.
+ */
+int spp_infile_open(const char *path, struct stat *st, struct spp_error *err);
+
+/* The same, as a stdio stream opened "rb"; NULL with err filled. */
+FILE *spp_infile_fopen(const char *path, struct spp_error *err);
+
+#endif

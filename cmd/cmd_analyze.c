@@ -14,6 +14,7 @@
 #include "kernels/cuda/device.h"
 #include "kernels/peers.h"
 #include "profiler/analyze.h"
+#include "profiler/base/safe_text.h"
 #include "reports/report.h"
 
 /* What the options fill: the library's options and the report's output. */
@@ -281,9 +282,12 @@ int cmd_analyze(int argc, char **argv)
 	free(ps.work);
 	if (rc)
 		return cmd_fail(&err);
-	if (!args.quiet)
-		for (int i = 0; i < a->nwarnings; i++)
-			fprintf(stderr, "spprof: warning: %s\n", a->warnings[i]);
+	for (int i = 0; !args.quiet && i < a->nwarnings; i++) {
+		/* warnings quote names from the model: shown escaped */
+		fputs("spprof: warning: ", stderr);
+		spp_safe_fputs(stderr, a->warnings[i], (size_t)-1);
+		fputc('\n', stderr);
+	}
 	/* printed before the run; the report keeps it with the others */
 	if (args.backend_warning[0] && (rc = spp_analysis_warn(a, &err, "%s", args.backend_warning))) {
 		spp_analysis_destroy(a);

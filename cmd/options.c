@@ -1,4 +1,5 @@
 #include "cmd/cmd.h"
+#include "profiler/base/safe_text.h"
 #include "reports/report.h"
 #include "kernels/dense/dense.h"
 #include "kernels/kernels.h"
@@ -21,12 +22,15 @@ int cmd_fail(const struct spp_error *err)
 
 int cmd_usage_error(const char *cmd, const char *fmt, ...)
 {
+	char what[1024];
 	va_list ap;
 
-	fprintf(stderr, "spprof %s: ", cmd);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vsnprintf(what, sizeof(what), fmt, ap);
 	va_end(ap);
+	/* arguments are shown escaped: one line, nothing for the terminal */
+	fprintf(stderr, "spprof %s: ", cmd);
+	spp_safe_fputs(stderr, what, (size_t)-1);
 	fprintf(stderr, " (see 'spprof help %s')\n", cmd);
 	return 2;
 }

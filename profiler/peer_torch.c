@@ -2,6 +2,7 @@
 #include "profiler/peer_torch.h"
 #include "profiler/base/infile.h"
 #include "profiler/base/near_exe.h"
+#include "profiler/base/safe_text.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -184,10 +185,7 @@ static void last_line(const char *path, char *out, size_t n)
 	start = end;
 	while (start > buf && start[-1] != '\n')
 		start--;
-	for (char *c = start; *c; c++)
-		if ((unsigned char)*c < 0x20 || *c == 0x7f)
-			*c = '?';
-	snprintf(out, n, "%s", start);
+	spp_safe_copy(out, n, start, (size_t)-1);
 }
 
 static double now_s(void)

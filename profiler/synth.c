@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "profiler/base/safe_text.h"
 #include "profiler/synth_internal.h"
 
 #define NM_MAX_M 64
@@ -41,45 +42,6 @@ int spp_synth_dtype_supported(enum spp_dtype t)
 	return 0;
 }
 
-/* Strict UTF-8 (no overlongs, no surrogates), no control characters. */
-static int name_is_clean(const unsigned char *s)
-{
-	while (*s) {
-		unsigned c = *s;
-		int extra;
-		uint32_t cp;
-
-		if (c < 0x20 || c == 0x7f)
-			return 0;
-		if (c < 0x80) {
-			s++;
-			continue;
-		}
-		if (c >= 0xc2 && c <= 0xdf) {
-			extra = 1;
-			cp = c & 0x1f;
-		} else if (c >= 0xe0 && c <= 0xef) {
-			extra = 2;
-			cp = c & 0x0f;
-		} else if (c >= 0xf0 && c <= 0xf4) {
-			extra = 3;
-			cp = c & 0x07;
-		} else {
-			return 0;
-		}
-		for (int i = 1; i <= extra; i++) {
-			if ((s[i] & 0xc0) != 0x80)
-				return 0;
-			cp = (cp << 6) | (s[i] & 0x3f);
-		}
-		if ((extra == 2 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
-		    (extra == 3 && (cp < 0x10000 || cp > 0x10ffff)))
-			return 0;
-		s += extra + 1;
-	}
-	return 1;
-}
-
 static double nm_sparsity(int n, int m)
 {
 	return 1.0 - (double)n / (double)m;
@@ -98,9 +60,9 @@ int spp_synth_check_layer(const struct spp_synth_layer *l, const char *what,
 		return spp_error_set(err, SPP_E_USAGE,
 				     "%s: layer name is longer than %zu bytes", what,
 				     name_cap - 1);
-	if (!name_is_clean((const unsigned char *)l->name))
+	if (!spp_safe_clean(l->name))
 		return spp_error_set(err, SPP_E_USAGE,
-				     "%s: layer name is not valid UTF-8 or holds control characters",
+				     "%s: layer name is not valid UTF-8 or holds control, bidi or invisible characters",
 				     what);
 	if (strcmp(l->name, "__metadata__") == 0)
 		return spp_error_set(err, SPP_E_USAGE,

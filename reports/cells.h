@@ -8,6 +8,7 @@
 #define SPP_REPORTS_CELLS_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include <cjson/cJSON.h>
 
@@ -63,5 +64,26 @@ void spp_cell_bytes(double v, char *buf, size_t n);
  * GFLOP/s FMA peak"). Returns 0, or -1 (buf "") when the report has none.
  */
 int spp_cell_baseline_line(const cJSON *report, char *buf, size_t n);
+
+/*
+ * The report for a human-readable writer: tree itself when every key and
+ * string in it is clean (profiler/base/safe_text.h), else a copy with each
+ * escaped, owned by *owned (cJSON_Delete it). NULL when out of memory.
+ * Text, Markdown, CSV and HTML of analyze, report, compare and check all
+ * render from it, so no byte from a file reaches them raw.
+ */
+const cJSON *spp_cell_safe_tree(const cJSON *tree, cJSON **owned);
+
+/* s as Markdown text: hostile code points escaped, then every character GFM
+ * reads as syntax in a table cell (| \ * _ ` < [ ]) backslash-escaped. */
+void spp_cell_md(FILE *f, const char *s);
+
+/* s as a Markdown code span (fenced with two backticks when s holds one). */
+void spp_cell_md_code(FILE *f, const char *s);
+
+/* s as one CSV cell: hostile code points escaped, a would-be formula (= + -
+ * @ first, not a number) prefixed with "'", quoted only where RFC 4180
+ * needs it. No separator is written. */
+void spp_cell_csv(FILE *f, const char *s);
 
 #endif

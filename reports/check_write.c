@@ -83,29 +83,6 @@ static void write_text(const cJSON *res, FILE *f)
 		spp_cell_plural(num(res, "rules_total"), "rule", "rules"), num(res, "passed"), num(res, "failed"));
 }
 
-/* Markdown table cell text: '|' would end the cell and a newline the row. */
-static void md_cell(FILE *f, const char *s)
-{
-	for (; *s; s++) {
-		if (*s == '|')
-			fputs("\\|", f);
-		else if (*s == '\n' || *s == '\r')
-			fputc(' ', f);
-		else
-			fputc(*s, f);
-	}
-}
-
-/* Inline code that may itself hold backticks: fence with two when it does. */
-static void md_code(FILE *f, const char *s)
-{
-	int two = strchr(s, '`') != NULL;
-
-	fputs(two ? "`` " : "`", f);
-	md_cell(f, s);
-	fputs(two ? " ``" : "`", f);
-}
-
 static void write_md(const cJSON *res, FILE *f)
 {
 	const cJSON *rule, *item;
@@ -119,9 +96,9 @@ static void write_md(const cJSON *res, FILE *f)
 	fputs(".\n\n| result | rule | checked | failed | skipped |\n|---|---|---:|---:|---:|\n", f);
 	cJSON_ArrayForEach(rule, spp_cell_get(res, "rules")) {
 		fputs(!strcmp(str(rule, "status"), "fail") ? "| :x: fail | " : "| :white_check_mark: pass | ", f);
-		md_cell(f, str(rule, "name"));
+		spp_cell_md(f, str(rule, "name"));
 		fputs("<br>", f);
-		md_code(f, rule_text(rule));
+		spp_cell_md_code(f, rule_text(rule));
 		fprintf(f, " | %.0f | %.0f | %.0f |\n", num(rule, "checked"), num(rule, "failed"),
 			num(rule, "skipped"));
 	}
@@ -133,11 +110,11 @@ static void write_md(const cJSON *res, FILE *f)
 			if (strcmp(str(item, "status"), "fail") != 0)
 				continue;
 			fputs("- **", f);
-			md_cell(f, str(rule, "name"));
+			spp_cell_md(f, str(rule, "name"));
 			fputs("** ", f);
-			md_code(f, str(item, "target"));
+			spp_cell_md_code(f, str(item, "target"));
 			fputs(": ", f);
-			md_cell(f, str(item, "message"));
+			spp_cell_md(f, str(item, "message"));
 			fputc('\n', f);
 		}
 	}
@@ -161,7 +138,7 @@ static void xml_text(FILE *f, const char *s)
 	}
 }
 
-int spp_check_write_junit(const cJSON *res, FILE *f, struct spp_error *err)
+static int junit(const cJSON *res, FILE *f, struct spp_error *err)
 {
 	const cJSON *rule, *item;
 	int tests = 0, failures = 0, skipped = 0;
@@ -218,7 +195,7 @@ int spp_check_write_junit(const cJSON *res, FILE *f, struct spp_error *err)
 	return SPP_OK;
 }
 
-int spp_check_write(const cJSON *res, enum spp_gate_format fmt, FILE *f,
+static int write_any(const cJSON *res, enum spp_gate_format fmt, FILE *f,
 		    struct spp_error *err)
 {
 	switch (fmt) {
@@ -237,6 +214,34 @@ int spp_check_write(const cJSON *res, enum spp_gate_format fmt, FILE *f,
 		return spp_error_set(err, SPP_E_OUTPUT, "cannot write the check result: %s",
 				     strerror(errno));
 	return SPP_OK;
+}
+
+/* names from the report reach people escaped (see spp_cell_safe_tree) */
+int spp_check_write_junit(const cJSON *res, FILE *f, struct spp_error *err)
+{
+	cJSON *owned = NULL;
+	const cJSON *safe = spp_cell_safe_tree(res, &owned);
+	int rc;
+
+	if (!safe)
+		return spp_error_set(err, SPP_E_NOMEM, "out of memory writing the check result");
+	rc = junit(safe, f, err);
+	cJSON_Delete(owned);
+	return rc;
+}
+
+int spp_check_write(const cJSON *res, enum spp_gate_format fmt, FILE *f,
+		    struct spp_error *err)
+{
+	cJSON *owned = NULL;
+	const cJSON *safe = res;
+	int rc;
+
+	if (fmt != SPP_GATE_JSON && !(safe = spp_cell_safe_tree(res, &owned)))
+		return spp_error_set(err, SPP_E_NOMEM, "out of memory writing the check result");
+	rc = write_any(safe, fmt, f, err);
+	cJSON_Delete(owned);
+	return rc;
 }
 
 int spp_gate_write_file(const cJSON *tree, int is_check, int junit,

@@ -8,7 +8,6 @@
 #include <math.h>
 #include <string.h>
 
-#include <csv.h>
 
 #include "reports/cells.h"
 #include "reports/report.h"
@@ -122,15 +121,6 @@ static void write_text(const cJSON *d, FILE *f, int all)
 	}
 }
 
-static void md_escaped(FILE *f, const char *s)
-{
-	for (; *s; s++) {
-		if (*s == '|' || *s == '*' || *s == '_' || *s == '`')
-			fputc('\\', f);
-		fputc(*s == '\n' ? ' ' : *s, f);
-	}
-}
-
 static void md_rows(FILE *f, const cJSON *metrics, int all)
 {
 	const cJSON *e;
@@ -146,11 +136,11 @@ static void md_rows(FILE *f, const cJSON *metrics, int all)
 		fputs("| `", f);
 		fputs(str(e, "metric"), f);
 		fputs("` | ", f);
-		md_escaped(f, a);
+		spp_cell_md(f, a);
 		fputs(" | ", f);
-		md_escaped(f, b);
+		spp_cell_md(f, b);
 		fputs(" | ", f);
-		md_escaped(f, c);
+		spp_cell_md(f, c);
 		fputs(" |\n", f);
 	}
 }
@@ -196,7 +186,7 @@ static void write_md(const cJSON *d, FILE *f, int all)
 
 static void csv_cell(FILE *f, const char *s, int last)
 {
-	csv_fwrite(f, s, strlen(s));
+	spp_cell_csv(f, s);
 	fputc(last ? '\n' : ',', f);
 }
 
@@ -253,7 +243,7 @@ static void write_csv(const cJSON *d, FILE *f)
 	}
 }
 
-int spp_compare_write(const cJSON *diff, enum spp_gate_format fmt, int all,
+static int write_any(const cJSON *diff, enum spp_gate_format fmt, int all,
 		      FILE *f, struct spp_error *err)
 {
 	switch (fmt) {
@@ -273,4 +263,19 @@ int spp_compare_write(const cJSON *diff, enum spp_gate_format fmt, int all,
 		return spp_error_set(err, SPP_E_OUTPUT, "cannot write the comparison: %s",
 				     strerror(errno));
 	return SPP_OK;
+}
+
+int spp_compare_write(const cJSON *diff, enum spp_gate_format fmt, int all,
+		      FILE *f, struct spp_error *err)
+{
+	cJSON *owned = NULL;
+	const cJSON *safe = diff;
+	int rc;
+
+	/* names from the reports reach people escaped (see spp_cell_safe_tree) */
+	if (fmt != SPP_GATE_JSON && !(safe = spp_cell_safe_tree(diff, &owned)))
+		return spp_error_set(err, SPP_E_NOMEM, "out of memory writing the comparison");
+	rc = write_any(safe, fmt, all, f, err);
+	cJSON_Delete(owned);
+	return rc;
 }

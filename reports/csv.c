@@ -194,24 +194,13 @@ static void each_row(struct sink *s, const cJSON *report,
 	}
 }
 
-static void put_field(FILE *f, const char *v)
-{
-	size_t len = strlen(v);
-
-	/* quote only where RFC 4180 needs it, so numbers stay bare */
-	if (strpbrk(v, ",\"\r\n") || (len && (v[0] == ' ' || v[len - 1] == ' ')))
-		csv_fwrite(f, v, len);
-	else
-		fwrite(v, 1, len, f);
-}
-
 static void put_line(FILE *f, char *const *cells, int n)
 {
 	for (int i = 0; i < n; i++) {
 		if (i)
 			fputc(',', f);
 		if (cells[i])
-			put_field(f, cells[i]);
+			spp_cell_csv(f, cells[i]);
 	}
 	fputc('\n', f);
 }

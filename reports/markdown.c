@@ -13,45 +13,22 @@
 #include "reports/cells.h"
 #include "reports/text_table.h"
 
-/* Text inside a table cell: '|' would end the cell, a newline the row. */
+/* Text inside a table cell; NULL as the null cell. */
 static void cell(FILE *f, const char *s)
 {
-	if (!s) {
+	if (s)
+		spp_cell_md(f, s);
+	else
 		fputs(NULL_CELL, f);
-		return;
-	}
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '|' || c == '\\' || c == '*' || c == '_' || c == '`' || c == '<' ||
-		    c == '[' || c == ']')
-			fputc('\\', f);
-		fputc(c < 0x20 ? ' ' : c, f);
-	}
 }
 
-/*
- * A name as inline code: backslash escapes do not work inside a code span,
- * so only '|' (which GFM tables split on even there) is escaped, and a name
- * holding a backtick gets a double-backtick fence.
- */
+/* A name as inline code; NULL as the null cell. */
 static void code(FILE *f, const char *s)
 {
-	int two = s && strchr(s, '`') != NULL;
-
-	if (!s) {
+	if (s)
+		spp_cell_md_code(f, s);
+	else
 		fputs(NULL_CELL, f);
-		return;
-	}
-	fputs(two ? "`` " : "`", f);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '|')
-			fputc('\\', f);
-		fputc(c < 0x20 ? ' ' : c, f);
-	}
-	fputs(two ? " ``" : "`", f);
 }
 
 static void num_cell(FILE *f, const cJSON *o, const char *path, const char *fmt, double scale)

@@ -2,6 +2,7 @@
 #include "reports/report.h"
 
 #include "profiler/base/atomic_file.h"
+#include "reports/cells.h"
 
 #include <errno.h>
 #include <string.h>
@@ -52,8 +53,8 @@ int spp_report_format_from_path(const char *path, enum spp_report_format *out)
 	return 0;
 }
 
-int spp_report_render(const cJSON *report, enum spp_report_format fmt, FILE *f,
-		      const struct spp_render_opts *o, struct spp_error *err)
+static int render(const cJSON *report, enum spp_report_format fmt, FILE *f,
+		  const struct spp_render_opts *o, struct spp_error *err)
 {
 	switch (fmt) {
 	case SPP_REPORT_TEXT:
@@ -68,6 +69,22 @@ int spp_report_render(const cJSON *report, enum spp_report_format fmt, FILE *f,
 		return spp_report_write_html(report, f, err);
 	}
 	return spp_error_set(err, SPP_E_USAGE, "unknown report format %d", (int)fmt);
+}
+
+int spp_report_render(const cJSON *report, enum spp_report_format fmt, FILE *f,
+		      const struct spp_render_opts *o, struct spp_error *err)
+{
+	cJSON *owned = NULL;
+	const cJSON *safe = report;
+	int rc;
+
+	/* JSON escapes what it must and keeps names exact; the writers for
+	 * people render from a tree with every name from the file escaped */
+	if (fmt != SPP_REPORT_JSON && !(safe = spp_cell_safe_tree(report, &owned)))
+		return spp_error_set(err, SPP_E_NOMEM, "out of memory writing the report");
+	rc = render(safe, fmt, f, o, err);
+	cJSON_Delete(owned);
+	return rc;
 }
 
 int spp_report_write_file(const cJSON *report, enum spp_report_format fmt,

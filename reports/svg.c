@@ -8,59 +8,37 @@
 #include <math.h>
 #include <string.h>
 
-#define REPLACEMENT "\xef\xbf\xbd" /* U+FFFD */
-
-/* Length of the valid UTF-8 sequence at s (1..4), or 0 when invalid. */
-static int utf8_len(const unsigned char *s)
-{
-	int len;
-	unsigned cp;
-
-	if (s[0] < 0x80)
-		return 1;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		len = 2, cp = s[0] & 0x1f;
-	else if (s[0] >= 0xe0 && s[0] <= 0xef)
-		len = 3, cp = s[0] & 0x0f;
-	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-		len = 4, cp = s[0] & 0x07;
-	else
-		return 0;
-	for (int i = 1; i < len; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (s[i] & 0x3f);
-	}
-	/* overlong forms, surrogates and code points past U+10FFFF */
-	if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
-	    (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return len;
-}
+#include "profiler/base/safe_text.h"
 
 void spp_html_escape(FILE *f, const char *s)
 {
 	const unsigned char *p = (const unsigned char *)s;
+	size_t n = s ? strlen(s) : 0, at = 0;
+	char esc[16];
 
-	if (!s)
-		return;
-	while (*p) {
-		int len = utf8_len(p);
+	while (at < n) {
+		const char *raw;
+		size_t len;
 
-		if (len == 0 || (*p < 0x20 && *p != '\t' && *p != '\n') || *p == 0x7f) {
-			fputs(REPLACEMENT, f);
-			p++;
+		/* a newline or tab stays (pre-formatted notes); the rest of the
+		 * hostile set is shown escaped, as on the terminal */
+		if (p[at] == '\n' || p[at] == '\t') {
+			fputc(p[at++], f);
 			continue;
 		}
-		switch (*p) {
+		at += spp_safe_next(p + at, n - at, esc, &raw, &len);
+		if (len != 1) {
+			fwrite(raw, 1, len, f);
+			continue;
+		}
+		switch (*raw) {
 		case '&': fputs("&amp;", f); break;
 		case '<': fputs("&lt;", f); break;
 		case '>': fputs("&gt;", f); break;
 		case '"': fputs("&quot;", f); break;
 		case '\'': fputs("&#39;", f); break;
-		default: fwrite(p, 1, (size_t)len, f);
+		default: fputc(*raw, f);
 		}
-		p += len;
 	}
 }
 

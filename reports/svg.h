@@ -12,9 +12,11 @@
 #include <stdio.h>
 
 /*
- * Write s as HTML text or attribute value: & < > " ' escaped, control
- * bytes and invalid UTF-8 replaced by U+FFFD, so a hostile layer name can
- * neither inject markup nor make the page invalid. NULL writes nothing.
+ * Write s as HTML text or attribute value: & < > " ' escaped, and every
+ * control, bidi or invisible code point and invalid UTF-8 byte but newline
+ * and tab shown as an escape (profiler/base/safe_text.h), so a hostile
+ * layer name can neither inject markup, reorder the page nor make it
+ * invalid. NULL writes nothing.
  */
 void spp_html_escape(FILE *f, const char *s);
 

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "profiler/base/safe_text.h"
 #include "reports/cells.h"
 
 struct run_column {
@@ -216,13 +217,6 @@ void spp_text_write_runs(const cJSON *report, FILE *f, int color)
 			}
 }
 
-/* s, at most n bytes, each control byte as '?': a hostile name cannot drive the terminal. */
-static void put_clean(FILE *f, const char *s, size_t n)
-{
-	for (size_t i = 0; s && i < n && s[i]; i++)
-		fputc((unsigned char)s[i] < 0x20 || s[i] == 0x7f ? '?' : s[i], f);
-}
-
 /* Layer notes after the runs: the activations of the runs, then the diagnosis. */
 void spp_text_write_notes(const cJSON *report, FILE *f, const char *heading, const char *bullet)
 {
@@ -239,11 +233,11 @@ void spp_text_write_notes(const cJSON *report, FILE *f, const char *heading, con
 			if (spp_cell_num(l, "flops.combined", &comb))
 				snprintf(flops, sizeof(flops), "%.3g MFLOP", comb / 1e6);
 			fprintf(f, "%s%s", first ? heading : "", bullet);
-			put_clean(f, name, SIZE_MAX);
+			spp_safe_fputs(f, name, SIZE_MAX);
 			fprintf(f, ": activations %s", src);
 			if (spp_cell_str(l, "activations.path")) {
 				fputc(' ', f);
-				put_clean(f, spp_cell_str(l, "activations.path"), SIZE_MAX);
+				spp_safe_fputs(f, spp_cell_str(l, "activations.path"), SIZE_MAX);
 			}
 			spp_cell_frac(spp_cell_num(l, "activations.sparsity", &sp) ? sp : NAN, 100, 1, "%", pct,
 				      sizeof(pct));
@@ -258,7 +252,7 @@ void spp_text_write_notes(const cJSON *report, FILE *f, const char *heading, con
 
 				if (spp_cell_num(r, "speedup_weight_only", &w)) {
 					fputs("; ", f);
-					put_clean(f, spp_cell_str(r, "format"), SIZE_MAX);
+					spp_safe_fputs(f, spp_cell_str(r, "format"), SIZE_MAX);
 					fprintf(f, " %.2fx its weight-only kernel", w);
 				}
 			}
@@ -269,9 +263,9 @@ void spp_text_write_notes(const cJSON *report, FILE *f, const char *heading, con
 		for (const char *d = spp_cell_str(l, "diagnosis"), *e; d && *d; d = e ? e + 2 : NULL) {
 			e = strstr(d, "; ");
 			fprintf(f, "%s%s", first ? heading : "", bullet);
-			put_clean(f, name, SIZE_MAX);
+			spp_safe_fputs(f, name, SIZE_MAX);
 			fputs(": ", f);
-			put_clean(f, d, e ? (size_t)(e - d) : SIZE_MAX);
+			spp_safe_fputs(f, d, e ? (size_t)(e - d) : SIZE_MAX);
 			fputc('\n', f);
 			first = 0;
 		}
@@ -285,10 +279,10 @@ static void nsweep_format(FILE *f, const cJSON *e)
 	const cJSON *c;
 	int first = 1;
 
-	put_clean(f, e->string, SIZE_MAX);
+	spp_safe_fputs(f, e->string, SIZE_MAX);
 	if (wins && wins[0]) {
 		fputs(" faster at N = ", f);
-		put_clean(f, wins, SIZE_MAX);
+		spp_safe_fputs(f, wins, SIZE_MAX);
 	} else {
 		fputs(" never faster", f);
 	}
@@ -318,7 +312,7 @@ void spp_text_write_nsweep(const cJSON *report, FILE *f, const char *heading, co
 				continue;
 			if (!any) {
 				fprintf(f, "%s%s", first ? heading : "", bullet);
-				put_clean(f, spp_cell_str(l, "name"), SIZE_MAX);
+				spp_safe_fputs(f, spp_cell_str(l, "name"), SIZE_MAX);
 				fputs(": ", f);
 			} else {
 				fputs("; ", f);
@@ -342,10 +336,10 @@ static int epilogue_run(FILE *f, const cJSON *r, int first)
 	if (!cJSON_IsObject(e))
 		return 0;
 	fputs(first ? "" : "; ", f);
-	put_clean(f, spp_cell_str(r, "format"), SIZE_MAX);
+	spp_safe_fputs(f, spp_cell_str(r, "format"), SIZE_MAX);
 	if (!spp_cell_num(e, "saving", &sv)) {
 		fputs(" not timed: ", f);
-		put_clean(f, spp_cell_str(e, "reason"), SIZE_MAX);
+		spp_safe_fputs(f, spp_cell_str(e, "reason"), SIZE_MAX);
 		return 1;
 	}
 	{
@@ -377,9 +371,9 @@ void spp_text_write_epilogue(const cJSON *report, FILE *f, const char *heading, 
 		if (!kind)
 			continue;
 		fprintf(f, "%s%s", first ? heading : "", bullet);
-		put_clean(f, spp_cell_str(l, "name"), SIZE_MAX);
+		spp_safe_fputs(f, spp_cell_str(l, "name"), SIZE_MAX);
 		fputs(": ", f);
-		put_clean(f, kind, SIZE_MAX);
+		spp_safe_fputs(f, kind, SIZE_MAX);
 		fputs(bias && strcmp(bias, "model") == 0 ? " (the model's bias): " : " (zero bias: the layer has none): ", f);
 		cJSON_ArrayForEach(r, spp_cell_get(l, "runs"))
 			any += epilogue_run(f, r, !any);

@@ -6,6 +6,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "profiler/base/safe_text.h"
 #include "reports/cells.h"
 
 int spp_text_width(const char *s)
@@ -17,18 +18,10 @@ int spp_text_width(const char *s)
 	return w;
 }
 
-/* Copy s, replacing control bytes so a hostile name cannot drive the terminal. */
+/* Copy s with every hostile code point escaped (spp_safe_copy), cut whole. */
 void spp_text_set(struct spp_text_cell *c, const char *s)
 {
-	size_t i = 0;
-
-	for (; s[i] && i < sizeof(c->text) - 1; i++)
-		c->text[i] = ((unsigned char)s[i] < 0x20 || s[i] == 0x7f) ? '?' : s[i];
-	/* never end inside a multi-byte sequence */
-	if (s[i])
-		while (i > 0 && ((unsigned char)c->text[i] & 0xc0) == 0x80)
-			i--;
-	c->text[i] = '\0';
+	spp_safe_copy(c->text, sizeof(c->text), s, (size_t)-1);
 	c->style = SPP_TEXT_PLAIN;
 }
 

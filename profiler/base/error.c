@@ -1,4 +1,5 @@
 #include "profiler/base/error.h"
+#include "profiler/base/safe_text.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -45,11 +46,15 @@ int spp_status_exit_code(int code)
 int spp_error_set(struct spp_error *err, int code, const char *fmt, ...)
 {
 	if (err) {
+		char raw[sizeof(err->msg)];
 		va_list ap;
+
 		err->code = code;
 		va_start(ap, fmt);
-		vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+		vsnprintf(raw, sizeof(raw), fmt, ap);
 		va_end(ap);
+		/* names come from files: one line, nothing that drives a terminal */
+		spp_safe_copy(err->msg, sizeof(err->msg), raw, (size_t)-1);
 	}
 	return code;
 }
@@ -60,10 +65,6 @@ int spp_error_vfile(struct spp_error *err, int code, const char *file, const cha
 	char what[256];
 
 	vsnprintf(what, sizeof(what), fmt, ap);
-	/* names come from the file: keep the message on one line */
-	for (char *p = what; *p; p++)
-		if ((unsigned char)*p < 0x20 || *p == 0x7f)
-			*p = '?';
 	return spp_error_set(err, code, "'%s': %s", file, what);
 }
 

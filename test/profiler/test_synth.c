@@ -19,6 +19,7 @@
 #include <cmocka.h>
 #include <cjson/cJSON.h>
 
+#include "profiler/base/safe_text.h"
 #include "profiler/synth.h"
 #include "test/harness.h"
 #include "test/profiler/synth_reader.h"
@@ -121,7 +122,10 @@ static void test_parse_invalid(void **state)
 			fail_msg("'%s' was not refused", specs[c]);
 		assert_int_equal(err.code, SPP_E_USAGE);
 		/* the message quotes the spec and leaves the output alone */
-		snprintf(quoted, sizeof(quoted), "'%s'", specs[c]);
+		/* as every message shows a name: escaped (profiler/base/safe_text.h) */
+		quoted[0] = '\'';
+		spp_safe_copy(quoted + 1, sizeof(quoted) - 2, specs[c], (size_t)-1);
+		strcat(quoted, "'");
 		if (!strstr(err.msg, quoted))
 			fail_msg("message for '%s' does not quote it: %s", specs[c], err.msg);
 		assert_memory_equal(&l, &sentinel, sizeof(l));

@@ -45,6 +45,7 @@ void expect_json(const char *want_text, const cJSON *got, const char *where);
 void test_text(void **state);
 void test_text_nsweep(void **state);
 void test_fractions(void **state);
+void test_safe_text(void **state);
 void test_text_sizes(void **state);
 void test_csv(void **state);
 

@@ -19,5 +19,6 @@ void test_help_lists_what_parses(void **state);
 void test_unknown_option(void **state);
 void test_option_limits(void **state);
 void test_fifo_inputs(void **state);
+void test_hostile_names(void **state);
 
 #endif

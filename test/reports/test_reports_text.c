@@ -418,3 +418,40 @@ void test_fractions(void **state)
 	cJSON_Delete(r);
 	fixture_fini(&fx);
 }
+
+/* The sanitizer's classes and escapes, and the CSV formula guard. */
+void test_safe_text(void **state)
+{
+	static const struct {
+		const char *in, *out;
+	} cases[] = {
+		{"plain.weight", "plain.weight"},
+		{"caf\xc3\xa9 \xe4\xb8\xad", "caf\xc3\xa9 \xe4\xb8\xad"},      /* é and 中 stay */
+		{"a\nb\tc\rd", "a\\x0ab\\x09c\\x0dd"},                          /* C0 */
+		{"\x1b[31m\x7f", "\\x1b[31m\\x7f"},                              /* ESC, DEL */
+		{"\xc2\x9b" "2J\xc2\x85", "\\x9b2J\\x85"},                       /* C1: CSI, NEL */
+		{"x\xe2\x80\xaey\xe2\x81\xa6z", "x\\u202ey\\u2066z"},            /* RLO, LRI */
+		{"\xe2\x80\x8b\xef\xbb\xbf\xc2\xad\xe2\x80\xa8", "\\u200b\\ufeff\\xad\\u2028"},
+		{"\xf3\xa0\x80\x81", "\\U000e0001"},                             /* a tag */
+		{"\xff\xc3(\xed\xa0\x80\xc0\xaf", "\\xff\\xc3(\\xed\\xa0\\x80\\xc0\\xaf"}, /* bad UTF-8 */
+	};
+	char buf[64];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		assert_int_equal(spp_safe_copy(buf, sizeof(buf), cases[i].in, (size_t)-1),
+				 strlen(cases[i].out));
+		assert_string_equal(buf, cases[i].out);
+		assert_int_equal(spp_safe_clean(cases[i].in), i < 2);
+	}
+	/* cut whole: never inside an escape or a UTF-8 sequence */
+	assert_int_equal(spp_safe_copy(buf, 6, "ab\x1b" "cd", (size_t)-1), 8);
+	assert_string_equal(buf, "ab");
+	assert_int_equal(spp_safe_copy(buf, 4, "a\xc3\xa9\xc3\xa9", (size_t)-1), 5);
+	assert_string_equal(buf, "a\xc3\xa9");
+	for (const char *const *f = (const char *const[]){"=1+2", "+A1", "-A1", "@SUM(A1)", "\tx",
+							    "\rx", "-", NULL}; *f; f++)
+		assert_true(spp_safe_csv_formula(*f));
+	for (const char *const *f = (const char *const[]){"-0.5", "+1e-3", "12", "a=b", "", NULL}; *f; f++)
+		assert_false(spp_safe_csv_formula(*f));
+}

@@ -14,6 +14,7 @@
 #include "kernels/cuda/device.h"
 #include "kernels/peers.h"
 #include "profiler/analyze.h"
+#include "profiler/base/budget.h"
 #include "profiler/base/safe_text.h"
 #include "reports/report.h"
 
@@ -22,6 +23,8 @@ struct analyze_args {
 	struct spp_analyze_opts opts;
 	const char *format, *output;
 	int quiet;
+	int64_t max_layers;
+	uint64_t max_memory;
 	char backend_warning[256]; /* cuda skipped next to cpu: printed unless quiet */
 };
 
@@ -30,6 +33,7 @@ static int opt_epilogue(const char *cmd, const struct cmd_option *o, const char 
 static int opt_activations(const char *cmd, const struct cmd_option *o, const char *arg,
 			   void *args);
 static int opt_counters(const char *cmd, const struct cmd_option *o, const char *arg, void *args);
+static int opt_max_memory(const char *cmd, const struct cmd_option *o, const char *arg, void *args);
 static int opt_cache_model(const char *cmd, const struct cmd_option *o, const char *arg,
 			   void *args);
 
@@ -92,6 +96,13 @@ static const struct cmd_option analyze_options[] = {
 		 "default: this machine's, the LLC held to a believable size"},
 	{CMD_OPT_SEED(A, opts.seed, UINT64_C(1) << 53), .want = "an integer in 0..2^53",
 	 .help = "seed of the activations X (uniform in [-1, 1]); default 1"},
+	{CMD_INT("max-layers", "L", A, max_layers, 1, INT32_MAX),
+	 .help = "refuse a model that makes more than L layers; default 4096 plus one per 16 "
+		 "bytes of model, so that a tiny hostile file cannot make millions"},
+	{CMD_CALLBACK("max-memory", "BYTES", opt_max_memory),
+	 .help = "refuse a matrix whose dense form needs more than BYTES (such as 512M, 8G); "
+		 "default 256 MiB plus 1024 bytes per byte of model, at most 80% of the "
+		 "machine's memory"},
 	{CMD_OPT_FORMAT(A, format),
 	 .help = "text, json, csv, md or html; default text, or from -o's extension"},
 	{CMD_OPT_OUTPUT(A, output),
@@ -188,6 +199,27 @@ static int opt_activations(const char *cmd, const struct cmd_option *o, const ch
 	return 0;
 }
 
+static int opt_max_memory(const char *cmd, const struct cmd_option *o, const char *arg, void *args)
+{
+	static const char units[] = "KMGTP";
+	uint64_t v = 0, scale = 1;
+	const char *p = arg, *u;
+
+	(void)o;
+	while (*p >= '0' && *p <= '9' && v <= UINT64_MAX / 10)
+		v = v * 10 + (uint64_t)(*p++ - '0');
+	if (*p && (u = strchr(units, *p)) && *u) {
+		scale = UINT64_C(1) << (10 * (u - units + 1));
+		p++;
+		p += !strcmp(p, "iB") ? 2 : !strcmp(p, "B") ? 1 : 0;
+	}
+	if (p == arg || *p || v == 0 || v > UINT64_MAX / scale)
+		return cmd_usage_error(cmd, "--max-memory '%s': want a byte count such as 512M or 8G",
+				       arg);
+	((struct analyze_args *)args)->max_memory = v * scale;
+	return 0;
+}
+
 static int opt_counters(const char *cmd, const struct cmd_option *o, const char *arg, void *args)
 {
 	struct spp_counters_opts *c = &((struct analyze_args *)args)->opts.counters;
@@ -278,6 +310,7 @@ int cmd_analyze(int argc, char **argv)
 	}
 	if (!args.quiet && args.backend_warning[0])
 		fprintf(stderr, "spprof: warning: %s\n", args.backend_warning);
+	spp_budget_set((uint64_t)args.max_layers, args.max_memory);
 	rc = spp_analyze_run(argv[1], opts, &a, &err);
 	free(ps.work);
 	if (rc)

@@ -1,8 +1,11 @@
 #include "profiler/layer.h"
 
 #include <ctype.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "profiler/base/budget.h"
 
 const char *spp_op_name(enum spp_op op)
 {
@@ -147,16 +150,22 @@ int spp_layers_from_model(const struct spp_model *m, int64_t n,
 			  struct spp_error *err)
 {
 	struct spp_layer *layers = NULL;
-	int nl = 0;
+	int nl = 0, rc;
 
 	*out = NULL;
 	*count = 0;
+	/* every loader's layers count against the budget (--max-layers) */
 	if (m->nlayer_descs > 0)
-		return layers_from_descs(m, n, out, count, err);
+		return (rc = spp_budget_check_layers((uint64_t)m->nlayer_descs, m->bytes, m->path,
+						     "the model", err))
+			       ? rc
+			       : layers_from_descs(m, n, out, count, err);
 	for (int i = 0; i < m->ntensors; i++)
 		nl += spp_tensor_is_layer(&m->tensors[i]);
 	if (nl == 0)
 		return SPP_OK;
+	if ((rc = spp_budget_check_layers((uint64_t)nl, m->bytes, m->path, "the model", err)))
+		return rc;
 	layers = calloc((size_t)nl, sizeof(*layers));
 	if (!layers)
 		return spp_error_set(err, SPP_E_NOMEM, "out of memory for %d layers", nl);

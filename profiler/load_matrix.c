@@ -14,6 +14,7 @@
 #include <strings.h>
 
 #include "profiler/model.h"
+#include "profiler/base/budget.h"
 #include "profiler/base/rng.h"
 #include "profiler/smtx.h"
 
@@ -304,16 +305,25 @@ static float pattern_value(struct spp_rng *r)
 	return (u & 1) ? -mag : mag;
 }
 
-static int dense_alloc(const char *path, int64_t m, int64_t k, float **w,
+/*
+ * The dense weight the scan and the kernels read, after the budget allows
+ * it: a 61-byte file of "1 2147483647 0" must not take 8 GiB.
+ */
+static int dense_alloc(const char *path, uint64_t file_bytes, int64_t m, int64_t k, float **w,
 		       struct spp_error *err)
 {
 	uint64_t n = (uint64_t)m * (uint64_t)k;
+	char what[96];
+	int rc;
 
 	*w = NULL;
 	if (n > SPP_MATRIX_MAX_DENSE)
 		return spp_error_set(err, SPP_E_UNSUPPORTED,
 				     "'%s': a %lldx%lld matrix is %llu elements dense, more than the limit of 2^31",
 				     path, (long long)m, (long long)k, (unsigned long long)n);
+	snprintf(what, sizeof(what), "the %lldx%lld matrix dense (F32)", (long long)m, (long long)k);
+	if ((rc = spp_budget_check_bytes(n * sizeof(**w), file_bytes, path, what, err)))
+		return rc;
 	*w = calloc((size_t)n, sizeof(**w));
 	if (!*w)
 		return spp_error_set(err, SPP_E_NOMEM, "'%s': out of memory for a %lldx%lld dense matrix",
@@ -364,7 +374,7 @@ int spp_load_mtx(const char *path, struct spp_model **out, struct spp_error *err
 	if ((rc = spp_model_open_mapped(path, "mtx", &m, err)) ||
 	    (rc = spp_mtx_parse((const char *)m->files[0].base, (size_t)m->files[0].size, path,
 				&x, err)) ||
-	    (rc = dense_alloc(path, x.m, x.k, &w, err)))
+	    (rc = dense_alloc(path, m->files[0].size, x.m, x.k, &w, err)))
 		goto fail;
 	spp_rng_seed(&r, SPP_MATRIX_SEED);
 	for (int64_t e = 0; e < x.nnz; e++) {
@@ -398,7 +408,7 @@ int spp_load_smtx(const char *path, struct spp_model **out, struct spp_error *er
 		return rc;
 	rc = spp_smtx_parse(m->files[0].base ? (const char *)m->files[0].base : "",
 			    (size_t)m->files[0].size, path, &s, err);
-	if (rc || (rc = dense_alloc(path, s.m, s.k, &w, err)))
+	if (rc || (rc = dense_alloc(path, m->files[0].size, s.m, s.k, &w, err)))
 		goto fail;
 	spp_smtx_fill_dense(&s, SPP_MATRIX_SEED, w);
 	rc = matrix_model(m, path, s.m, s.k, w, err);

@@ -21,7 +21,8 @@
 	X(SPP_E_OUTPUT, -6, 3, "cannot write output")                          \
 	X(SPP_E_RUNTIME, -7, 3, "runtime failure")                             \
 	X(SPP_E_DEVICE, -8, 3, "device failure")                               \
-	X(SPP_E_VERIFY, -9, 3, "verification failed")
+	X(SPP_E_VERIFY, -9, 3, "verification failed")                         \
+	X(SPP_E_BUDGET, -10, 2, "over the resource budget")
 
 enum spp_status {
 #define SPP_STATUS_ENUM(name, value, exit_code, msg) name = value,

@@ -26,8 +26,10 @@
  * N is 0 (use --n) when the graph gives no static shape for the value N is
  * read from (value_info, graph inputs and outputs, this graph or around).
  */
+#include "profiler/base/budget.h"
 #include "profiler/onnx/onnx_internal.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -108,6 +110,16 @@ static int push(struct onnx_ctx *c, const Onnx__NodeProto *n, int tensor,
 
 	if (v.m <= 0 || v.k <= 0)
 		return SPP_OK; /* an empty weight multiplies nothing */
+	/* a 68-byte file must not slice a weight into a million layers */
+	if ((uint64_t)m->nlayer_descs >= spp_budget_layers(m->bytes)) {
+		char what[160];
+
+		snprintf(what, sizeof(what), "node '%.100s' (%s)", onnx_name(n->name), n->op_type);
+		return spp_budget_check_layers((uint64_t)m->nlayer_descs + 1, m->bytes, c->file, what,
+					       c->err);
+	}
+	if (m->nlayer_descs == INT_MAX)
+		return onnx_fault(c, SPP_E_BUDGET, "more than %d layers", INT_MAX);
 	if (m->nlayer_descs == c->descs_cap) {
 		int cap = c->descs_cap ? 2 * c->descs_cap : 16;
 		struct spp_layer_desc *g = realloc(m->layer_descs, (size_t)cap * sizeof(*g));

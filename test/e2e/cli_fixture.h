@@ -20,5 +20,6 @@ void test_unknown_option(void **state);
 void test_option_limits(void **state);
 void test_fifo_inputs(void **state);
 void test_hostile_names(void **state);
+void test_resource_budget(void **state);
 
 #endif

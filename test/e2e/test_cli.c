@@ -444,6 +444,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_option_limits),
 		cmocka_unit_test(test_fifo_inputs),
 		cmocka_unit_test(test_hostile_names),
+		cmocka_unit_test(test_resource_budget),
 		cmocka_unit_test(test_option_value_forms),
 		cmocka_unit_test(test_missing_and_bad_input),
 		cmocka_unit_test(test_analyze_json),

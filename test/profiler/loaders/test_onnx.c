@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cjson/cJSON.h>
 #include <cmocka.h>
@@ -186,6 +187,67 @@ static void test_malformed(void **state)
 	pb_raw(&b, "hello, world\n", 13);
 	expect_bad("text.onnx", &b, "unknown model format");
 	free(b.p);
+}
+
+/*
+ * A tiny file whose sparse initializer W (U8, no values) of dims
+ * [2^20, 1, 1] feeds op_type: stacked MatMul, ConvTranspose with group
+ * 2^20 and LSTM directions once made one layer per slice, a million
+ * layers (9.7 GB) from 70 bytes. Now the layer budget refuses it at once.
+ */
+static struct pb tiny_sliced(const char *op_type, int group)
+{
+	struct pb vals = {0}, idx = {0}, sp = {0}, node = {0}, attr = {0}, g = {0}, m = {0};
+
+	pb_int(&vals, 1, 0);
+	pb_int(&vals, 2, 2);
+	pb_bytes(&vals, 8, "W", 1);
+	pb_int(&idx, 1, 0);
+	pb_int(&idx, 2, 7);
+	pb_msg(&sp, 1, &vals);
+	pb_msg(&sp, 2, &idx);
+	pb_int(&sp, 3, UINT64_C(1) << 20);
+	pb_int(&sp, 3, 1);
+	pb_int(&sp, 3, 1);
+	pb_bytes(&node, 1, "x", 1);
+	pb_bytes(&node, 1, "W", 1);
+	pb_bytes(&node, 2, "y", 1);
+	pb_bytes(&node, 4, op_type, strlen(op_type));
+	if (group) {
+		pb_bytes(&attr, 1, "group", 5);
+		pb_int(&attr, 3, UINT64_C(1) << 20);
+		pb_int(&attr, 20, 2);
+		pb_msg(&node, 5, &attr);
+	}
+	pb_msg(&g, 1, &node);
+	pb_msg(&g, 15, &sp);
+	pb_int(&m, 1, 8);
+	pb_msg(&m, 7, &g);
+	return m;
+}
+
+static void test_layer_budget(void **state)
+{
+	static const struct {
+		const char *op, *file;
+		int group;
+	} cases[] = {{"MatMul", "tiny_matmul.onnx", 0},
+		     {"ConvTranspose", "tiny_convt.onnx", 1},
+		     {"LSTM", "tiny_lstm.onnx", 0}};
+	char want[96];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct pb b = tiny_sliced(cases[i].op, cases[i].group);
+
+		/* 4096 layers plus one per 16 bytes of the file */
+		snprintf(want, sizeof(want), "(%s) makes more than %zu layers", cases[i].op,
+			 (size_t)4096 + b.n / 16);
+		alarm(20);
+		expect_bad(cases[i].file, &b, want);
+		alarm(0);
+		free(b.p);
+	}
 }
 
 /* External data cannot be resolved from a buffer: a clean refusal. */
@@ -431,6 +493,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_malformed),
+		cmocka_unit_test(test_layer_budget),
 		cmocka_unit_test(test_buffer_external),
 		cmocka_unit_test(test_cross_check),
 		cmocka_unit_test(test_testdata),

@@ -3,9 +3,11 @@
  * need to know about the GPUs, and the reason when there are none.
  *
  * Built in every configuration: without HAVE_CUDA the probe reports
- * "no CUDA backend in this build". With it, libcuda is never linked:
- * cudart loads the driver at run time, so the binary starts on machines
- * without one and the probe says "no device (driver not found)".
+ * "no CUDA backend in this build". With it, the probe is cudart's in
+ * libspprof-cuda-probe.so, loaded on the first call (module.h), and
+ * libcuda is never linked: cudart loads the driver at run time, so the
+ * binary starts on machines without one and the probe says "no device
+ * (driver not found)".
  */
 #ifndef SPP_KERNELS_CUDA_DEVICE_H
 #define SPP_KERNELS_CUDA_DEVICE_H
@@ -33,7 +35,10 @@ struct spp_cuda_probe {
 /*
  * Probe the GPUs. Never fails: on any error ndevices is 0 and why holds
  * the reason ("no device (driver not found)", "no device", "no CUDA
- * backend in this build", or cudart's own message). Returns ndevices.
+ * backend in this build", "CUDA runtime not loaded: " or "CUDA kernels
+ * not loaded: " with dlopen's message, or cudart's own). Where there are
+ * devices the CUDA module is loaded too (module.h), so ndevices > 0 means
+ * a CUDA run can start. Returns ndevices.
  */
 int spp_cuda_probe(struct spp_cuda_probe *out);
 

@@ -218,7 +218,7 @@ extern const struct spp_cuda_format spp_cuda_cusparse_csr, spp_cuda_cusparse_coo
 	spp_cuda_cublas_dense, spp_cuda_cublas_tf32, spp_cuda_cublas_fp16, spp_cuda_fmt_nm2_4_tc,
 	spp_cuda_cublaslt_fp32, spp_cuda_cublaslt_tf32, spp_cuda_cublaslt_fp16;
 
-const struct spp_cuda_format *const spp_cuda_formats[] = {
+static const struct spp_cuda_format *const format_rows[] = {
 	&fmt_csr, &fmt_csr_balanced, &fmt_bsr4, &fmt_bsr8, &fmt_bsr16, &fmt_bitmask, &fmt_nm2_4,
 	&spp_cuda_fmt_nm2_4_tc, &spp_cuda_cusparse_csr, &spp_cuda_cusparse_coo,
 	&spp_cuda_cusparse_bsr4, &spp_cuda_cusparse_bsr8, &spp_cuda_cusparse_bsr16,
@@ -242,12 +242,9 @@ int spp_cuda_current_sm(int *sm, struct spp_error *err)
 	return 0;
 }
 
-const struct spp_cuda_format *spp_cuda_format_find(const char *key)
+const struct spp_cuda_format *const *spp_cuda_format_table(void)
 {
-	for (int i = 0; spp_cuda_formats[i]; i++)
-		if (strcmp(spp_cuda_formats[i]->key, key) == 0)
-			return spp_cuda_formats[i];
-	return NULL;
+	return format_rows;
 }
 
 static int encode_csr(const struct spp_matrix *w, struct spp_cuda_encoded *out,

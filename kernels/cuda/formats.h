@@ -66,10 +66,16 @@ struct spp_cuda_format {
 		       struct spp_error *err);
 };
 
-/* Every CUDA format and baseline, kernels first; NULL-terminated. */
-extern const struct spp_cuda_format *const spp_cuda_formats[];
+/*
+ * Every CUDA format and baseline, kernels first; NULL-terminated. The rows
+ * live in libspprof-cuda.so (module.h): in the binary the table is the
+ * loader's, empty when the module cannot be loaded, and lives as long as
+ * the process. spp_cuda_formats reads as the array it was.
+ */
+const struct spp_cuda_format *const *spp_cuda_format_table(void);
+#define spp_cuda_formats (spp_cuda_format_table())
 
-/* Look an entry up by key; NULL when unknown. */
+/* Look an entry up by key; NULL when unknown (or the module not loaded). */
 const struct spp_cuda_format *spp_cuda_format_find(const char *key);
 
 #endif

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
@@ -176,6 +177,48 @@ static void test_analyze_backends(void **state)
 		harness_run_free(&r);
 	}
 	free(model);
+}
+
+/*
+ * The binary without its CUDA modules (kernels/cuda/module.h): a copy of
+ * spprof in a folder of its own finds none, starts, and says why there is
+ * no device; a CUDA run exits 3 as without a GPU.
+ */
+static void test_no_module(void **state)
+{
+	char *dir, *bin, *model, *data, want[256];
+	const char *args_info[] = {"info", NULL};
+	const char *args_run[] = {"analyze", NULL, "--backends", "cuda", NULL};
+	struct harness_run r;
+	size_t len;
+
+	(void)state;
+	if (!HAVE_CUDA || harness_exists(SPP_MODULE_DIR "/" SPP_CUDA_PROBE_MODULE_FILE)) {
+		skip(); /* nothing to load, or an installed module the copy would find */
+		return;
+	}
+	dir = harness_tmpdir();
+	bin = harness_join(dir, "spprof");
+	model = harness_join(getenv("SPP_SAMPLE_MODELS"), "mixed_cnn.safetensors");
+	data = harness_slurp(getenv("SPPROF"), &len);
+	assert_non_null(data);
+	assert_int_equal(harness_write(bin, data, len), 0);
+	assert_int_equal(chmod(bin, 0755), 0);
+	snprintf(want, sizeof(want), "CUDA runtime not loaded: '%s' not found beside '%s'",
+		 SPP_CUDA_PROBE_MODULE_FILE, bin);
+	assert_int_equal(harness_exec(&r, bin, args_info), 0);
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.out, want));
+	harness_run_free(&r);
+	args_run[1] = model;
+	assert_int_equal(harness_exec(&r, bin, args_run), 0);
+	assert_int_equal(r.status, 3);
+	assert_non_null(strstr(r.err, "spprof: no CUDA backend to run on: CUDA runtime not loaded: "));
+	harness_run_free(&r);
+	free(data);
+	free(model);
+	free(bin);
+	harness_rmtree(dir);
 }
 
 /* Without a device spp_run_cuda appends nothing and says why, in every build. */
@@ -495,6 +538,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_info_line),
 		cmocka_unit_test(test_machine_gpus),
 		cmocka_unit_test(test_analyze_backends),
+		cmocka_unit_test(test_no_module),
 		cmocka_unit_test(test_run_cuda_no_device),
 		cmocka_unit_test(test_rounding),
 		cmocka_unit_test(test_nm_tc_encode),

@@ -211,11 +211,44 @@ static int check_report(const char *path, const cJSON *r, struct spp_error *err)
 	return SPP_OK;
 }
 
+int spp_report_parse(const char *text, size_t len, const char *path, cJSON **out,
+		     struct spp_error *err)
+{
+	const char *end = NULL;
+	cJSON *r;
+	int rc;
+
+	*out = NULL;
+	r = len ? cJSON_ParseWithLengthOpts(text, len, &end, 0) : NULL;
+	if (!r) {
+		size_t at = end && end >= text ? (size_t)(end - text) : 0;
+
+		if (len)
+			return spp_error_set(err, SPP_E_FORMAT,
+					     "'%s': not JSON (error near byte %zu)", path, at);
+		return spp_error_set(err, SPP_E_FORMAT, "'%s': empty file, not JSON", path);
+	}
+	/* trailing bytes after the document mean a damaged or concatenated file */
+	while (end && (size_t)(end - text) < len &&
+	       (*end == ' ' || *end == '\n' || *end == '\r' || *end == '\t'))
+		end++;
+	if (end && (size_t)(end - text) < len)
+		rc = spp_error_set(err, SPP_E_FORMAT,
+				   "'%s': not JSON (trailing data at byte %zu)", path,
+				   (size_t)(end - text));
+	else
+		rc = check_report(path, r, err);
+	if (rc) {
+		cJSON_Delete(r);
+		return rc;
+	}
+	*out = r;
+	return SPP_OK;
+}
+
 int spp_report_load(const char *path, cJSON **out, struct spp_error *err)
 {
 	char *text = NULL;
-	const char *end = NULL;
-	cJSON *r = NULL;
 	size_t len = 0;
 	int rc;
 
@@ -223,34 +256,7 @@ int spp_report_load(const char *path, cJSON **out, struct spp_error *err)
 	rc = read_all(path, &text, &len, err);
 	if (rc)
 		return rc;
-	r = cJSON_ParseWithLengthOpts(text, len, &end, 0);
-	if (!r) {
-		size_t at = end && end >= text ? (size_t)(end - text) : 0;
-
-		if (len)
-			rc = spp_error_set(err, SPP_E_FORMAT,
-					   "'%s': not JSON (error near byte %zu)", path, at);
-		else
-			rc = spp_error_set(err, SPP_E_FORMAT, "'%s': empty file, not JSON", path);
-		goto done;
-	}
-	/* trailing bytes after the document mean a damaged or concatenated file */
-	while (end && (size_t)(end - text) < len &&
-	       (*end == ' ' || *end == '\n' || *end == '\r' || *end == '\t'))
-		end++;
-	if (end && (size_t)(end - text) < len) {
-		rc = spp_error_set(err, SPP_E_FORMAT,
-				   "'%s': not JSON (trailing data at byte %zu)", path,
-				   (size_t)(end - text));
-		goto done;
-	}
-	rc = check_report(path, r, err);
-	if (rc)
-		goto done;
-	*out = r;
-	r = NULL;
-done:
-	cJSON_Delete(r);
+	rc = spp_report_parse(text, len, path, out, err);
 	free(text);
 	return rc;
 }

@@ -81,6 +81,10 @@ cJSON *spp_report_dense_choice(const struct spp_dense_choice *ch);
  */
 int spp_report_load(const char *path, cJSON **out, struct spp_error *err);
 
+/* The same from len bytes of text; path names the source in messages. */
+int spp_report_parse(const char *text, size_t len, const char *path, cJSON **out,
+		     struct spp_error *err);
+
 /* Writers: each returns 0 or SPP_E_OUTPUT (write failed) / SPP_E_NOMEM. */
 int spp_report_write_json(const cJSON *report, FILE *f, struct spp_error *err);
 int spp_report_write_text(const cJSON *report, FILE *f,

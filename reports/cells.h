@@ -65,6 +65,23 @@ void spp_cell_bytes(double v, char *buf, size_t n);
  */
 int spp_cell_baseline_line(const cJSON *report, char *buf, size_t n);
 
+/* Columns a layer name takes in the text table and the HTML charts. */
+#define SPP_NAME_WIDTH 36
+
+/*
+ * s with its middle elided to maxw columns (code points), cutting at dots
+ * where that keeps most of the room: "model.layers.0.self_attn.q_proj.weight"
+ * becomes "model.layers.0…q_proj.weight"; s itself when it fits.
+ */
+void spp_names_elide(const char *s, int maxw, char *out, size_t n);
+
+/*
+ * Give each layer of tree (a writer's own copy) whose name is over maxw
+ * columns a "display_name" no other layer shares (reports/names.c).
+ * 0, or -1 when out of memory.
+ */
+int spp_names_shorten(cJSON *tree, int maxw);
+
 /*
  * The report for a human-readable writer: tree itself when every key and
  * string in it is clean (profiler/base/safe_text.h), else a copy with each

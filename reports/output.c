@@ -82,6 +82,15 @@ int spp_report_render(const cJSON *report, enum spp_report_format fmt, FILE *f,
 	 * people render from a tree with every name from the file escaped */
 	if (fmt != SPP_REPORT_JSON && !(safe = spp_cell_safe_tree(report, &owned)))
 		return spp_error_set(err, SPP_E_NOMEM, "out of memory writing the report");
+	/* text and HTML show long names shortened, each one unique */
+	if ((fmt == SPP_REPORT_TEXT || fmt == SPP_REPORT_HTML) && !owned &&
+	    !(safe = owned = cJSON_Duplicate(report, 1)))
+		return spp_error_set(err, SPP_E_NOMEM, "out of memory writing the report");
+	if ((fmt == SPP_REPORT_TEXT || fmt == SPP_REPORT_HTML) &&
+	    spp_names_shorten(owned, SPP_NAME_WIDTH)) {
+		cJSON_Delete(owned);
+		return spp_error_set(err, SPP_E_NOMEM, "out of memory writing the report");
+	}
 	rc = render(safe, fmt, f, o, err);
 	cJSON_Delete(owned);
 	return rc;

@@ -10,6 +10,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "profiler/base/safe_text.h"
 #include "reports/cells.h"
 #include "reports/text_table.h"
 
@@ -503,6 +504,26 @@ static void write_header(const cJSON *r, FILE *f, int color)
 	fputc('\n', f);
 }
 
+/* The names the table shows shortened, in full: short name, then the name. */
+static void write_full_names(const cJSON *r, FILE *f)
+{
+	const cJSON *l;
+	struct spp_text_cell a;
+	int first = 1;
+
+	cJSON_ArrayForEach(l, (cJSON_IsArray(spp_cell_get(r, "layers")) ? spp_cell_get(r, "layers") : NULL)) {
+		if (!spp_cell_str(l, "display_name") || !spp_cell_str(l, "name"))
+			continue;
+		if (first)
+			fputs("\nlayer names shortened above, in full:\n", f);
+		first = 0;
+		spp_text_set(&a, spp_cell_str(l, "display_name"));
+		fprintf(f, "  %s%*s  ", a.text, NAME_WIDTH - spp_text_width(a.text), "");
+		spp_safe_fputs(f, spp_cell_str(l, "name"), (size_t)-1);
+		fputc('\n', f);
+	}
+}
+
 static void write_warnings(const cJSON *r, FILE *f, int color)
 {
 	const cJSON *ws = spp_cell_get(r, "warnings"), *w;
@@ -527,6 +548,7 @@ int spp_report_write_text(const cJSON *report, FILE *f,
 	write_header(report, f, color);
 	if (cJSON_IsArray(layers) && cJSON_GetArraySize(layers) > 0) {
 		write_table(report, f, color);
+		write_full_names(report, f);
 		/* the notes explain measured runs: a static report has none */
 		if (spp_text_has_runs(report)) {
 			spp_text_write_runs(report, f, color);

@@ -50,68 +50,19 @@ void spp_text_set_ratio(struct spp_text_cell *c, int known, double v)
 	c->style = SPP_TEXT_PLAIN;
 }
 
-static void cut_utf8(const char *s, size_t *pos)
-{
-	while (*pos > 0 && ((unsigned char)s[*pos] & 0xc0) == 0x80)
-		(*pos)--;
-}
-
-/*
- * Elide the middle of a long layer name, cutting at dots where that keeps
- * most of the room: "model.layers.0.self_attn.q_proj.weight" becomes
- * "model.layers.0…q_proj.weight". The head keeps up to the first numeric
- * part (the layer index) and the tail the last parts, since those tell
- * rows apart; what the head leaves goes to the tail.
- */
-static void elide(const char *s, int maxw, char *out, size_t n)
-{
-	size_t len = strlen(s), budget = (size_t)maxw - 1, head = 0, room, p;
-
-	if (spp_text_width(s) <= maxw) {
-		snprintf(out, n, "%s", s);
-		return;
-	}
-	for (p = 0; p < len && !head;) {
-		size_t e = p;
-		int digits = 1;
-
-		while (e < len && s[e] != '.') {
-			digits &= s[e] >= '0' && s[e] <= '9';
-			e++;
-		}
-		if (digits && e > p && e + 8 <= budget)
-			head = e;
-		p = e + 1;
-	}
-	if (!head) {
-		head = budget / 2;
-		for (p = head; p > 0 && s[p] != '.'; p--)
-			;
-		if (p > 0 && p >= head / 2)
-			head = p;
-	}
-	cut_utf8(s, &head);
-	room = budget - head;
-	/* the tail starts after a dot if that keeps over half its room */
-	for (p = len - room; p < len && s[p - 1] != '.'; p++)
-		;
-	if (p >= len || 2 * (len - p) <= room)
-		p = len - room;
-	cut_utf8(s, &p);
-	snprintf(out, n, "%.*s" ELLIPSIS "%s", (int)head, s, s + p);
-}
-
 void spp_text_layer_name(const cJSON *l, struct spp_text_cell *c)
 {
-	const char *name = spp_cell_str(l, "name");
+	const char *name = spp_cell_str(l, "name"), *shown = spp_cell_str(l, "display_name");
 	char buf[sizeof(c->text)];
 
 	if (!name) {
 		spp_text_set_null(c);
 		return;
 	}
-	elide(name, NAME_WIDTH, buf, sizeof(buf));
-	spp_text_set(c, buf);
+	/* the unique abbreviation of spp_names_shorten, else the name elided */
+	if (!shown)
+		spp_names_elide(name, NAME_WIDTH, buf, sizeof(buf));
+	spp_text_set(c, shown ? shown : buf);
 }
 
 void spp_text_set_time(struct spp_text_cell *c, int known, double ns)

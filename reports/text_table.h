@@ -10,7 +10,9 @@
 
 #include <cjson/cJSON.h>
 
-#define NAME_WIDTH 36
+#include "reports/cells.h"
+
+#define NAME_WIDTH SPP_NAME_WIDTH
 #define NULL_CELL "\xe2\x80\x94"  /* em dash: unknown */
 #define ELLIPSIS "\xe2\x80\xa6"
 

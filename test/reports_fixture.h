@@ -46,6 +46,7 @@ void test_text(void **state);
 void test_text_nsweep(void **state);
 void test_fractions(void **state);
 void test_safe_text(void **state);
+void test_unique_short_names(void **state);
 void test_text_sizes(void **state);
 void test_csv(void **state);
 

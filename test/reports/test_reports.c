@@ -459,6 +459,7 @@ int main(void)
 		cmocka_unit_test(test_text_nsweep),
 		cmocka_unit_test(test_fractions),
 		cmocka_unit_test(test_safe_text),
+		cmocka_unit_test(test_unique_short_names),
 		cmocka_unit_test(test_csv),
 		cmocka_unit_test(test_load_errors),
 		cmocka_unit_test(test_mutations),

@@ -176,8 +176,10 @@ void test_text_sizes(void **state)
 	text = render(r, SPP_REPORT_TEXT, 0);
 	assert_null(strchr(text, '\033'));
 	assert_non_null(strstr(text, "evil\\x1b[31m.weight "));
-		/* header 5 + blank, titles + rule, rows, rule + total, blank + warning */
-	assert_int_equal(harness_count_lines(text), 6 + 2 + 300 + 2 + 2);
+	/* header 5 + blank, titles + rule, rows, rule + total, the 299 names
+	 * shortened in full after a blank and a heading, blank + warning */
+	assert_int_equal(harness_count_lines(text), 6 + 2 + 300 + 2 + 2 + 299 + 2);
+	assert_non_null(strstr(text, "\nlayer names shortened above, in full:\n"));
 	for (int i = 0; i < 300; i++) {
 		if (i == 7 || i == 8)
 			continue;
@@ -454,4 +456,46 @@ void test_safe_text(void **state)
 		assert_true(spp_safe_csv_formula(*f));
 	for (const char *const *f = (const char *const[]){"-0.5", "+1e-3", "12", "a=b", "", NULL}; *f; f++)
 		assert_false(spp_safe_csv_formula(*f));
+}
+
+/* Two names that share a long head and tail read differently, each in full below. */
+void test_unique_short_names(void **state)
+{
+	static const char *const names[] = {
+		"model_1.model.conv_handflag.BiasAdd_dense_1.kernel.weight.something_long",
+		"model_1.model.conv_handflag.BiasAdd_dense_2.kernel.weight.something_long",
+		"model_1.model.aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa.x.y.weight_a.zzzzzzzzzzzzzzzzzzzzzz",
+		"model_1.model.aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa.x.y.weight_a.zzzzzzzzzzzzzzzzzzzzzzz",
+	};
+	struct fixture fx;
+	cJSON *r, *layers;
+	char *text, *rows;
+
+	(void)state;
+	fixture_init(&fx, 4);
+	r = build(&fx);
+	layers = cJSON_GetObjectItem(r, "layers");
+	for (int i = 0; i < 4; i++)
+		assert_non_null(cJSON_SetValuestring(
+			cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(layers, i), "name"), names[i]));
+	text = render(r, SPP_REPORT_TEXT, 0);
+	rows = strstr(text, "\n---");
+	assert_non_null(rows);
+	assert_non_null(strstr(rows, "\xe2\x80\xa6" "BiasAdd_dense_1"));
+	assert_non_null(strstr(rows, "\xe2\x80\xa6" "BiasAdd_dense_2"));
+	/* no two table rows start with the same name cell */
+	for (int i = 0; i < 4; i++) {
+		char cell[160];
+		const char *line = rows + 1;
+
+		for (int k = 0; k <= i + 1; k++)
+			line = strchr(line, '\n') + 1;
+		snprintf(cell, sizeof(cell), "\n%.*s ", (int)(strstr(line, "  ") - line), line);
+		assert_null(strstr(strstr(rows, cell) + 1, cell));
+	}
+	for (int i = 0; i < 4; i++)
+		assert_non_null(strstr(strstr(text, "in full:"), names[i]));
+	free(text);
+	cJSON_Delete(r);
+	fixture_fini(&fx);
 }

@@ -318,11 +318,11 @@ int cmd_analyze(int argc, char **argv)
 	for (int i = 0; !args.quiet && i < a->nwarnings; i++) {
 		/* warnings quote names from the model: shown escaped */
 		fputs("spprof: warning: ", stderr);
-		spp_safe_fputs(stderr, a->warnings[i], (size_t)-1);
+		spp_safe_fputs(stderr, a->warnings[i].message, (size_t)-1);
 		fputc('\n', stderr);
 	}
 	/* printed before the run; the report keeps it with the others */
-	if (args.backend_warning[0] && (rc = spp_analysis_warn(a, &err, "%s", args.backend_warning))) {
+	if (args.backend_warning[0] && (rc = spp_analysis_warn(a, &err, SPP_WARN_NO_DEVICE, "%s", args.backend_warning))) {
 		spp_analysis_destroy(a);
 		return cmd_fail(&err);
 	}

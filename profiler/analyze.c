@@ -53,11 +53,23 @@ int spp_analyze_formats(const struct spp_analyze_opts *o, const struct spp_forma
 	return nf;
 }
 
-__attribute__((format(printf, 3, 4)))
-int spp_analysis_warn(struct spp_analysis *a, struct spp_error *err, const char *fmt, ...)
+const char *spp_warn_code(enum spp_warn w)
+{
+	static const char *const codes[] = {
+#define SPP_WARN_CODE(e, code, what) code,
+		SPP_WARN_LIST(SPP_WARN_CODE)
+#undef SPP_WARN_CODE
+	};
+
+	return (unsigned)w < sizeof(codes) / sizeof(codes[0]) ? codes[w] : "unknown";
+}
+
+__attribute__((format(printf, 4, 5)))
+int spp_analysis_warn(struct spp_analysis *a, struct spp_error *err, enum spp_warn code,
+		      const char *fmt, ...)
 {
 	char buf[512];
-	char **grown;
+	struct spp_warning *grown;
 	va_list ap;
 
 	va_start(ap, fmt);
@@ -67,8 +79,9 @@ int spp_analysis_warn(struct spp_analysis *a, struct spp_error *err, const char 
 	if (!grown)
 		return spp_error_set(err, SPP_E_NOMEM, "out of memory");
 	a->warnings = grown;
-	a->warnings[a->nwarnings] = strdup(buf);
-	if (!a->warnings[a->nwarnings])
+	a->warnings[a->nwarnings].code = code;
+	a->warnings[a->nwarnings].message = strdup(buf);
+	if (!a->warnings[a->nwarnings].message)
 		return spp_error_set(err, SPP_E_NOMEM, "out of memory");
 	a->nwarnings++;
 	return SPP_OK;
@@ -134,7 +147,7 @@ static int model_totals(struct spp_analysis *a, struct spp_error *err)
 	}
 	t->sparsity = t->params ? 1.0 - (double)t->nnz / (double)t->params : 0.0;
 	if (nblind &&
-	    (rc = spp_analysis_warn(a, err,
+	    (rc = spp_analysis_warn(a, err, SPP_WARN_DTYPE_NO_ZERO_TEST,
 			      "model totals count the %llu weights of %d tensor%s whose dtype has no zero test as non-zero",
 			      (unsigned long long)blind, nblind, nblind == 1 ? "" : "s")))
 		goto out;
@@ -168,9 +181,9 @@ static int counters_setup(struct spp_analysis *a, struct spp_run_opts *ro,
 		if (a->machine->caches[i].level == 1 && a->machine->caches[i].line > 0)
 			ro->cache_line = a->machine->caches[i].line;
 	if (strcmp(b->name, "none") == 0)
-		return spp_analysis_warn(a, err, "cache figures: --counters none, so every run's cache is null");
+		return spp_analysis_warn(a, err, SPP_WARN_NO_COUNTERS, "cache figures: --counters none, so every run's cache is null");
 	if (strcmp(b->name, "sim") != 0)
-		return spp_analysis_warn(a, err, "cache figures: %s; the dense baseline runs on its library's own "
+		return spp_analysis_warn(a, err, SPP_WARN_HW_COUNTERS, "cache figures: %s; the dense baseline runs on its library's own "
 				   "threads, which are not counted, so its cache is null", why);
 	if (c->cache_model[0]) {
 		rc = spp_sim_geometry_parse(c->cache_model, g, err);
@@ -181,7 +194,7 @@ static int counters_setup(struct spp_analysis *a, struct spp_run_opts *ro,
 	}
 	ro->sim_geometry = g;
 	spp_sim_geometry_format(g, geo, sizeof(geo));
-	return spp_analysis_warn(a, err, "cache figures: %s; simulated %s%s%s; the dense baseline (a library) "
+	return spp_analysis_warn(a, err, SPP_WARN_SIM_COUNTERS, "cache figures: %s; simulated %s%s%s; the dense baseline (a library) "
 			   "and peers have no traced kernel, so their cache is null",
 			   why, geo, note[0] ? "; " : "", note);
 }
@@ -198,7 +211,7 @@ static int open_dense(struct spp_analysis *a, struct spp_error *err)
 	rc = spp_dense_set_open(&a->dense, a->opts.dense ? &want : NULL, a->machine->isa, err);
 	for (int i = 0; i < a->dense.n; i++)
 		if (!a->dense.c[i].ok) {
-			int r2 = spp_analysis_warn(a, err, "dense baseline %s: not a candidate: %s", a->dense.c[i].name,
+			int r2 = spp_analysis_warn(a, err, SPP_WARN_DENSE_CANDIDATE, "dense baseline %s: not a candidate: %s", a->dense.c[i].name,
 					     a->dense.c[i].reason);
 
 			if (r2)
@@ -220,7 +233,7 @@ static int run_layer(struct spp_analysis *a, int i, const struct spp_format_ops 
 
 		rc = spp_activations_load(o->activations, &a->layers[i], &x, path, sizeof(path), err);
 		if (!rc && !x)
-			rc = spp_analysis_warn(a, err, "'%s': no activations file '%s': %s X", a->layers[i].name,
+			rc = spp_analysis_warn(a, err, SPP_WARN_ACTIVATIONS_MISSING, "'%s': no activations file '%s': %s X", a->layers[i].name,
 					       path, o->act_sparsity > 0 ? "synthetic" : "uniform");
 		if (rc) {
 			free(x);
@@ -241,11 +254,11 @@ static int run_layer(struct spp_analysis *a, int i, const struct spp_format_ops 
 		const struct spp_run *run = &a->runs[i].runs[r];
 
 		if (run->status == SPP_RUN_FAILED &&
-		    (rc = spp_analysis_warn(a, err, "'%s': %s: %s", a->layers[i].name, run->format,
+		    (rc = spp_analysis_warn(a, err, SPP_WARN_RUN_FAILED, "'%s': %s: %s", a->layers[i].name, run->format,
 					    run->reason)))
 			return rc;
 		if (run->status == SPP_RUN_UNSUPPORTED && r == 0 &&
-		    (rc = spp_analysis_warn(a, err, "'%s': no kernel runs: %s", a->layers[i].name,
+		    (rc = spp_analysis_warn(a, err, SPP_WARN_NO_KERNEL_RUNS, "'%s': no kernel runs: %s", a->layers[i].name,
 					    run->reason)))
 			return rc;
 	}
@@ -330,7 +343,7 @@ static int run_layers(struct spp_analysis *a, struct spp_error *err)
 	if ((rc = spp_plausibility_warnings(a, err)))
 		goto done;
 	if (!(ro.bw.gbs[SPP_BW_DRAM] > 0))
-		rc = spp_analysis_warn(a, err, "bw_util: no calibrated peak bandwidth for %d thread%s (run 'spprof calibrate')",
+		rc = spp_analysis_warn(a, err, SPP_WARN_NO_CALIBRATION, "bw_util: no calibrated peak bandwidth for %d thread%s (run 'spprof calibrate')",
 				 s->threads, s->threads == 1 ? "" : "s");
 done:
 	spp_flusher_fini(&fl);
@@ -381,7 +394,7 @@ int spp_analyze_run(const char *path, const struct spp_analyze_opts *o,
 	if (rc)
 		goto fail;
 	if (a->nlayers == 0) {
-		rc = spp_analysis_warn(a, err, "'%s' has no GEMM layers (no tensor of rank 2-4)", path);
+		rc = spp_analysis_warn(a, err, SPP_WARN_NO_GEMM_LAYERS, "'%s' has no GEMM layers (no tensor of rank 2-4)", path);
 		if (rc)
 			goto fail;
 	}
@@ -420,7 +433,7 @@ void spp_analysis_destroy(struct spp_analysis *a)
 	spp_analysis_derived_free(a);
 	free(a->machine);
 	for (int i = 0; i < a->nwarnings; i++)
-		free(a->warnings[i]);
+		free(a->warnings[i].message);
 	free(a->warnings);
 	free(a->stats);
 	free(a->layers);

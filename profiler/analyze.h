@@ -90,6 +90,41 @@ struct spp_model_totals {
 	struct spp_hash hash;
 };
 
+/*
+ * The warnings a report can carry: each a machine-readable code beside its
+ * sentence (JSON warnings[].code), so that dashboards can filter on them.
+ * X(enum, code, what it means) -- docs/METRICS.md lists the same.
+ */
+#define SPP_WARN_LIST(X)                                                                \
+	X(SPP_WARN_NO_DEVICE, "no_device", "a CUDA backend was asked for next to cpu, no device")     \
+	X(SPP_WARN_DTYPE_NO_ZERO_TEST, "dtype_no_zero_test", "weights of a dtype with no zero test counted as non-zero") \
+	X(SPP_WARN_EFFICIENCY_ABOVE_IDEAL, "efficiency_above_ideal", "a run beat the FLOP ideal")   \
+	X(SPP_WARN_DENSE_BASELINE_WEAK, "dense_baseline_weak", "the dense baseline is far from the roofline") \
+	X(SPP_WARN_DENSE_BASELINE_UNCHECKED, "dense_baseline_unchecked", "no calibration to check the baseline") \
+	X(SPP_WARN_DENSE_CANDIDATE, "dense_candidate_unavailable", "a dense library could not run")  \
+	X(SPP_WARN_NO_COUNTERS, "no_counters", "--counters none: no cache figures")                 \
+	X(SPP_WARN_HW_COUNTERS, "hw_counters", "hardware counters: the dense baseline is not counted") \
+	X(SPP_WARN_SIM_COUNTERS, "sim_counters", "cache figures from the simulator")                 \
+	X(SPP_WARN_ACTIVATIONS_MISSING, "activations_missing", "a layer has no --activations file") \
+	X(SPP_WARN_RUN_FAILED, "run_failed", "a format's run failed")                               \
+	X(SPP_WARN_NO_KERNEL_RUNS, "no_kernel_runs", "a layer has no kernel runs")                  \
+	X(SPP_WARN_NO_CALIBRATION, "no_calibration", "no calibrated bandwidth: bw_util is null")    \
+	X(SPP_WARN_NO_GEMM_LAYERS, "no_gemm_layers", "the model has no GEMM layers")
+
+enum spp_warn {
+#define SPP_WARN_ENUM(e, code, what) e,
+	SPP_WARN_LIST(SPP_WARN_ENUM)
+#undef SPP_WARN_ENUM
+};
+
+/* The code of w ("no_device"). */
+const char *spp_warn_code(enum spp_warn w);
+
+struct spp_warning {
+	enum spp_warn code;
+	char *message;                  /* owned */
+};
+
 struct spp_analysis {
 	struct spp_model *model;        /* owned */
 	struct spp_layer *layers;       /* nlayers, owned */
@@ -97,7 +132,7 @@ struct spp_analysis {
 	int nlayers;
 	struct spp_model_totals totals;
 	struct spp_analyze_opts opts;
-	char **warnings;                /* nwarnings owned strings */
+	struct spp_warning *warnings;   /* nwarnings, owned */
 	int nwarnings;
 	struct spp_machine *machine;    /* owned; NULL when not described */
 	struct spp_layer_runs *runs;    /* nlayers, owned; NULL without kernel runs */
@@ -134,8 +169,9 @@ int spp_analyze_run(const char *path, const struct spp_analyze_opts *o,
 		    struct spp_analysis **out, struct spp_error *err);
 
 /* Append a warning to a->warnings. Returns 0 or SPP_E_NOMEM. */
-int spp_analysis_warn(struct spp_analysis *a, struct spp_error *err, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+int spp_analysis_warn(struct spp_analysis *a, struct spp_error *err, enum spp_warn code,
+		      const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
 
 /* Release an analysis and its model; accepts NULL. */
 void spp_analysis_destroy(struct spp_analysis *a);

@@ -137,7 +137,7 @@ int spp_plausibility_warnings(struct spp_analysis *a, struct spp_error *err)
 			if (!timed(run) || !(run->efficiency > SPP_PLAUSIBLE_EFFICIENCY))
 				continue;
 			cause(a, i, run, why, sizeof(why));
-			rc = spp_analysis_warn(a, err, "'%s': %s%s%s: efficiency %.2f is above the FLOP ideal "
+			rc = spp_analysis_warn(a, err, SPP_WARN_EFFICIENCY_ABOVE_IDEAL, "'%s': %s%s%s: efficiency %.2f is above the FLOP ideal "
 					       "(speedup %.2fx where the ideal is %.2fx): %s", a->layers[i].name,
 					       strcmp(run->backend, "cpu") ? run->backend : "",
 					       strcmp(run->backend, "cpu") ? ":" : "", run->format, run->efficiency,
@@ -149,7 +149,7 @@ int spp_plausibility_warnings(struct spp_analysis *a, struct spp_error *err)
 		unchecked += !c.known && lr->runs[0].time.median >= SPP_PLAUSIBLE_MIN_NS;
 		if (c.known && c.weak)
 			rc = spp_analysis_warn(
-				a, err, "'%s' (%lldx%lldx%lld): the dense baseline %s reaches %.0f%% of the calibrated %s "
+				a, err, SPP_WARN_DENSE_BASELINE_WEAK, "'%s' (%lldx%lldx%lld): the dense baseline %s reaches %.0f%% of the calibrated %s "
 				"on a %s shape (%.2f FLOP/B, ridge %.2f FLOP/B at %s): the speedups against it "
 				"may be inflated", a->layers[i].name, (long long)a->layers[i].view.m,
 				(long long)a->layers[i].view.k, (long long)a->layers[i].n, lr->runs[0].library,
@@ -158,7 +158,7 @@ int spp_plausibility_warnings(struct spp_analysis *a, struct spp_error *err)
 				spp_bw_level_name((enum spp_bw_level)c.level));
 	}
 	if (!rc && unchecked)
-		rc = spp_analysis_warn(a, err, "dense baseline: not checked against the roofline on %d shape%s: "
+		rc = spp_analysis_warn(a, err, SPP_WARN_DENSE_BASELINE_UNCHECKED, "dense baseline: not checked against the roofline on %d shape%s: "
 				       "no calibration for %d thread%s (run 'spprof calibrate')", unchecked,
 				       unchecked == 1 ? "" : "s", a->settings.threads,
 				       a->settings.threads == 1 ? "" : "s");

@@ -172,3 +172,10 @@ int spp_cell_baseline_line(const cJSON *report, char *buf, size_t n)
 			 weak == 1 ? "" : "s");
 	return 0;
 }
+
+const char *spp_cell_warning_text(const cJSON *w)
+{
+	if (cJSON_IsString(w))
+		return w->valuestring;
+	return spp_cell_str(w, "message");
+}

@@ -65,6 +65,13 @@ void spp_cell_bytes(double v, char *buf, size_t n);
  */
 int spp_cell_baseline_line(const cJSON *report, char *buf, size_t n);
 
+/*
+ * A report warning's sentence: warnings[] holds {"code", "message"}
+ * objects (reports before the codes, plain strings). NULL when w is
+ * neither.
+ */
+const char *spp_cell_warning_text(const cJSON *w);
+
 /* Columns a layer name takes in the text table and the HTML charts. */
 #define SPP_NAME_WIDTH 36
 

@@ -460,10 +460,10 @@ static void warnings(FILE *f, const cJSON *r)
 		return;
 	fputs("<section id=\"warnings\"><h2>Warnings</h2><ul class=\"warn\">\n", f);
 	cJSON_ArrayForEach(w, spp_cell_get(r, "warnings")) {
-		if (!cJSON_IsString(w))
+		if (!spp_cell_warning_text(w))
 			continue;
 		fputs("<li>", f);
-		spp_html_escape(f, w->valuestring);
+		spp_html_escape(f, spp_cell_warning_text(w));
 		fputs("</li>\n", f);
 	}
 	fputs("</ul></section>\n", f);

@@ -454,8 +454,8 @@ static const char *cache_warning(const cJSON *r)
 	const cJSON *w;
 
 	cJSON_ArrayForEach(w, spp_cell_get(r, "warnings"))
-		if (cJSON_IsString(w) && strstr(w->valuestring, "cache"))
-			return w->valuestring;
+		if (spp_cell_warning_text(w) && strstr(spp_cell_warning_text(w), "cache"))
+			return spp_cell_warning_text(w);
 	return NULL;
 }
 

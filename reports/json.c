@@ -232,8 +232,14 @@ cJSON *spp_report_build(const struct spp_analysis *a, const char *tool_version,
 		push(&b, layers, spp_json_build_layer(&b, a, i));
 	build_summary(&b, root, a);
 	warnings = add_arr(&b, root, "warnings");
-	for (int i = 0; i < a->nwarnings; i++)
-		push(&b, warnings, cJSON_CreateString(a->warnings[i]));
+	for (int i = 0; i < a->nwarnings && !b.oom; i++) {
+		cJSON *w = cJSON_CreateObject();
+
+		push(&b, warnings, w);
+		if (w && (!cJSON_AddStringToObject(w, "code", spp_warn_code(a->warnings[i].code)) ||
+			  !cJSON_AddStringToObject(w, "message", a->warnings[i].message)))
+			b.oom = 1;
+	}
 	if (b.oom)
 		goto oom;
 	return root;

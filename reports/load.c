@@ -203,9 +203,13 @@ static int check_report(const char *path, const cJSON *r, struct spp_error *err)
 	warnings = cJSON_GetObjectItemCaseSensitive(r, "warnings");
 	i = 0;
 	cJSON_ArrayForEach(w, (cJSON_IsArray(warnings) ? warnings : NULL)) {
-		if (!cJSON_IsString(w))
+		/* {"code", "message"}; a plain string in reports before the codes */
+		if (!cJSON_IsString(w) &&
+		    !(cJSON_IsString(cJSON_GetObjectItemCaseSensitive(w, "code")) &&
+		      cJSON_IsString(cJSON_GetObjectItemCaseSensitive(w, "message"))))
 			return spp_error_set(err, SPP_E_FORMAT,
-					     "'%s': warnings[%d] is not a string", path, i);
+					     "'%s': warnings[%d] is neither {\"code\", \"message\"} nor a string",
+					     path, i);
 		i++;
 	}
 	return SPP_OK;

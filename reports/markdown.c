@@ -280,7 +280,7 @@ int spp_report_write_md(const cJSON *report, FILE *f, struct spp_error *err)
 		fputs("\n### Warnings\n\n", f);
 		cJSON_ArrayForEach(w, spp_cell_get(report, "warnings")) {
 			fputs("- ", f);
-			cell(f, cJSON_IsString(w) ? w->valuestring : "");
+			cell(f, spp_cell_warning_text(w) ? spp_cell_warning_text(w) : "");
 			fputc('\n', f);
 		}
 	}

@@ -533,7 +533,7 @@ static void write_warnings(const cJSON *r, FILE *f, int color)
 		return;
 	fputc('\n', f);
 	cJSON_ArrayForEach(w, (cJSON_IsArray(ws) ? ws : NULL)) {
-		spp_text_set_str(&c, cJSON_IsString(w) ? w->valuestring : NULL);
+		spp_text_set_str(&c, spp_cell_warning_text(w));
 		fprintf(f, "%swarning:%s %s\n", color ? ANSI_YELLOW : "",
 			color ? ANSI_RESET : "", c.text);
 	}

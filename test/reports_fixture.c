@@ -164,7 +164,8 @@ void fixture_init(struct fixture *fx, int nlayers)
 	spp_analyze_opts_init(&fx->a.opts);
 	fx->a.opts.static_only = 1;
 	fx->a.opts.seed = 7;
-	fx->warnings[0] = "kernel runs are not built yet: static metrics only";
+	fx->warnings[0] = (struct spp_warning){SPP_WARN_NO_KERNEL_RUNS,
+					       "kernel runs are not built yet: static metrics only"};
 	fx->a.warnings = fx->warnings;
 	fx->a.nwarnings = 1;
 	/* the derived figures, as spp_analyze_run computes them */

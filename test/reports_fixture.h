@@ -18,7 +18,7 @@ struct fixture {
 	struct spp_model model;
 	struct spp_layer *layers;
 	struct spp_layer_static *stats;
-	char *warnings[1];
+	struct spp_warning warnings[1];
 	struct spp_analysis a;
 	char names[300][64];
 };
@@ -47,6 +47,7 @@ void test_text_nsweep(void **state);
 void test_fractions(void **state);
 void test_safe_text(void **state);
 void test_unique_short_names(void **state);
+void test_warning_codes(void **state);
 void test_text_sizes(void **state);
 void test_csv(void **state);
 

@@ -287,14 +287,14 @@ static void fake_init(struct fake_analysis *f, double eff, double dense_ns)
 static void fake_fini(struct fake_analysis *f)
 {
 	for (int i = 0; i < f->a.nwarnings; i++)
-		free(f->a.warnings[i]);
+		free(f->a.warnings[i].message);
 	free(f->a.warnings);
 }
 
 static int warned(const struct fake_analysis *f, const char *what)
 {
 	for (int i = 0; i < f->a.nwarnings; i++)
-		if (strstr(f->a.warnings[i], what))
+		if (strstr(f->a.warnings[i].message, what))
 			return 1;
 	return 0;
 }

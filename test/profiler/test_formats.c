@@ -274,7 +274,8 @@ static void test_gguf_types(void **state)
 		assert_int_equal(a->totals.params, 128 * 3 + 256 + 128 + 512 + 32);
 		assert_int_equal(a->totals.nnz, total);
 		assert_true(a->nwarnings >= 1);
-		assert_non_null(strstr(a->warnings[0], "no zero test"));
+		assert_non_null(strstr(a->warnings[0].message, "no zero test"));
+		assert_int_equal(a->warnings[0].code, SPP_WARN_DTYPE_NO_ZERO_TEST);
 		spp_analysis_destroy(a);
 		free(p);
 	}

@@ -46,7 +46,8 @@ static const char want_top[] = "{"
 	"    \"nm2_4\": {\"bytes\": 442, \"ratio\": 1.8099547511312217, \"applicable_layers\": 2},"
 	"    \"nm1_4\": {\"bytes\": 85, \"applicable_layers\": 1}},"
 	"  \"flops\": {\"dense\": 59392, \"sparse\": 21504, \"theoretical_speedup\": 2.761904761904762}},"
-	"\"warnings\": [\"kernel runs are not built yet: static metrics only\"]}";
+	"\"warnings\": [{\"code\": \"no_kernel_runs\","
+	"  \"message\": \"kernel runs are not built yet: static metrics only\"}]}";
 
 static const char want_layer0[] = "{"
 	"\"name\": \"model.layers.0.self_attn.q_proj.weight\", \"op\": \"linear\","
@@ -460,6 +461,7 @@ int main(void)
 		cmocka_unit_test(test_fractions),
 		cmocka_unit_test(test_safe_text),
 		cmocka_unit_test(test_unique_short_names),
+		cmocka_unit_test(test_warning_codes),
 		cmocka_unit_test(test_csv),
 		cmocka_unit_test(test_load_errors),
 		cmocka_unit_test(test_mutations),

@@ -499,3 +499,26 @@ void test_unique_short_names(void **state)
 	cJSON_Delete(r);
 	fixture_fini(&fx);
 }
+
+/* Every warning code is documented in docs/METRICS.md and in the schema. */
+void test_warning_codes(void **state)
+{
+	char *metrics = harness_join(getenv("SPP_SAMPLE_MODELS"), "../docs/METRICS.md");
+	char *schema = harness_join(getenv("SPP_SAMPLE_MODELS"), "../docs/report.schema.json");
+	char *m = harness_slurp(metrics, NULL), *j = harness_slurp(schema, NULL), want[96];
+	int n = 0;
+
+	(void)state;
+	assert_non_null(m);
+	assert_non_null(j);
+	for (int w = 0; strcmp(spp_warn_code((enum spp_warn)w), "unknown"); w++, n++) {
+		snprintf(want, sizeof(want), "| %s |", spp_warn_code((enum spp_warn)w));
+		if (!strstr(m, want))
+			fail_msg("docs/METRICS.md lacks the warning code row %s", want);
+		snprintf(want, sizeof(want), "\"%s\"", spp_warn_code((enum spp_warn)w));
+		if (!strstr(strstr(j, "\"warnings\""), want))
+			fail_msg("docs/report.schema.json lacks the warning code %s", want);
+	}
+	assert_int_equal(n, 14);
+	free(m); free(j); free(metrics); free(schema);
+}

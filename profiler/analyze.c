@@ -2,6 +2,7 @@
 
 #include "counters/sim.h"
 #include "profiler/activations.h"
+#include "profiler/base/atomic_file.h"
 #include "profiler/breakeven.h"
 #include "profiler/plausible.h"
 
@@ -352,6 +353,8 @@ int spp_analyze_run(const char *path, const struct spp_analyze_opts *o,
 		omp_set_num_threads(o->threads);
 
 	rc = spp_model_open(path, &a->model, err);
+	if (!rc && o->output)
+		rc = spp_outfile_check(o->output, err);
 	if (rc)
 		goto fail;
 	rc = spp_layers_from_model(a->model, o->n, &a->layers, &a->nlayers, err);

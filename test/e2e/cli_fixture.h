@@ -19,5 +19,8 @@ void test_help_lists_what_parses(void **state);
 void test_unknown_option(void **state);
 void test_option_limits(void **state);
 void test_fifo_inputs(void **state);
+void test_output_targets(void **state);
+void test_output_readonly_dir(void **state);
+void test_output_signal(void **state);
 
 #endif

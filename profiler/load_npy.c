@@ -142,9 +142,12 @@ static int shape_value(struct cur *c, struct npy_header *h)
 		ws(c);
 		start = c->p;
 		while (c->p < c->end && *c->p >= '0' && *c->p <= '9') {
-			v = v * 10 + (uint64_t)(*c->p++ - '0');
-			if (v > MAX_DIM_VALUE)
+			uint64_t d = (uint64_t)(*c->p++ - '0');
+
+			/* before the step: v * 10 + d would wrap past 2^64 */
+			if (v > (MAX_DIM_VALUE - d) / 10)
 				return bad(c, "a 'shape' entry is more than 2^62");
+			v = v * 10 + d;
 		}
 		if (c->p == start)
 			return bad(c, "'shape' holds a non-integer");

@@ -257,6 +257,8 @@ static void test_npy_malformed(void **state)
 		{1, "{'descr': '<f4', 'fortran_order': False, 'shape': (-2,)}", "non-integer", 8},
 		{1, "{'descr': '<f4', 'fortran_order': False, 'shape': (1,1,1,1,1,1,1,1,1)}", "8 dimensions", 4},
 		{1, "{'descr': '<f4', 'fortran_order': False, 'shape': (4611686018427387904, 4611686018427387904)}", "overflows", 4},
+		/* 2^64 + 4: read as 4 when the digits wrapped, and 64 bytes fit (4, 4) */
+		{1, "{'descr': '<f4', 'fortran_order': False, 'shape': (18446744073709551620, 4)}", "more than 2^62", 64},
 		{1, "{'descr': '<f4', 'fortran_order': False, 'shape': (2,)} x", "text after", 8},
 		{4, "{'descr': '<f4', 'fortran_order': False, 'shape': (2,)}", "version 4", 8},
 	};

@@ -220,7 +220,11 @@ static int run_layer(struct spp_analysis *a, int i, const struct spp_format_ops 
 		float *x = NULL;
 
 		rc = spp_activations_load(o->activations, &a->layers[i], &x, path, sizeof(path), err);
-		if (!rc && !x)
+		if (!rc && !x && !path[0])
+			rc = spp_analysis_warn(a, err, "'%s': no activations file: the name is too long "
+					       "for a file name: %s X", a->layers[i].name,
+					       o->act_sparsity > 0 ? "synthetic" : "uniform");
+		else if (!rc && !x)
 			rc = spp_analysis_warn(a, err, "'%s': no activations file '%s': %s X", a->layers[i].name,
 					       path, o->act_sparsity > 0 ? "synthetic" : "uniform");
 		if (rc) {

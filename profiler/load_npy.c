@@ -296,20 +296,6 @@ static void to_c_order(const struct npy_header *h, const unsigned char *in, unsi
 			swap_unit(out + b, h->swap);
 }
 
-static int add_tensor(struct spp_model *m, struct spp_tensor *t, const char *where,
-		      struct spp_error *err)
-{
-	struct spp_tensor *grown = realloc(m->tensors, (size_t)(m->ntensors + 1) * sizeof(*grown));
-
-	if (!grown) {
-		free(t->name);
-		return spp_error_set(err, SPP_E_NOMEM, "%s: out of memory", where);
-	}
-	m->tensors = grown;
-	m->tensors[m->ntensors++] = *t;
-	return SPP_OK;
-}
-
 int spp_npy_add(struct spp_model *m, const unsigned char *buf, uint64_t size,
 		const char *where, const char *name, int file, uint64_t base_offset,
 		struct spp_error *err)
@@ -349,7 +335,7 @@ int spp_npy_add(struct spp_model *m, const unsigned char *buf, uint64_t size,
 	t.name = strdup(name);
 	if (!t.name)
 		return spp_error_set(err, SPP_E_NOMEM, "%s: out of memory", where);
-	return add_tensor(m, &t, where, err);
+	return spp_model_add_tensor(m, &t, where, err);
 }
 
 static int zip_fault(const char *file, const char *what, zip_error_t *ze, struct spp_error *err)

@@ -122,6 +122,8 @@ static int check_target(const char *path, int rewrite, struct spp_error *err)
 	struct stat st;
 	const char *in;
 
+	if (!path[0])
+		return spp_error_set(err, SPP_E_USAGE, "cannot write '': an empty path");
 	/* absent; or a fault of its folder, which creating the temp file reports */
 	if (stat(path, &st) != 0)
 		return SPP_OK;

@@ -40,19 +40,36 @@ static void refused(const char *const *args, const char *want)
 	harness_run_free(&r);
 }
 
-/* Entries of dir whose name starts with '.' (temporary files), "." and ".." aside. */
-static int hidden_entries(const char *dir)
+/*
+ * Entries of dir whose name starts with '.' (temporary files), "." and
+ * ".." aside; *bytes (when not NULL) their total size.
+ */
+static int hidden_entries_size(const char *dir, long long *bytes)
 {
 	DIR *d = opendir(dir);
 	struct dirent *e;
+	struct stat st;
+	char path[4096];
 	int n = 0;
 
 	assert_non_null(d);
-	while ((e = readdir(d)))
-		if (e->d_name[0] == '.' && strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
-			n++;
+	if (bytes)
+		*bytes = 0;
+	while ((e = readdir(d))) {
+		if (e->d_name[0] != '.' || !strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		n++;
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		if (bytes && stat(path, &st) == 0)
+			*bytes += (long long)st.st_size;
+	}
 	closedir(d);
 	return n;
+}
+
+static int hidden_entries(const char *dir)
+{
+	return hidden_entries_size(dir, NULL);
 }
 
 static void same_file(const char *path, const char *want, size_t want_len)
@@ -98,6 +115,8 @@ static void refuse_kinds(const char *dir, const char *model, const char *report)
 		want);
 	snprintf(want, sizeof(want), "cannot write '%s': is a directory", sub);
 	refused((const char *[]){"analyze", model, "--static", "-o", sub, NULL}, want);
+	refused((const char *[]){"analyze", model, "--static", "-o", "", NULL},
+		"cannot write '': an empty path");
 
 	/* nothing replaced: the FIFO, the links and /dev/null are what they were */
 	assert_int_equal(lstat(fifo, &st), 0);
@@ -243,10 +262,16 @@ static int kill_during_write(const char *dir, const char *errlog, int rows, int 
 		execl(prog, prog, "synth", "-o", out, "--layer", layer, (char *)NULL);
 		_exit(127);
 	}
+	/*
+	 * Written to, not merely there: the empty temp file by which -o's
+	 * folder is tried at parse time lives for microseconds and is not it.
+	 */
 	for (int i = 0; i < 60000 && !seen; i++) {
+		long long bytes;
+
 		if (waitpid(pid, &status, WNOHANG) == pid)
 			break;
-		seen = hidden_entries(dir) > 0;
+		seen = hidden_entries_size(dir, &bytes) > 0 && bytes > 0;
 		if (!seen)
 			sleep_ms(1);
 	}

@@ -171,11 +171,14 @@ static const struct cmd_option *lookup(const char *cmd, const struct cmd_option 
 static int check_out_files(const struct cmd_option *opts, const void *args)
 {
 	for (const struct cmd_option *o = opts; o->type != CMD_OPT_END; o++) {
-		const char *path = *(const char *const *)((const char *)args + o->off);
 		struct spp_error err = {0};
+		const char *path;
 
-		if (o->type == CMD_OPT_STRING && (o->flags & CMD_OPT_OUT_FILE) && path &&
-		    spp_outfile_check(path, &err))
+		/* only a STRING row's value is a pointer */
+		if (o->type != CMD_OPT_STRING || !(o->flags & CMD_OPT_OUT_FILE))
+			continue;
+		path = *(const char *const *)((const char *)args + o->off);
+		if (path && spp_outfile_check(path, &err))
 			return cmd_fail(&err);
 	}
 	return 0;

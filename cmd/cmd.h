@@ -128,7 +128,8 @@ int cmd_dense_open(const char *cmd, const char *list, int quiet, struct spp_dens
 	.room = (room_)
 /* the output group: the names are checked by the command, after parsing */
 #define CMD_OPT_FORMAT(st, f) CMD_STRING("format", "F", st, f)
-#define CMD_OPT_OUTPUT(st, f) CMD_STRING("output", "FILE", st, f), .alias = 'o'
+#define CMD_OPT_OUTPUT(st, f) \
+	CMD_STRING("output", "FILE", st, f), .alias = 'o', .flags = CMD_OPT_OUT_FILE
 #define CMD_OPT_QUIET(st, f) CMD_FLAG("quiet", st, f)
 
 /* The parsers of those rows (cmd_opt_fn): 0, or 2 after the usage error. */

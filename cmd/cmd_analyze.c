@@ -298,6 +298,7 @@ int cmd_analyze(int argc, char **argv)
 		return cmd_usage_error("analyze", npos == 0 ? "no MODEL given" : "one MODEL at a time");
 	if (cmd_output_format("analyze", args.format, args.output, &fmt))
 		return 2;
+	opts->output = args.output;
 	for (int i = 1; i < opts->n_sweep_count; i++)
 		if (opts->n_sweep[i] <= opts->n_sweep[i - 1])
 			return cmd_usage_error("analyze", "--n-sweep wants ascending, distinct N (%lld after %lld)",

@@ -19,7 +19,7 @@ static const struct cmd_option check_options[] = {
 	 .help = "the report regression rules compare against"},
 	{CMD_OPT_FORMAT(C, format), .help = "text (default), json or md (a pull-request comment)"},
 	{CMD_OPT_OUTPUT(C, output), .help = "write the result to FILE atomically instead of stdout"},
-	{CMD_STRING("junit", "FILE", C, junit),
+	{CMD_STRING("junit", "FILE", C, junit), .flags = CMD_OPT_OUT_FILE,
 	 .help = "also write JUnit XML: one testcase per rule and layer"},
 	{0},
 };

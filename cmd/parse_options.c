@@ -1,5 +1,6 @@
 #include "cmd/parse_options.h"
 #include "cmd/cmd.h"
+#include "profiler/base/atomic_file.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -166,6 +167,23 @@ static const struct cmd_option *lookup(const char *cmd, const struct cmd_option 
 	return o;
 }
 
+/* Each output file given: 0, or the exit code after printing why it cannot be written. */
+static int check_out_files(const struct cmd_option *opts, const void *args)
+{
+	for (const struct cmd_option *o = opts; o->type != CMD_OPT_END; o++) {
+		struct spp_error err = {0};
+		const char *path;
+
+		/* only a STRING row's value is a pointer */
+		if (o->type != CMD_OPT_STRING || !(o->flags & CMD_OPT_OUT_FILE))
+			continue;
+		path = *(const char *const *)((const char *)args + o->off);
+		if (path && spp_outfile_check(path, &err))
+			return cmd_fail(&err);
+	}
+	return 0;
+}
+
 int cmd_parse_options(const char *cmd, const struct cmd_option *opts, void *args, int argc,
 		      char **argv, int *npos)
 {
@@ -198,7 +216,7 @@ int cmd_parse_options(const char *cmd, const struct cmd_option *opts, void *args
 	for (; i < argc; i++)
 		argv[1 + np++] = argv[i];
 	*npos = np;
-	return 0;
+	return check_out_files(opts, args);
 }
 
 /* "-o, --output FILE" of o into buf; its length. */

@@ -39,6 +39,8 @@ enum cmd_opt_type {
 /* flags of a DOUBLE row: that end is outside the range */
 #define CMD_OPT_MIN_OPEN 1u
 #define CMD_OPT_MAX_OPEN 2u
+/* flag of a STRING row: an output file, checked once parsed (spp_outfile_check) */
+#define CMD_OPT_OUT_FILE 4u
 
 struct cmd_option;
 
@@ -62,7 +64,7 @@ struct cmd_option {
 	int64_t min, max;  /* INT, INT_LIST */
 	uint64_t umax;     /* UINT */
 	double dmin, dmax; /* DOUBLE */
-	unsigned flags;    /* DOUBLE: CMD_OPT_*_OPEN; callbacks: their own */
+	unsigned flags;    /* DOUBLE: CMD_OPT_*_OPEN; STRING: CMD_OPT_OUT_FILE; callbacks: their own */
 	const char *want;  /* "--NAME wants WANT, not 'x'"; NULL: said from the limits */
 	cmd_opt_fn fn;     /* CALLBACK */
 	size_t seen;       /* CMD_SEEN: 1 + offset of an int set to 1 when given; 0 none */
@@ -113,9 +115,12 @@ struct cmd_help {
  * option by its name or an unambiguous prefix, its value as "--name=value"
  * or the next argument; the alias as "-o value" or "-ovalue"; "--" ends
  * the options; a later option overrides an earlier one. The arguments that
- * are not options are moved, in order, to argv[1..*npos]. Returns 0, or
+ * are not options are moved, in order, to argv[1..*npos]. Then each output
+ * file given (CMD_OPT_OUT_FILE) is checked, so that a FIFO, a device, a
+ * folder or a read-only folder fails before any work. Returns 0, or
  * the exit code (2 for bad usage, "spprof CMD: ... (see 'spprof help
- * CMD')") after printing why.
+ * CMD')"; 2 for a refused output file, "spprof: cannot write ...") after
+ * printing why.
  */
 int cmd_parse_options(const char *cmd, const struct cmd_option *opts, void *args, int argc,
 		      char **argv, int *npos);

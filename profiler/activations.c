@@ -1,6 +1,7 @@
 #include "profiler/activations.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,7 +52,12 @@ int spp_activations_load(const char *dir, const struct spp_layer *l, float **x,
 
 	*x = NULL;
 	spp_activations_path(dir, l, path, path_n);
-	if (stat(path, &st) != 0 && errno == ENOENT)
+	/* no file can have that name: the same as none, not an open that fails */
+	if (strlen(l->name) + 4 > NAME_MAX || strlen(dir) + 1 + strlen(l->name) + 4 >= path_n) {
+		path[0] = '\0';
+		return SPP_OK;
+	}
+	if (stat(path, &st) != 0 && (errno == ENOENT || errno == ENAMETOOLONG))
 		return SPP_OK;
 	rc = spp_model_open(path, &model, err);
 	if (rc == SPP_E_UNSUPPORTED)

@@ -22,7 +22,8 @@ void spp_activations_path(const char *dir, const struct spp_layer *l, char *path
 /*
  * Load l's activations from dir as fp32 K x N row-major into *x (malloc'd,
  * the caller frees) and their file into path. Returns 0, with *x NULL when
- * the layer has no file (its runs use synthetic X); SPP_E_FORMAT
+ * the layer has no file (its runs use synthetic X), path "" when none can
+ * have its name (longer than NAME_MAX with .npy, or than path_n); SPP_E_FORMAT
  * or SPP_E_IO naming the file for a bad one (wrong shape, not a .npy, an
  * undecodable dtype); SPP_E_NOMEM.
  */

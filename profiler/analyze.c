@@ -2,6 +2,7 @@
 
 #include "counters/sim.h"
 #include "profiler/activations.h"
+#include "profiler/base/atomic_file.h"
 #include "profiler/breakeven.h"
 #include "profiler/plausible.h"
 
@@ -232,8 +233,14 @@ static int run_layer(struct spp_analysis *a, int i, const struct spp_format_ops 
 		float *x = NULL;
 
 		rc = spp_activations_load(o->activations, &a->layers[i], &x, path, sizeof(path), err);
-		if (!rc && !x)
-			rc = spp_analysis_warn(a, err, SPP_WARN_ACTIVATIONS_MISSING, "'%s': no activations file '%s': %s X", a->layers[i].name,
+		if (!rc && !x && !path[0])
+			rc = spp_analysis_warn(a, err, SPP_WARN_ACTIVATIONS_MISSING,
+					       "'%s': no activations file: the name is too long for a "
+					       "file name: %s X", a->layers[i].name,
+					       o->act_sparsity > 0 ? "synthetic" : "uniform");
+		else if (!rc && !x)
+			rc = spp_analysis_warn(a, err, SPP_WARN_ACTIVATIONS_MISSING,
+					       "'%s': no activations file '%s': %s X", a->layers[i].name,
 					       path, o->act_sparsity > 0 ? "synthetic" : "uniform");
 		if (rc) {
 			free(x);
@@ -365,6 +372,8 @@ int spp_analyze_run(const char *path, const struct spp_analyze_opts *o,
 		omp_set_num_threads(o->threads);
 
 	rc = spp_model_open(path, &a->model, err);
+	if (!rc && o->output)
+		rc = spp_outfile_check(o->output, err);
 	if (rc)
 		goto fail;
 	rc = spp_layers_from_model(a->model, o->n, &a->layers, &a->nlayers, err);

@@ -60,6 +60,12 @@ struct spp_analyze_opts {
 	/* --dense: the dense candidates (kernels/dense/dense.h spp_dense_parse); NULL: all */
 	const char *dense;
 	/*
+	 * The report's file (-o), or NULL: checked (spp_outfile_check) once the
+	 * model is open, so a path naming the model, a shard or its external
+	 * data is refused before any layer is analysed.
+	 */
+	const char *output;
+	/*
 	 * Progress display; may be NULL. Called before each layer's runs with
 	 * done = layers finished, and once more with done = nlayers at the end;
 	 * a->stats hold every layer's static figures by then.

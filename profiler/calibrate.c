@@ -215,7 +215,7 @@ int spp_calibration_store(const char *cpu, const struct spp_calibration *cal,
 	cJSON_Delete(doc);
 	if (!text)
 		return spp_error_set(err, SPP_E_NOMEM, "out of memory writing '%s'", file);
-	rc = spp_atomic_open(&af, file, err);
+	rc = spp_atomic_open_rewrite(&af, file, err); /* read by load_cache */
 	if (rc == 0) {
 		fputs(text, af.f);
 		fputc('\n', af.f);

@@ -56,12 +56,18 @@ static int next_line(struct lines *l, const char **s, const char **e)
 	return 1;
 }
 
-/* Split [s, e) into at most max blank-separated tokens; returns the count
- * (max + 1 when there are more), -1 when a token is too long. */
-static int tokens(const char *s, const char *e, char tok[][MAX_TOKEN], int max)
+/*
+ * Split line [s, e) of l into at most max blank-separated tokens; returns
+ * the count (max + 1 when there are more), or SPP_E_FORMAT after the fault
+ * of a NUL byte (which would end a token early) or a token too long.
+ */
+static int tokens(struct lines *l, const char *s, const char *e, char tok[][MAX_TOKEN], int max)
 {
+	const char *nul = memchr(s, '\0', (size_t)(e - s));
 	int n = 0;
 
+	if (nul)
+		return fault(l, "a NUL byte at column %lld", (long long)(nul - s + 1));
 	while (s < e) {
 		const char *t;
 
@@ -75,7 +81,8 @@ static int tokens(const char *s, const char *e, char tok[][MAX_TOKEN], int max)
 		if (n == max)
 			return max + 1;
 		if (s - t >= MAX_TOKEN)
-			return -1;
+			return fault(l, "field %d is %lld bytes long, more than %d", n + 1,
+				     (long long)(s - t), MAX_TOKEN - 1);
 		memcpy(tok[n], t, (size_t)(s - t));
 		tok[n][s - t] = '\0';
 		n++;
@@ -106,7 +113,9 @@ static int banner(struct lines *l, struct spp_mtx *x)
 
 	if (!next_line(l, &s, &e))
 		return fault(l, "empty file");
-	n = tokens(s, e, tok, 5);
+	n = tokens(l, s, e, tok, 5);
+	if (n < 0)
+		return n;
 	if (n != 5 || strcmp(tok[0], "%%MatrixMarket") != 0 || strcasecmp(tok[1], "matrix") != 0)
 		return fault(l, "expected '%%%%MatrixMarket matrix coordinate <field> <symmetry>'");
 	if (strcasecmp(tok[2], "coordinate") != 0)
@@ -136,12 +145,16 @@ static int size_line(struct lines *l, struct spp_mtx *x)
 	uint64_t most;
 	int n;
 
-	/* comment and blank lines come before the size line */
+	/* comment and blank lines come before the size line; a comment is not split */
 	do {
 		if (!next_line(l, &s, &e))
 			return fault(l, "the file ends before the 'M K NNZ' line");
-		n = tokens(s, e, tok, 3);
-	} while (n == 0 || (n > 0 && tok[0][0] == '%'));
+		while (s < e && (*s == ' ' || *s == '\t'))
+			s++;
+	} while (s == e || *s == '%');
+	n = tokens(l, s, e, tok, 3);
+	if (n < 0)
+		return n;
 	if (n != 3 || int_token(tok[0], 1, INT32_MAX, &v[0]) ||
 	    int_token(tok[1], 1, INT32_MAX, &v[1]) || int_token(tok[2], 0, INT64_MAX, &v[2]))
 		return fault(l, "expected 'M K NNZ' (M, K in [1, 2^31), NNZ >= 0)");
@@ -225,10 +238,12 @@ static int entries(struct lines *l, struct spp_mtx *x)
 		if (!next_line(l, &s, &e))
 			return fault(l, "the file ends after %lld of %lld entries", (long long)n,
 				     (long long)x->nnz);
-		got = tokens(s, e, tok, 3);
+		got = tokens(l, s, e, tok, 3);
+		if (got < 0)
+			return got;
 		if (got != want)
 			return fault(l, "expected 'i j%s', found %d field%s",
-				     want == 3 ? " value" : "", got < 0 ? 0 : got, got == 1 ? "" : "s");
+				     want == 3 ? " value" : "", got, got == 1 ? "" : "s");
 		if (int_token(tok[0], 1, x->m, &i) || int_token(tok[1], 1, x->k, &j))
 			return fault(l, "entry (%s, %s) is outside the %lldx%lld matrix", tok[0],
 				     tok[1], (long long)x->m, (long long)x->k);
@@ -240,9 +255,14 @@ static int entries(struct lines *l, struct spp_mtx *x)
 		if (want == 3 && value_token(l, tok[2], x->field, &x->val[n]))
 			return SPP_E_FORMAT;
 	}
-	while (next_line(l, &s, &e))
-		if (tokens(s, e, tok, 1) != 0)
+	while (next_line(l, &s, &e)) {
+		int got = tokens(l, s, e, tok, 1);
+
+		if (got < 0)
+			return got;
+		if (got != 0)
 			return fault(l, "text after the %lld entries", (long long)x->nnz);
+	}
 	return duplicates(l, x);
 }
 

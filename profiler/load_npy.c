@@ -142,9 +142,12 @@ static int shape_value(struct cur *c, struct npy_header *h)
 		ws(c);
 		start = c->p;
 		while (c->p < c->end && *c->p >= '0' && *c->p <= '9') {
-			v = v * 10 + (uint64_t)(*c->p++ - '0');
-			if (v > MAX_DIM_VALUE)
+			uint64_t d = (uint64_t)(*c->p++ - '0');
+
+			/* before the step: v * 10 + d would wrap past 2^64 */
+			if (v > (MAX_DIM_VALUE - d) / 10)
 				return bad(c, "a 'shape' entry is more than 2^62");
+			v = v * 10 + d;
 		}
 		if (c->p == start)
 			return bad(c, "'shape' holds a non-integer");
@@ -293,20 +296,6 @@ static void to_c_order(const struct npy_header *h, const unsigned char *in, unsi
 			swap_unit(out + b, h->swap);
 }
 
-static int add_tensor(struct spp_model *m, struct spp_tensor *t, const char *where,
-		      struct spp_error *err)
-{
-	struct spp_tensor *grown = realloc(m->tensors, (size_t)(m->ntensors + 1) * sizeof(*grown));
-
-	if (!grown) {
-		free(t->name);
-		return spp_error_set(err, SPP_E_NOMEM, "%s: out of memory", where);
-	}
-	m->tensors = grown;
-	m->tensors[m->ntensors++] = *t;
-	return SPP_OK;
-}
-
 int spp_npy_add(struct spp_model *m, const unsigned char *buf, uint64_t size,
 		const char *where, const char *name, int file, uint64_t base_offset,
 		struct spp_error *err)
@@ -346,7 +335,7 @@ int spp_npy_add(struct spp_model *m, const unsigned char *buf, uint64_t size,
 	t.name = strdup(name);
 	if (!t.name)
 		return spp_error_set(err, SPP_E_NOMEM, "%s: out of memory", where);
-	return add_tensor(m, &t, where, err);
+	return spp_model_add_tensor(m, &t, where, err);
 }
 
 static int zip_fault(const char *file, const char *what, zip_error_t *ze, struct spp_error *err)

@@ -6,6 +6,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -151,16 +152,45 @@ int spp_model_open(const char *path, struct spp_model **out,
 			     "'%s': unknown model format (supported: %s)", path, names);
 }
 
+/*
+ * Room for one more of n entries of size bytes in *p (*room allocated):
+ * doubles, so n calls copy O(n) entries, not O(n^2). 0, or -1 with *p kept.
+ */
+static int grow(void **p, int *room, int n, size_t size)
+{
+	int want = n < 8 ? 16 : 2 * n;
+	void *grown;
+
+	if (*room > n)
+		return 0;
+	if (n >= INT_MAX / 2)
+		return -1;
+	grown = realloc(*p, (size_t)want * size);
+	if (!grown)
+		return -1;
+	*p = grown;
+	*room = want;
+	return 0;
+}
+
 int spp_model_own(struct spp_model *m, void *buf, struct spp_error *err)
 {
-	void **grown = realloc(m->owned, (size_t)(m->nowned + 1) * sizeof(*grown));
-
-	if (!grown) {
+	if (grow((void **)&m->owned, &m->owned_room, m->nowned, sizeof(*m->owned))) {
 		free(buf);
 		return spp_error_set(err, SPP_E_NOMEM, "'%s': out of memory", m->path);
 	}
-	m->owned = grown;
 	m->owned[m->nowned++] = buf;
+	return SPP_OK;
+}
+
+int spp_model_add_tensor(struct spp_model *m, const struct spp_tensor *t, const char *where,
+			 struct spp_error *err)
+{
+	if (grow((void **)&m->tensors, &m->tensors_room, m->ntensors, sizeof(*m->tensors))) {
+		free(t->name);
+		return spp_error_set(err, SPP_E_NOMEM, "%s: out of memory", where);
+	}
+	m->tensors[m->ntensors++] = *t;
 	return SPP_OK;
 }
 

@@ -73,6 +73,9 @@ struct spp_model {
 	 */
 	void **owned;
 	int nowned;
+	/* entries allocated, grown geometrically (100k npz members, one call each) */
+	int owned_room;
+	int tensors_room; /* of tensors when grown by spp_model_add_tensor; 0 otherwise */
 };
 
 /*
@@ -80,6 +83,14 @@ struct spp_model {
  * on SPP_E_NOMEM the buffer is freed here. Returns 0 or SPP_E_NOMEM.
  */
 int spp_model_own(struct spp_model *m, void *buf, struct spp_error *err);
+
+/*
+ * Append *t to m's tensors, taking t's owned fields (name); the array
+ * grows geometrically. On SPP_E_NOMEM t->name is freed here. Returns 0 or
+ * SPP_E_NOMEM, "<where>: out of memory".
+ */
+int spp_model_add_tensor(struct spp_model *m, const struct spp_tensor *t, const char *where,
+			 struct spp_error *err);
 
 /*
  * Open a model file of any supported format (a safetensors file or a

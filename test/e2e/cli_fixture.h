@@ -21,5 +21,8 @@ void test_option_limits(void **state);
 void test_fifo_inputs(void **state);
 void test_hostile_names(void **state);
 void test_resource_budget(void **state);
+void test_output_targets(void **state);
+void test_output_readonly_dir(void **state);
+void test_output_signal(void **state);
 
 #endif

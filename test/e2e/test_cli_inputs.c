@@ -66,7 +66,10 @@ void test_fifo_inputs(void **state)
 	refused((const char *[]){"analyze", model, "--n", "4", "--repeat", "1",
 				 "--activations", acts, NULL}, want);
 	snprintf(want, sizeof(want), "'%s': is a directory", acts);
+	/* a rules file that is a folder was "9223372036854775807 bytes ... too large" */
 	refused((const char *[]){"check", report, "--rules", acts, NULL}, want);
+	refused((const char *[]){"report", acts, NULL}, want);
+	refused((const char *[]){"compare", report, acts, NULL}, want);
 	refused((const char *[]){"analyze", acts, "--static", NULL}, want);
 
 	free(fifo); free(model); free(report); free(afifo); free(acts); free(index);

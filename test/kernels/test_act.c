@@ -322,12 +322,47 @@ static void test_bad_options(void **state)
 	}
 }
 
+/*
+ * A layer whose name is longer than a file name may be (300 bytes): no
+ * file can hold its activations, so a warning and uniform X, as for a
+ * missing file (it was exit 2, "File name too long").
+ */
+static void test_long_layer_name(void **state)
+{
+	struct fixture *f = *state;
+	char name[301], head[512], *model = harness_join(f->dir, "long.safetensors");
+	unsigned char file[8 + 512 + 64 * 4] = {0};
+	const char *args[] = {"analyze", model, "--n", "4", "--repeat", "1", "--counters", "none",
+			      "--activations", f->acts, "--format", "json", NULL};
+	struct harness_run r;
+	size_t hl;
+
+	memset(name, 'a', 300);
+	name[300] = '\0';
+	hl = (size_t)snprintf(head, sizeof(head),
+			      "{\"%s\":{\"dtype\":\"F32\",\"shape\":[8,8],\"data_offsets\":[0,256]}}", name);
+	for (int b = 0; b < 8; b++)
+		file[b] = (unsigned char)(hl >> (8 * b));
+	memcpy(file + 8, head, hl);
+	for (int i = 0; i < 64; i += 3)
+		memcpy(file + 8 + hl + 4 * i, &(float){1.0f}, 4);
+	assert_int_equal(harness_write(model, file, 8 + hl + 256), 0);
+	mkdir(f->acts, 0755);
+	assert_int_equal(harness_spprof(&r, args), 0);
+	if (r.status != 0)
+		fail_msg("exit %d: %s", r.status, r.err);
+	assert_non_null(strstr(r.err, "no activations file: the name is too long for a file name"));
+	harness_run_free(&r);
+	free(model);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_activations_file),
 		cmocka_unit_test(test_act_sparsity),
 		cmocka_unit_test(test_bad_options),
+		cmocka_unit_test(test_long_layer_name),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

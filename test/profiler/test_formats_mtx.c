@@ -76,6 +76,9 @@ void test_mtx(void **state)
 	free(pat);
 }
 
+#define TEN "1234567890"
+#define HUNDRED TEN TEN TEN TEN TEN TEN TEN TEN TEN TEN
+
 void test_mtx_malformed(void **state)
 {
 	static const struct {
@@ -98,18 +101,41 @@ void test_mtx_malformed(void **state)
 		{"%%MatrixMarket matrix coordinate real general\n3000000000 2 0\n", "'M K NNZ'"},
 		{"%%MatrixMarket matrix coordinate real general\n2000 2000 1000000\n1 1 1\n", "cannot fit"},
 		{"%%MatrixMarket matrix coordinate pattern general\n60000 60000 1\n1 1\n", "2^31"},
+		/* was "found 0 fields" */
+		{"%%MatrixMarket matrix coordinate real general\n2 2 1\n1 1 " HUNDRED HUNDRED "\n",
+		 "line 3: field 3 is 200 bytes long, more than 127"},
 	};
+	/* "1.5" cut to "1" by the NUL was read as 1 */
+	static const char nul[] = "%%MatrixMarket matrix coordinate real general\n2 2 1\n1 1 1\0.5\n";
 	char name[32];
+	struct bytes b = {0};
+	char *p;
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		char *p;
-
 		snprintf(name, sizeof(name), "bad%zu.mtx", i);
 		p = text_file(name, cases[i].text);
 		fx_expect_bad(p, cases[i].want);
 		free(p);
 	}
+	bytes_put(&b, nul, sizeof(nul) - 1);
+	p = fx_write("nul.mtx", &b);
+	bytes_free(&b);
+	fx_expect_bad(p, "line 3: a NUL byte at column 6");
+	free(p);
+	/* a comment is not split: a long word in it is fine */
+	p = text_file("comment.mtx", "%%MatrixMarket matrix coordinate real general\n% " HUNDRED HUNDRED
+				     "\n2 2 1\n1 1 1.5\n");
+	{
+		const char *args[] = {"analyze", p, "--static", NULL};
+		struct harness_run r;
+
+		assert_int_equal(harness_spprof(&r, args), 0);
+		if (r.status != 0)
+			fail_msg("'%s': status %d: %s", p, r.status, r.err);
+		harness_run_free(&r);
+	}
+	free(p);
 }
 
 /* Every .smtx of the DLMC subset has the shape and nnz its dlmc.csv lists. */

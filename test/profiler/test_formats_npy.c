@@ -257,6 +257,8 @@ static void test_npy_malformed(void **state)
 		{1, "{'descr': '<f4', 'fortran_order': False, 'shape': (-2,)}", "non-integer", 8},
 		{1, "{'descr': '<f4', 'fortran_order': False, 'shape': (1,1,1,1,1,1,1,1,1)}", "8 dimensions", 4},
 		{1, "{'descr': '<f4', 'fortran_order': False, 'shape': (4611686018427387904, 4611686018427387904)}", "overflows", 4},
+		/* 2^64 + 4: read as 4 when the digits wrapped, and 64 bytes fit (4, 4) */
+		{1, "{'descr': '<f4', 'fortran_order': False, 'shape': (18446744073709551620, 4)}", "more than 2^62", 64},
 		{1, "{'descr': '<f4', 'fortran_order': False, 'shape': (2,)} x", "text after", 8},
 		{4, "{'descr': '<f4', 'fortran_order': False, 'shape': (2,)}", "version 4", 8},
 	};
@@ -315,6 +317,48 @@ static void test_npz_malformed(void **state)
 	free(p);
 	bytes_free(&img[0]);
 	bytes_free(&img[1]);
+}
+
+/*
+ * Many members: the model's tensors and owned buffers grew one slot per
+ * member, so loading was quadratic (100k members took more than 25 s under
+ * ASan). Not a timed assertion: 50k members would run past the test's
+ * timeout if it were so again.
+ */
+static void test_npz_many_members(void **state)
+{
+	enum { MEMBERS = 50000 };
+	struct bytes img = {0};
+	float v[2] = {1, 0};
+	char *p = fx_path("many.npz"), name[32];
+	struct spp_model *m = NULL;
+	struct spp_error err = {0};
+	int zerr = 0;
+	zip_t *z = zip_open(p, ZIP_CREATE | ZIP_TRUNCATE, &zerr);
+
+	(void)state;
+	assert_non_null(z);
+	npy_image(&img, 1, "{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }", v, sizeof(v));
+	for (int i = 0; i < MEMBERS; i++) {
+		zip_source_t *s = zip_source_buffer(z, img.p, img.n, 0);
+		zip_int64_t idx;
+
+		assert_non_null(s);
+		snprintf(name, sizeof(name), "t%05d.npy", i);
+		idx = zip_file_add(z, name, s, ZIP_FL_ENC_UTF_8);
+		assert_true(idx >= 0);
+		assert_int_equal(zip_set_file_compression(z, (zip_uint64_t)idx, ZIP_CM_STORE, 0), 0);
+	}
+	assert_int_equal(zip_close(z), 0);
+	if (spp_model_open(p, &m, &err) != SPP_OK)
+		fail_msg("%s", err.msg);
+	assert_int_equal(m->ntensors, MEMBERS);
+	assert_string_equal(m->tensors[0].name, "t00000");
+	assert_string_equal(m->tensors[MEMBERS - 1].name, "t49999");
+	assert_int_equal(m->tensors[MEMBERS - 1].numel, 2);
+	spp_model_destroy(m);
+	bytes_free(&img);
+	free(p);
 }
 
 /* A python3 with numpy: the system one (the one on PATH may be another). */
@@ -413,6 +457,7 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(test_npz),
 	cmocka_unit_test(test_npy_malformed),
 	cmocka_unit_test(test_npz_malformed),
+	cmocka_unit_test(test_npz_many_members),
 	cmocka_unit_test(test_numpy_crosscheck),
 };
 

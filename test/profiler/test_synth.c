@@ -456,10 +456,11 @@ static void test_atomic_and_refusals(void **state)
 	assert_int_equal(harness_count_entries(dir), 1);
 	free(b);
 
-	/* the rename fails (a folder is in the way): the temp file goes */
+	/* a folder in the way is refused, not renamed over; no temp file */
 	assert_int_equal(mkdir(sub, 0755), 0);
-	assert_int_equal(spp_synth_write(sub, l, 1, 1, &err), SPP_E_OUTPUT);
+	assert_int_equal(spp_synth_write(sub, l, 1, 1, &err), SPP_E_USAGE);
 	assert_non_null(strstr(err.msg, sub));
+	assert_non_null(strstr(err.msg, "is a directory"));
 	assert_int_equal(harness_count_entries(dir), 2);
 	free(missing);
 	free(good);

@@ -407,11 +407,12 @@ static void test_atomic_write(void **state)
 	assert_int_equal(harness_count_entries(dir), 1);
 	free(got), free(want);
 
-	/* a folder in the way: the rename fails, the temp file goes */
+	/* a folder in the way is refused, not renamed over; no temp file */
 	sub = harness_join(dir, "sub.csv");
 	assert_int_equal(mkdir(sub, 0755), 0);
-	assert_int_equal(spp_report_write_file(r, SPP_REPORT_CSV, sub, NULL, &err), SPP_E_OUTPUT);
+	assert_int_equal(spp_report_write_file(r, SPP_REPORT_CSV, sub, NULL, &err), SPP_E_USAGE);
 	assert_non_null(strstr(err.msg, sub));
+	assert_non_null(strstr(err.msg, "is a directory"));
 	assert_int_equal(harness_count_entries(dir), 2);
 
 	cJSON_Delete(r);

@@ -148,4 +148,7 @@ void spp_device_figures(const struct spp_device_layer *L, const struct spp_devic
 		in.theoretical_speedup = ideal;
 	}
 	spp_run_figures(&in, r);
+	/* the baseline is the yardstick: it has no efficiency against itself */
+	if (work == SPP_WORK_DENSE)
+		r->efficiency = r->gap = NAN;
 }

@@ -181,7 +181,7 @@ static const struct run_column run_columns[] = {
 	{"runs", 1, rc_repeats},
 	{"speedup", 1, rc_speedup},
 	{"efficiency", 1, rc_efficiency},
-	{"GFLOP/s", 1, rc_gflops},
+	{"GFLOP/s useful", 1, rc_gflops},
 	{"GB/s", 1, rc_gbs},
 	{"imbalance", 1, rc_imbalance},
 	{"L1D/LLC miss", 1, rc_cache},

@@ -59,10 +59,16 @@ static int derive_layer(const struct spp_analysis *a, int i, struct spp_layer_de
 	}
 	d->has_rec = a->runs && !s->unsupported && spp_recommend_layer(&a->runs[i], &d->rec) == 0;
 	spp_diagnose_layer(s, a->runs ? &a->runs[i] : NULL, &diag);
-	/* one string, so that the CSV keeps one scalar cell per name */
-	for (int k = 0; k < diag.n && len < sizeof(d->diagnosis); k++)
-		len += (size_t)snprintf(d->diagnosis + len, sizeof(d->diagnosis) - len, "%s%s",
-					k ? "; " : "", diag.line[k]);
+	/* one string, so that the CSV keeps one scalar cell per name; whole
+	 * sentences, never cut */
+	for (int k = 0; k < diag.n; k++)
+		len += strlen(diag.line[k]) + 2;
+	if (!(d->diagnosis = malloc(len + 1)))
+		return -1;
+	d->diagnosis[0] = '\0';
+	for (int k = 0, at = 0; k < diag.n; k++)
+		at += snprintf(d->diagnosis + at, len + 1 - (size_t)at, "%s%s", k ? "; " : "",
+			       diag.line[k]);
 	return 0;
 }
 
@@ -187,8 +193,10 @@ oom:
 
 void spp_analysis_derived_free(struct spp_analysis *a)
 {
-	for (int i = 0; a->derived && i < a->nlayers; i++)
+	for (int i = 0; a->derived && i < a->nlayers; i++) {
 		free(a->derived[i].margin);
+		free(a->derived[i].diagnosis);
+	}
 	free(a->derived);
 	a->derived = NULL;
 }

@@ -20,7 +20,7 @@ struct spp_analysis;
 struct spp_layer_derived {
 	int has_rec;                     /* rec is set: the layer has timed runs */
 	struct spp_recommendation rec;
-	char diagnosis[SPP_DIAG_MAX * 194]; /* the sentences joined by "; "; "" when none */
+	char *diagnosis;                /* owned: the sentences joined by "; "; "" when none */
 	double *margin;                  /* per result of the layer's sweep: sparsity - breakeven
 					    (positive: already past it; NAN: none); owned */
 	double best_breakeven;           /* the lowest breakeven of its formats; NAN none */

@@ -19,7 +19,7 @@
 #define SPP_DIAG_SMALL_NS 10000.0
 
 struct spp_diagnosis {
-	char line[SPP_DIAG_MAX][192];
+	char line[SPP_DIAG_MAX][512]; /* room for the longest sentence: none is cut */
 	int n;
 };
 

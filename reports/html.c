@@ -574,8 +574,7 @@ int spp_report_write_html(const cJSON *report, FILE *f, struct spp_error *err)
 	spp_html_roofline(&h);
 	spp_html_cache(&h);
 	spp_html_table(&h);
-	if (h.has_runs)
-		notes(f, report);
+	notes(f, report);
 	fputs("<footer>Written by spprof from a spprof.report/1 tree; every chart is drawn from "
 	      "the figures in this file. Hover a bar or point for its figures.</footer>\n", f);
 	fprintf(f, "</main>\n<script>\n%s</script>\n</body>\n</html>\n", spp_html_js_table);

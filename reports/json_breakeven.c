@@ -67,7 +67,7 @@ cJSON *spp_report_diagnosis(const struct spp_analysis *a, int i)
 {
 	const struct spp_layer_derived *d = derived(a, i);
 
-	return cJSON_CreateString(d ? d->diagnosis : "");
+	return cJSON_CreateString(d && d->diagnosis ? d->diagnosis : "");
 }
 
 cJSON *spp_report_projection(const struct spp_analysis *a)

@@ -270,10 +270,9 @@ int spp_report_write_md(const cJSON *report, FILE *f, struct spp_error *err)
 
 	header(report, f);
 	layers(report, f, runs);
-	if (runs) {
+	if (runs)
 		run_rows(report, f);
-		spp_text_write_notes(report, f, "\n### Notes\n\n", "- ");
-	}
+	spp_text_write_notes(report, f, "\n### Notes\n\n", "- ");
 	spp_text_write_nsweep(report, f, "\n### Speedup against N\n\n", "- ");
 	spp_text_write_epilogue(report, f, "\n### Fused epilogue\n\n", "- ");
 	if (cJSON_GetArraySize(spp_cell_get(report, "warnings")) > 0) {

@@ -549,11 +549,11 @@ int spp_report_write_text(const cJSON *report, FILE *f,
 	if (cJSON_IsArray(layers) && cJSON_GetArraySize(layers) > 0) {
 		write_table(report, f, color);
 		write_full_names(report, f);
-		/* the notes explain measured runs: a static report has none */
-		if (spp_text_has_runs(report)) {
+		if (spp_text_has_runs(report))
 			spp_text_write_runs(report, f, color);
-			spp_text_write_notes(report, f, "\n", "");
-		}
+		/* a static report has its static notes (N:M axis, formats that
+		 * do not apply and why) */
+		spp_text_write_notes(report, f, "\n", "");
 		spp_text_write_nsweep(report, f, "\nspeedup against N (--n-sweep): where each format beats dense\n", "  ");
 		spp_text_write_epilogue(report, f, "\nepilogue (--epilogue): fused in the kernel against the kernel then a pass over Y\n", "  ");
 	} else

@@ -198,3 +198,80 @@ void test_option_limits(void **state)
 		harness_run_free(&r);
 	}
 }
+
+/* Option names of the lines of text that start with "  --" or "  -x, --" (help) or "| `--" (README). */
+static int option_names(const char *s, const char *lead, char names[][32], int max)
+{
+	int n = 0;
+
+	for (const char *p = s; p && *p && n < max; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
+		const char *dash;
+		size_t len;
+
+		if (strncmp(p, lead, strlen(lead)) != 0 || !(dash = strstr(p, "--")) ||
+		    dash > strchr(p, '\n'))
+			continue;
+		len = strcspn(dash, " `\n|");
+		snprintf(names[n++], 32, "%.*s", (int)len, dash);
+	}
+	return n;
+}
+
+static int listed(char names[][32], int n, const char *name)
+{
+	for (int i = 0; i < n; i++)
+		if (!strcmp(names[i], name))
+			return 1;
+	return 0;
+}
+
+/* The README's command list names every command of `spprof help` and no
+ * other, and its analyze option table is `spprof help analyze`'s. */
+void test_readme_agrees_with_help(void **state)
+{
+	char *path = harness_join(getenv("SPP_SAMPLE_MODELS"), "../README.md");
+	char *readme = harness_slurp(path, NULL), *block, *table, want[64];
+	char help_opts[64][32], readme_opts[64][32];
+	struct harness_run r;
+	int nh, nr;
+
+	(void)state;
+	assert_non_null(readme);
+	block = strstr(readme, "\n## Commands\n");
+	assert_non_null(block);
+	RUN(&r, "help");
+	for (const char *p = strstr(r.out, "commands:\n"); p && (p = strstr(p, "\n  ")); p += 3) {
+		char cmd[32];
+
+		if (sscanf(p + 3, "%31s", cmd) != 1)
+			break;
+		snprintf(want, sizeof(want), "\nspprof %s", cmd);
+		if (!strstr(block, want))
+			fail_msg("README's command list lacks 'spprof %s'", cmd);
+	}
+	for (const char *p = block; (p = strstr(p, "\nspprof ")) && p < strstr(block, "\n```\n\n"); p++) {
+		char cmd[32], usage[64];
+
+		assert_int_equal(sscanf(p + 8, "%31s", cmd), 1);
+		snprintf(usage, sizeof(usage), "\n  %s ", cmd);
+		if (!strstr(r.out, usage))
+			fail_msg("README lists 'spprof %s', which 'spprof help' does not", cmd);
+	}
+	harness_run_free(&r);
+	RUN(&r, "help", "analyze");
+	nh = option_names(strstr(r.out, "\noptions:\n"), "  -", help_opts, 64);
+	table = strstr(readme, "### `spprof analyze MODEL`");
+	assert_non_null(table);
+	nr = option_names(table, "| `-", readme_opts, 64);
+	for (int i = 0; i < nh; i++)
+		if (!listed(readme_opts, nr, help_opts[i]))
+			fail_msg("README's analyze table lacks %s", help_opts[i]);
+	for (int i = 0; i < nr; i++)
+		if (!listed(help_opts, nh, readme_opts[i]))
+			fail_msg("README's analyze table lists %s, which 'spprof help analyze' does not",
+				 readme_opts[i]);
+	assert_true(nh > 15);
+	harness_run_free(&r);
+	free(readme);
+	free(path);
+}

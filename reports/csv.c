@@ -1,10 +1,13 @@
 /*
- * The CSV report: one row per layer, or per layer x run once a layer has
- * runs. Columns are the layer's JSON names flattened with dots
+ * The CSV report (docs/CSV.md): one row per layer, or per layer x run once
+ * a layer has runs. Columns are the layer's JSON names flattened with dots
  * (storage.csr.bytes), found by walking the tree, so a field added to the
  * JSON appears here with no change to this file. The column set is the
  * union over all rows in first-seen order; a row without a field leaves
- * the cell empty, as does null.
+ * the cell empty, as does null, and a field that is null in every row has
+ * no column. The layer's and the run's status and reason, which share
+ * their JSON names, are layer.status / layer.reason and run.status /
+ * run.reason.
  */
 #include "reports/report.h"
 
@@ -134,22 +137,29 @@ static int join_array(const cJSON *arr, const char *sep, char *buf, size_t n)
 	return 1;
 }
 
+/*
+ * The fields of obj as columns under prefix; scope ("layer", "run"), at the
+ * top of a row, names the status and reason columns that layer and run
+ * share in JSON.
+ */
 static void flatten(struct sink *s, const cJSON *obj, const char *prefix,
-		    const char *skip)
+		    const char *skip, const char *scope)
 {
 	const cJSON *v;
 	char key[512], buf[1024];
 
 	cJSON_ArrayForEach(v, obj) {
 		const char *t;
+		int shared = scope && (!strcmp(v->string ? v->string : "", "status") ||
+				       !strcmp(v->string ? v->string : "", "reason"));
 
-		if (!v->string || (skip && strcmp(v->string, skip) == 0))
+		if (!v->string || (skip && strcmp(v->string, skip) == 0) || cJSON_IsNull(v))
 			continue;
-		if ((size_t)snprintf(key, sizeof(key), "%s%s%s", prefix,
-				     *prefix ? "." : "", v->string) >= sizeof(key))
+		if ((size_t)snprintf(key, sizeof(key), "%s%s%s", shared ? scope : prefix,
+				     *prefix || shared ? "." : "", v->string) >= sizeof(key))
 			continue;
 		if (cJSON_IsObject(v)) {
-			flatten(s, v, key, NULL);
+			flatten(s, v, key, NULL, NULL);
 		} else if (cJSON_IsArray(v)) {
 			if (cJSON_GetArraySize(v) > 0 &&
 			    join_array(v, strcmp(v->string, "shape") == 0 ? "x" : ";",
@@ -185,9 +195,9 @@ static void each_row(struct sink *s, const cJSON *report,
 		for (int r = 0; r < (nruns ? nruns : 1); r++) {
 			run = nruns ? cJSON_GetArrayItem(runs, r) : NULL;
 			model_cells(s, report);
-			flatten(s, l, "", "runs");
+			flatten(s, l, "", "runs", "layer");
 			if (cJSON_IsObject(run))
-				flatten(s, run, "", NULL);
+				flatten(s, run, "", NULL, "run");
 			if (s->oom || (row_done && row_done(s, ctx)))
 				return;
 		}

@@ -24,7 +24,7 @@ static void on_field(void *s, size_t len, void *data)
 {
 	struct csv_table *t = data;
 
-	assert_true(t->rows < 16 && t->ncell[t->rows] < 128);
+	assert_true(t->rows < 16 && t->ncell[t->rows] < 256);
 	t->cell[t->rows][t->ncell[t->rows]++] = strndup(s ? s : "", len);
 }
 

@@ -18,14 +18,14 @@ double report_num(const cJSON *o, const char *path);
 
 /* CSV cells by row; row 0 is the header. */
 struct csv_table {
-	char *cell[16][128];
+	char *cell[16][256];
 	int ncell[16];
 	int rows;
 };
 
 /*
  * Parse text strictly (the test fails on a CSV error, more than 16 rows or
- * 128 cells, or a row whose length differs from the header's).
+ * 256 cells, or a row whose length differs from the header's).
  */
 void csv_table_parse(const char *text, size_t len, struct csv_table *t);
 

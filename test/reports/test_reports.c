@@ -463,6 +463,7 @@ int main(void)
 		cmocka_unit_test(test_safe_text),
 		cmocka_unit_test(test_unique_short_names),
 		cmocka_unit_test(test_warning_codes),
+		cmocka_unit_test(test_csv_columns_documented),
 		cmocka_unit_test(test_csv),
 		cmocka_unit_test(test_load_errors),
 		cmocka_unit_test(test_mutations),

@@ -240,7 +240,7 @@ void test_csv(void **state)
 		"nnz", "sparsity", "pattern.class", "pattern.nm2_4", "pattern.block16",
 		"pattern.row_nnz.cv", "flops.dense", "flops.theoretical_speedup",
 		"storage.dense.bytes", "storage.csr.bytes", "storage.csr.ratio",
-		"storage.nm2_4.reason", "storage.nm2_4.applicable", "recommendation",
+		"storage.nm2_4.reason", "storage.nm2_4.applicable",
 	};
 	struct fixture fx;
 	struct csv_table t;
@@ -522,4 +522,85 @@ void test_warning_codes(void **state)
 	}
 	assert_int_equal(n, 14);
 	free(m); free(j); free(metrics); free(schema);
+}
+
+/* Whether the dotted doc field (with * for any one part) names path. */
+static int field_matches(const char *doc, const char *path)
+{
+	while (*doc && *path) {
+		size_t dl = strcspn(doc, "."), pl = strcspn(path, ".");
+
+		if (!(dl == 1 && doc[0] == '*') && (dl != pl || strncmp(doc, path, dl)))
+			return 0;
+		doc += dl + (doc[dl] == '.');
+		path += pl + (path[pl] == '.');
+	}
+	return !*doc && !*path;
+}
+
+/* A column is documented: a CSV-only row of docs/CSV.md, or a METRICS.md field. */
+static int column_documented(const char *metrics, const char *csvdoc, const char *col)
+{
+	char want[160];
+
+	snprintf(want, sizeof(want), "\n| %s | ", col);
+	if (strstr(csvdoc, want))
+		return 1;
+	for (const char *p = metrics; (p = strstr(p, "\n| `layers[].")); p++) {
+		char field[160];
+		const char *f = p + 4, *end = strchr(f, '`');
+
+		if (!end || end - f >= (long)sizeof(field))
+			continue;
+		snprintf(field, sizeof(field), "%.*s", (int)(end - f), f);
+		if (!strncmp(field, "layers[].runs[].", 16) ? field_matches(field + 16, col)
+							    : field_matches(field + 9, col))
+			return 1;
+	}
+	return 0;
+}
+
+/* Every column of a CSV report with runs, and of a static one, is in docs/CSV.md. */
+void test_csv_columns_documented(void **state)
+{
+	char *root = getenv("SPP_SAMPLE_MODELS"), *dir = harness_tmpdir();
+	char *mp = harness_join(root, "../docs/METRICS.md"), *cp = harness_join(root, "../docs/CSV.md");
+	char *metrics = harness_slurp(mp, NULL), *csvdoc = harness_slurp(cp, NULL);
+	char *model = harness_join(dir, "m.safetensors");
+	const char *synth[] = {"synth", "-o", model, "--layer", "fc=16x32:nm2_4:0.5", "--layer",
+			       "c=8x4x3x3:unstructured:0.8", NULL};
+	const char *runs[] = {"analyze", model, "--n", "4", "--repeat", "1", "--quiet",
+			      "--formats", "csr,nm2_4", "--format", "csv", NULL};
+	const char *stat[] = {"analyze", model, "--static", "--format", "csv", NULL};
+	const char *const *cases[] = {runs, stat};
+	struct harness_run r;
+
+	(void)state;
+	assert_non_null(metrics);
+	assert_non_null(csvdoc);
+	assert_int_equal(harness_spprof(&r, synth), 0);
+	assert_int_equal(r.status, 0);
+	harness_run_free(&r);
+	for (int c = 0; c < 2; c++) {
+		struct csv_table t;
+
+		assert_int_equal(harness_spprof(&r, cases[c]), 0);
+		assert_int_equal(r.status, 0);
+		csv_table_parse(r.out, r.out_len, &t);
+		assert_true(t.rows >= 3);
+		for (int i = 0; i < t.ncell[0]; i++) {
+			int filled = 0;
+
+			if (!column_documented(metrics, csvdoc, t.cell[0][i]))
+				fail_msg("CSV column '%s' is not in docs/CSV.md or METRICS.md", t.cell[0][i]);
+			for (int row = 1; row < t.rows; row++)
+				filled |= t.cell[row][i][0] != '\0';
+			if (!filled)
+				fail_msg("CSV column '%s' is empty in every row", t.cell[0][i]);
+		}
+		csv_table_free(&t);
+		harness_run_free(&r);
+	}
+	free(metrics); free(csvdoc); free(mp); free(cp); free(model);
+	harness_rmtree(dir);
 }

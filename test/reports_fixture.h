@@ -49,6 +49,7 @@ void test_safe_text(void **state);
 void test_unique_short_names(void **state);
 void test_warning_codes(void **state);
 void test_csv_columns_documented(void **state);
+void test_golden(void **state);
 void test_text_sizes(void **state);
 void test_csv(void **state);
 

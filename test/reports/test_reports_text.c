@@ -604,3 +604,47 @@ void test_csv_columns_documented(void **state)
 	free(metrics); free(csvdoc); free(mp); free(cp); free(model);
 	harness_rmtree(dir);
 }
+
+/*
+ * Golden renderings of a fixed report (test/data/golden/report.json: a
+ * 2:4 compliance of 0.9995, two names sharing a long head and tail, a
+ * long diagnosis) in text, Markdown, CSV and HTML. After a deliberate
+ * change to a writer, scripts/golden rewrites them.
+ */
+void test_golden(void **state)
+{
+	static const char *const fmts[] = {"text", "md", "csv", "html"};
+	char *dir = harness_join(getenv("SPP_TEST_DATA"), "golden");
+	char *report = harness_join(dir, "report.json");
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(fmts) / sizeof(fmts[0]); i++) {
+		const char *args[] = {"report", report, "--format", fmts[i], NULL};
+		char name[32], *path, *want;
+		struct harness_run r;
+		size_t len, at = 0;
+
+		snprintf(name, sizeof(name), "report.%s", fmts[i]);
+		path = harness_join(dir, name);
+		want = harness_slurp(path, &len);
+		assert_non_null(want);
+		assert_int_equal(harness_spprof(&r, args), 0);
+		assert_int_equal(r.status, 0);
+		while (at < len && at < r.out_len && want[at] == r.out[at])
+			at++;
+		if (at != len || at != r.out_len) {
+			size_t line = at;
+
+			while (line > 0 && want[line - 1] != '\n')
+				line--;
+			fail_msg("%s differs from the golden file at byte %zu (run scripts/golden if the "
+				 "change is meant):\n  want: %.120s\n  got:  %.120s", name, at, want + line,
+				 r.out + line);
+		}
+		harness_run_free(&r);
+		free(want);
+		free(path);
+	}
+	free(report);
+	free(dir);
+}

@@ -14,6 +14,13 @@
 		assert_int_equal(harness_spprof((r), args_), 0);               \
 	} while (0)
 
+/*
+ * Run args under a 20 s alarm (a hang, as on a FIFO, kills the test, not
+ * the suite); it must exit 2 with one line on stderr holding want and
+ * nothing on stdout.
+ */
+void cli_refused(const char *const *args, const char *want);
+
 void test_help_names_every_format(void **state);
 void test_help_lists_what_parses(void **state);
 void test_unknown_option(void **state);

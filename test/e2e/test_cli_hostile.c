@@ -14,7 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -209,20 +208,6 @@ void test_hostile_names(void **state)
 	harness_rmtree(dir);
 }
 
-static void refused_budget(const char *const *args, const char *want)
-{
-	struct harness_run r;
-
-	alarm(20);
-	assert_int_equal(harness_spprof(&r, args), 0);
-	alarm(0);
-	if (r.status != 2 || !strstr(r.err, want) || harness_count_lines(r.err) != 1)
-		fail_msg("%s %s: status %d, stderr %s (want 2 and '%s')", args[0], args[1], r.status,
-			 r.err, want);
-	assert_int_equal(r.out_len, 0);
-	harness_run_free(&r);
-}
-
 /*
  * A 61-byte Matrix Market file "1 2147483647 0" was densified to 8 GiB
  * (plus scan buffers) and the .smtx equivalent too; the memory budget
@@ -242,22 +227,22 @@ void test_resource_budget(void **state)
 	assert_int_equal(harness_write(mtx, wide, sizeof(wide) - 1), 0);
 	assert_int_equal(harness_write(smtx, swide, sizeof(swide) - 1), 0);
 	assert_int_equal(harness_write(small, ok, sizeof(ok) - 1), 0);
-	refused_budget((const char *[]){"analyze", mtx, "--static", NULL},
+	cli_refused((const char *[]){"analyze", mtx, "--static", NULL},
 		       "the 1x2147483647 matrix dense (F32) needs 8.00 GiB, over the memory budget");
-	refused_budget((const char *[]){"analyze", smtx, "--static", NULL}, "over the memory budget");
+	cli_refused((const char *[]){"analyze", smtx, "--static", NULL}, "over the memory budget");
 	/* a 16 KiB dense matrix: fine by default, refused under 4K */
 	RUN(&r, "analyze", small, "--static", "--format", "json");
 	assert_int_equal(r.status, 0);
 	harness_run_free(&r);
-	refused_budget((const char *[]){"analyze", small, "--static", "--max-memory", "4K", NULL},
+	cli_refused((const char *[]){"analyze", small, "--static", "--max-memory", "4K", NULL},
 		       "needs 16.00 KiB, over the --max-memory limit of 4.00 KiB");
-	refused_budget((const char *[]){"analyze", small, "--static", "--max-memory", "4X", NULL},
+	cli_refused((const char *[]){"analyze", small, "--static", "--max-memory", "4X", NULL},
 		       "want a byte count");
 	RUN(&r, "synth", "-o", model, "--layer", "a=8x8:unstructured:0.5", "--layer",
 	    "b=8x8:unstructured:0.5");
 	assert_int_equal(r.status, 0);
 	harness_run_free(&r);
-	refused_budget((const char *[]){"analyze", model, "--static", "--max-layers", "1", NULL},
+	cli_refused((const char *[]){"analyze", model, "--static", "--max-layers", "1", NULL},
 		       "the model makes more than 1 layers, the --max-layers limit");
 	RUN(&r, "analyze", model, "--static", "--max-layers", "2", "--format", "json");
 	assert_int_equal(r.status, 0);

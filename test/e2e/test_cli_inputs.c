@@ -18,8 +18,7 @@
 #include "test/e2e/cli_fixture.h"
 #include "test/harness.h"
 
-/* run args under a 20 s alarm; a hang kills the test instead of the suite */
-static void refused(const char *const *args, const char *want)
+void cli_refused(const char *const *args, const char *want)
 {
 	struct harness_run r;
 
@@ -31,6 +30,7 @@ static void refused(const char *const *args, const char *want)
 	assert_int_equal(r.status, 2);
 	assert_non_null(strstr(r.err, want));
 	assert_int_equal(harness_count_lines(r.err), 1);
+	assert_int_equal(r.out_len, 0);
 	harness_run_free(&r);
 }
 
@@ -57,20 +57,20 @@ void test_fifo_inputs(void **state)
 	harness_run_free(&r);
 
 	snprintf(want, sizeof(want), "'%s': not a regular file (a FIFO)", fifo);
-	refused((const char *[]){"analyze", fifo, "--static", NULL}, want);
-	refused((const char *[]){"report", fifo, NULL}, want);
-	refused((const char *[]){"compare", report, fifo, NULL}, want);
-	refused((const char *[]){"check", report, "--rules", fifo, NULL}, want);
-	refused((const char *[]){"analyze", index, "--static", NULL}, "not a regular file (a FIFO)");
+	cli_refused((const char *[]){"analyze", fifo, "--static", NULL}, want);
+	cli_refused((const char *[]){"report", fifo, NULL}, want);
+	cli_refused((const char *[]){"compare", report, fifo, NULL}, want);
+	cli_refused((const char *[]){"check", report, "--rules", fifo, NULL}, want);
+	cli_refused((const char *[]){"analyze", index, "--static", NULL}, "not a regular file (a FIFO)");
 	snprintf(want, sizeof(want), "'%s': not a regular file (a FIFO)", afifo);
-	refused((const char *[]){"analyze", model, "--n", "4", "--repeat", "1",
+	cli_refused((const char *[]){"analyze", model, "--n", "4", "--repeat", "1",
 				 "--activations", acts, NULL}, want);
 	snprintf(want, sizeof(want), "'%s': is a directory", acts);
 	/* a rules file that is a folder was "9223372036854775807 bytes ... too large" */
-	refused((const char *[]){"check", report, "--rules", acts, NULL}, want);
-	refused((const char *[]){"report", acts, NULL}, want);
-	refused((const char *[]){"compare", report, acts, NULL}, want);
-	refused((const char *[]){"analyze", acts, "--static", NULL}, want);
+	cli_refused((const char *[]){"check", report, "--rules", acts, NULL}, want);
+	cli_refused((const char *[]){"report", acts, NULL}, want);
+	cli_refused((const char *[]){"compare", report, acts, NULL}, want);
+	cli_refused((const char *[]){"analyze", acts, "--static", NULL}, want);
 
 	free(fifo); free(model); free(report); free(afifo); free(acts); free(index);
 	harness_rmtree(dir);

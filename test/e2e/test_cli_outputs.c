@@ -24,22 +24,6 @@
 #include "test/e2e/cli_fixture.h"
 #include "test/harness.h"
 
-/* args exits 2 with one line holding want, under a 20 s alarm (a FIFO opened for writing blocks) */
-static void refused(const char *const *args, const char *want)
-{
-	struct harness_run r;
-
-	alarm(20);
-	assert_int_equal(harness_spprof(&r, args), 0);
-	alarm(0);
-	if (r.status != 2 || !strstr(r.err, want))
-		fprintf(stderr, "%s: status %d, stderr: %s", args[0], r.status, r.err);
-	assert_int_equal(r.status, 2);
-	assert_non_null(strstr(r.err, want));
-	assert_int_equal(harness_count_lines(r.err), 1);
-	harness_run_free(&r);
-}
-
 /*
  * Entries of dir whose name starts with '.' (temporary files), "." and
  * ".." aside; *bytes (when not NULL) their total size.
@@ -97,25 +81,25 @@ static void refuse_kinds(const char *dir, const char *model, const char *report)
 	assert_int_equal(mkdir(sub, 0700), 0);
 
 	snprintf(want, sizeof(want), "cannot write '%s': not a regular file (a FIFO)", fifo);
-	refused((const char *[]){"analyze", model, "--static", "-o", fifo, NULL}, want);
-	refused((const char *[]){"report", report, "-o", fifo, NULL}, want);
-	refused((const char *[]){"compare", report, report, "-o", fifo, NULL}, want);
-	refused((const char *[]){"check", report, "--rules", report, "-o", fifo, NULL}, want);
-	refused((const char *[]){"check", report, "--rules", report, "--junit", fifo, NULL}, want);
-	refused((const char *[]){"synth", "-o", fifo, "--layer", "l1=8x8:unstructured:0.5", NULL},
+	cli_refused((const char *[]){"analyze", model, "--static", "-o", fifo, NULL}, want);
+	cli_refused((const char *[]){"report", report, "-o", fifo, NULL}, want);
+	cli_refused((const char *[]){"compare", report, report, "-o", fifo, NULL}, want);
+	cli_refused((const char *[]){"check", report, "--rules", report, "-o", fifo, NULL}, want);
+	cli_refused((const char *[]){"check", report, "--rules", report, "--junit", fifo, NULL}, want);
+	cli_refused((const char *[]){"synth", "-o", fifo, "--layer", "l1=8x8:unstructured:0.5", NULL},
 		want);
-	refused((const char *[]){"sweep", "--shape", "16x16x4", "-o", fifo, NULL}, want);
-	refused((const char *[]){"bench", "-o", fifo, NULL}, want);
+	cli_refused((const char *[]){"sweep", "--shape", "16x16x4", "-o", fifo, NULL}, want);
+	cli_refused((const char *[]){"bench", "-o", fifo, NULL}, want);
 	snprintf(want, sizeof(want), "cannot write '%s': not a regular file (a FIFO)", lfifo);
-	refused((const char *[]){"analyze", model, "--static", "-o", lfifo, NULL}, want);
+	cli_refused((const char *[]){"analyze", model, "--static", "-o", lfifo, NULL}, want);
 	snprintf(want, sizeof(want), "cannot write '%s': not a regular file (a character device)",
 		 lnull);
-	refused((const char *[]){"analyze", model, "--static", "-o", lnull, NULL}, want);
-	refused((const char *[]){"synth", "-o", lnull, "--layer", "l1=8x8:unstructured:0.5", NULL},
+	cli_refused((const char *[]){"analyze", model, "--static", "-o", lnull, NULL}, want);
+	cli_refused((const char *[]){"synth", "-o", lnull, "--layer", "l1=8x8:unstructured:0.5", NULL},
 		want);
 	snprintf(want, sizeof(want), "cannot write '%s': is a directory", sub);
-	refused((const char *[]){"analyze", model, "--static", "-o", sub, NULL}, want);
-	refused((const char *[]){"analyze", model, "--static", "-o", "", NULL},
+	cli_refused((const char *[]){"analyze", model, "--static", "-o", sub, NULL}, want);
+	cli_refused((const char *[]){"analyze", model, "--static", "-o", "", NULL},
 		"cannot write '': an empty path");
 
 	/* nothing replaced: the FIFO, the links and /dev/null are what they were */
@@ -157,13 +141,13 @@ void test_output_targets(void **state)
 
 	/* an input of the run, the model itself or a shard behind an index */
 	snprintf(want, sizeof(want), "cannot write '%s': is the input '%s'", model, model);
-	refused((const char *[]){"analyze", model, "--static", "-o", model, NULL}, want);
-	refused((const char *[]){"analyze", model, "--n", "4", "--repeat", "1", "--format", "json",
+	cli_refused((const char *[]){"analyze", model, "--static", "-o", model, NULL}, want);
+	cli_refused((const char *[]){"analyze", model, "--n", "4", "--repeat", "1", "--format", "json",
 				 "-o", model, NULL}, want);
-	refused((const char *[]){"analyze", index, "--static", "-o", model, NULL}, "is the input");
+	cli_refused((const char *[]){"analyze", index, "--static", "-o", model, NULL}, "is the input");
 	snprintf(want, sizeof(want), "cannot write '%s': is the input '%s'", report, report);
-	refused((const char *[]){"report", report, "--format", "json", "-o", report, NULL}, want);
-	refused((const char *[]){"compare", report, report, "-o", report, NULL}, want);
+	cli_refused((const char *[]){"report", report, "--format", "json", "-o", report, NULL}, want);
+	cli_refused((const char *[]){"compare", report, report, "-o", report, NULL}, want);
 	same_file(model, m, mlen);
 	same_file(report, rep, rlen);
 	assert_int_equal(hidden_entries(dir), 0);
@@ -218,10 +202,10 @@ void test_output_readonly_dir(void **state)
 	}
 	out = harness_join(ro, "r.json");
 	/* exit 2 before the runs; after them it was 3, a failed write */
-	refused((const char *[]){"analyze", model, "--n", "4", "--repeat", "1", "-o", out, NULL},
+	cli_refused((const char *[]){"analyze", model, "--n", "4", "--repeat", "1", "-o", out, NULL},
 		"cannot write");
-	refused((const char *[]){"analyze", model, "--static", "-o", out, NULL}, out);
-	refused((const char *[]){"sweep", "--shape", "16x16x4", "-o", out, NULL}, "folder");
+	cli_refused((const char *[]){"analyze", model, "--static", "-o", out, NULL}, out);
+	cli_refused((const char *[]){"sweep", "--shape", "16x16x4", "-o", out, NULL}, "folder");
 	if (made) {
 		assert_int_equal(harness_count_entries(ro), 0);
 		chmod(ro, 0755);

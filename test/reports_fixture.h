@@ -41,7 +41,7 @@ char *render(const cJSON *r, enum spp_report_format fmt, int color);
  */
 void expect_json(const char *want_text, const cJSON *got, const char *where);
 
-/* The writers' tests, in test_reports_text.c. */
+/* The writers' tests, in test_reports_text.c and test_reports_shared.c. */
 void test_text(void **state);
 void test_text_nsweep(void **state);
 void test_fractions(void **state);

@@ -153,7 +153,9 @@ static void row(FILE *f, const cJSON *l, int i, const struct cols *c)
 	fputs("<td class=\"name\" title=\"", f);
 	spp_html_escape(f, name);
 	fputs("\">", f);
-	spp_html_escape(f, name ? name : "(unnamed)");
+	/* the unique short name (reports/names.c); the full one in the tooltip */
+	spp_html_escape(f, spp_cell_str(l, "display_name") ? spp_cell_str(l, "display_name")
+			   : name ? name : "(unnamed)");
 	fputs("</td>", f);
 	td_str(f, op);
 	if (spp_cell_num(l, "m", &m) && spp_cell_num(l, "k", &k)) {

@@ -32,7 +32,7 @@ struct spp_text_cell {
 /* Display width of UTF-8 text: code points, not bytes. */
 int spp_text_width(const char *s);
 
-/* Copy s, replacing control bytes so a hostile name cannot drive the terminal. */
+/* Copy s with hostile code points escaped (spp_safe_copy), cut whole. */
 void spp_text_set(struct spp_text_cell *c, const char *s);
 
 /* The unknown cell, dimmed. */
@@ -74,8 +74,8 @@ int spp_text_has_runs(const cJSON *report);
 void spp_text_write_runs(const cJSON *report, FILE *f, int color);
 
 /*
- * One line per note of a layer, after the runs table (reports with runs
- * only), control bytes of names as '?': the activations its
+ * One line per note of a layer, after the tables, names escaped
+ * (profiler/base/safe_text.h): the activations its
  * runs used (when they had zeros: combined FLOPs, each activation kernel
  * against its weight-only kernel), then each diagnosis sentence. heading
  * comes before the first line (none without notes), bullet before each.

@@ -47,21 +47,22 @@ int spp_status_exit_code(int code);
 /*
  * Fill err (may be NULL) with code and a printf-style message; returns code
  * so that callers can write `return spp_error_set(err, SPP_E_FORMAT, ...)`.
+ * The message goes through the one sanitizer (profiler/base/safe_text.h):
+ * names quoted from a file cannot break its line or drive a terminal.
  */
 int spp_error_set(struct spp_error *err, int code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
 /*
- * A malformed-input error: SPP_E_FORMAT with one line "'file': what", where
- * control characters in `what` (names taken from the file) become '?' so
- * the message stays one line. Returns SPP_E_FORMAT. Loaders use this.
+ * A malformed-input error: SPP_E_FORMAT with one line "'file': what" (its
+ * names escaped, as every message). Returns SPP_E_FORMAT. Loaders use this.
  */
 int spp_error_format(struct spp_error *err, const char *file, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
 /*
  * The same with status code and a va_list, for the parsers' own fault
- * helpers: "'file': what", control characters of what as '?'.
+ * helpers: "'file': what".
  */
 int spp_error_vfile(struct spp_error *err, int code, const char *file, const char *fmt,
 		    va_list ap) __attribute__((format(printf, 4, 0)));

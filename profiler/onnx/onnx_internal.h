@@ -46,7 +46,7 @@ int onnx_map_put(struct onnx_map *map, const char *key, int index, const void *p
 const struct onnx_map_entry *onnx_map_get(const struct onnx_map *map, const char *key);
 void onnx_map_free(struct onnx_map *map);
 
-/* One line "'<file>': <fault>", control characters replaced; returns code. */
+/* One line "'<file>': <fault>" (names escaped, as in every message); returns code. */
 int onnx_fault(struct onnx_ctx *c, int code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 

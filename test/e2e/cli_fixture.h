@@ -21,6 +21,9 @@
  */
 void cli_refused(const char *const *args, const char *want);
 
+/* A one-layer 64x64 model at model and its static JSON report at report. */
+void cli_model_and_report(const char *model, const char *report);
+
 void test_help_names_every_format(void **state);
 void test_help_lists_what_parses(void **state);
 void test_unknown_option(void **state);

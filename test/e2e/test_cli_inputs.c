@@ -34,6 +34,18 @@ void cli_refused(const char *const *args, const char *want)
 	harness_run_free(&r);
 }
 
+void cli_model_and_report(const char *model, const char *report)
+{
+	struct harness_run r;
+
+	RUN(&r, "synth", "-o", model, "--layer", "l1=64x64:unstructured:0.5");
+	assert_int_equal(r.status, 0);
+	harness_run_free(&r);
+	RUN(&r, "analyze", model, "--static", "--format", "json", "-o", report);
+	assert_int_equal(r.status, 0);
+	harness_run_free(&r);
+}
+
 void test_fifo_inputs(void **state)
 {
 	char *dir = harness_tmpdir();
@@ -41,7 +53,6 @@ void test_fifo_inputs(void **state)
 	char *report = harness_join(dir, "r.json"), *acts = harness_join(dir, "acts");
 	char *afifo = harness_join(acts, "l1.npy"), *index = harness_join(dir, "x.index.json");
 	char want[600];
-	struct harness_run r;
 	static const char ix[] = "{\"weight_map\":{\"l1\":\"f\"}}";
 
 	(void)state;
@@ -49,12 +60,7 @@ void test_fifo_inputs(void **state)
 	assert_int_equal(mkdir(acts, 0700), 0);
 	assert_int_equal(mkfifo(afifo, 0600), 0);
 	assert_int_equal(harness_write(index, ix, sizeof(ix) - 1), 0);
-	RUN(&r, "synth", "-o", model, "--layer", "l1=64x64:unstructured:0.5");
-	assert_int_equal(r.status, 0);
-	harness_run_free(&r);
-	RUN(&r, "analyze", model, "--static", "--format", "json", "-o", report);
-	assert_int_equal(r.status, 0);
-	harness_run_free(&r);
+	cli_model_and_report(model, report);
 
 	snprintf(want, sizeof(want), "'%s': not a regular file (a FIFO)", fifo);
 	cli_refused((const char *[]){"analyze", fifo, "--static", NULL}, want);

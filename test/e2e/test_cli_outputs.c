@@ -121,16 +121,10 @@ void test_output_targets(void **state)
 	char *model = harness_join(dir, "m.safetensors"), *report = harness_join(dir, "r.json");
 	char *index = harness_join(dir, "x.index.json"), *m, *rep, want[600];
 	static const char ix[] = "{\"weight_map\":{\"l1\":\"m.safetensors\"}}";
-	struct harness_run r;
 	size_t mlen, rlen;
 
 	(void)state;
-	RUN(&r, "synth", "-o", model, "--layer", "l1=64x64:unstructured:0.5");
-	assert_int_equal(r.status, 0);
-	harness_run_free(&r);
-	RUN(&r, "analyze", model, "--static", "--format", "json", "-o", report);
-	assert_int_equal(r.status, 0);
-	harness_run_free(&r);
+	cli_model_and_report(model, report);
 	assert_int_equal(harness_write(index, ix, sizeof(ix) - 1), 0);
 	m = harness_slurp(model, &mlen);
 	rep = harness_slurp(report, &rlen);

@@ -48,16 +48,23 @@ static int tree_escape(cJSON *t)
 	return 0;
 }
 
+/* c's own key and string, and everything below it, clean */
+static int node_clean(const cJSON *c)
+{
+	return (!c->string || spp_safe_clean(c->string)) &&
+	       (!cJSON_IsString(c) || !c->valuestring || spp_safe_clean(c->valuestring)) &&
+	       tree_clean(c->child);
+}
+
 const cJSON *spp_cell_safe_tree(const cJSON *tree, cJSON **owned)
 {
 	cJSON *copy;
 
 	*owned = NULL;
-	if (!tree || (!tree->child && !tree->valuestring && !tree->string) ||
-	    (tree_clean(tree->child) && (!cJSON_IsString(tree) || spp_safe_clean(tree->valuestring))))
+	if (!tree || node_clean(tree))
 		return tree;
-	if (!(copy = cJSON_Duplicate(tree, 1)) || tree_escape(copy->child) ||
-	    (cJSON_IsString(copy) && copy->valuestring && tree_escape(copy))) {
+	/* a duplicate has no siblings: escaping from it covers it alone */
+	if (!(copy = cJSON_Duplicate(tree, 1)) || tree_escape(copy)) {
 		cJSON_Delete(copy);
 		return NULL;
 	}

@@ -94,10 +94,11 @@ static void sparsity_row(FILE *f, const cJSON *l, int i, double y, double rh)
 	if (i % 2)
 		fprintf(f, "<rect class=\"band\" x=\"0\" y=\"%.1f\" width=\"%.0f\" height=\"%.1f\"/>\n",
 			y, SP_W, rh);
+	/* the unique short name of spp_names_shorten, else the name elided alike */
 	if (spp_cell_str(l, "display_name"))
 		snprintf(el, sizeof(el), "%s", spp_cell_str(l, "display_name"));
 	else
-		spp_html_elide(name ? name : "(unnamed)", rh < 18 ? 48 : 44, el, sizeof(el));
+		spp_names_elide(name ? name : "(unnamed)", SPP_NAME_WIDTH, el, sizeof(el));
 	spp_svg_text(f, SP_NAME_END, y + rh * 0.72, "end", "lbl", el);
 	if (known) {
 		double w = SP_BAR_W * (sp < 0 ? 0 : sp > 1 ? 1 : sp);

@@ -42,40 +42,6 @@ void spp_html_escape(FILE *f, const char *s)
 	}
 }
 
-void spp_html_elide(const char *s, int max, char *buf, size_t n)
-{
-	const unsigned char *p = (const unsigned char *)s;
-	int cps = 0, head, tail, i;
-	size_t a, b, len;
-
-	if (!s || n == 0) {
-		if (n)
-			buf[0] = '\0';
-		return;
-	}
-	len = strlen(s);
-	for (size_t k = 0; k < len; k++)
-		cps += (p[k] & 0xc0) != 0x80;
-	if (cps <= max || max < 5) {
-		snprintf(buf, n, "%s", s);
-		return;
-	}
-	/* keep the end: layer names differ most in their last parts */
-	head = (max - 1) / 3;
-	tail = max - 1 - head;
-	for (a = 0, i = 0; a < len; a++) {
-		if ((p[a] & 0xc0) != 0x80 && i++ == head)
-			break;
-	}
-	for (b = len, i = 0; b > 0; b--) {
-		if ((p[b - 1] & 0xc0) != 0x80 && ++i == tail) {
-			b--;
-			break;
-		}
-	}
-	snprintf(buf, n, "%.*s\xe2\x80\xa6%s", (int)a, s, s + b);
-}
-
 static double step_of(double range)
 {
 	double rough = range / 5, mag, norm;

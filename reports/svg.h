@@ -20,8 +20,6 @@
  */
 void spp_html_escape(FILE *f, const char *s);
 
-/* s with its middle replaced by an ellipsis to fit max code points. */
-void spp_html_elide(const char *s, int max, char *buf, size_t n);
 
 /* A value axis: [lo, hi] drawn over pixels [p0, p1] (p1 < p0 for y). */
 struct spp_svg_scale {

@@ -45,7 +45,8 @@ uint64_t spp_budget_bytes(uint64_t model_bytes)
 	return b < ram ? b : ram;
 }
 
-void spp_budget_bytes_text(uint64_t v, char *buf, int n)
+/* "8.00 GiB": binary units, for the messages */
+static void bytes_text(uint64_t v, char *buf, int n)
 {
 	static const char *const unit[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
 	double x = (double)v;
@@ -82,8 +83,8 @@ int spp_budget_check_bytes(uint64_t need, uint64_t model_bytes, const char *path
 
 	if (need <= max)
 		return SPP_OK;
-	spp_budget_bytes_text(need, a, sizeof(a));
-	spp_budget_bytes_text(max, b, sizeof(b));
+	bytes_text(need, a, sizeof(a));
+	bytes_text(max, b, sizeof(b));
 	if (explicit_bytes)
 		return spp_error_set(err, SPP_E_BUDGET, "'%s': %s needs %s, over the --max-memory "
 				     "limit of %s", path, what, a, b);

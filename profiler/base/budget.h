@@ -47,7 +47,4 @@ int spp_budget_check_layers(uint64_t count, uint64_t model_bytes, const char *pa
 int spp_budget_check_bytes(uint64_t need, uint64_t model_bytes, const char *path,
 			   const char *what, struct spp_error *err);
 
-/* "8.00 GiB": binary units, for the messages and --help. */
-void spp_budget_bytes_text(uint64_t v, char *buf, int n);
-
 #endif

@@ -19,6 +19,7 @@
 #include <cjson/cJSON.h>
 
 #include "reports/report.h"
+#include "reports/cells.h"
 #include "reports/svg.h"
 #include "test/harness.h"
 #include "test/reports/html_fixture.h"
@@ -480,10 +481,10 @@ static void test_svg_primitives(void **state)
 	assert_string_equal(buf, "2k");
 	spp_svg_tick_label(0.25, 1, buf, sizeof(buf));
 	assert_string_equal(buf, "25%");
-	/* elide keeps both ends and counts code points */
-	spp_html_elide("encoder.layer.0.attention.output.dense.weight", 20, buf, sizeof(buf));
-	assert_string_equal(buf, "encode\xe2\x80\xa6" ".dense.weight");
-	spp_html_elide("\xc3\xa9\xc3\xa9\xc3\xa9", 3, buf, sizeof(buf));
+	/* the chart labels' elision keeps both ends, cut at dots, and counts code points */
+	spp_names_elide("encoder.layer.0.attention.output.dense.weight", 20, buf, sizeof(buf));
+	assert_string_equal(buf, "encoder\xe2\x80\xa6" "dense.weight");
+	spp_names_elide("\xc3\xa9\xc3\xa9\xc3\xa9", 3, buf, sizeof(buf));
 	assert_string_equal(buf, "\xc3\xa9\xc3\xa9\xc3\xa9");
 }
 

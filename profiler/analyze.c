@@ -1,8 +1,11 @@
 #include "profiler/analyze.h"
 
+#include "profiler/base/budget.h"
+
 #include "counters/sim.h"
 #include "profiler/activations.h"
 #include "profiler/base/atomic_file.h"
+#include "profiler/base/budget.h"
 #include "profiler/breakeven.h"
 #include "profiler/plausible.h"
 
@@ -272,6 +275,32 @@ static int run_layer(struct spp_analysis *a, int i, const struct spp_format_ops 
 	return SPP_OK;
 }
 
+/*
+ * Every layer's runs within the memory budget, checked before the first
+ * one: a layer is densified only for its runs, and a 61-byte matrix file
+ * claiming 1 x 2^31 must be refused, not allocated, nor found an hour in.
+ */
+static int runs_fit(const struct spp_analysis *a, struct spp_error *err)
+{
+	char what[256];
+	int rc;
+
+	for (int i = 0; i < a->nlayers; i++) {
+		const struct spp_layer *l = &a->layers[i];
+
+		if (a->stats[i].unsupported)
+			continue;
+		snprintf(what, sizeof(what), "layer '%s' (its runs' dense %lldx%lld W and |W|, "
+			 "X and Y at N = %lld)", l->name, (long long)l->view.m,
+			 (long long)l->view.k, (long long)l->n);
+		rc = spp_budget_check_bytes(spp_layer_run_bytes(l), a->model->bytes,
+					    a->model->path, what, err);
+		if (rc)
+			return rc;
+	}
+	return SPP_OK;
+}
+
 static int run_layers(struct spp_analysis *a, struct spp_error *err)
 {
 	const struct spp_analyze_opts *o = &a->opts;
@@ -282,6 +311,8 @@ static int run_layers(struct spp_analysis *a, struct spp_error *err)
 	struct spp_sim_geometry geometry;
 	int nf = 0, nswept, rc = SPP_OK;
 
+	if ((rc = runs_fit(a, err)))
+		return rc;
 	nf = spp_analyze_formats(o, fmts, &nswept);
 	rc = open_dense(a, err);
 	if (rc)

@@ -140,6 +140,22 @@ static float decode_quant(enum spp_dtype t, int block_bytes,
 	return d * (float)((int)(j < 16 ? b[2 + j] & 0xfu : b[2 + j - 16] >> 4) - 8);
 }
 
+/* A matrix of non-zeros in its own view (the only one its loaders give). */
+static int decode_coo(const struct spp_layer *l, float *out, struct spp_error *err)
+{
+	const struct spp_coo *c = l->weight->coo;
+	const struct spp_gemm_view *v = &l->view;
+
+	if (!spp_layer_view_is_stored(l))
+		return spp_error_set(err, SPP_E_UNSUPPORTED,
+				     "tensor '%s': a matrix of non-zeros has no GEMM view but its own",
+				     l->weight->name);
+	memset(out, 0, (size_t)(v->m * v->k) * sizeof(*out));
+	for (uint64_t e = 0; e < c->nnz; e++)
+		out[(int64_t)c->row[e] * v->k + c->col[e]] = c->val[e];
+	return SPP_OK;
+}
+
 int spp_layer_decode(const struct spp_layer *l, float *out, struct spp_error *err)
 {
 	const struct spp_tensor *t = l->weight;
@@ -152,6 +168,8 @@ int spp_layer_decode(const struct spp_layer *l, float *out, struct spp_error *er
 		return spp_error_set(err, SPP_E_UNSUPPORTED,
 				     "tensor '%s': %s weights have no fp32 decoding here",
 				     t->name, spp_dtype_name(t->dtype));
+	if (t->coo)
+		return decode_coo(l, out, err);
 	bytes = info->bits / 8;
 	if (m > 0 && k > 0) {
 		uint64_t need = 0;

@@ -183,3 +183,12 @@ int spp_layers_from_model(const struct spp_model *m, int64_t n,
 	*count = nl;
 	return SPP_OK;
 }
+
+int spp_layer_view_is_stored(const struct spp_layer *l)
+{
+	const struct spp_gemm_view *v = &l->view;
+
+	return l->weight->ndim == 2 && v->m == l->weight->shape[0] &&
+	       v->k == l->weight->shape[1] && !v->base && v->row_stride == v->k &&
+	       v->inner >= v->k && (v->k <= 1 || v->inner_stride == 1);
+}

@@ -86,6 +86,12 @@ int spp_layers_from_model(const struct spp_model *m, int64_t n,
 			  struct spp_layer **out, int *count,
 			  struct spp_error *err);
 
+/*
+ * Whether l's view is its rank-2 weight as stored, W(i, j) = element
+ * i * K + j: the only view a matrix of non-zeros (spp_tensor.coo) has.
+ */
+int spp_layer_view_is_stored(const struct spp_layer *l);
+
 /* Element index of W(i, j) in the layer's tensor. */
 static inline uint64_t spp_view_index(const struct spp_gemm_view *v,
 				      int64_t i, int64_t j)

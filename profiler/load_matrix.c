@@ -1,6 +1,7 @@
 /*
  * Matrix Market .mtx (the parser of profiler/mtx.h) and DLMC .smtx files
- * loaded as one-layer models with a dense F32 weight the model owns.
+ * loaded as one-layer models whose weight is its non-zeros (struct spp_coo),
+ * never the dense M x K.
  */
 #include "profiler/mtx.h"
 
@@ -14,7 +15,6 @@
 #include <strings.h>
 
 #include "profiler/model.h"
-#include "profiler/base/budget.h"
 #include "profiler/base/rng.h"
 #include "profiler/smtx.h"
 
@@ -316,51 +316,68 @@ static float keep_nonzero(double v)
 	return (float)v;
 }
 
-/* Same draw as spp_smtx_fill_dense(): never zero. */
-static float pattern_value(struct spp_rng *r)
-{
-	uint64_t u = spp_rng_next(r);
-	float mag = (float)(0.05 + 0.95 * ((double)(u >> 40) * 0x1p-24));
+/* One non-zero of a matrix model, before the sort. */
+struct entry {
+	int32_t row, col;
+	float val;
+};
 
-	return (u & 1) ? -mag : mag;
+static int entry_cmp(const void *pa, const void *pb)
+{
+	const struct entry *a = pa, *b = pb;
+
+	if (a->row != b->row)
+		return a->row < b->row ? -1 : 1;
+	return (a->col > b->col) - (a->col < b->col);
 }
 
 /*
- * The dense weight the scan and the kernels read, after the budget allows
- * it: a 61-byte file of "1 2147483647 0" must not take 8 GiB.
+ * The model's entries from e[0, n) (freed here), sorted by row and column
+ * with the zeros dropped, as one owned block. The parsers refuse an entry
+ * given twice, so no two share a place; n is bounded by the file's size.
  */
-static int dense_alloc(const char *path, uint64_t file_bytes, int64_t m, int64_t k, float **w,
-		       struct spp_error *err)
+static int coo_build(struct spp_model *m, const char *path, struct entry *e, uint64_t n,
+		     const struct spp_coo **out, struct spp_error *err)
 {
-	uint64_t n = (uint64_t)m * (uint64_t)k;
-	char what[96];
-	int rc;
+	struct spp_coo *c;
+	int32_t *row, *col;
+	float *val;
+	uint64_t nz = 0;
+	int sorted = 1, rc;
 
-	*w = NULL;
-	if (n > SPP_MATRIX_MAX_DENSE)
-		return spp_error_set(err, SPP_E_UNSUPPORTED,
-				     "'%s': a %lldx%lld matrix is %llu elements dense, more than the limit of 2^31",
-				     path, (long long)m, (long long)k, (unsigned long long)n);
-	snprintf(what, sizeof(what), "the %lldx%lld matrix dense (F32)", (long long)m, (long long)k);
-	if ((rc = spp_budget_check_bytes(n * sizeof(**w), file_bytes, path, what, err)))
-		return rc;
-	*w = calloc((size_t)n, sizeof(**w));
-	if (!*w)
-		return spp_error_set(err, SPP_E_NOMEM, "'%s': out of memory for a %lldx%lld dense matrix",
-				     path, (long long)m, (long long)k);
-	return SPP_OK;
+	for (uint64_t i = 1; i < n && sorted; i++)
+		sorted = entry_cmp(&e[i - 1], &e[i]) < 0;
+	if (!sorted)
+		qsort(e, (size_t)n, sizeof(*e), entry_cmp);
+	c = malloc(sizeof(*c) + (size_t)n * (2 * sizeof(int32_t) + sizeof(float)));
+	if (!c) {
+		free(e);
+		return spp_error_set(err, SPP_E_NOMEM, "out of memory loading '%s'", path);
+	}
+	row = (int32_t *)(c + 1);
+	col = row + n;
+	val = (float *)(col + n);
+	for (uint64_t i = 0; i < n; i++) {
+		if (e[i].val == 0)
+			continue; /* an explicit zero (either sign) is a zero */
+		row[nz] = e[i].row;
+		col[nz] = e[i].col;
+		val[nz++] = e[i].val;
+	}
+	free(e);
+	*c = (struct spp_coo){nz, row, col, val};
+	rc = spp_model_own(m, c, err);
+	*out = rc ? NULL : c;
+	return rc;
 }
 
-/* The model around a dense weight w (m x k); w is the model's even on failure. */
+/* The one-layer model around the rows x cols matrix c (owned by m). */
 static int matrix_model(struct spp_model *m, const char *path, int64_t rows, int64_t cols,
-			float *w, struct spp_error *err)
+			const struct spp_coo *c, struct spp_error *err)
 {
 	const char *base = strrchr(path, '/'), *dot;
 	struct spp_tensor *t;
-	int rc = spp_model_own(m, w, err);
 
-	if (rc)
-		return rc;
 	m->tensors = calloc(1, sizeof(*m->tensors));
 	if (!m->tensors)
 		return spp_error_set(err, SPP_E_NOMEM, "out of memory loading '%s'", path);
@@ -377,35 +394,52 @@ static int matrix_model(struct spp_model *m, const char *path, int64_t rows, int
 	t->shape[0] = rows;
 	t->shape[1] = cols;
 	t->numel = (uint64_t)rows * (uint64_t)cols;
-	t->nbytes = t->numel * sizeof(float);
-	t->data = (const unsigned char *)w;
+	t->coo = c;
 	return SPP_OK;
+}
+
+/* The entries of x as stored, the mirrored ones of a symmetric matrix after each. */
+static struct entry *mtx_entries(const struct spp_mtx *x, uint64_t *n)
+{
+	struct entry *e = malloc((size_t)(x->nnz > 0 ? x->nnz : 1) * (x->symmetric ? 2 : 1) *
+				 sizeof(*e));
+	struct spp_rng r;
+
+	*n = 0;
+	if (!e)
+		return NULL;
+	spp_rng_seed(&r, SPP_MATRIX_SEED);
+	for (int64_t i = 0; i < x->nnz; i++) {
+		float v = x->val ? keep_nonzero(x->val[i]) : spp_smtx_value(&r);
+
+		e[(*n)++] = (struct entry){x->row[i], x->col[i], v};
+		if (x->symmetric && x->row[i] != x->col[i])
+			e[(*n)++] = (struct entry){x->col[i], x->row[i], v};
+	}
+	return e;
 }
 
 int spp_load_mtx(const char *path, struct spp_model **out, struct spp_error *err)
 {
 	struct spp_model *m = NULL;
 	struct spp_mtx x = {0};
-	struct spp_rng r;
-	float *w = NULL;
+	const struct spp_coo *c;
+	struct entry *e;
+	uint64_t n;
 	int rc;
 
 	*out = NULL;
 	if ((rc = spp_model_open_mapped(path, "mtx", &m, err)) ||
 	    (rc = spp_mtx_parse((const char *)m->files[0].base, (size_t)m->files[0].size, path,
-				&x, err)) ||
-	    (rc = dense_alloc(path, m->files[0].size, x.m, x.k, &w, err)))
+				&x, err)))
 		goto fail;
-	spp_rng_seed(&r, SPP_MATRIX_SEED);
-	for (int64_t e = 0; e < x.nnz; e++) {
-		float v = x.val ? keep_nonzero(x.val[e]) : pattern_value(&r);
-
-		w[(int64_t)x.row[e] * x.k + x.col[e]] = v;
-		if (x.symmetric)
-			w[(int64_t)x.col[e] * x.k + x.row[e]] = v;
+	e = mtx_entries(&x, &n);
+	if (!e) {
+		rc = spp_error_set(err, SPP_E_NOMEM, "out of memory loading '%s'", path);
+		goto fail;
 	}
-	rc = matrix_model(m, path, x.m, x.k, w, err);
-	if (rc)
+	if ((rc = coo_build(m, path, e, n, &c, err)) ||
+	    (rc = matrix_model(m, path, x.m, x.k, c, err)))
 		goto fail;
 	spp_mtx_release(&x);
 	*out = m;
@@ -420,7 +454,9 @@ int spp_load_smtx(const char *path, struct spp_model **out, struct spp_error *er
 {
 	struct spp_model *m = NULL;
 	struct spp_smtx s = {0};
-	float *w = NULL;
+	const struct spp_coo *c;
+	struct spp_rng r;
+	struct entry *e;
 	int rc;
 
 	*out = NULL;
@@ -428,11 +464,20 @@ int spp_load_smtx(const char *path, struct spp_model **out, struct spp_error *er
 		return rc;
 	rc = spp_smtx_parse(m->files[0].base ? (const char *)m->files[0].base : "",
 			    (size_t)m->files[0].size, path, &s, err);
-	if (rc || (rc = dense_alloc(path, m->files[0].size, s.m, s.k, &w, err)))
-		goto fail;
-	spp_smtx_fill_dense(&s, SPP_MATRIX_SEED, w);
-	rc = matrix_model(m, path, s.m, s.k, w, err);
 	if (rc)
+		goto fail;
+	e = malloc((size_t)(s.nnz > 0 ? s.nnz : 1) * sizeof(*e));
+	if (!e) {
+		rc = spp_error_set(err, SPP_E_NOMEM, "out of memory loading '%s'", path);
+		goto fail;
+	}
+	/* the values spp_smtx_fill_dense() draws, in the same row-major order */
+	spp_rng_seed(&r, SPP_MATRIX_SEED);
+	for (int64_t i = 0; i < s.m; i++)
+		for (int64_t j = s.row_ptr[i]; j < s.row_ptr[i + 1]; j++)
+			e[j] = (struct entry){(int32_t)i, s.col[j], spp_smtx_value(&r)};
+	if ((rc = coo_build(m, path, e, (uint64_t)s.nnz, &c, err)) ||
+	    (rc = matrix_model(m, path, s.m, s.k, c, err)))
 		goto fail;
 	spp_smtx_release(&s);
 	*out = m;

@@ -17,6 +17,19 @@
 
 #define SPP_MAX_DIMS 8
 
+/*
+ * A matrix held as its non-zeros (a .mtx or .smtx file), so that a tiny
+ * file claiming a huge matrix costs its entries, not M x K: sorted by row,
+ * then column, no two at one place, none zero (NaN counts as non-zero, as
+ * in the scan). The static scan counts from these; a kernel run densifies
+ * the layer after the memory budget allows it. Arrays owned by the model.
+ */
+struct spp_coo {
+	uint64_t nnz;
+	const int32_t *row, *col;
+	const float *val;
+};
+
 struct spp_tensor {
 	char *name;                /* owned by the model */
 	enum spp_dtype dtype;
@@ -34,6 +47,8 @@ struct spp_tensor {
 	 */
 	int nnz_only;
 	uint64_t nnz;
+	/* An F32 rank-2 matrix held as its entries (data NULL, nbytes 0); NULL otherwise. */
+	const struct spp_coo *coo;
 };
 
 /*

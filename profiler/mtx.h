@@ -1,8 +1,9 @@
 /*
  * Benchmark matrices as one-layer models: Matrix Market .mtx (parsed here)
  * and DLMC .smtx (parsed by profiler/smtx.h), so that kernel developers can
- * profile a benchmark matrix directly. The loaders build a dense F32 M x K
- * weight the model owns.
+ * profile a benchmark matrix directly. The loaders keep the non-zeros
+ * (struct spp_coo of profiler/model.h): the static scan counts from them,
+ * and a kernel run densifies W only after the memory budget allows it.
  *
  * Matrix Market, coordinate format only:
  *   %%MatrixMarket matrix coordinate <field> <symmetry>
@@ -23,7 +24,6 @@
  *   SPP_MATRIX_SEED in spp_rng (rng.h), one draw per stored entry in file
  *   order (.smtx: row-major order), magnitude uniform in [0.05, 1) with a
  *   random sign, as spp_smtx_fill_dense() draws them: never zero.
- * The dense form is at most SPP_MATRIX_MAX_DENSE elements (8 GiB of F32).
  */
 #ifndef SPP_PROFILER_MTX_H
 #define SPP_PROFILER_MTX_H
@@ -34,7 +34,6 @@
 #include "profiler/base/error.h"
 
 #define SPP_MATRIX_SEED 1
-#define SPP_MATRIX_MAX_DENSE ((uint64_t)1 << 31)
 
 enum spp_mtx_field { SPP_MTX_REAL, SPP_MTX_INTEGER, SPP_MTX_PATTERN };
 

@@ -201,6 +201,14 @@ static int runs_init(struct spp_layer_runs *out,
 	return SPP_OK;
 }
 
+uint64_t spp_layer_run_bytes(const struct spp_layer *l)
+{
+	double m = (double)l->view.m, k = (double)l->view.k, n = (double)l->n;
+	double b = 4 * (2 * m * k + 2 * k * n + 3 * m * n);
+
+	return b >= 0x1p64 ? UINT64_MAX : (uint64_t)b;
+}
+
 int spp_layer_measure(const struct spp_layer *l, const struct spp_layer_static *st,
 		      const struct spp_format_ops *const *formats, int nformats,
 		      const struct spp_run_opts *o, struct spp_layer_runs *out,

@@ -253,6 +253,14 @@ int spp_run_check(const float *y, const float *yd, const float *b, int64_t m, in
 		  double rtol, double *worst, int64_t *wi, int64_t *wj);
 
 /*
+ * The bytes spp_layer_measure() allocates for l's runs whatever the
+ * formats: the dense W and |W| (M x K), X and |X| (K x N), the dense and
+ * kernel Y and the check's bound (M x N), in fp32. Each format's encoded
+ * W comes on top. Saturates at UINT64_MAX.
+ */
+uint64_t spp_layer_run_bytes(const struct spp_layer *l);
+
+/*
  * Measure layer l (static figures st) with the dense baseline and the n
  * formats given. Per-format problems (cannot encode, failed check,
  * undecodable dtype) are statuses in out, not errors. Returns 0, or

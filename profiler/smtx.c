@@ -241,6 +241,15 @@ int spp_smtx_parse(const char *buf, size_t len, const char *display_name,
 	return rc;
 }
 
+float spp_smtx_value(struct spp_rng *r)
+{
+	uint64_t u = spp_rng_next(r);
+	/* 24 bits for the magnitude (below 1 after rounding), bit 0 the sign */
+	float mag = (float)(0.05 + 0.95 * ((double)(u >> 40) * 0x1p-24));
+
+	return (u & 1) ? -mag : mag;
+}
+
 void spp_smtx_fill_dense(const struct spp_smtx *s, uint64_t seed, float *w)
 {
 	struct spp_rng r;
@@ -248,11 +257,6 @@ void spp_smtx_fill_dense(const struct spp_smtx *s, uint64_t seed, float *w)
 	spp_rng_seed(&r, seed);
 	memset(w, 0, (size_t)(s->m * s->k) * sizeof(*w));
 	for (int64_t i = 0; i < s->m; i++)
-		for (int64_t e = s->row_ptr[i]; e < s->row_ptr[i + 1]; e++) {
-			uint64_t u = spp_rng_next(&r);
-			/* 24 bits for the magnitude (below 1 after rounding), bit 0 the sign */
-			float mag = (float)(0.05 + 0.95 * ((double)(u >> 40) * 0x1p-24));
-
-			w[i * s->k + s->col[e]] = (u & 1) ? -mag : mag;
-		}
+		for (int64_t e = s->row_ptr[i]; e < s->row_ptr[i + 1]; e++)
+			w[i * s->k + s->col[e]] = spp_smtx_value(&r);
 }

@@ -44,6 +44,15 @@ int spp_smtx_parse(const char *buf, size_t len, const char *display_name,
 /* Free the arrays; accepts NULL and a zeroed struct. */
 void spp_smtx_release(struct spp_smtx *s);
 
+struct spp_rng;
+
+/*
+ * The next fixed-seed value of a pattern's non-zero: a magnitude uniform in
+ * [0.05, 1) (24 bits) with a random sign (bit 0) from one draw of r; never
+ * zero. spp_smtx_fill_dense() and the .mtx/.smtx loaders draw with it.
+ */
+float spp_smtx_value(struct spp_rng *r);
+
 /*
  * W (m x k row-major, caller-owned, m*k floats) with the pattern's
  * non-zeros filled by fixed-seed values: in row-major order, each a

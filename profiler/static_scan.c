@@ -256,8 +256,8 @@ HOT static uint64_t count_run(const struct elems *e, uint64_t e0, uint64_t n)
 int spp_static_tensor_nnz(const struct spp_tensor *t, uint64_t *nnz,
 			  struct spp_error *err)
 {
-	if (t->nnz_only) {
-		*nnz = t->nnz;
+	if (t->nnz_only || t->coo) {
+		*nnz = t->coo ? t->coo->nnz : t->nnz;
 		return SPP_OK;
 	}
 	struct spp_pages pg;
@@ -523,6 +523,8 @@ int spp_static_count(const struct spp_layer *l, struct spp_static_counts *out,
 	int64_t per_item, items;
 	int nt, rc;
 
+	if (l->weight->coo)
+		return spp_scan_coo_count(l, out, err);
 	memset(out, 0, sizeof(*out));
 	rc = spp_scan_elems_init(l->weight, &s.el, err);
 	if (rc)

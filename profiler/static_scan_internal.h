@@ -74,4 +74,9 @@ int spp_scan_plan(const struct view_scan *s, int64_t *per_item, int64_t *items);
 void spp_scan_counts_finish(const struct view_scan *s, const struct part *parts,
 			    int nt, struct spp_static_counts *out);
 
+/* spp_static_count() of a layer whose weight is held as its non-zeros
+ * (spp_tensor.coo): the same counts, from the entries (static_scan_coo.c). */
+int spp_scan_coo_count(const struct spp_layer *l, struct spp_static_counts *out,
+		       struct spp_error *err);
+
 #endif

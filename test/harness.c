@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -71,6 +72,7 @@ static int spawn(struct harness_run *r, const char *prog, const char *const *arg
 	char out_path[] = "/tmp/spp-test-out.XXXXXX";
 	char err_path[] = "/tmp/spp-test-err.XXXXXX";
 	posix_spawn_file_actions_t fa;
+	struct rusage ru;
 	const char *argv[64];
 	int out_fd, err_fd = -1, wstatus, argc = 0;
 	pid_t pid;
@@ -124,8 +126,9 @@ static int spawn(struct harness_run *r, const char *prog, const char *const *arg
 	} else {
 		close(err_fd);
 	}
-	if (waitpid(pid, &wstatus, 0) < 0)
+	if (wait4(pid, &wstatus, 0, &ru) < 0)
 		return -1;
+	r->maxrss_kb = ru.ru_maxrss;
 	r->status = WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : 128 + WTERMSIG(wstatus);
 	r->out = harness_slurp(out_path, &r->out_len);
 	unlink(out_path);
@@ -194,6 +197,27 @@ int harness_spprof(struct harness_run *r, const char *const *args)
 		return -1;
 	}
 	return harness_exec(r, prog, args);
+}
+
+int harness_spprof_limited(struct harness_run *r, const char *const *args, int cpu_s)
+{
+	const char *prog = getenv("SPPROF"), *argv[64];
+	char script[64];
+	int argc = 0;
+
+	if (!prog) {
+		fprintf(stderr, "harness: SPPROF is not set (run through meson test)\n");
+		return -1;
+	}
+	/* the shell sets the limit and becomes spprof: wait4 sees spprof's own usage */
+	snprintf(script, sizeof(script), "ulimit -t %d && exec \"$0\" \"$@\"", cpu_s);
+	argv[argc++] = "-c";
+	argv[argc++] = script;
+	argv[argc++] = prog;
+	for (int i = 0; args[i] && argc < 63; i++)
+		argv[argc++] = args[i];
+	argv[argc] = NULL;
+	return harness_exec(r, "/bin/sh", argv);
 }
 
 void harness_run_free(struct harness_run *r)

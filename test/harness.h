@@ -12,6 +12,7 @@ struct harness_run {
 	char *out;    /* stdout, NUL-terminated */
 	char *err;    /* stderr, NUL-terminated */
 	size_t out_len, err_len;
+	long maxrss_kb; /* the child's peak resident set (wait4's ru_maxrss) */
 };
 
 /*
@@ -19,6 +20,13 @@ struct harness_run {
  * name), stdin from /dev/null. Returns 0 when it ran (see r->status).
  */
 int harness_spprof(struct harness_run *r, const char *const *args);
+
+/*
+ * Same, under a CPU-time limit of cpu_s seconds (RLIMIT_CPU: a hang or a
+ * runaway loop ends in SIGXCPU, status 128 + 24, not a stuck test). The
+ * peak memory is in r->maxrss_kb, to hold a bound on after the run.
+ */
+int harness_spprof_limited(struct harness_run *r, const char *const *args, int cpu_s);
 
 /* Same, for any program path. */
 int harness_exec(struct harness_run *r, const char *prog, const char *const *args);

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cjson/cJSON.h>
 #include <cmocka.h>
 
 #include "profiler/base/safe_text.h"
@@ -208,34 +209,68 @@ void test_hostile_names(void **state)
 	harness_rmtree(dir);
 }
 
+/* spprof args under a 60 s CPU limit: status, and a peak memory under 512 MiB (ASan's included). */
+static void bounded(const char *const *args, int status, const char *want)
+{
+	struct harness_run r;
+
+	assert_int_equal(harness_spprof_limited(&r, args, 60), 0);
+	if (r.status != status || (want && !strstr(r.err, want)))
+		fail_msg("%s %s: status %d, want %d with '%s': %s", args[0], args[1], r.status,
+			 status, want ? want : "", r.err);
+	if (r.maxrss_kb > 512 * 1024)
+		fail_msg("%s %s: peak memory %ld KiB, more than 512 MiB", args[0], args[1],
+			 r.maxrss_kb);
+	harness_run_free(&r);
+}
+
 /*
  * A 61-byte Matrix Market file "1 2147483647 0" was densified to 8 GiB
- * (plus scan buffers) and the .smtx equivalent too; the memory budget
- * refuses both at once. --max-memory and --max-layers lower the bounds.
+ * (plus scan buffers) and the .smtx equivalent too. The static scan counts
+ * from the entries, in bounded time and memory; the kernel runs, which need
+ * W dense, are refused before anything is allocated, naming the layer and
+ * the bytes. --max-memory and --max-layers lower the bounds.
  */
 void test_resource_budget(void **state)
 {
 	char *dir = harness_tmpdir(), *mtx = harness_join(dir, "wide.mtx");
 	char *smtx = harness_join(dir, "wide.smtx"), *small = harness_join(dir, "small.mtx");
-	char *model = harness_join(dir, "m.safetensors");
+	char *big = harness_join(dir, "big.mtx"), *model = harness_join(dir, "m.safetensors");
 	static const char wide[] = "%%MatrixMarket matrix coordinate real general\n1 2147483647 0\n";
 	static const char swide[] = "1, 2147483647, 0\n0 0\n\n";
 	static const char ok[] = "%%MatrixMarket matrix coordinate real general\n64 64 1\n1 1 2.5\n";
+	/* 3.6e9 elements, two non-zeros: far past 2^31 dense, nothing sparse */
+	static const char sq[] = "%%MatrixMarket matrix coordinate pattern general\n"
+				 "60000 60000 2\n1 1\n60000 60000\n";
 	struct harness_run r;
+	cJSON *doc;
 
 	(void)state;
 	assert_int_equal(harness_write(mtx, wide, sizeof(wide) - 1), 0);
 	assert_int_equal(harness_write(smtx, swide, sizeof(swide) - 1), 0);
 	assert_int_equal(harness_write(small, ok, sizeof(ok) - 1), 0);
-	cli_refused((const char *[]){"analyze", mtx, "--static", NULL},
-		       "the 1x2147483647 matrix dense (F32) needs 8.00 GiB, over the memory budget");
-	cli_refused((const char *[]){"analyze", smtx, "--static", NULL}, "over the memory budget");
+	assert_int_equal(harness_write(big, sq, sizeof(sq) - 1), 0);
+	bounded((const char *[]){"analyze", mtx, "--static", NULL}, 0, NULL);
+	bounded((const char *[]){"analyze", smtx, "--static", NULL}, 0, NULL);
+	bounded((const char *[]){"analyze", mtx, "--n", "1", NULL}, 2,
+		"layer 'wide' (its runs' dense 1x2147483647 W and |W|, X and Y at N = 1) needs "
+		"32.00 GiB, over the memory budget");
+	bounded((const char *[]){"analyze", smtx, NULL}, 2, "over the memory budget");
+	RUN(&r, "analyze", big, "--static", "--format", "json");
+	assert_int_equal(r.status, 0);
+	doc = cJSON_Parse(r.out);
+	assert_non_null(doc);
+	assert_int_equal(cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(doc, "layers"), 0),
+					     "nnz")->valuedouble, 2);
+	cJSON_Delete(doc);
+	harness_run_free(&r);
 	/* a 16 KiB dense matrix: fine by default, refused under 4K */
 	RUN(&r, "analyze", small, "--static", "--format", "json");
 	assert_int_equal(r.status, 0);
 	harness_run_free(&r);
-	cli_refused((const char *[]){"analyze", small, "--static", "--max-memory", "4K", NULL},
-		       "needs 16.00 KiB, over the --max-memory limit of 4.00 KiB");
+	/* runs of the 64x64 layer at N = 1: 2 x 16 KiB of W and |W|, 2 x 256 B of X, 3 x 256 B of Y */
+	cli_refused((const char *[]){"analyze", small, "--n", "1", "--max-memory", "4K", NULL},
+		       "needs 33.25 KiB, over the --max-memory limit of 4.00 KiB");
 	cli_refused((const char *[]){"analyze", small, "--static", "--max-memory", "4X", NULL},
 		       "want a byte count");
 	RUN(&r, "synth", "-o", model, "--layer", "a=8x8:unstructured:0.5", "--layer",
@@ -247,6 +282,6 @@ void test_resource_budget(void **state)
 	RUN(&r, "analyze", model, "--static", "--max-layers", "2", "--format", "json");
 	assert_int_equal(r.status, 0);
 	harness_run_free(&r);
-	free(mtx); free(smtx); free(small); free(model);
+	free(mtx); free(smtx); free(small); free(big); free(model);
 	harness_rmtree(dir);
 }

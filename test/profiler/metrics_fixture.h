@@ -66,6 +66,7 @@ void test_thread_invariance(void **state);
 void test_tensor_nnz_ranks(void **state);
 void test_scan_mapped_file(void **state);
 void test_pages_drop(void **state);
+void test_coo_counts(void **state);
 
 /* Tests in test_metrics_hash.c. */
 void test_hash_bytes(void **state);

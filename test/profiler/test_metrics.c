@@ -443,6 +443,7 @@ int main(void)
 		cmocka_unit_test(test_tensor_nnz_ranks),
 		cmocka_unit_test(test_scan_mapped_file),
 		cmocka_unit_test(test_pages_drop),
+		cmocka_unit_test(test_coo_counts),
 		cmocka_unit_test(test_hash_bytes),
 		cmocka_unit_test(test_hash_large_file),
 	};

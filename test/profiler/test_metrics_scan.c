@@ -1,7 +1,8 @@
 /*
  * Static metrics: the fast scan against the per-element reference on every
  * dtype's zero test, packed rows, conv and transposed views, several thread
- * counts, whole-tensor totals and mmap'd files whose pages it drops.
+ * counts, whole-tensor totals, mmap'd files whose pages it drops, and
+ * matrices held as their non-zeros (the .mtx and .smtx models).
  */
 #include <math.h>
 #include <omp.h>
@@ -16,6 +17,7 @@
 #include <cmocka.h>
 
 #include "profiler/base/mapfile.h"
+#include "profiler/decode.h"
 #include "profiler/pages.h"
 #include "profiler/static.h"
 #include "test/harness.h"
@@ -381,4 +383,77 @@ void test_pages_drop(void **state)
 	spp_mapfile_close(&mf);
 	free(heap);
 	free(path);
+}
+
+/* ---- a matrix held as its non-zeros (.mtx, .smtx) counts as its dense form ---- */
+
+/* The non-zeros of w (m x k) as the matrix loaders keep them; heap arrays in c. */
+static void coo_of(const float *w, int m, int k, struct spp_coo *c)
+{
+	int32_t *row = malloc(sizeof(*row) * (size_t)m * (size_t)k + 1);
+	int32_t *col = malloc(sizeof(*col) * (size_t)m * (size_t)k + 1);
+	float *val = malloc(sizeof(*val) * (size_t)m * (size_t)k + 1);
+	uint64_t n = 0;
+
+	assert_true(row && col && val);
+	for (int i = 0; i < m; i++)
+		for (int j = 0; j < k; j++)
+			if (w[(size_t)i * k + j] != 0) {
+				row[n] = i;
+				col[n] = j;
+				val[n++] = w[(size_t)i * k + j];
+			}
+	*c = (struct spp_coo){n, row, col, val};
+}
+
+static void expect_coo_as_dense(float *w, int m, int k)
+{
+	struct spp_tensor dense, sparse;
+	struct spp_static_counts a, b;
+	struct spp_layer l;
+	struct spp_error err = {0};
+	struct spp_coo c;
+	int64_t shape[2] = {m, k};
+	float *back = malloc(sizeof(*back) * (size_t)m * (size_t)k);
+	uint64_t nnz = 0;
+
+	assert_non_null(back);
+	coo_of(w, m, k, &c);
+	tensor_make(&dense, SPP_DTYPE_F32, 2, shape, w);
+	tensor_make(&sparse, SPP_DTYPE_F32, 2, shape, NULL);
+	sparse.nbytes = 0;
+	sparse.coo = &c;
+	count_layer(&dense, &a);
+	count_layer(&sparse, &b);
+	assert_counts_eq(&a, &b);
+	assert_int_equal(spp_static_tensor_nnz(&sparse, &nnz, &err), 0);
+	assert_int_equal(nnz, a.nnz);
+	spp_layer_init(&l, &sparse, 1);
+	assert_int_equal(spp_layer_decode(&l, back, &err), 0);
+	for (size_t e = 0; e < (size_t)m * (size_t)k; e++)
+		if (!(back[e] == w[e] || (isnan(back[e]) && isnan(w[e]))))
+			fail_msg("%dx%d: element %zu decodes to %g, not %g", m, k, e, back[e], w[e]);
+	free((void *)c.row), free((void *)c.col), free((void *)c.val);
+	free(back);
+}
+
+void test_coo_counts(void **state)
+{
+	static const int shapes[][2] = {{1, 1}, {1, 9}, {3, 5}, {37, 54}, {64, 64}, {100, 257},
+					{17, 1000}, {250, 3}};
+	static const int pcts[] = {0, 50, 90, 100};
+
+	(void)state;
+	for (size_t s = 0; s < sizeof(shapes) / sizeof(shapes[0]); s++)
+		for (size_t p = 0; p < sizeof(pcts) / sizeof(pcts[0]); p++) {
+			int m = shapes[s][0], k = shapes[s][1];
+			float *w = random_layer(m, k, pcts[p]);
+
+			/* every 4-group of the first rows 2:4, and a NaN: N:M and the zero test */
+			for (int j = 0; j < k && m > 2; j++)
+				w[k + j] = j % 4 < 2 ? 1.5f : 0.0f;
+			w[(size_t)m * k - 1] = NAN;
+			expect_coo_as_dense(w, m, k);
+			free(w);
+		}
 }

@@ -9,37 +9,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "profiler/base/safe_text.h"
 #include "profiler/model.h"
+#include "test/fuzz/fuzz_tmp.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static char dir[64], index_path[128];
-
-static void write_file(const char *name, const void *p, size_t n)
-{
-	char path[160];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	if (!(f = fopen(path, "wb")) || fwrite(p, 1, n, f) != n || fclose(f))
-		abort();
-}
-
-static void cleanup(void)
-{
-	static const char *const names[] = {"model.safetensors.index.json",
-		"model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors"};
-	char path[160];
-
-	for (int i = 0; i < 3; i++) {
-		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
-		unlink(path);
-	}
-	rmdir(dir);
-}
+static char index_path[160];
 
 /* two shards: a.weight [4, 4] in the first, b.weight [2, 8] in the second */
 static void setup(void)
@@ -49,12 +26,8 @@ static void setup(void)
 		"{\"b.weight\":{\"dtype\":\"F32\",\"shape\":[2,8],\"data_offsets\":[0,64]}}",
 	};
 	unsigned char buf[256] = {0};
+	char path[160];
 
-	snprintf(dir, sizeof(dir), "/tmp/spp-fuzz-index.XXXXXX");
-	if (!mkdtemp(dir))
-		abort();
-	atexit(cleanup);
-	snprintf(index_path, sizeof(index_path), "%s/model.safetensors.index.json", dir);
 	for (int s = 0; s < 2; s++) {
 		size_t hl = strlen(heads[s]);
 		char name[64];
@@ -68,7 +41,7 @@ static void setup(void)
 			v[i] = (float)(i % 3);
 		memcpy(buf + 8 + hl, v, sizeof(v));
 		snprintf(name, sizeof(name), "model-0000%d-of-00002.safetensors", s + 1);
-		write_file(name, buf, 8 + hl + 64);
+		fuzz_tmp_write(name, buf, 8 + hl + 64, path);
 	}
 }
 
@@ -78,9 +51,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct spp_error err = {0};
 	int rc;
 
-	if (!dir[0])
+	if (!index_path[0])
 		setup();
-	write_file("model.safetensors.index.json", data, size);
+	fuzz_tmp_write("model.safetensors.index.json", data, size, index_path);
 	rc = spp_load_safetensors_index(index_path, &m, &err);
 	if (rc) {
 		if (m || err.code != rc || !err.msg[0] || !spp_safe_clean(err.msg))

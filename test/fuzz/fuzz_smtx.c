@@ -1,13 +1,15 @@
 /*
- * libFuzzer harness for the DLMC .smtx parser: on success the pattern is a
+ * libFuzzer harness for the DLMC .smtx reader: on success the pattern is a
  * valid CSR (offsets from 0 to NNZ, non-decreasing; columns in [0, K),
- * ascending within a row).
+ * ascending within a row); the file then loads as a model whose counts and
+ * dense form hold those NNZ non-zeros (fuzz_matrix.h).
  */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 
 #include "profiler/smtx.h"
+#include "test/fuzz/fuzz_matrix.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -31,6 +33,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			if (s.col[e] < 0 || s.col[e] >= s.k || (e > s.row_ptr[i] && s.col[e] <= s.col[e - 1]))
 				abort();
 	}
+	fuzz_matrix_model("smtx", spp_load_smtx, data, size, s.m, s.k, (uint64_t)s.nnz);
 	spp_smtx_release(&s);
 	return 0;
 }

@@ -148,7 +148,11 @@ void spp_device_figures(const struct spp_device_layer *L, const struct spp_devic
 		in.theoretical_speedup = ideal;
 	}
 	spp_run_figures(&in, r);
-	/* the baseline is the yardstick: it has no efficiency against itself */
-	if (work == SPP_WORK_DENSE)
+	/* the baseline is the yardstick: it has no efficiency against itself,
+	 * but a share of the machine's FMA peak (the CPU's, for a CPU run) */
+	if (work == SPP_WORK_DENSE) {
 		r->efficiency = r->gap = NAN;
+		if (bw && bw->peak_gflops > 0 && strcmp(r->backend, "cpu") == 0)
+			r->peak_share = r->gflops / bw->peak_gflops;
+	}
 }

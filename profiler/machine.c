@@ -257,9 +257,11 @@ void spp_bw_model_init(struct spp_bw_model *b, const struct spp_machine *m, int 
 	memset(b, 0, sizeof(*b));
 	spp_bw_capacities(m, threads, b->cap);
 	b->cold = cold;
-	if (m->have_calibration && m->cal.threads == threads)
+	if (m->have_calibration && m->cal.threads == threads) {
 		for (int l = 0; l < SPP_BW_LEVELS; l++)
 			b->gbs[l] = m->cal.level_gbs[l];
+		b->peak_gflops = m->cal.peak_gflops;
+	}
 }
 
 /*

@@ -130,11 +130,12 @@ void spp_bw_capacities(const struct spp_machine *m, int threads, uint64_t cap[SP
  */
 enum spp_bw_level spp_bw_level_of(const uint64_t cap[SPP_BW_LEVELS], double bytes, int cold);
 
-/* What bw_util is taken against: each level's capacity and read bandwidth. */
+/* What bw_util is taken against: each level's capacity and read bandwidth, and the FMA peak. */
 struct spp_bw_model {
 	uint64_t cap[SPP_BW_LEVELS];  /* spp_bw_capacities */
 	double gbs[SPP_BW_LEVELS];    /* calibrated level_gbs; 0 unknown */
 	int cold;                     /* runs start with empty caches: DRAM */
+	double peak_gflops;           /* calibrated fp32 FMA peak of those threads; 0 unknown */
 };
 
 /*

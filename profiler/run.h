@@ -79,6 +79,7 @@ struct spp_run {
 	char reason[256];            /* why not ok; "" when ok */
 	struct spp_time_stats time;  /* repeats 0: not timed */
 	double speedup, efficiency, gap, gflops;
+	double peak_share;           /* the CPU dense baseline: gflops / the calibrated FMA peak; NAN else */
 	double bytes_moved, bandwidth_gbs, bw_util;
 	double intensity;            /* arithmetic intensity: the run's FLOPs / bytes_moved; NAN unknown */
 	int bw_level;                /* enum spp_bw_level bw_util is taken against; -1 unknown */

@@ -30,7 +30,7 @@ void spp_run_figures(const struct spp_run_inputs *in, struct spp_run *r)
 	double flops = in->flops > 0 ? in->flops : 2.0 * (double)in->nnz * (double)in->n;
 	double xy = 4.0 * (double)in->k * (double)in->n + 4.0 * (double)in->m * (double)in->n;
 
-	r->speedup = r->efficiency = r->gap = r->gflops = NAN;
+	r->speedup = r->efficiency = r->gap = r->gflops = r->peak_share = NAN;
 	r->bytes_moved = r->bandwidth_gbs = r->bw_util = r->intensity = NAN;
 	r->bw_level = -1;
 	if (in->w_bytes >= 0) {

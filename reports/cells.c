@@ -88,6 +88,21 @@ void spp_cell_frac(double v, double scale, int decimals, const char *suffix, cha
 		snprintf(buf, n, "< %.*f%s", d, pow(10, -d), suffix);
 }
 
+int spp_cell_efficiency(const cJSON *run, char *buf, size_t n)
+{
+	double v;
+
+	buf[0] = '\0';
+	if (spp_cell_num(run, "efficiency", &v)) {
+		snprintf(buf, n, "%.1f%%", v * 100);
+		return 1;
+	}
+	if (!spp_cell_num(run, "peak_share", &v))
+		return 0;
+	spp_cell_frac(v, 100, 1, "% of peak", buf, n);
+	return 1;
+}
+
 const char *spp_cell_plural(double n, const char *one, const char *many)
 {
 	return n == 1 ? one : many;

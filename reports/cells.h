@@ -48,6 +48,13 @@ void spp_cell_frac(double v, double scale, int decimals, const char *suffix, cha
 void spp_cell_figure(double v, int sig, int sign, char *buf, size_t n);
 
 /* one when n is 1, else many ("1 thread", "2 threads"). */
+/*
+ * A run's efficiency cell: "62.5%"; for the dense baseline, which has none
+ * (it is the yardstick), its share of the FMA peak, "41.2% of peak" (a
+ * fraction, as spp_cell_frac). Returns 0 with buf "" when neither is known.
+ */
+int spp_cell_efficiency(const cJSON *run, char *buf, size_t n);
+
 const char *spp_cell_plural(double n, const char *one, const char *many);
 
 /* Count with a decimal suffix: "512", "7.24 K", "1.61 G" (then unit appended). */

@@ -79,6 +79,7 @@ static cJSON *build_run(struct build *b, const struct spp_run *r)
 	add_fig(b, o, "efficiency", timed ? r->efficiency : NAN);
 	add_fig(b, o, "gap", timed ? r->gap : NAN);
 	add_fig(b, o, "gflops", timed ? r->gflops : NAN);
+	add_fig(b, o, "peak_share", timed ? r->peak_share : NAN);
 	add_fig(b, o, "bytes_moved", r->status == SPP_RUN_OK ? r->bytes_moved : NAN);
 	add_fig(b, o, "arithmetic_intensity", r->status == SPP_RUN_OK ? r->intensity : NAN);
 	add_fig(b, o, "bandwidth_gbs", timed ? r->bandwidth_gbs : NAN);

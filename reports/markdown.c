@@ -41,6 +41,14 @@ static void num_cell(FILE *f, const cJSON *o, const char *path, const char *fmt,
 		fputs(NULL_CELL, f);
 }
 
+/* Efficiency, or the dense baseline's share of the FMA peak (spp_cell_efficiency). */
+static void efficiency_cell(FILE *f, const cJSON *run)
+{
+	char buf[48];
+
+	fputs(spp_cell_efficiency(run, buf, sizeof(buf)) ? buf : NULL_CELL, f);
+}
+
 /* A fraction at path (spp_cell_frac: never 1 when short of it). */
 static void frac_cell(FILE *f, const cJSON *o, const char *path, double scale, int decimals,
 		      const char *suffix)
@@ -254,7 +262,7 @@ static void run_rows(const cJSON *r, FILE *f)
 			fputs(" | ", f);
 			ratio_cell(f, run, "speedup");
 			fputs(" | ", f);
-			num_cell(f, run, "efficiency", "%.1f%%", 100);
+			efficiency_cell(f, run);
 			fputs(" | ", f);
 			num_cell(f, run, "gflops", "%.1f", 1);
 			fputs(" |\n", f);

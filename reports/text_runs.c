@@ -119,7 +119,11 @@ static void run_figure(const cJSON *r, const char *path, double scale, const cha
 static void rc_efficiency(const cJSON *l, const cJSON *r, struct spp_text_cell *c)
 {
 	(void)l;
-	run_figure(r, "efficiency", 100, "%.1f%%", c);
+	if (!spp_cell_efficiency(r, c->text, sizeof(c->text))) {
+		spp_text_set_null(c);
+		return;
+	}
+	c->style = SPP_TEXT_PLAIN;
 }
 
 static void rc_gflops(const cJSON *l, const cJSON *r, struct spp_text_cell *c)

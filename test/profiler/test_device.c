@@ -257,9 +257,24 @@ static void test_figures_of_a_case(void **state)
 	spp_run_init(&r, "cpu", "dense");
 	r.time.median = 30;
 	spp_device_figures(&L, &c, NULL, 30, SPP_WORK_DENSE, 0, 0, &r);
-	/* the yardstick: no efficiency, its rate on the dense FLOPs */
-	assert_true(isnan(r.efficiency) && isnan(r.gap));
+	/* the yardstick: no efficiency, its rate on the dense FLOPs, no peak to share */
+	assert_true(isnan(r.efficiency) && isnan(r.gap) && isnan(r.peak_share));
 	NEAR(r.gflops, 2.0 * 2 * 2 * 10 / 30);
+	/* with the calibrated FMA peak, its share of it; a CUDA baseline has none of the CPU's */
+	{
+		struct spp_bw_model bw = {{0}, {0}, 0, 4.0};
+
+		spp_device_figures(&L, &c, &bw, 30, SPP_WORK_DENSE, 0, 0, &r);
+		NEAR(r.peak_share, 2.0 * 2 * 2 * 10 / 30 / 4.0);
+		spp_run_init(&r, "cuda", "dense");
+		r.time.median = 30;
+		spp_device_figures(&L, &c, &bw, 30, SPP_WORK_DENSE, 0, 0, &r);
+		assert_true(isnan(r.peak_share));
+		spp_run_init(&r, "cpu", "csr");
+		r.time.median = 20;
+		spp_device_figures(&L, &c, &bw, 30, SPP_WORK_SPARSE, 0, 0, &r);
+		assert_true(isnan(r.peak_share));
+	}
 
 	spp_run_init(&r, "cpu", "csr_act");
 	r.time.median = 10;

@@ -272,7 +272,7 @@ static void test_harness_budget(void **state)
 static void test_figures(void **state)
 {
 	/* the working set (36,404 B) fits the 64 KiB L2, not the 32 KiB L1 */
-	struct spp_bw_model bw = {{32768, 65536, 1 << 20, UINT64_MAX}, {400, 50, 30, 10}, 0};
+	struct spp_bw_model bw = {{32768, 65536, 1 << 20, UINT64_MAX}, {400, 50, 30, 10}, 0, 0};
 	struct spp_run_inputs in = {100, 200, 10, 2000, 24404, 10, &bw, 1000, 5000, 0};
 	struct spp_run r;
 

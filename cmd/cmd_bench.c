@@ -22,6 +22,7 @@
 #include "kernels/cpu/buffer.h"
 #include "kernels/peers.h"
 #include "profiler/base/atomic_file.h"
+#include "profiler/base/infile.h"
 #include "profiler/base/near_exe.h"
 #include "profiler/base/rng.h"
 #include "profiler/machine.h"
@@ -209,6 +210,28 @@ static void run_opts(struct bench_cfg *c, int threads, struct spp_run_opts *ro,
 			      sizeof(bt->policy));
 	bt->threads = threads;
 	bt->pinned = spp_run_threads_prepare(&c->dense, threads);
+}
+
+/*
+ * The matrices are the run's inputs: each is opened once now (a FIFO among
+ * them is refused before any work), so that -o naming one is refused
+ * before the first run, not when the report is written at the end.
+ */
+static int inputs_apart(const struct bench_cfg *c, struct spp_error *err)
+{
+	char path[4096];
+
+	for (int i = 0; i < c->ndlmc; i++) {
+		int fd;
+
+		if ((size_t)snprintf(path, sizeof(path), "%s/%s", c->dlmc_dir, c->dlmc[i]) >= sizeof(path))
+			continue; /* run_dlmc says so */
+		fd = spp_infile_open(path, NULL, err);
+		if (fd < 0)
+			return cmd_fail(err);
+		close(fd);
+	}
+	return c->output && spp_outfile_check(c->output, err) ? cmd_fail(err) : 0;
 }
 
 static int run_dlmc(struct bench_cfg *c, const struct spp_run_opts *ro, int64_t n,
@@ -497,6 +520,8 @@ int cmd_bench(int argc, char **argv)
 	}
 	if (c->quick)
 		pick_quick(c);
+	if ((rc = inputs_apart(c, &err)))
+		goto done;
 	rc = cmd_dense_open("bench", c->dense_list, c->quiet, &c->dense);
 	if (rc)
 		goto done;

@@ -145,6 +145,18 @@ void test_output_targets(void **state)
 	same_file(model, m, mlen);
 	same_file(report, rep, rlen);
 	assert_int_equal(hidden_entries(dir), 0);
+	/* bench's matrices are inputs too: refused before the first run */
+	{
+		char *dlmc = harness_join(dir, "dlmc"), *smtx = harness_join(dlmc, "a.smtx");
+		static const char pat[] = "2, 4, 2\n0 1 2\n3 0\n";
+
+		assert_int_equal(mkdir(dlmc, 0755), 0);
+		assert_int_equal(harness_write(smtx, pat, sizeof(pat) - 1), 0);
+		snprintf(want, sizeof(want), "cannot write '%s': is the input '%s'", smtx, smtx);
+		cli_refused((const char *[]){"bench", "--dlmc", dlmc, "-o", smtx, NULL}, want);
+		same_file(smtx, pat, sizeof(pat) - 1);
+		free(smtx), free(dlmc);
+	}
 
 	free(m), free(rep), free(model), free(report), free(index);
 	harness_rmtree(dir);

@@ -29,6 +29,7 @@ struct spp_metric_seg {
 	char name[SPP_METRIC_NAME_MAX];
 	char key[SPP_METRIC_NAME_MAX];
 	int has_key;
+	int column;                /* 1-based, of the name in the text parsed */
 };
 
 struct spp_metric_path {

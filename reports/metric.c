@@ -74,6 +74,7 @@ int spp_metric_path_parse(const char *s, int col0, struct spp_metric_path *out,
 		if (out->nseg == SPP_METRIC_MAX_SEGS)
 			return spp_parse_fault_set(f, col0 + i, "path deeper than %d fields", SPP_METRIC_MAX_SEGS);
 		seg = &out->seg[out->nseg++];
+		seg->column = col0 + i;
 		while (ident_char((unsigned char)s[i])) {
 			if (len + 1 >= sizeof(seg->name))
 				return spp_parse_fault_set(f, col0 + i, "field name too long");

@@ -156,7 +156,7 @@ static int parse_target(const char *s, int i, struct spp_rule *r, struct spp_par
 		return spp_parse_fault_set(f, i + 1, "expected '.' and a metric after the scope");
 	i++;
 	used = spp_metric_path_parse(s + i, i + 1, &r->path, f);
-	if (used < 0)
+	if (used < 0 || spp_metric_path_check(r->scope, &r->path, f) < 0)
 		return -1;
 	return i + used;
 }

@@ -34,4 +34,11 @@ const char *spp_rule_op_text(enum spp_rule_op op);
 int spp_rule_parse_expr(const char *s, struct spp_rule *r, struct spp_parse_fault *f);
 int spp_rule_parse_target(const char *s, struct spp_rule *r, struct spp_parse_fault *f);
 
+/*
+ * 0 when path p, read in scope (enum spp_rule_scope), names a field the
+ * report's schema has (metric_schema.c); else -1 with f: "no metric
+ * 'runs[cpu/csr].speedupp' in a layer of a report ...", at its column.
+ */
+int spp_metric_path_check(int scope, const struct spp_metric_path *p, struct spp_parse_fault *f);
+
 #endif

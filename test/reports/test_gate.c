@@ -284,6 +284,80 @@ static void test_check_malformed_rules(void **state)
 	free(rules);
 }
 
+/* Every number and string a layer of a report holds, as rules of that path (appended to b). */
+static void leaf_rules(const cJSON *o, const char *path, char *b, size_t cap)
+{
+	const cJSON *c;
+	char sub[300];
+
+	cJSON_ArrayForEach(c, o) {
+		size_t u = strlen(b);
+
+		if (cJSON_IsArray(c) && strcmp(c->string, "runs") == 0) {
+			const cJSON *run;
+
+			cJSON_ArrayForEach(run, c) {
+				snprintf(sub, sizeof(sub), "%s%s[%s/%s]", path, c->string,
+					 cJSON_GetObjectItem(run, "backend")->valuestring,
+					 cJSON_GetObjectItem(run, "format")->valuestring);
+				strcat(sub, ".");
+				leaf_rules(run, sub, b, cap);
+			}
+		} else if (cJSON_IsObject(c)) {
+			snprintf(sub, sizeof(sub), "%s%s.", path, c->string);
+			leaf_rules(c, sub, b, cap);
+		} else if ((cJSON_IsNumber(c) || cJSON_IsNull(c)) && u + 400 < cap) {
+			snprintf(b + u, cap - u, "%s{\"expr\": \"layers[*].%s%s >= 0\"}",
+				 b[u - 1] == '[' ? "" : ",", path, c->string);
+		}
+	}
+}
+
+/*
+ * A misspelt metric is a fault of the rules file (exit 2, the column), not
+ * a rule failing on every layer; every field a real report has, and the
+ * model view's summed runs, still parse.
+ */
+static void test_check_unknown_metric(void **state)
+{
+	enum { CAP = 1 << 18 };
+	cJSON *rep = gate_load(gate_fx.runs);
+	char *b = malloc(CAP), *rules;
+	struct harness_run r;
+
+	(void)state;
+	expect_rules_error("layers[*].runs[cpu/csr].speedupp >= 1",
+			   "expr: column 25: no metric 'runs[cpu/csr].speedupp' in a layer of a report");
+	expect_rules_error("model.sparsty >= 0.5", "column 7: no metric 'sparsty' in the model block");
+	expect_rules_error("layers[*].storage.csr.ratioo > 1", "column 23: no metric 'storage.csr.ratioo'");
+	expect_rules_error("layers[*].storage.nm3_4.ratio > 1", "column 19: no metric 'storage.nm3_4'");
+	expect_rules_error("model.runs[cpu/csr].speedupp > 1", "column 21: no metric 'runs[cpu/csr].speedupp'");
+	expect_rules_error("layers[*].sparsity.x > 0", "column 20: no metric 'sparsity.x'");
+	assert_non_null(b);
+	strcpy(b, "{\"rules\": [{\"expr\": \"model.runs[cpu/csr].dense_time_ns.p90 > 0\"},"
+		  "{\"expr\": \"summary.dense_baseline.share_of_peak >= 0\"}");
+	leaf_rules(cJSON_GetArrayItem(cJSON_GetObjectItem(rep, "layers"), 0), "", b, CAP);
+	strcat(b, "]}");
+	assert_true(strlen(b) + 8 < CAP);
+	rules = gate_write_text("every-field.json", b);
+	RUN(&r, "check", gate_fx.runs, "--rules", rules);
+	if (r.status == 2)
+		fail_msg("a field of the report is not a metric: %s", r.err);
+	{
+		const char *sum = strstr(r.out, "check: ");
+		int n = 0;
+
+		/* the layer's fields, its runs' fields for every format */
+		assert_true(sum && sscanf(sum, "check: %d rules", &n) == 1);
+		if (n < 100)
+			fail_msg("only %d rules from the report's fields", n);
+	}
+	harness_run_free(&r);
+	free(rules);
+	free(b);
+	cJSON_Delete(rep);
+}
+
 static void test_check_malformed_report(void **state)
 {
 	struct harness_run r;
@@ -498,6 +572,7 @@ int main(void)
 		cmocka_unit_test(test_check_bounds),
 		cmocka_unit_test(test_check_absent_metric),
 		cmocka_unit_test(test_check_malformed_rules),
+		cmocka_unit_test(test_check_unknown_metric),
 		cmocka_unit_test(test_check_malformed_report),
 		cmocka_unit_test(test_check_noise_rule),
 		cmocka_unit_test(test_check_regression_exact),

@@ -15,6 +15,7 @@
 #include <cmocka.h>
 #include <cjson/cJSON.h>
 
+#include "profiler/layer.h"
 #include "test/harness.h"
 
 static const char *const models[] = {
@@ -280,6 +281,34 @@ static void doc_fields(const char *text, struct fields *out)
 	}
 }
 
+/* Text of doc from the line starting with start up to the next occurrence of stop (heap). */
+static char *doc_part(const char *doc, const char *start, const char *stop)
+{
+	const char *a = strstr(doc, start), *b = a ? strstr(a + strlen(start), stop) : NULL;
+
+	assert_non_null(b);
+	return strndup(a, (size_t)(b - a));
+}
+
+/* METRICS.md names every op a layer can have, in the op row and in the GEMM view table. */
+static void test_metrics_doc_ops(void **state)
+{
+	char *doc_path = docs_path("METRICS.md"), *doc = harness_slurp(doc_path, NULL);
+	char *row, *view, want[48];
+
+	(void)state;
+	assert_non_null(doc);
+	row = doc_part(doc, "| `layers[].op` |", "\n");
+	view = doc_part(doc, "### The GEMM view of a layer", "\n### ");
+	for (int op = 0; op <= SPP_OP_RNN; op++) {
+		snprintf(want, sizeof(want), "`%s`", spp_op_name((enum spp_op)op));
+		if (!strstr(row, want) || !strstr(view, want))
+			fail_msg("METRICS.md lacks op %s in the %s", want,
+				 strstr(row, want) ? "GEMM view table" : "layers[].op row");
+	}
+	free(row), free(view), free(doc), free(doc_path);
+}
+
 static void test_metrics_doc_in_step(void **state)
 {
 	char *schema_path = docs_path("report.schema.json"), *doc_path = docs_path("METRICS.md");
@@ -327,6 +356,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_metrics_doc_in_step),
+		cmocka_unit_test(test_metrics_doc_ops),
 		cmocka_unit_test(test_reports_validate),
 	};
 

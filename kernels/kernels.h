@@ -99,10 +99,27 @@ struct spp_encoded {
 struct spp_storage_counts {
 	int64_t m, k;
 	uint64_t nnz;
-	double vb;                      /* bytes per value */
+	/* how values are stored: value_bits each (a block-quantized dtype: its code's),
+	 * and for a block-quantized dtype one scale of qscale bytes per qblock values */
+	int value_bits, qblock, qscale;
 	uint64_t blocks, zero_blocks;   /* aligned block x block blocks (W zero-padded), all-zero ones */
 	uint64_t groups, groups_ok;     /* N:M groups of `block` along K, those holding <= keep */
 };
+
+/*
+ * Bytes of n stored values, whole: the codes packed (ceil(n * bits / 8)),
+ * and for a block-quantized dtype the scales of the stored stream, one per
+ * qblock values kept (a sparse format keeps the model's quantization in
+ * blocks of what it stores). For n = M * K it is the dense size.
+ */
+static inline uint64_t spp_value_bytes(const struct spp_storage_counts *c, uint64_t n)
+{
+	uint64_t codes = (n * (uint64_t)c->value_bits + 7) / 8;
+
+	return c->qblock ? codes + (n + (uint64_t)c->qblock - 1) / (uint64_t)c->qblock *
+					   (uint64_t)c->qscale
+			 : codes;
+}
 
 /* A format: one entry per format and device (the CPU's: SPP_CPU_FORMAT_LIST below). */
 struct spp_format_ops {

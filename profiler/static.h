@@ -79,7 +79,7 @@ int spp_storage_find(const char *key);
 
 struct spp_storage {
 	int applicable;
-	double bytes;        /* may be fractional only for sub-byte dtypes */
+	double bytes;        /* whole bytes (spp_value_bytes: packed codes, block scales) */
 	double ratio;        /* dense bytes / bytes; 0 when bytes == 0 (reported null) */
 	char reason[128];    /* why not applicable */
 };

@@ -108,15 +108,34 @@ static int pattern_counts(const struct spp_static_counts *c, const struct spp_fo
 	return 1;
 }
 
+/*
+ * How dtype's values are stored (kernels.h): their bits, and for ggml's
+ * Q8_0 and Q4_0 (a 2-byte f16 scale d per 32 values) the code's bits and
+ * the scale. Other block types have no zero test, so no storage figures.
+ */
+static void value_layout(enum spp_dtype dtype, struct spp_storage_counts *sc)
+{
+	const struct spp_dtype_info *d = spp_dtype_info(dtype);
+
+	sc->value_bits = d ? d->bits : 0;
+	sc->qblock = sc->qscale = 0;
+	if (d && d->bits == 0 && d->block_elems > 0) {
+		sc->qblock = d->block_elems;
+		sc->qscale = 2;
+		sc->value_bits = (d->block_bytes - sc->qscale) * 8 / d->block_elems;
+	}
+}
+
 /* One format's storage row: its registry entry's formula on the scan's counts. */
 static void format_storage(const struct spp_static_counts *c, const struct spp_format_ops *ops,
-			   double vb, double dense, struct spp_storage *s)
+			   enum spp_dtype dtype, double dense, struct spp_storage *s)
 {
-	struct spp_storage_counts sc = {c->m, c->k, c->nnz, vb, 0, 0, 0, 0};
+	struct spp_storage_counts sc = {c->m, c->k, c->nnz, 0, 0, 0, 0, 0, 0, 0};
 	struct spp_error err = {0};
 	double bytes = 0;
 
 	memset(s, 0, sizeof(*s));
+	value_layout(dtype, &sc);
 	if (!pattern_counts(c, ops, &sc)) {
 		snprintf(s->reason, sizeof(s->reason), "the static scan counts no %s pattern", ops->key);
 		return;
@@ -132,7 +151,7 @@ void spp_static_derive(const struct spp_static_counts *c, enum spp_dtype dtype,
 		       int64_t n, struct spp_layer_static *out)
 {
 	double m = (double)c->m, k = (double)c->k, nn = (double)n;
-	double nnz = (double)c->nnz, vb = spp_dtype_value_bytes(dtype);
+	double nnz = (double)c->nnz;
 	double dense;
 
 	memset(out, 0, sizeof(*out));
@@ -161,9 +180,14 @@ void spp_static_derive(const struct spp_static_counts *c, enum spp_dtype dtype,
 	}
 	out->cls = classify(c, out->numel);
 
-	dense = m * k * vb;
+	{
+		struct spp_storage_counts sc = {c->m, c->k, c->nnz, 0, 0, 0, 0, 0, 0, 0};
+
+		value_layout(dtype, &sc);
+		dense = (double)spp_value_bytes(&sc, out->numel);
+	}
 	set_bytes(&out->storage[SPP_ST_DENSE], dense, dense);
 	for (int f = SPP_ST_DENSE + 1; f < SPP_ST_COUNT; f++)
-		format_storage(c, spp_storage_ops((enum spp_storage_fmt)f), vb, dense,
+		format_storage(c, spp_storage_ops((enum spp_storage_fmt)f), dtype, dense,
 			       &out->storage[f]);
 }

@@ -176,7 +176,7 @@ static int bitmask_storage(const struct spp_format_ops *f, const struct spp_stor
 
 	(void)f;
 	(void)err;
-	*bytes = m * (double)((c->k + 7) / 8) + (double)c->nnz * c->vb + (m + 1) * 4;
+	*bytes = m * (double)((c->k + 7) / 8) + (double)spp_value_bytes(c, c->nnz) + (m + 1) * 4;
 	return 0;
 }
 

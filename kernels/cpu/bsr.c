@@ -191,11 +191,11 @@ static int bsr_spmm(const struct spp_encoded *w, const float *x, float *y,
 static int bsr_storage(const struct spp_format_ops *f, const struct spp_storage_counts *c,
 		       double *bytes, struct spp_error *err)
 {
-	double bs = f->block, nzb = (double)(c->blocks - c->zero_blocks);
+	uint64_t bs = (uint64_t)f->block, nzb = c->blocks - c->zero_blocks;
 	double brows = (double)((c->m + f->block - 1) / f->block);
 
 	(void)err;
-	*bytes = nzb * bs * bs * c->vb + nzb * 4 + (brows + 1) * 4;
+	*bytes = (double)spp_value_bytes(c, nzb * bs * bs) + (double)nzb * 4 + (brows + 1) * 4;
 	return 0;
 }
 

@@ -147,7 +147,7 @@ static int coo_storage(const struct spp_format_ops *f, const struct spp_storage_
 {
 	(void)f;
 	(void)err;
-	*bytes = (double)c->nnz * (c->vb + 8);
+	*bytes = (double)spp_value_bytes(c, c->nnz) + (double)c->nnz * 8;
 	return 0;
 }
 

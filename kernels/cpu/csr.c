@@ -191,7 +191,7 @@ static int csr_storage(const struct spp_format_ops *f, const struct spp_storage_
 {
 	(void)f;
 	(void)err;
-	*bytes = (double)c->nnz * (c->vb + 4) + ((double)c->m + 1) * 4;
+	*bytes = (double)spp_value_bytes(c, c->nnz) + (double)c->nnz * 4 + ((double)c->m + 1) * 4;
 	return 0;
 }
 

@@ -222,7 +222,7 @@ static int nm_storage(const struct spp_format_ops *f, const struct spp_storage_c
 	while ((1 << bits) < f->block)
 		bits++;
 	bits *= g * (uint64_t)f->keep;
-	*bytes = (double)g * f->keep * c->vb + (double)((bits + 7) / 8);
+	*bytes = (double)spp_value_bytes(c, g * (uint64_t)f->keep) + (double)((bits + 7) / 8);
 	return 0;
 }
 

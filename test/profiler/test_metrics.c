@@ -118,6 +118,43 @@ static void test_hand_5x7_storage(void **state)
 }
 
 /*
+ * Block-quantized and sub-byte dtypes count whole bytes: Q8_0 (32 one-byte
+ * codes and a 2-byte scale per block) on M 2, K 64, nnz 5: dense 2 rows x 2
+ * blocks x 34 = 136; csr's 5 values keep their codes (5) and one scale per
+ * 32 stored (2): 7 + 5*4 + 3*4 = 39, never 5 * 34/32 + ... = 37.3125. Q4_0
+ * (4-bit codes): dense 4 * 18 = 72, csr ceil(5/2) + 2 + 32 = 37. F4: csr
+ * ceil(5 * 4 / 8) + 32 = 35.
+ */
+static void test_storage_whole_bytes(void **state)
+{
+	struct spp_static_counts c = {0};
+	struct spp_layer_static s;
+
+	(void)state;
+	c.m = 2;
+	c.k = 64;
+	c.nnz = 5;
+	c.row_nnz_max = 5;
+	for (int i = 0; i < SPP_NNM; i++)
+		c.nm_groups[i] = c.nm_ok[i] = 2 * 64 / (uint64_t)spp_nm_patterns[i].m;
+	for (int b = 0; b < SPP_NBLOCK; b++)
+		c.blocks[b] = c.zero_blocks[b] = (uint64_t)(2 * 64 / spp_block_sizes[b] / spp_block_sizes[b] + 1);
+	spp_static_derive(&c, SPP_DTYPE_Q8_0, 1, &s);
+	assert_near(s.storage[SPP_ST_DENSE].bytes, 136, 0);
+	assert_near(s.storage[SPP_ST_CSR].bytes, 39, 0);
+	assert_near(s.storage[SPP_ST_COO].bytes, 7 + 40, 0);
+	spp_static_derive(&c, SPP_DTYPE_Q4_0, 1, &s);
+	assert_near(s.storage[SPP_ST_DENSE].bytes, 72, 0);
+	assert_near(s.storage[SPP_ST_CSR].bytes, 37, 0);
+	spp_static_derive(&c, SPP_DTYPE_F4, 1, &s);
+	assert_near(s.storage[SPP_ST_DENSE].bytes, 64, 0);
+	assert_near(s.storage[SPP_ST_CSR].bytes, 35, 0);
+	for (int f = 0; f < SPP_ST_COUNT; f++)
+		if (s.storage[f].applicable)
+			assert_near(s.storage[f].bytes, floor(s.storage[f].bytes), 0);
+}
+
+/*
  * 3x10 F16, one zero row and zero col 9 (one of its zeros is -0.0):
  * nnz 18, zeros 12 = 1*10 + 1*3 - 1 -> class channel. Rows 0, 9, 9: mean 6,
  * sumsq 162, var 54 - 36 = 18, cv sqrt(18)/6. Groups of 4 (3 per row):
@@ -426,6 +463,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_hand_5x7_counts),
 		cmocka_unit_test(test_hand_5x7_storage),
+		cmocka_unit_test(test_storage_whole_bytes),
 		cmocka_unit_test(test_hand_channel_f16),
 		cmocka_unit_test(test_hand_block_i8),
 		cmocka_unit_test(test_hand_unstructured),

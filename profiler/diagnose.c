@@ -1,4 +1,5 @@
 #include "profiler/diagnose.h"
+#include "profiler/base/share.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -57,16 +58,19 @@ static void static_rules(const struct spp_layer_static *s, const double *along_m
 
 	for (int i = 0; i < SPP_NNM; i++) {
 		const struct spp_nm *p = &spp_nm_patterns[i];
+		uint64_t groups = s->counts.nm_groups[i], bad = groups - s->counts.nm_ok[i];
+		char share[64];
 
+		spp_share_text(bad, groups, share, sizeof(share));
 		if (s->nm[i] < 1.0 && along_m && along_m[i] == 1.0)
 			say(d, "%d:%d along the wrong axis: every group of %d rows in a column complies, "
-			       "but %.3g%% of groups of %d along K hold more than %d non-zero%s, and the "
+			       "but %s of groups of %d along K hold more than %d non-zero%s, and the "
 			       "kernels group along K (prune along K, or transpose W)",
-			    p->n, p->m, p->m, 100 * (1 - s->nm[i]), p->m, p->n, p->n == 1 ? "" : "s");
+			    p->n, p->m, p->m, share, p->m, p->n, p->n == 1 ? "" : "s");
 		/* only where the layer has enough zeros for the pattern to be possible */
 		else if (s->nm[i] < 1.0 && s->sparsity >= 1.0 - (double)p->n / p->m)
-			say(d, "%d:%d not applicable: %.3g%% of groups of %d hold more than %d non-zero%s",
-			    p->n, p->m, 100 * (1 - s->nm[i]), p->m, p->n, p->n == 1 ? "" : "s");
+			say(d, "%d:%d not applicable: %s of groups of %d hold more than %d non-zero%s",
+			    p->n, p->m, share, p->m, p->n, p->n == 1 ? "" : "s");
 	}
 	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
 		if (k % sizes[i] != 0) {

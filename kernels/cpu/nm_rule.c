@@ -4,6 +4,7 @@
  * static storage figures.
  */
 #include "kernels/kernels.h"
+#include "profiler/base/share.h"
 
 uint64_t spp_nm_violations(const struct spp_matrix *w, int keep, int group)
 {
@@ -22,9 +23,12 @@ uint64_t spp_nm_violations(const struct spp_matrix *w, int keep, int group)
 
 int spp_nm_check(int keep, int group, uint64_t groups, uint64_t bad, struct spp_error *err)
 {
+	char share[64];
+
 	if (bad == 0)
 		return 0;
 	return spp_error_set(err, SPP_E_UNSUPPORTED,
-			     "not %d:%d compliant: %.3g%% of groups hold more than %d non-zero%s",
-			     keep, group, 100.0 * (double)bad / (double)groups, keep, keep == 1 ? "" : "s");
+			     "not %d:%d compliant: %s of groups hold more than %d non-zero%s", keep,
+			     group, spp_share_text(bad, groups, share, sizeof(share)), keep,
+			     keep == 1 ? "" : "s");
 }

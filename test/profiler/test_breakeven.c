@@ -273,9 +273,14 @@ static void test_diagnosis(void **state)
 	assert_int_equal(d.n, 0);
 
 	/* N:M not applicable although 75% allows 2:4: 12.5% of groups violate */
-	s.nm[1] = 0.875;
+	s.nm[1] = 0.875, s.counts.nm_groups[1] = 8, s.counts.nm_ok[1] = 7;
 	spp_diagnose_layer(&s, NULL, &d);
 	assert_true(d.n == 1 && has_line(&d, "2:4 not applicable: 12.5% of groups of 4"));
+	/* a few violating groups are never "0.0%" */
+	s.nm[1] = 1 - 3.0 / 40960, s.counts.nm_groups[1] = 40960, s.counts.nm_ok[1] = 40957;
+	spp_diagnose_layer(&s, NULL, &d);
+	assert_true(d.n == 1 && has_line(&d, "2:4 not applicable: < 0.1% (3 of 40960) of groups of 4"));
+	s.nm[1] = 0.875, s.counts.nm_groups[1] = 8, s.counts.nm_ok[1] = 7;
 	/*
 	 * N:M along the wrong axis: every group along M complies (runs give
 	 * nm_along_m), 12.5% along K do not; not when along M fails too
@@ -294,7 +299,7 @@ static void test_diagnosis(void **state)
 	s.nm[1] = 1.0;
 	spp_diagnose_layer(&s, &lr, &d);
 	assert_int_equal(d.n, 0);
-	s.nm[1] = 0.875;
+	s.nm[1] = 0.875, s.counts.nm_groups[1] = 8, s.counts.nm_ok[1] = 7;
 	/* at 40% sparsity 2:4 is impossible anyway: nothing to say */
 	s.sparsity = 0.4;
 	spp_diagnose_layer(&s, NULL, &d);

@@ -16,6 +16,7 @@
 
 #include <cmocka.h>
 
+#include "profiler/base/share.h"
 #include "profiler/static.h"
 #include "test/profiler/metrics_fixture.h"
 
@@ -152,6 +153,24 @@ static void test_storage_whole_bytes(void **state)
 	for (int f = 0; f < SPP_ST_COUNT; f++)
 		if (s.storage[f].applicable)
 			assert_near(s.storage[f].bytes, floor(s.storage[f].bytes), 0);
+}
+
+/* A share that is not zero never reads as 0 %, nor one short of all as 100 %. */
+static void test_share_text(void **state)
+{
+	char b[64];
+	struct spp_error err = {0};
+
+	(void)state;
+	assert_string_equal(spp_share_text(1, 8, b, sizeof(b)), "12.5%");
+	assert_string_equal(spp_share_text(0, 8, b, sizeof(b)), "0%");
+	assert_string_equal(spp_share_text(8, 8, b, sizeof(b)), "100%");
+	assert_string_equal(spp_share_text(4, 10000, b, sizeof(b)), "< 0.1% (4 of 10000)");
+	assert_string_equal(spp_share_text(9999, 10000, b, sizeof(b)), "> 99.9% (9999 of 10000)");
+	assert_string_equal(spp_share_text(1, 1000, b, sizeof(b)), "0.1%");
+	assert_int_equal(spp_nm_check(2, 4, 10000, 4, &err), SPP_E_UNSUPPORTED);
+	assert_string_equal(err.msg, "not 2:4 compliant: < 0.1% (4 of 10000) of groups hold more "
+				     "than 2 non-zeros");
 }
 
 /*
@@ -464,6 +483,7 @@ int main(void)
 		cmocka_unit_test(test_hand_5x7_counts),
 		cmocka_unit_test(test_hand_5x7_storage),
 		cmocka_unit_test(test_storage_whole_bytes),
+		cmocka_unit_test(test_share_text),
 		cmocka_unit_test(test_hand_channel_f16),
 		cmocka_unit_test(test_hand_block_i8),
 		cmocka_unit_test(test_hand_unstructured),

@@ -41,7 +41,7 @@ void spp_breakeven_pattern(const struct spp_layer_static *s, struct spp_sweep_op
 		o->pattern = SPP_SYNTH_CHANNEL;
 		break;
 	default:
-		break; /* dense and unstructured: unstructured W */
+		break; /* dense, kernel, pattern and unstructured: unstructured W */
 	}
 }
 

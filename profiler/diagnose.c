@@ -44,6 +44,44 @@ static void run_rules(const struct spp_layer_runs *runs, struct spp_diagnosis *d
 		       "kernel call's fixed costs", runs->runs[0].time.median / 1e3);
 }
 
+/* "3x3" for a kernel's shape. */
+static void kernel_shape(const struct spp_kernel_counts *kc, char *buf, size_t n)
+{
+	size_t u = 0;
+
+	buf[0] = '\0';
+	for (int i = 0; i < kc->ndims && u < n; i++)
+		u += (size_t)snprintf(buf + u, n - u, "%s%d", i ? "x" : "", kc->dims[i]);
+}
+
+/* A conv's kernel-level and pattern-based structure, when its class says so. */
+static void kernel_rules(const struct spp_layer_static *s, struct spp_diagnosis *d)
+{
+	const struct spp_kernel_counts *kc = &s->counts.kernel;
+	char shape[32], share[64], masks[200], mask[96];
+	uint64_t nzk = kc->kernels - kc->zero;
+	size_t u = 0;
+
+	if (kc->size == 0)
+		return;
+	kernel_shape(kc, shape, sizeof(shape));
+	if (s->cls == SPP_CLASS_KERNEL)
+		say(d, "kernel-level pruning: %s of the %llu %s kernels are all zero, and they hold "
+		       "%.3g%% of the zeros (a kernel-sparse conv skips whole (output, input) pairs)",
+		    spp_share_text(kc->zero, kc->kernels, share, sizeof(share)),
+		    (unsigned long long)kc->kernels, shape, 100 * s->kernel_zero_share);
+	if (s->cls != SPP_CLASS_PATTERN)
+		return;
+	masks[0] = '\0';
+	for (int i = 0; i < kc->ntop && i < 4 && u < sizeof(masks); i++)
+		u += (size_t)snprintf(masks + u, sizeof(masks) - u, "%s%s %.3g%%", i ? ", " : "",
+				      spp_kernel_mask_text(kc, kc->top_mask[i], mask, sizeof(mask)),
+				      100.0 * (double)kc->top_count[i] / (double)nzk);
+	say(d, "pattern-based pruning: %lld kernel masks in all, the 4 commonest hold %.3g%% of "
+	       "the %llu non-zero %s kernels (%s)", (long long)kc->patterns, 100 * s->kernel_cover[0],
+	    (unsigned long long)nzk, shape, masks);
+}
+
 /*
  * along_m: N:M compliance of groups along M (NULL: unknown). A pattern that
  * holds along M but not along K was pruned on the other axis: the kernels
@@ -72,6 +110,7 @@ static void static_rules(const struct spp_layer_static *s, const double *along_m
 			say(d, "%d:%d not applicable: %s of groups of %d hold more than %d non-zero%s",
 			    p->n, p->m, share, p->m, p->n, p->n == 1 ? "" : "s");
 	}
+	kernel_rules(s, d);
 	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
 		if (k % sizes[i] != 0) {
 			say(d, "K = %lld is not a multiple of %d: the last group or block of each "

@@ -30,6 +30,23 @@ struct spp_nm {
 };
 extern const struct spp_nm spp_nm_patterns[SPP_NNM]; /* 1:4, 2:4, 4:8 */
 
+/*
+ * The kernels of a convolution: its (output, input channel) slices of
+ * kh x kw (x kd) weights, each read as a mask of its non-zeros (bit p for
+ * spatial position p, row-major over the kernel's dimensions).
+ */
+#define SPP_KERNEL_TOP 16
+#define SPP_KERNEL_MAX_PATTERNS (1u << 16) /* distinct patterns counted at most */
+struct spp_kernel_counts {
+	int size;                  /* weights per kernel (kh * kw ...); 0: not a conv */
+	int ndims, dims[3];        /* the kernel's shape */
+	uint64_t kernels, zero;    /* M * C kernels, the all-zero ones */
+	/* distinct non-zero masks; -1 when more than SPP_KERNEL_MAX_PATTERNS, or size > 64 */
+	int64_t patterns;
+	int ntop;                  /* the most common masks, most first (count, then mask) */
+	uint64_t top_mask[SPP_KERNEL_TOP], top_count[SPP_KERNEL_TOP];
+};
+
 /* Integer counts from one scan of a layer. */
 struct spp_static_counts {
 	int64_t m, k;
@@ -42,6 +59,7 @@ struct spp_static_counts {
 	uint64_t zero_blocks[SPP_NBLOCK]; /* of those, entirely zero */
 	uint64_t zeros_in_zero_block4;    /* real (unpadded) elements in zero 4x4 blocks */
 	uint64_t zero_rows, zero_cols;
+	struct spp_kernel_counts kernel; /* conv layers (static_kernels.c); size 0 else */
 };
 
 /*
@@ -51,6 +69,20 @@ struct spp_static_counts {
  */
 int spp_static_count(const struct spp_layer *l, struct spp_static_counts *out,
 		     struct spp_error *err);
+
+/*
+ * The kernel counts of a conv layer (op conv1d/2d/3d, weight [O, C, k...])
+ * into out (size 0 for any other layer): one serial pass over the layer's
+ * zero masks. Returns 0, SPP_E_NOMEM, or the scan's errors.
+ */
+int spp_static_kernels(const struct spp_layer *l, struct spp_kernel_counts *out,
+		       struct spp_error *err);
+
+/*
+ * A kernel mask as text: a 3x3 "010/111/010" (rows of the kernel, top
+ * first, '/' between rows; 3-D kernels '|' between planes). Returns buf.
+ */
+char *spp_kernel_mask_text(const struct spp_kernel_counts *k, uint64_t mask, char *buf, size_t n);
 
 /* Count non-zero elements of a whole tensor (for model totals). */
 int spp_static_tensor_nnz(const struct spp_tensor *t, uint64_t *nnz,
@@ -90,9 +122,11 @@ enum spp_pattern_class {
 	SPP_CLASS_CHANNEL,
 	SPP_CLASS_BLOCK,
 	SPP_CLASS_UNSTRUCTURED,
+	SPP_CLASS_KERNEL,  /* a conv with >= 90 % of its zeros in all-zero kernels */
+	SPP_CLASS_PATTERN, /* a conv whose 16 commonest kernel masks cover >= 95 % of its non-zero kernels */
 };
 
-/* "dense", "nm", "channel", "block", "unstructured". */
+/* "dense", "nm", "channel", "block", "unstructured", "kernel", "pattern". */
 const char *spp_pattern_class_name(enum spp_pattern_class c);
 
 struct spp_layer_static {
@@ -105,6 +139,10 @@ struct spp_layer_static {
 	double nm[SPP_NNM];            /* fraction of compliant groups */
 	double block[SPP_NBLOCK];      /* fraction of zero B x B blocks */
 	double row_nnz_mean, row_nnz_cv;
+	/* conv kernels (counts.kernel.size > 0): all-zero ones over kernels, the
+	 * zeros they hold over all zeros, the top 4, 8, 16 masks' share of the
+	 * non-zero kernels; NAN for other layers and when undefined */
+	double kernel_zero, kernel_zero_share, kernel_cover[3];
 	enum spp_pattern_class cls;
 	struct spp_storage storage[SPP_ST_COUNT];
 	/*

@@ -48,13 +48,41 @@ const char *spp_pattern_class_name(enum spp_pattern_class c)
 		return "block";
 	case SPP_CLASS_UNSTRUCTURED:
 		return "unstructured";
+	case SPP_CLASS_KERNEL:
+		return "kernel";
+	case SPP_CLASS_PATTERN:
+		return "pattern";
 	}
 	return "?";
+}
+
+/* Non-zero kernels the n commonest masks hold. */
+static uint64_t top_kernels(const struct spp_kernel_counts *kc, int n)
+{
+	uint64_t sum = 0;
+
+	for (int i = 0; i < n && i < kc->ntop; i++)
+		sum += kc->top_count[i];
+	return sum;
+}
+
+/*
+ * Pattern-based pruning: kernels of 4 or more weights, the 16 commonest
+ * masks holding >= 95 % of the non-zero kernels, and at least half of the
+ * zeros inside non-zero kernels (else the zeros are whole kernels).
+ */
+static int pattern_pruned(const struct spp_kernel_counts *kc, uint64_t zeros)
+{
+	uint64_t nzk = kc->kernels - kc->zero, in_zero = kc->zero * (uint64_t)kc->size;
+
+	return kc->size >= 4 && kc->patterns > 0 && nzk > 0 &&
+	       top_kernels(kc, SPP_KERNEL_TOP) * 20 >= nzk * 19 && (zeros - in_zero) * 2 >= zeros;
 }
 
 static enum spp_pattern_class classify(const struct spp_static_counts *c,
 				       uint64_t numel)
 {
+	const struct spp_kernel_counts *kc = &c->kernel;
 	uint64_t zeros = numel - c->nnz;
 	uint64_t zr = c->zero_rows, zc = c->zero_cols;
 	uint64_t m = (uint64_t)c->m, k = (uint64_t)c->k;
@@ -70,8 +98,12 @@ static enum spp_pattern_class classify(const struct spp_static_counts *c,
 	in_lines = zr * k + zc * m - zr * zc;
 	if (in_lines * 10 >= zeros * 9)
 		return SPP_CLASS_CHANNEL;
+	if (kc->size >= 2 && kc->zero * (uint64_t)kc->size * 10 >= zeros * 9)
+		return SPP_CLASS_KERNEL;
 	if (c->zeros_in_zero_block4 * 10 >= zeros * 9)
 		return SPP_CLASS_BLOCK;
+	if (pattern_pruned(kc, zeros))
+		return SPP_CLASS_PATTERN;
 	return SPP_CLASS_UNSTRUCTURED;
 }
 
@@ -177,6 +209,19 @@ void spp_static_derive(const struct spp_static_counts *c, enum spp_dtype dtype,
 
 		out->row_nnz_mean = mean;
 		out->row_nnz_cv = mean > 0 ? sqrt(var > 0 ? var : 0.0) / mean : 0.0;
+	}
+	out->kernel_zero = out->kernel_zero_share = NAN;
+	for (int i = 0; i < 3; i++)
+		out->kernel_cover[i] = NAN;
+	if (c->kernel.size > 0 && c->kernel.kernels > 0) {
+		const struct spp_kernel_counts *kc = &c->kernel;
+		uint64_t zeros = out->numel - c->nnz, nzk = kc->kernels - kc->zero;
+
+		out->kernel_zero = (double)kc->zero / (double)kc->kernels;
+		if (zeros > 0)
+			out->kernel_zero_share = (double)(kc->zero * (uint64_t)kc->size) / (double)zeros;
+		for (int i = 0; i < 3 && kc->patterns >= 0 && nzk > 0; i++)
+			out->kernel_cover[i] = (double)top_kernels(kc, 4 << i) / (double)nzk;
 	}
 	out->cls = classify(c, out->numel);
 

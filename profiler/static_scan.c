@@ -497,6 +497,28 @@ static void scan_items(const struct view_scan *s, struct spp_pages *pg, uint8_t 
 	}
 }
 
+int spp_scan_each_row(const struct spp_layer *l, void (*fn)(void *, int64_t, const uint8_t *),
+		      void *ctx, struct spp_error *err)
+{
+	struct view_scan s;
+	uint8_t *mk;
+	int rc;
+
+	if ((rc = spp_scan_elems_init(l->weight, &s.el, err)) || (rc = spp_scan_view_check(l, err)))
+		return rc;
+	spp_scan_view_init(&s, l);
+	mk = calloc((size_t)(s.kp ? s.kp : 1), 1);
+	if (!mk)
+		return spp_error_set(err, SPP_E_NOMEM, "tensor '%s': out of memory for a row mask",
+				     l->weight->name ? l->weight->name : "?");
+	for (int64_t i = 0; i < s.m; i++) {
+		row_mask(&s, i, mk);
+		fn(ctx, i, mk);
+	}
+	free(mk);
+	return SPP_OK;
+}
+
 /* Zero columns: a column is zero when no thread saw a non-zero in it. */
 static uint64_t zero_cols(const struct view_scan *s, uint8_t *mem, int nt)
 {
@@ -559,7 +581,7 @@ int spp_static_count(const struct spp_layer *l, struct spp_static_counts *out,
 	out->zero_cols = zero_cols(&s, mem, nt);
 	spp_scan_counts_finish(&s, parts, nt, out);
 	spp_pages_drop(&pg, l->weight->data, l->weight->nbytes, 0);
-	rc = SPP_OK;
+	rc = spp_static_kernels(l, &out->kernel, err);
 out:
 	spp_pages_close(&pg);
 	free(mem);

@@ -74,6 +74,11 @@ int spp_scan_plan(const struct view_scan *s, int64_t *per_item, int64_t *items);
 void spp_scan_counts_finish(const struct view_scan *s, const struct part *parts,
 			    int nt, struct spp_static_counts *out);
 
+/* fn(ctx, i, mask) for each row i of l in order, mask[0, K) its 0/1 zero
+ * test in the GEMM view; serial, for the per-kernel pass of a conv. */
+int spp_scan_each_row(const struct spp_layer *l, void (*fn)(void *, int64_t, const uint8_t *),
+		      void *ctx, struct spp_error *err);
+
 /* spp_static_count() of a layer whose weight is held as its non-zeros
  * (spp_tensor.coo): the same counts, from the entries (static_scan_coo.c). */
 int spp_scan_coo_count(const struct spp_layer *l, struct spp_static_counts *out,

@@ -53,6 +53,10 @@ const char *spp_html_class_color(const char *cls)
 		return "#f28e2b";
 	if (strcmp(cls, "block") == 0)
 		return "#59a14f";
+	if (strcmp(cls, "kernel") == 0)
+		return "#e15759";
+	if (strcmp(cls, "pattern") == 0)
+		return "#edc948";
 	if (strcmp(cls, "unstructured") == 0)
 		return "#4e79a7";
 	return "#17becf";

@@ -38,17 +38,18 @@ static void heat_color(double t, char *buf, size_t n)
 /* Legend and column titles: kept out of the scroll box so they stay in view. */
 static void sparsity_header(struct spp_html *h)
 {
-	static const char *const cls[] = {"dense", "nm", "block", "channel", "unstructured"};
-	const char *colors[5];
+	static const char *const cls[] = {"dense", "nm", "block", "channel", "kernel", "pattern",
+					  "unstructured"};
+	const char *colors[7];
 	FILE *f = h->f;
 	double gs;
 	char buf[96];
 
-	for (int i = 0; i < 5; i++)
+	for (int i = 0; i < 7; i++)
 		colors[i] = spp_html_class_color(cls[i]);
 	spp_svg_open(f, NULL, SP_W, 58, "legend and columns of the sparsity chart");
 	spp_svg_text(f, SP_NAME_END, 14, "end", "hd", "pattern class:");
-	spp_svg_legend(f, SP_BAR_X, 14, 760, cls, colors, 5);
+	spp_svg_legend(f, SP_BAR_X, 14, 760, cls, colors, 7);
 	spp_svg_text(f, SP_NAME_END, 50, "end", "hd", "layer");
 	for (int t = 0; t <= 4; t++) {
 		char lab[16];

@@ -120,6 +120,46 @@ static void build_dense_choice(struct build *b, cJSON *layer, const struct spp_l
 		cJSON_AddItemToObject(layer, "dense_candidates", o);
 }
 
+#define KERNEL_TOP_LISTED 8
+
+/* pattern.kernel of a conv (static.h, struct spp_kernel_counts); null for other layers. */
+static void build_kernels(struct build *b, cJSON *p, const struct spp_layer_static *s)
+{
+	const struct spp_kernel_counts *k = &s->counts.kernel;
+	static const char *const cover[] = {"top4", "top8", "top16"};
+	cJSON *o, *a;
+	char mask[96];
+
+	if (k->size == 0) {
+		add_null(b, p, "kernel");
+		return;
+	}
+	o = add_obj(b, p, "kernel");
+	a = add_arr(b, o, "shape");
+	for (int d = 0; d < k->ndims && a; d++)
+		if (!cJSON_AddItemToArray(a, cJSON_CreateNumber(k->dims[d])))
+			b->oom = 1;
+	add_num(b, o, "kernels", (double)k->kernels);
+	add_num(b, o, "zero", (double)k->zero);
+	add_fig(b, o, "zero_fraction", s->kernel_zero);
+	add_fig(b, o, "zeros_share", s->kernel_zero_share);
+	add_num_or_null(b, o, "patterns", k->patterns >= 0, (double)k->patterns);
+	for (int i = 0; i < 3; i++)
+		add_fig(b, o, cover[i], s->kernel_cover[i]);
+	a = add_arr(b, o, "top");
+	for (int i = 0; i < k->ntop && i < KERNEL_TOP_LISTED && a; i++) {
+		cJSON *t = cJSON_CreateObject();
+
+		if (!t || !cJSON_AddItemToArray(a, t)) {
+			cJSON_Delete(t);
+			b->oom = 1;
+			return;
+		}
+		add_str(b, t, "mask", spp_kernel_mask_text(k, k->top_mask[i], mask, sizeof(mask)));
+		add_num(b, t, "kernels", (double)k->top_count[i]);
+	}
+}
+
 static void build_pattern(struct build *b, cJSON *layer,
 			  const struct spp_layer_static *s)
 {
@@ -143,6 +183,7 @@ static void build_pattern(struct build *b, cJSON *layer,
 	add_num(b, r, "mean", s->row_nnz_mean);
 	/* std / mean has no value for an all-zero layer */
 	add_num_or_null(b, r, "cv", s->row_nnz_mean > 0, s->row_nnz_cv);
+	build_kernels(b, p, s);
 }
 
 static void build_storage(struct build *b, cJSON *layer,
@@ -196,6 +237,7 @@ static void build_unsupported(struct build *b, cJSON *o, const struct spp_layer_
 	r = add_obj(b, p, "row_nnz");
 	for (size_t i = 0; i < sizeof(row_keys) / sizeof(row_keys[0]); i++)
 		add_null(b, r, row_keys[i]);
+	add_null(b, p, "kernel");
 	fl = add_obj(b, o, "flops");
 	for (size_t i = 0; i < sizeof(flops_keys) / sizeof(flops_keys[0]); i++)
 		add_null(b, fl, flops_keys[i]);

@@ -434,6 +434,59 @@ static int progress_main(void)
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
 
+/*
+ * A conv whose pruning removed whole 3x3 kernels, end to end: the static
+ * JSON names the class and the kernel counts, the text says it in a note.
+ */
+static void test_conv_kernel_report(void **state)
+{
+	enum { O = 8, C = 6, P = 9 };
+	char *dir = harness_tmpdir(), *model = harness_join(dir, "conv.safetensors");
+	static const char head[] = "{\"conv.weight\":{\"dtype\":\"F32\",\"shape\":[8,6,3,3],"
+				   "\"data_offsets\":[0,1728]}}";
+	unsigned char buf[8 + sizeof(head) - 1 + O * C * P * 4];
+	size_t hl = sizeof(head) - 1, zero = 0;
+	struct harness_run r;
+	cJSON *doc, *k;
+
+	(void)state;
+	for (int i = 0; i < 8; i++)
+		buf[i] = (unsigned char)((uint64_t)hl >> (8 * i));
+	memcpy(buf + 8, head, hl);
+	/* kernels (o, c) all zero but for c = o, o + 1, o + 2 (mod 6): 24 of 48, no zero row or
+	 * column, 3 in a group of 4 along K (not N:M) */
+	for (int o = 0; o < O; o++)
+		for (int c = 0; c < C; c++)
+			for (int p = 0; p < P; p++) {
+				float v = (c - o % C + C) % C < 3 ? 1.5f + (float)p : 0.0f;
+
+				memcpy(buf + 8 + hl + 4 * (size_t)((o * C + c) * P + p), &v, 4);
+				zero += p == 0 && v == 0;
+			}
+	assert_int_equal(zero, 24);
+	assert_int_equal(harness_write(model, buf, sizeof(buf)), 0);
+	RUN(&r, "analyze", model, "--static", "--format", "json");
+	assert_int_equal(r.status, 0);
+	doc = cJSON_Parse(r.out);
+	assert_non_null(doc);
+	k = cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(doc, "layers"), 0), "pattern");
+	assert_string_equal(cJSON_GetObjectItem(k, "class")->valuestring, "kernel");
+	k = cJSON_GetObjectItem(k, "kernel");
+	assert_int_equal(cJSON_GetObjectItem(k, "kernels")->valuedouble, 48);
+	assert_int_equal(cJSON_GetObjectItem(k, "zero")->valuedouble, 24);
+	assert_int_equal(cJSON_GetObjectItem(k, "patterns")->valuedouble, 1);
+	assert_string_equal(cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(k, "top"), 0),
+						"mask")->valuestring, "111/111/111");
+	cJSON_Delete(doc);
+	harness_run_free(&r);
+	RUN(&r, "analyze", model, "--static");
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.out, "kernel-level pruning: 50% of the 48 3x3 kernels are all zero"));
+	harness_run_free(&r);
+	free(model);
+	harness_rmtree(dir);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -457,6 +510,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_report_round_trip),
 		cmocka_unit_test(test_output_failure),
 		cmocka_unit_test(test_sample_models),
+		cmocka_unit_test(test_conv_kernel_report),
 	};
 
 	if (argc > 1 && strcmp(argv[1], "--progress") == 0)

@@ -68,6 +68,12 @@ void test_scan_mapped_file(void **state);
 void test_pages_drop(void **state);
 void test_coo_counts(void **state);
 
+/* Tests in test_metrics_kernels.c. */
+void test_conv_kernel_pruned(void **state);
+void test_conv_pattern_pruned(void **state);
+void test_conv_random_zeros(void **state);
+void test_conv_no_kernels(void **state);
+
 /* Tests in test_metrics_hash.c. */
 void test_hash_bytes(void **state);
 void test_hash_large_file(void **state);

@@ -502,6 +502,10 @@ int main(void)
 		cmocka_unit_test(test_scan_mapped_file),
 		cmocka_unit_test(test_pages_drop),
 		cmocka_unit_test(test_coo_counts),
+		cmocka_unit_test(test_conv_kernel_pruned),
+		cmocka_unit_test(test_conv_pattern_pruned),
+		cmocka_unit_test(test_conv_random_zeros),
+		cmocka_unit_test(test_conv_no_kernels),
 		cmocka_unit_test(test_hash_bytes),
 		cmocka_unit_test(test_hash_large_file),
 	};

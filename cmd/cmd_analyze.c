@@ -57,6 +57,11 @@ static const struct cmd_option analyze_options[] = {
 	 .want = "a fraction in [0, 1)",
 	 .help = "zero each entry of X with probability A (0 <= A < 1, i.i.d., ReLU-like) "
 		 "and run the activation kernels"},
+	{CMD_DOUBLE("target-sparsity", "S", A, opts.target_sparsity, 0, 1, CMD_OPT_MAX_OPEN),
+	 CMD_SEEN(A, opts.has_target), .want = "a fraction in [0, 1)",
+	 .help = "the model sparsity to reach: the report ranks the layers that hold the model "
+		 "back from it (their non-zeros above it, in FLOPs) and the sparsity each would "
+		 "need alone; default the model's own GEMM sparsity"},
 	{CMD_CALLBACK("epilogue", "E", opt_epilogue),
 	 .help = "none, bias or bias_relu: also time each CPU format with the epilogue fused "
 		 "(applied while Y is in registers) and unfused (the kernel, then a pass over "

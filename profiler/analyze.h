@@ -52,6 +52,9 @@ struct spp_analyze_opts {
 	 */
 	double act_sparsity;
 	const char *activations;
+	/* --target-sparsity (has_target): the model sparsity the hold-back list is taken against */
+	int has_target;
+	double target_sparsity;
 	/* --epilogue (enum spp_epilogue): each CPU format also fused and unfused (struct spp_run_epilogue) */
 	int epilogue;
 	unsigned backends;  /* SPP_BACKEND_CPU | SPP_BACKEND_CUDA; default cpu */

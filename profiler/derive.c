@@ -108,6 +108,7 @@ static void summarize(const struct spp_analysis *a, struct spp_model_summary *m)
 	m->flops_dense = fd;
 	m->flops_sparse = fs;
 	m->theoretical_speedup = fs > 0 ? fd / fs : NAN;
+	spp_hold_back(a, m);
 }
 
 static int by_share(const void *x, const void *y)

@@ -36,6 +36,29 @@ struct spp_layer_derived {
  * layers, so an N:M format that fits half the layers is not credited with
  * the other half. NAN: unknown (no layer).
  */
+#define SPP_HOLD_BACK_MAX 8
+
+/*
+ * The layers whose low sparsity holds the model back from a target
+ * sparsity S (--target-sparsity; else the model's own GEMM sparsity, so the
+ * list is the layers denser than the model): a layer's excess is its nnz
+ * above (1 - S) x its params, ranked by the FLOPs of that excess; alone is
+ * the sparsity the layer alone would need for the model to reach S (NAN
+ * when its non-zeros cannot cover the model's excess).
+ */
+struct spp_hold_back {
+	int valid;                       /* 0 without analysed layers (JSON null) */
+	double target;                   /* S */
+	int from_option;                 /* S from --target-sparsity */
+	double nnz_to_remove;            /* gemm_nnz - (1 - S) gemm_params; <= 0: reached */
+	double excess_flops;             /* sum over layers of the excess's FLOPs (2 nnz N) */
+	int n;
+	struct spp_hold_back_layer {
+		int layer;
+		double excess_nnz, excess_flops, share, alone;
+	} l[SPP_HOLD_BACK_MAX];
+};
+
 struct spp_model_summary {
 	double gemm_params, gemm_nnz, gemm_sparsity;
 	struct spp_summary_storage {
@@ -43,7 +66,11 @@ struct spp_model_summary {
 		int applicable_layers;
 	} storage[SPP_ST_COUNT];
 	double flops_dense, flops_sparse, theoretical_speedup;
+	struct spp_hold_back hold_back;
 };
+
+/* s->hold_back from a's layers and s's sums (hold_back.c). */
+void spp_hold_back(const struct spp_analysis *a, struct spp_model_summary *s);
 
 struct spp_projection {
 	int valid;                       /* 0 without kernel runs (JSON null) */

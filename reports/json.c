@@ -178,6 +178,38 @@ static void build_baseline(struct build *b, cJSON *s, const struct spp_analysis 
 	}
 }
 
+/* The layers that hold the model back from a target sparsity (profiler/derive.h). */
+static void build_hold_back(struct build *b, cJSON *s, const struct spp_analysis *a)
+{
+	const struct spp_hold_back *h = &a->summary.hold_back;
+	cJSON *o, *arr;
+
+	if (!h->valid) {
+		add_null(b, s, "hold_back");
+		return;
+	}
+	o = add_obj(b, s, "hold_back");
+	add_num(b, o, "target_sparsity", h->target);
+	add_str(b, o, "target_source", h->from_option ? "option" : "model");
+	add_num(b, o, "nnz_to_remove", h->nnz_to_remove > 0 ? round(h->nnz_to_remove) : 0);
+	add_num(b, o, "excess_flops", h->excess_flops);
+	arr = add_arr(b, o, "layers");
+	for (int i = 0; i < h->n && arr; i++) {
+		const struct spp_hold_back_layer *x = &h->l[i];
+		cJSON *e = checked(b, cJSON_CreateObject());
+
+		if (!e)
+			return;
+		add_str(b, e, "name", a->layers[x->layer].name);
+		add_num(b, e, "sparsity", a->stats[x->layer].sparsity);
+		add_num(b, e, "excess_nnz", round(x->excess_nnz));
+		add_num(b, e, "excess_flops", x->excess_flops);
+		add_fig(b, e, "share", x->share);
+		add_fig(b, e, "alone_sparsity", x->alone);
+		push(b, arr, e);
+	}
+}
+
 static void build_summary(struct build *b, cJSON *root, const struct spp_analysis *a)
 {
 	const struct spp_model_summary *m = &a->summary;
@@ -205,6 +237,7 @@ static void build_summary(struct build *b, cJSON *root, const struct spp_analysi
 		cJSON_AddItemToObject(s, "projection", pj);
 	else
 		cJSON_Delete(pj);
+	build_hold_back(b, s, a);
 	build_baseline(b, s, a);
 }
 

@@ -222,6 +222,46 @@ void spp_text_write_runs(const cJSON *report, FILE *f, int color)
 }
 
 /* Layer notes after the runs: the activations of the runs, then the diagnosis. */
+#define HOLD_BACK_SHOWN 3
+
+/*
+ * The layers that hold the model back from the target sparsity, the
+ * first three: "fc1.weight: holds the model back from 90% sparsity (the
+ * model's): 70% sparse, 2.1 MFLOP of non-zeros above it (34% of the
+ * excess); alone it would need 93.1%". heading: NULL when printed already.
+ */
+static void hold_back_notes(const cJSON *report, FILE *f, const char *heading, const char *bullet)
+{
+	const cJSON *h = spp_cell_path(report, "summary.hold_back"), *e;
+	const char *src = spp_cell_str(h, "target_source");
+	double target, sp, fl, share, alone;
+	char t[48], s[48], a[48];
+	int shown = 0;
+
+	if (!spp_cell_num(h, "target_sparsity", &target))
+		return;
+	spp_cell_frac(target, 100, 1, "%", t, sizeof(t));
+	cJSON_ArrayForEach(e, spp_cell_get(h, "layers")) {
+		if (shown++ == HOLD_BACK_SHOWN)
+			break;
+		fprintf(f, "%s%s", heading ? heading : "", bullet);
+		heading = NULL;
+		spp_safe_fputs(f, spp_cell_str(e, "name"), SIZE_MAX);
+		spp_cell_frac(spp_cell_num(e, "sparsity", &sp) ? sp : NAN, 100, 1, "%", s, sizeof(s));
+		fprintf(f, ": holds the model back from %s sparsity (%s): %s sparse, %.3g MFLOP of "
+			   "non-zeros above it", t,
+			src && strcmp(src, "option") == 0 ? "--target-sparsity" : "the model's own",
+			s, spp_cell_num(e, "excess_flops", &fl) ? fl / 1e6 : NAN);
+		if (spp_cell_num(e, "share", &share))
+			fprintf(f, " (%.3g%% of the excess)", 100 * share);
+		if (spp_cell_num(e, "alone_sparsity", &alone)) {
+			spp_cell_frac(alone, 100, 1, "%", a, sizeof(a));
+			fprintf(f, "; alone it would need %s", a);
+		}
+		fputc('\n', f);
+	}
+}
+
 void spp_text_write_notes(const cJSON *report, FILE *f, const char *heading, const char *bullet)
 {
 	const cJSON *layers = spp_cell_get(report, "layers"), *l, *r;
@@ -274,6 +314,7 @@ void spp_text_write_notes(const cJSON *report, FILE *f, const char *heading, con
 			first = 0;
 		}
 	}
+	hold_back_notes(report, f, first ? heading : NULL, bullet);
 }
 
 /* One format of an N sweep: "csr faster at N = 16-64 (crossover N 11.3, faster above)". */

@@ -31,7 +31,7 @@ static const char *const command_options[][32] = {
 	{"analyze", "--static", "--n", "--threads", "--seed", "--format", "--output", "--quiet",
 	 "--formats", "--backends", "--repeat", "--time-budget", "--cold", "--peers", "--dense",
 	 "--counters", "--cache-model", "--max-layers", "--max-memory", "--breakeven", "--n-sweep",
-	 "--act-sparsity", "--activations", "--epilogue", NULL},
+	 "--act-sparsity", "--target-sparsity", "--activations", "--epilogue", NULL},
 	{"bench", "--dlmc", "--n", "--threads", "--formats", "--peers", "--size", "--time-budget",
 	 "--seed", "--quick", "--format", "--output", "--quiet", "--dense", NULL},
 	{"sweep", "--shape", "--n", "--sparsity", "--pattern", "--formats", "--backends", "--threads",

@@ -18,6 +18,8 @@
 #include <cjson/cJSON.h>
 
 #include "profiler/breakeven.h"
+#include "profiler/analyze.h"
+#include "profiler/derive.h"
 #include "profiler/diagnose.h"
 #include "test/harness.h"
 
@@ -336,6 +338,56 @@ void test_schema_valid(void **state);
 void test_text_column(void **state);
 void test_wrong_axis(void **state);
 
+/*
+ * The layers that hold a model back, by hand: A 1000 params 500 nnz N 10,
+ * B 1000/100 N 10, C 2000/1800 N 1 (model 4000/2400, sparsity 0.4). At a
+ * target of 0.8 the model keeps 800: 1600 to remove; A's excess 300 (6000
+ * FLOPs), C's 1400 (2800), B is past it; C alone would need 1 - 200/2000.
+ */
+static void test_hold_back(void **state)
+{
+	struct spp_layer layers[3] = {{.name = "A", .n = 10}, {.name = "B", .n = 10}, {.name = "C", .n = 1}};
+	struct spp_layer_static st[3];
+	struct spp_analysis a = {0};
+	struct spp_model_summary s = {0};
+	const uint64_t numel[3] = {1000, 1000, 2000}, nnz[3] = {500, 100, 1800};
+
+	memset(st, 0, sizeof(st));
+
+	(void)state;
+	for (int i = 0; i < 3; i++) {
+		st[i].numel = numel[i];
+		st[i].counts.nnz = nnz[i];
+		st[i].sparsity = 1 - (double)nnz[i] / (double)numel[i];
+	}
+	a.layers = layers, a.stats = st, a.nlayers = 3;
+	s.gemm_params = 4000, s.gemm_nnz = 2400, s.gemm_sparsity = 0.4;
+	a.opts.has_target = 1, a.opts.target_sparsity = 0.8;
+	spp_hold_back(&a, &s);
+	assert_true(s.hold_back.valid && s.hold_back.from_option);
+	assert_true(fabs(s.hold_back.nnz_to_remove - 1600) < 1e-9);
+	assert_int_equal(s.hold_back.n, 2);
+	assert_int_equal(s.hold_back.l[0].layer, 0);
+	assert_true(fabs(s.hold_back.l[0].excess_flops - 6000) < 1e-9);
+	assert_true(fabs(s.hold_back.l[0].share - 6000.0 / 8800) < 1e-12);
+	assert_true(isnan(s.hold_back.l[0].alone));
+	assert_int_equal(s.hold_back.l[1].layer, 2);
+	assert_true(fabs(s.hold_back.l[1].excess_nnz - 1400) < 1e-9);
+	assert_true(fabs(s.hold_back.l[1].alone - 0.9) < 1e-12);
+	/* against the model's own 0.4: only C is denser; nothing to remove */
+	a.opts.has_target = 0;
+	spp_hold_back(&a, &s);
+	assert_true(!s.hold_back.from_option && fabs(s.hold_back.target - 0.4) < 1e-12);
+	assert_int_equal(s.hold_back.n, 1);
+	assert_int_equal(s.hold_back.l[0].layer, 2);
+	assert_true(fabs(s.hold_back.l[0].excess_flops - 1200) < 1e-9);
+	assert_true(isnan(s.hold_back.l[0].alone));
+	/* no analysed layer: no list */
+	s.gemm_params = 0;
+	spp_hold_back(&a, &s);
+	assert_false(s.hold_back.valid);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -343,6 +395,7 @@ int main(void)
 		cmocka_unit_test(test_pattern_of_layer),
 		cmocka_unit_test(test_recommendation),
 		cmocka_unit_test(test_diagnosis),
+		cmocka_unit_test(test_hold_back),
 		cmocka_unit_test(test_wrong_axis),
 		cmocka_unit_test(test_sweep_command),
 		cmocka_unit_test(test_sweep_nm),

@@ -487,6 +487,33 @@ static void test_conv_kernel_report(void **state)
 	harness_rmtree(dir);
 }
 
+/* --target-sparsity: the layers that hold the model back, in the JSON and the notes. */
+static void test_target_sparsity(void **state)
+{
+	char *model = harness_join(getenv("SPP_SAMPLE_MODELS"), "mixed_cnn.safetensors");
+	struct harness_run r;
+	cJSON *doc, *h;
+
+	(void)state;
+	RUN(&r, "analyze", model, "--static", "--target-sparsity", "0.9", "--format", "json");
+	assert_int_equal(r.status, 0);
+	doc = cJSON_Parse(r.out);
+	assert_non_null(doc);
+	h = cJSON_GetObjectItem(cJSON_GetObjectItem(doc, "summary"), "hold_back");
+	assert_string_equal(cJSON_GetObjectItem(h, "target_source")->valuestring, "option");
+	/* fc1 (256x512 at 70 %) has the most non-zeros above 90 % */
+	assert_string_equal(cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(h, "layers"), 0),
+						"name")->valuestring, "classifier.fc1.weight");
+	cJSON_Delete(doc);
+	harness_run_free(&r);
+	RUN(&r, "analyze", model, "--static", "--target-sparsity", "0.9");
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.out, "classifier.fc1.weight: holds the model back from 90.0% sparsity "
+				      "(--target-sparsity): 70.0% sparse"));
+	harness_run_free(&r);
+	free(model);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -511,6 +538,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_output_failure),
 		cmocka_unit_test(test_sample_models),
 		cmocka_unit_test(test_conv_kernel_report),
+		cmocka_unit_test(test_target_sparsity),
 	};
 
 	if (argc > 1 && strcmp(argv[1], "--progress") == 0)

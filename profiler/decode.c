@@ -162,7 +162,6 @@ int spp_layer_decode(const struct spp_layer *l, float *out, struct spp_error *er
 	const struct spp_gemm_view *v = &l->view;
 	const struct spp_dtype_info *info = spp_dtype_info(t->dtype);
 	int64_t m = v->m, k = v->k;
-	int bytes;
 
 	if (!info || !spp_decode_supported(t->dtype))
 		return spp_error_set(err, SPP_E_UNSUPPORTED,
@@ -170,7 +169,6 @@ int spp_layer_decode(const struct spp_layer *l, float *out, struct spp_error *er
 				     t->name, spp_dtype_name(t->dtype));
 	if (t->coo)
 		return decode_coo(l, out, err);
-	bytes = info->bits / 8;
 	if (m > 0 && k > 0) {
 		uint64_t need = 0;
 
@@ -184,7 +182,7 @@ int spp_layer_decode(const struct spp_layer *l, float *out, struct spp_error *er
 		if (info->bits == 0)
 			need = (hi / 32 + 1) * (uint64_t)info->block_bytes;
 		else
-			need = (hi + 1) * (uint64_t)bytes;
+			need = (hi + 1) * (uint64_t)(info->bits / 8);
 		if (!t->data || need > t->nbytes)
 			return spp_error_set(err, SPP_E_FORMAT,
 					     "tensor '%s': the %lldx%lld view reads past its %llu bytes",
@@ -192,21 +190,28 @@ int spp_layer_decode(const struct spp_layer *l, float *out, struct spp_error *er
 					     (unsigned long long)t->nbytes);
 	}
 #pragma omp parallel for schedule(static)
-	for (int64_t i = 0; i < m; i++) {
-		float *row = out + i * k;
-
-		if (SPP_HOST_LE && t->dtype == SPP_DTYPE_F32 && v->inner == k && v->inner_stride == 1) {
-			memcpy(row, t->data + spp_view_index(v, i, 0) * 4, (size_t)k * 4);
-			continue;
-		}
-		if (info->bits == 0) {
-			for (int64_t j = 0; j < k; j++)
-				row[j] = decode_quant(t->dtype, info->block_bytes, t->data,
-						      spp_view_index(v, i, j));
-			continue;
-		}
-		for (int64_t j = 0; j < k; j++)
-			row[j] = decode_one(t->dtype, t->data + spp_view_index(v, i, j) * (uint64_t)bytes);
-	}
+	for (int64_t i = 0; i < m; i++)
+		spp_layer_decode_span(l, i, 0, k, out + i * k);
 	return SPP_OK;
+}
+
+void spp_layer_decode_span(const struct spp_layer *l, int64_t i, int64_t j0, int64_t n, float *out)
+{
+	const struct spp_tensor *t = l->weight;
+	const struct spp_gemm_view *v = &l->view;
+	const struct spp_dtype_info *info = spp_dtype_info(t->dtype);
+	int bytes = info->bits / 8;
+
+	if (SPP_HOST_LE && t->dtype == SPP_DTYPE_F32 && v->inner == v->k && v->inner_stride == 1) {
+		memcpy(out, t->data + spp_view_index(v, i, j0) * 4, (size_t)n * 4);
+		return;
+	}
+	if (info->bits == 0) {
+		for (int64_t j = 0; j < n; j++)
+			out[j] = decode_quant(t->dtype, info->block_bytes, t->data,
+					      spp_view_index(v, i, j0 + j));
+		return;
+	}
+	for (int64_t j = 0; j < n; j++)
+		out[j] = decode_one(t->dtype, t->data + spp_view_index(v, i, j0 + j) * (uint64_t)bytes);
 }

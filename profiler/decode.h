@@ -35,4 +35,12 @@ float spp_f8_e5m2_to_f32(uint8_t v);
  */
 int spp_layer_decode(const struct spp_layer *l, float *out, struct spp_error *err);
 
+/*
+ * Elements [j0, j0 + n) of row i of l's view into out, as spp_layer_decode
+ * gives them; l's dtype must have a decoding (spp_decode_supported), its
+ * weight must not be a matrix of non-zeros, and the view must lie within
+ * the tensor (spp_layer_decode checks it; so does the static scan).
+ */
+void spp_layer_decode_span(const struct spp_layer *l, int64_t i, int64_t j0, int64_t n, float *out);
+
 #endif

@@ -72,6 +72,32 @@ static int derive_layer(const struct spp_analysis *a, int i, struct spp_layer_de
 	return 0;
 }
 
+static void structure(const struct spp_analysis *a, struct spp_model_structure *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->low_share = NAN;
+	for (int i = 0; i < a->nlayers; i++) {
+		const struct spp_layer_static *s = &a->stats[i];
+
+		if (s->unsupported)
+			continue;
+		st->layers[s->prov]++;
+		st->zero_layers += s->layer_zero == SPP_LAYER_ZERO;
+		st->nearly_zero_layers += s->layer_zero == SPP_LAYER_NEARLY_ZERO;
+		if (s->prov_pooled) {
+			st->survivors += s->counts.prov.survivors;
+			st->in_band += s->counts.prov.in_band;
+		}
+	}
+	if (st->survivors > 0)
+		st->low_share = (double)st->in_band / (double)st->survivors;
+	if (st->layers[SPP_PROV_MAGNITUDE] + st->layers[SPP_PROV_RANDOM] + st->layers[SPP_PROV_UNCLEAR] == 0)
+		snprintf(st->reason, sizeof(st->reason), "no layer judged");
+	else
+		st->verdict = spp_provenance_judge(st->survivors, st->in_band, st->reason,
+						   sizeof(st->reason));
+}
+
 static void summarize(const struct spp_analysis *a, struct spp_model_summary *m)
 {
 	double params = 0, nnz = 0, fd = 0, fs = 0;
@@ -109,6 +135,7 @@ static void summarize(const struct spp_analysis *a, struct spp_model_summary *m)
 	m->flops_sparse = fs;
 	m->theoretical_speedup = fs > 0 ? fd / fs : NAN;
 	spp_hold_back(a, m);
+	structure(a, &m->structure);
 }
 
 static int by_share(const void *x, const void *y)

@@ -59,6 +59,20 @@ struct spp_hold_back {
 	} l[SPP_HOLD_BACK_MAX];
 };
 
+/*
+ * The model's mask provenance: the verdict of spp_provenance_judge on the
+ * survivors sampled in every layer judged by its own figures (pooled),
+ * the layers per verdict, and the all-zero and nearly-zero layers.
+ */
+struct spp_model_structure {
+	enum spp_provenance verdict;
+	uint64_t survivors, in_band;
+	double low_share;                /* in_band / survivors; NAN without */
+	char reason[96];
+	int layers[SPP_PROV_UNCLEAR + 1]; /* per verdict; [SPP_PROV_NOT_JUDGED] those not judged */
+	int zero_layers, nearly_zero_layers;
+};
+
 struct spp_model_summary {
 	double gemm_params, gemm_nnz, gemm_sparsity;
 	struct spp_summary_storage {
@@ -67,6 +81,7 @@ struct spp_model_summary {
 	} storage[SPP_ST_COUNT];
 	double flops_dense, flops_sparse, theoretical_speedup;
 	struct spp_hold_back hold_back;
+	struct spp_model_structure structure;
 };
 
 /* s->hold_back from a's layers and s's sums (hold_back.c). */

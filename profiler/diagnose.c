@@ -69,7 +69,7 @@ static void kernel_rules(const struct spp_layer_static *s, struct spp_diagnosis 
 		say(d, "kernel-level pruning: %s of the %llu %s kernels are all zero, and they hold "
 		       "%.3g%% of the zeros (a kernel-sparse conv skips whole (output, input) pairs)",
 		    spp_share_text(kc->zero, kc->kernels, share, sizeof(share)),
-		    (unsigned long long)kc->kernels, shape, 100 * s->kernel_zero_share);
+		    (unsigned long long)kc->kernels, shape, 100 * s->gran[SPP_GRAN_KERNEL].zeros_share);
 	if (s->cls != SPP_CLASS_PATTERN)
 		return;
 	masks[0] = '\0';
@@ -83,12 +83,11 @@ static void kernel_rules(const struct spp_layer_static *s, struct spp_diagnosis 
 }
 
 /*
- * along_m: N:M compliance of groups along M (NULL: unknown). A pattern that
- * holds along M but not along K was pruned on the other axis: the kernels
- * (and sparse tensor cores) group along K, the reduction axis.
+ * A pattern that holds along M (s->nm_m) but not along K was pruned on the
+ * other axis: the kernels (and sparse tensor cores) group along K, the
+ * reduction axis.
  */
-static void static_rules(const struct spp_layer_static *s, const double *along_m,
-			 struct spp_diagnosis *d)
+static void static_rules(const struct spp_layer_static *s, struct spp_diagnosis *d)
 {
 	static const int sizes[] = {4, 8, 16};
 	int64_t k = s->counts.k;
@@ -100,7 +99,7 @@ static void static_rules(const struct spp_layer_static *s, const double *along_m
 		char share[64];
 
 		spp_share_text(bad, groups, share, sizeof(share));
-		if (s->nm[i] < 1.0 && along_m && along_m[i] == 1.0)
+		if (s->nm[i] < 1.0 && s->nm_m[i] == 1.0)
 			say(d, "%d:%d along the wrong axis: every group of %d rows in a column complies, "
 			       "but %s of groups of %d along K hold more than %d non-zero%s, and the "
 			       "kernels group along K (prune along K, or transpose W)",
@@ -136,5 +135,5 @@ void spp_diagnose_layer(const struct spp_layer_static *s, const struct spp_layer
 		return;
 	if (runs)
 		run_rules(runs, out);
-	static_rules(s, runs ? runs->nm_along_m : NULL, out);
+	static_rules(s, out);
 }

@@ -29,7 +29,7 @@ struct spp_diagnosis {
  * skipped where bw_util is unknown, not calibrated), imbalance > 1.2, too small (dense median
  * < 10 us), N:M not applicable although the layer is sparse enough for it
  * (with the fraction of violating groups), or N:M along the wrong axis
- * instead (every group along M complies, runs->nm_along_m, some along K
+ * instead (every group along M complies, s->nm_m, some along K
  * do not), K not a multiple of the N:M
  * group or block size (4, 8, 16), CSR index metadata larger than the values
  * it saves. No sentence contains "; " (the report joins them with it). runs may be NULL (static report). Never fails.

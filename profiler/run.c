@@ -186,8 +186,6 @@ static int runs_init(struct spp_layer_runs *out,
 	memset(&out->act, 0, sizeof(out->act));
 	out->act.requested = out->act.sparsity = NAN;
 	out->act.flops_combined = out->act.combined_speedup = NAN;
-	for (int p = 0; p < SPP_NNM; p++)
-		out->nm_along_m[p] = NAN;
 	out->runs = calloc((size_t)nformats + 1, sizeof(*out->runs));
 	if (!out->runs)
 		return spp_error_set(err, SPP_E_NOMEM, "out of memory");
@@ -518,7 +516,6 @@ static int measure_open(struct measure *M, const struct spp_matrix *wm, int64_t 
 	if ((rc = prepare(m, k, n, name, o, &M->B, err)) ||
 	    (rc = spp_run_act_figures(&M->w, M->B.x, n, o, &out->act, err)))
 		return rc;
-	spp_run_nm_along_m(&M->w, out->nm_along_m);
 	for (int64_t i = 0; i < m * k; i++)
 		M->B.wabs[i] = fabsf(M->w.v[i]);
 	M->wa = (struct spp_matrix){m, k, M->B.wabs};

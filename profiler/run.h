@@ -152,12 +152,6 @@ struct spp_layer_runs {
 	int dense_shared;
 	int nruns;
 	struct spp_act_figures act;  /* X of the runs */
-	/*
-	 * Fraction of N:M groups taken along M (N:M patterns 1:4, 2:4, 4:8 of
-	 * spp_nm_patterns: M consecutive rows of one column) that comply; from
-	 * the decoded weights, NAN when no run decoded them.
-	 */
-	double nm_along_m[SPP_NNM];
 };
 
 struct spp_run_opts {
@@ -325,8 +319,5 @@ void spp_run_weight_only(struct spp_layer_runs *out);
 int spp_run_act_figures(const struct spp_matrix *w, const float *x, int64_t n,
 			const struct spp_run_opts *o, struct spp_act_figures *a,
 			struct spp_error *err);
-
-/* N:M compliance of w with the groups taken along M, per pattern of spp_nm_patterns. */
-void spp_run_nm_along_m(const struct spp_matrix *w, double out[SPP_NNM]);
 
 #endif

@@ -207,27 +207,3 @@ int spp_run_act_figures(const struct spp_matrix *w, const float *x, int64_t n,
 					   : NAN;
 	return SPP_OK;
 }
-
-/*
- * N:M compliance with the groups taken along M: for each pattern the
- * fraction of groups of M consecutive rows of one column (rows past m
- * zero) holding at most N non-zeros.
- */
-void spp_run_nm_along_m(const struct spp_matrix *w, double out[SPP_NNM])
-{
-	int64_t m = w->m, k = w->k;
-
-	for (int p = 0; p < SPP_NNM; p++) {
-		int64_t g = spp_nm_patterns[p].m, ok = 0, groups = (m + g - 1) / g * k;
-
-		for (int64_t r0 = 0; r0 < m; r0 += g)
-			for (int64_t j = 0; j < k; j++) {
-				int nz = 0;
-
-				for (int64_t i = r0; i < r0 + g && i < m; i++)
-					nz += w->v[i * k + j] != 0.0f;
-				ok += spp_nm_group_ok((unsigned)nz, spp_nm_patterns[p].n);
-			}
-		out[p] = groups > 0 ? (double)ok / (double)groups : NAN;
-	}
-}

@@ -12,6 +12,7 @@
 const int spp_block_sizes[SPP_NBLOCK] = {2, 4, 8, 16};
 const struct spp_nm spp_nm_patterns[SPP_NNM] = {
 	{1, 4, "nm1_4"}, {2, 4, "nm2_4"}, {4, 8, "nm4_8"}};
+const int spp_nm_widths[SPP_NWIDTH] = {4, 8, 16};
 
 const struct spp_format_ops *spp_storage_ops(enum spp_storage_fmt f)
 {
@@ -196,9 +197,12 @@ void spp_static_derive(const struct spp_static_counts *c, enum spp_dtype dtype,
 	out->theoretical_speedup =
 		out->flops_sparse > 0 ? out->flops_dense / out->flops_sparse : 0.0;
 
-	for (int i = 0; i < SPP_NNM; i++)
+	for (int i = 0; i < SPP_NNM; i++) {
 		out->nm[i] = c->nm_groups[i] ?
 			(double)c->nm_ok[i] / (double)c->nm_groups[i] : 0.0;
+		out->nm_m[i] = c->nm_groups_m[i] ?
+			(double)c->nm_ok_m[i] / (double)c->nm_groups_m[i] : 0.0;
+	}
 	for (int b = 0; b < SPP_NBLOCK; b++)
 		out->block[b] = c->blocks[b] ?
 			(double)c->zero_blocks[b] / (double)c->blocks[b] : 0.0;
@@ -210,20 +214,17 @@ void spp_static_derive(const struct spp_static_counts *c, enum spp_dtype dtype,
 		out->row_nnz_mean = mean;
 		out->row_nnz_cv = mean > 0 ? sqrt(var > 0 ? var : 0.0) / mean : 0.0;
 	}
-	out->kernel_zero = out->kernel_zero_share = NAN;
 	for (int i = 0; i < 3; i++)
 		out->kernel_cover[i] = NAN;
 	if (c->kernel.size > 0 && c->kernel.kernels > 0) {
 		const struct spp_kernel_counts *kc = &c->kernel;
-		uint64_t zeros = out->numel - c->nnz, nzk = kc->kernels - kc->zero;
+		uint64_t nzk = kc->kernels - kc->zero;
 
-		out->kernel_zero = (double)kc->zero / (double)kc->kernels;
-		if (zeros > 0)
-			out->kernel_zero_share = (double)(kc->zero * (uint64_t)kc->size) / (double)zeros;
 		for (int i = 0; i < 3 && kc->patterns >= 0 && nzk > 0; i++)
 			out->kernel_cover[i] = (double)top_kernels(kc, 4 << i) / (double)nzk;
 	}
 	out->cls = classify(c, out->numel);
+	spp_static_derive_levels(c, out);
 
 	{
 		struct spp_storage_counts sc = {c->m, c->k, c->nnz, 0, 0, 0, 0, 0, 0, 0};

@@ -17,6 +17,7 @@ struct kpass {
 	int64_t c;               /* input channels per group: the weight's shape[1] */
 	uint64_t *key, *count;   /* open addressing over non-zero masks; key 0 empty */
 	uint64_t cap, used;
+	uint8_t *chan_any;       /* input channel c has a non-zero kernel */
 };
 
 static void count_mask(struct kpass *p, uint64_t mask)
@@ -59,6 +60,7 @@ static void kernel_row(void *ctx, int64_t i, const uint8_t *mk)
 				if (size <= 64)
 					mask |= UINT64_C(1) << q;
 			}
+		p->chan_any[c] |= (uint8_t)any;
 		if (!any)
 			p->out->zero++;
 		else if (size <= 64)
@@ -98,7 +100,7 @@ int spp_static_kernels(const struct spp_layer *l, struct spp_kernel_counts *out,
 		       struct spp_error *err)
 {
 	const struct spp_tensor *t = l->weight;
-	struct kpass p = {out, 0, NULL, NULL, 0, 0};
+	struct kpass p = {out, 0, NULL, NULL, 0, 0, NULL};
 	int64_t size = 1;
 	int rc;
 
@@ -115,7 +117,12 @@ int spp_static_kernels(const struct spp_layer *l, struct spp_kernel_counts *out,
 	for (int d = 2; d < t->ndim; d++)
 		out->dims[d - 2] = (int)t->shape[d];
 	out->kernels = (uint64_t)l->view.m * (uint64_t)t->shape[1];
+	out->channels = (uint64_t)t->shape[1];
 	p.c = t->shape[1];
+	p.chan_any = calloc((size_t)p.c, 1);
+	if (!p.chan_any)
+		return spp_error_set(err, SPP_E_NOMEM, "tensor '%s': out of memory for its "
+				     "channels", t->name ? t->name : "?");
 	if (size <= 64) {
 		uint64_t most = out->kernels < SPP_KERNEL_MAX_PATTERNS ? out->kernels
 								       : SPP_KERNEL_MAX_PATTERNS;
@@ -125,7 +132,7 @@ int spp_static_kernels(const struct spp_layer *l, struct spp_kernel_counts *out,
 		p.key = calloc((size_t)p.cap, sizeof(*p.key));
 		p.count = calloc((size_t)p.cap, sizeof(*p.count));
 		if (!p.key || !p.count) {
-			free(p.key), free(p.count);
+			free(p.key), free(p.count), free(p.chan_any);
 			return spp_error_set(err, SPP_E_NOMEM, "tensor '%s': out of memory for its "
 					     "kernel patterns", t->name ? t->name : "?");
 		}
@@ -137,7 +144,9 @@ int spp_static_kernels(const struct spp_layer *l, struct spp_kernel_counts *out,
 		out->patterns = (int64_t)p.used;
 		keep_top(&p, out);
 	}
-	free(p.key), free(p.count);
+	for (int64_t c = 0; !rc && c < p.c; c++)
+		out->zero_channels += !p.chan_any[c];
+	free(p.key), free(p.count), free(p.chan_any);
 	if (rc)
 		memset(out, 0, sizeof(*out));
 	return rc;

@@ -16,6 +16,7 @@
  */
 #include "profiler/pages.h"
 #include "profiler/static.h"
+#include "profiler/static_scan_elems.h"
 #include "profiler/static_scan_internal.h"
 
 #include <fcntl.h>
@@ -24,107 +25,6 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
-
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
-#error "the zero masks assume little-endian element storage, as safetensors has"
-#endif
-
-/* The hot loops are compiled twice, for the baseline ISA and for AVX2, and
- * the loader picks one (ifunc): a distribution build then still scans at
- * memory speed on the machines that have AVX2. */
-#if defined(__x86_64__) && defined(__linux__) && defined(__GNUC__) && !defined(__clang__)
-#define HOT __attribute__((target_clones("avx2", "default")))
-#else
-#define HOT
-#endif
-
-/* Contiguous runs are read in tiles, each prefetching the tile PF_AHEAD
- * bytes on, so that DRAM keeps streaming while a row's counts are made
- * (the hardware prefetcher stops at page boundaries). */
-#define TILE_BYTES 1024
-#define PF_AHEAD 2048
-
-/* ---- elements ---- */
-
-static inline uint16_t ld16(const unsigned char *p)
-{
-	uint16_t v;
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
-
-static inline uint32_t ld32(const unsigned char *p)
-{
-	uint32_t v;
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
-
-static inline uint64_t ld64(const unsigned char *p)
-{
-	uint64_t v;
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
-
-/* Packed codes, LSB first in the byte stream. */
-static inline unsigned f4_code(const unsigned char *d, uint64_t i)
-{
-	return (d[i >> 1] >> ((i & 1) * 4)) & 0xfu;
-}
-
-static inline unsigned f6_code(const unsigned char *d, uint64_t i)
-{
-	uint64_t bit = i * 6;
-	unsigned off = (unsigned)(bit & 7);
-	const unsigned char *p = d + (bit >> 3);
-	unsigned v = (unsigned)p[0] >> off;
-
-	if (off > 2) /* the code runs into the next byte */
-		v |= (unsigned)p[1] << (8 - off);
-	return v & 0x3fu;
-}
-
-/*
- * Whether element i of a Q8_0 / Q4_0 tensor is non-zero: its block's scale
- * is not +-0 and its code does not decode to 0 (Q8_0: q = 0; Q4_0: the
- * nibble 8, value d * (q - 8)). A Q4_0 block's byte j holds value j in its
- * low nibble and value j + 16 in its high one.
- */
-static inline int quant_nonzero(const struct elems *e, uint64_t i)
-{
-	const unsigned char *b = e->data + (i / QBLOCK) * (uint64_t)e->block_bytes;
-	unsigned j = (unsigned)(i % QBLOCK);
-
-	if (((b[0] | (unsigned)b[1] << 8) & 0x7fffu) == 0)
-		return 0;
-	if (e->quant == SPP_DTYPE_Q8_0)
-		return b[2 + j] != 0;
-	return (j < 16 ? b[2 + j] & 0xfu : b[2 + j - 16] >> 4) != 8;
-}
-
-/* Byte range holding elements [e0, e0 + n). */
-static void elem_bytes(const struct elems *e, uint64_t e0, uint64_t n,
-		       const unsigned char **p, uint64_t *len)
-{
-	uint64_t b0 = e0 * (uint64_t)e->bits / 8;
-	uint64_t b1 = ((e0 + n) * (uint64_t)e->bits + 7) / 8;
-
-	if (e->block_bytes) {
-		b0 = e0 / QBLOCK * (uint64_t)e->block_bytes;
-		b1 = (e0 + n + QBLOCK - 1) / QBLOCK * (uint64_t)e->block_bytes;
-	}
-
-	*p = e->data + b0;
-	*len = b1 - b0;
-}
-
-/* A prefetch may point past the tensor (it never faults); integer
- * arithmetic keeps that from being an out-of-bounds pointer in C. */
-static inline void prefetch_at(const unsigned char *p, int64_t off)
-{
-	__builtin_prefetch((const void *)((uintptr_t)p + (uintptr_t)off));
-}
 
 /* out[t] = element e0 + t * stride is non-zero, for t < n. */
 HOT static void mask_run(const struct elems *e, uint64_t e0, int64_t stride,
@@ -198,118 +98,8 @@ HOT static void mask_run(const struct elems *e, uint64_t e0, int64_t stride,
 #undef MASK_TYPED
 }
 
-/* Non-zeros among elements [e0, e0 + n); e0 a multiple of 8 for packed types. */
-HOT static uint64_t count_run(const struct elems *e, uint64_t e0, uint64_t n)
-{
-	const unsigned char *d = e->data;
-	uint64_t c = 0;
-
-	if (e->never_zero)
-		return n;
-	if (e->block_bytes) {
-		for (uint64_t t = 0; t < n; t++)
-			c += (uint64_t)quant_nonzero(e, e0 + t);
-		return c;
-	}
-#define COUNT_TYPED(T, LD)                                                     \
-	do {                                                                   \
-		const unsigned char *p = d + e0 * sizeof(T);                   \
-		const T zm = (T)e->zm;                                         \
-		const uint64_t tile = TILE_BYTES / sizeof(T);                  \
-		for (uint64_t t0 = 0; t0 < n; t0 += tile) {                    \
-			uint64_t t1 = n - t0 < tile ? n : t0 + tile;           \
-			uint32_t ct = 0; /* narrow lanes vectorise better */   \
-			for (int b = 0; b < TILE_BYTES; b += 64)               \
-				prefetch_at(p, (int64_t)(t0 * sizeof(T)) + PF_AHEAD + b); \
-			_Pragma("omp simd reduction(+:ct)")                    \
-			for (uint64_t t = t0; t < t1; t++)                     \
-				ct += (LD(p + t * sizeof(T)) & zm) != 0;       \
-			c += ct;                                               \
-		}                                                              \
-	} while (0)
-	switch (e->bits) {
-	case 8:
-		COUNT_TYPED(uint8_t, *);
-		break;
-	case 16:
-		COUNT_TYPED(uint16_t, ld16);
-		break;
-	case 32:
-		COUNT_TYPED(uint32_t, ld32);
-		break;
-	case 64:
-		COUNT_TYPED(uint64_t, ld64);
-		break;
-	case 4:
-		for (uint64_t t = 0; t < n; t++)
-			c += (f4_code(d, e0 + t) & e->zm) != 0;
-		break;
-	case 6:
-		for (uint64_t t = 0; t < n; t++)
-			c += (f6_code(d, e0 + t) & e->zm) != 0;
-		break;
-	}
-#undef COUNT_TYPED
-	return c;
-}
-
-int spp_static_tensor_nnz(const struct spp_tensor *t, uint64_t *nnz,
-			  struct spp_error *err)
-{
-	if (t->nnz_only || t->coo) {
-		*nnz = t->coo ? t->coo->nnz : t->nnz;
-		return SPP_OK;
-	}
-	struct spp_pages pg;
-	struct elems el;
-	uint64_t n = t->numel, chunk, nchunks, total = 0;
-	int rc, nt;
-
-	*nnz = 0;
-	rc = spp_scan_elems_init(t, &el, err);
-	if (rc)
-		return rc;
-	if (n == 0)
-		return SPP_OK;
-	if (el.never_zero) {
-		*nnz = n;
-		return SPP_OK;
-	}
-	/* a multiple of 8 elements, so packed chunks start on a byte, and of
-	 * 32 for block types, so chunks start on a block */
-	if (el.block_bytes)
-		chunk = (uint64_t)ITEM_BYTES / (uint64_t)el.block_bytes * QBLOCK;
-	else
-		chunk = ((uint64_t)ITEM_BYTES * 8 / (uint64_t)el.bits) & ~(uint64_t)7;
-	nchunks = (n + chunk - 1) / chunk;
-	nt = omp_get_max_threads();
-	if ((uint64_t)nt > nchunks)
-		nt = (int)nchunks;
-	spp_pages_open(&pg);
-#pragma omp parallel for schedule(dynamic, 1) num_threads(nt) reduction(+:total)
-	for (uint64_t c = 0; c < nchunks; c++) {
-		uint64_t e0 = c * chunk, cnt = n - e0 < chunk ? n - e0 : chunk;
-		const unsigned char *p;
-		uint64_t len;
-
-		elem_bytes(&el, e0, cnt, &p, &len);
-		spp_pages_prefault(p, len);
-		total += count_run(&el, e0, cnt);
-		spp_pages_drop(&pg, p, len, 1);
-	}
-	spp_pages_drop(&pg, t->data, t->nbytes, 0);
-	spp_pages_close(&pg);
-	*nnz = total;
-	return SPP_OK;
-}
-
 /* ---- the layer scan ---- */
 
-struct tbuf {
-	uint8_t *mk;              /* the row's mask, zero beyond K */
-	uint8_t *acc[SPP_NBLOCK]; /* mask ORed over the current 2, 4, 8, 16 rows */
-	uint8_t *colany;          /* mask ORed over every row this thread saw */
-};
 
 static uint64_t row_start(const struct view_scan *s, int64_t i)
 {
@@ -332,45 +122,124 @@ static void row_mask(const struct view_scan *s, int64_t i, uint8_t *mk)
 	}
 }
 
-/* Row count and N:M groups from a mask. Mask bytes are 0 or 1, so the sum of
- * a 4-byte word's bytes fits in its low byte. */
-HOT static void row_counts(const struct view_scan *s, const uint8_t *mk,
+struct tbuf {
+	uint8_t *mk;              /* the row's mask, zero beyond K */
+	uint8_t *acc[SPP_NBLOCK]; /* masks summed over the current 2, 4, 8, 16 rows */
+	uint8_t *colany;          /* mask ORed over every row this thread saw */
+	float *vals;              /* PROV_CHUNK decoded values */
+	uint8_t *c4, *c8, *c16;   /* the row's group counts (row_counts) */
+};
+
+/* Buffers of kp bytes per thread: the mask, the four accumulators, colany,
+ * and one for the group counts (kp/4 + kp/8 + kp/16 bytes). */
+#define TB_SLOTS (SPP_NBLOCK + 3)
+#define TB_COLANY (SPP_NBLOCK + 1)
+
+/* 32 byte lanes (GCC vector extensions: one AVX2 register, two SSE2 ones). */
+typedef uint8_t v32u8 __attribute__((vector_size(32)));
+
+/*
+ * Over the first k columns of group counts a: those at most ka, into *ca,
+ * and at most kb, into *cb (a keep of -1 counts none); returns the most.
+ * One pass, counting in byte lanes, 255 steps at most before they are summed.
+ */
+HOT static uint32_t col_stats(const uint8_t *a, int64_t k, int ka, int kb, uint64_t *ca,
+			      uint64_t *cb)
+{
+	const v32u8 zero = {0}, one = zero + 1;
+	/* a count is at most 16: a keep of -1 is one no byte is at most */
+	const uint8_t qa = (uint8_t)(ka < 0 ? 255 : ka), qb = (uint8_t)(kb < 0 ? 255 : kb);
+	v32u8 mx = zero;
+	uint32_t m = 0;
+	int64_t j = 0;
+
+	while (j + 32 <= k) {
+		v32u8 c1 = zero, c2 = zero;
+
+		for (int step = 0; step < 255 && j + 32 <= k; step++, j += 32) {
+			v32u8 v, gt;
+
+			memcpy(&v, a + j, sizeof(v));
+			c1 += (v32u8)(v <= qa) & one;
+			c2 += (v32u8)(v <= qb) & one;
+			gt = (v32u8)(v > mx);
+			mx = (v & gt) | (mx & ~gt);
+		}
+		for (int l = 0; l < 32; l++) {
+			*ca += ka >= 0 ? c1[l] : 0;
+			*cb += kb >= 0 ? c2[l] : 0;
+		}
+	}
+	for (int l = 0; l < 32; l++)
+		m = mx[l] > m ? mx[l] : m;
+	for (; j < k; j++) {
+		*ca += ka >= 0 && a[j] <= ka;
+		*cb += kb >= 0 && a[j] <= kb;
+		m = a[j] > m ? a[j] : m;
+	}
+	return m;
+}
+
+/* c[g] = non-zeros of the g-th 4 bytes of mask mk, for g < n4 (the mask's
+ * bytes are 0 or 1, so a multiply sums them into the top byte). */
+HOT static void group4_counts(const uint8_t *restrict mk, int64_t n4, uint8_t *restrict c)
+{
+	_Pragma("omp simd")
+	for (int64_t g = 0; g < n4; g++)
+		c[g] = (uint8_t)((ld32(mk + 4 * g) * 0x01010101u) >> 24);
+}
+
+/* out[i] = c[2i] + c[2i + 1], for i < n: the counts of groups twice as wide. */
+HOT static void pair_sums(const uint8_t *restrict c, int64_t n, uint8_t *restrict out)
+{
+	_Pragma("omp simd")
+	for (int64_t i = 0; i < n; i++) {
+		uint16_t v = ld16(c + 2 * i);
+
+		out[i] = (uint8_t)((v & 0xffu) + (v >> 8));
+	}
+}
+
+HOT static uint64_t byte_sum(const uint8_t *c, int64_t n)
+{
+	uint64_t t = 0;
+
+	for (int64_t i0 = 0; i0 < n; i0 += (1 << 24)) {
+		int64_t i1 = n - i0 < (1 << 24) ? n : i0 + (1 << 24);
+		uint32_t u = 0;
+
+		_Pragma("omp simd reduction(+:u)")
+		for (int64_t i = i0; i < i1; i++)
+			u += c[i];
+		t += u;
+	}
+	return t;
+}
+
+/*
+ * Row count, N:M groups along K and the fullest group of 4, 8, 16 from a
+ * mask: the counts of its 4-groups into c4, of its 8-groups into c8 and of
+ * its 16-groups into c16 (the mask is zero past K, up to a multiple of 16),
+ * each then read in byte lanes.
+ */
+static void row_counts(const struct view_scan *s, const uint8_t *mk, struct tbuf *tb,
 		       struct part *pt)
 {
-	uint64_t rn = 0, ok14 = 0, ok24 = 0, ok48 = 0;
-	int64_t g8 = s->g[2];
+	uint64_t rn, none = 0;
+	int64_t g16 = s->g[3];
+	uint32_t *mx = pt->nm_max[SPP_AXIS_K], m;
 
-	/* segments keep the 32-bit lane sums from overflowing */
-	for (int64_t g0 = 0; g0 < g8; g0 += (1 << 24)) {
-		int64_t g1 = g8 - g0 < (1 << 24) ? g8 : g0 + (1 << 24);
-		uint32_t a_rn = 0, a14 = 0, a24 = 0, a48 = 0;
-
-		_Pragma("omp simd reduction(+:a_rn,a14,a24,a48)")
-		for (int64_t g = g0; g < g1; g++) {
-			uint32_t w0 = ld32(mk + 8 * g), w1 = ld32(mk + 8 * g + 4);
-			uint32_t x = (w0 + (w0 >> 8) + (w0 >> 16) + (w0 >> 24)) & 0xffu;
-			uint32_t y = (w1 + (w1 >> 8) + (w1 >> 16) + (w1 >> 24)) & 0xffu;
-
-			/* the N:M rule (kernels.h) on the 4-groups x, y and their 8-group */
-			a_rn += x + y;
-			a14 += (uint32_t)(spp_nm_group_ok(x, 1) + spp_nm_group_ok(y, 1));
-			a24 += (uint32_t)(spp_nm_group_ok(x, 2) + spp_nm_group_ok(y, 2));
-			a48 += (uint32_t)spp_nm_group_ok(x + y, 4);
-		}
-		rn += a_rn;
-		ok14 += a14;
-		ok24 += a24;
-		ok48 += a48;
-	}
-	/* an odd number of 4-groups leaves a pure-padding group in the last
-	 * pair; it is not a group of W */
-	if (s->g[1] & 1) {
-		ok14--;
-		ok24--;
-	}
-	pt->nm_ok[0] += ok14;
-	pt->nm_ok[1] += ok24;
-	pt->nm_ok[2] += ok48;
+	group4_counts(mk, 4 * g16, tb->c4);
+	pair_sums(tb->c4, 2 * g16, tb->c8);
+	pair_sums(tb->c8, g16, tb->c16);
+	/* only the groups of W: past them the counts are padding */
+	m = col_stats(tb->c4, s->g[1], 1, 2, &pt->nm_ok[0], &pt->nm_ok[1]);
+	mx[0] = mx[0] > m ? mx[0] : m;
+	m = col_stats(tb->c8, s->g[2], 4, -1, &pt->nm_ok[2], &none);
+	mx[1] = mx[1] > m ? mx[1] : m;
+	m = col_stats(tb->c16, g16, -1, -1, &none, &none);
+	mx[2] = mx[2] > m ? mx[2] : m;
+	rn = byte_sum(tb->c16, g16);
 	pt->nnz += rn;
 	pt->sumsq += (u128)rn * rn;
 	if (rn < pt->rmin)
@@ -378,6 +247,34 @@ HOT static void row_counts(const struct view_scan *s, const uint8_t *mk,
 	if (rn > pt->rmax)
 		pt->rmax = rn;
 	pt->zero_rows += rn == 0;
+}
+
+/* dst += src: the block accumulators sum masks (at most 16 rows, so a byte
+ * holds the count); a sum is zero exactly when the OR would be. */
+HOT static void add_into(uint8_t *restrict dst, const uint8_t *restrict src, int64_t n)
+{
+	_Pragma("omp simd")
+	for (int64_t j = 0; j < n; j++)
+		dst[j] += src[j];
+}
+
+/* Groups along M: a holds each column's non-zeros over the group of
+ * rows = 4, 8 or 16 (level 1, 2, 3) just ended; the patterns of that
+ * group width (at most two) count their compliant groups. */
+static void along_m(const struct view_scan *s, const uint8_t *a, int level, struct part *pt)
+{
+	int pat[2] = {-1, -1}, np = 0;
+	uint64_t none = 0;
+	uint32_t mx, *best = &pt->nm_max[SPP_AXIS_M][level - 1];
+
+	for (int p = 0; p < SPP_NNM && np < 2; p++)
+		if (spp_nm_patterns[p].m == 2 << level)
+			pat[np++] = p;
+	mx = col_stats(a, s->k, pat[0] >= 0 ? spp_nm_patterns[pat[0]].n : -1,
+		       pat[1] >= 0 ? spp_nm_patterns[pat[1]].n : -1,
+		       pat[0] >= 0 ? &pt->nm_ok_m[pat[0]] : &none,
+		       pat[1] >= 0 ? &pt->nm_ok_m[pat[1]] : &none);
+	*best = *best > mx ? *best : mx;
 }
 
 HOT static void or_into(uint8_t *restrict dst, const uint8_t *restrict src, int64_t n)
@@ -442,8 +339,12 @@ static void block_rows_done(const struct view_scan *s, int64_t i,
 			pt->zin4 += rows * ((z - (uint64_t)last_zero) * 4 +
 					    (last_zero ? last_cols : 0));
 		}
-		or_into(level + 1 < SPP_NBLOCK ? tb->acc[level + 1] : tb->colany,
-			tb->acc[level], s->kp);
+		if (level > 0)
+			along_m(s, tb->acc[level], level, pt);
+		if (level + 1 < SPP_NBLOCK)
+			add_into(tb->acc[level + 1], tb->acc[level], s->kp);
+		else
+			or_into(tb->colany, tb->acc[level], s->kp);
 		memset(tb->acc[level], 0, (size_t)s->kp);
 	}
 }
@@ -453,27 +354,33 @@ static void scan_rows(const struct view_scan *s, int64_t r0, int64_t r1,
 {
 	for (int64_t i = r0; i < r1; i++) {
 		row_mask(s, i, tb->mk);
-		row_counts(s, tb->mk, pt);
-		or_into(tb->acc[0], tb->mk, s->kp);
+		row_counts(s, tb->mk, tb, pt);
+		add_into(tb->acc[0], tb->mk, s->kp);
 		block_rows_done(s, i, tb, pt);
+		if (s->prov_step && i % s->prov_step == 0)
+			spp_prov_row(s, i, tb->vals, &pt->prov);
 	}
 }
 
 /* Scan the items of rows on nt threads, each with its own buffers in mem and
- * its partial counts in parts[t]. */
+ * vals (PROV_CHUNK floats each) and its partial counts in parts[t]. */
 static void scan_items(const struct view_scan *s, struct spp_pages *pg, uint8_t *mem,
-		       struct part *parts, int nt, int64_t per_item, int64_t items)
+		       float *vals, struct part *parts, int nt, int64_t per_item, int64_t items)
 {
 #pragma omp parallel num_threads(nt)
 	{
 		int t = omp_get_thread_num();
-		uint8_t *base = mem + (size_t)t * (SPP_NBLOCK + 2) * (size_t)s->kp;
+		uint8_t *base = mem + (size_t)t * TB_SLOTS * (size_t)s->kp;
 		struct tbuf tb;
 
 		tb.mk = base;
 		for (int b = 0; b < SPP_NBLOCK; b++)
 			tb.acc[b] = base + (size_t)(b + 1) * (size_t)s->kp;
-		tb.colany = base + (size_t)(SPP_NBLOCK + 1) * (size_t)s->kp;
+		tb.colany = base + (size_t)TB_COLANY * (size_t)s->kp;
+		tb.c4 = base + (size_t)(TB_COLANY + 1) * (size_t)s->kp;
+		tb.c8 = tb.c4 + s->kp / 4;
+		tb.c16 = tb.c8 + s->kp / 8;
+		tb.vals = vals + (size_t)t * PROV_CHUNK;
 
 #pragma omp for schedule(dynamic, 1)
 		for (int64_t it = 0; it < items; it++) {
@@ -522,12 +429,12 @@ int spp_scan_each_row(const struct spp_layer *l, void (*fn)(void *, int64_t, con
 /* Zero columns: a column is zero when no thread saw a non-zero in it. */
 static uint64_t zero_cols(const struct view_scan *s, uint8_t *mem, int nt)
 {
-	const uint8_t *colany = mem + (SPP_NBLOCK + 1) * (size_t)s->kp;
+	const uint8_t *colany = mem + TB_COLANY * (size_t)s->kp;
 	uint64_t zc = 0;
 
 	for (int t = 1; t < nt; t++)
-		or_into(mem + (SPP_NBLOCK + 1) * (size_t)s->kp,
-			mem + ((size_t)t * (SPP_NBLOCK + 2) + SPP_NBLOCK + 1) * (size_t)s->kp,
+		or_into(mem + TB_COLANY * (size_t)s->kp,
+			mem + ((size_t)t * TB_SLOTS + TB_COLANY) * (size_t)s->kp,
 			s->k);
 	_Pragma("omp simd reduction(+:zc)")
 	for (int64_t j = 0; j < s->k; j++)
@@ -542,6 +449,7 @@ int spp_static_count(const struct spp_layer *l, struct spp_static_counts *out,
 	struct spp_pages pg = {-1};
 	struct part *parts = NULL;
 	uint8_t *mem = NULL;
+	float *vals = NULL;
 	int64_t per_item, items;
 	int nt, rc;
 
@@ -555,6 +463,9 @@ int spp_static_count(const struct spp_layer *l, struct spp_static_counts *out,
 	if (rc)
 		return rc;
 	spp_scan_view_init(&s, l);
+	spp_prov_setup(l, s.m, s.k, &out->prov);
+	if (out->prov.status == SPP_PROV_COUNTED)
+		s.prov_step = out->prov.row_step;
 	out->m = s.m;
 	out->k = s.k;
 	if (s.m == 0 || s.k == 0) {
@@ -566,24 +477,28 @@ int spp_static_count(const struct spp_layer *l, struct spp_static_counts *out,
 
 	nt = spp_scan_plan(&s, &per_item, &items);
 	parts = calloc((size_t)nt, sizeof(*parts));
-	mem = calloc((size_t)nt * (SPP_NBLOCK + 2), (size_t)s.kp);
-	if (!parts || !mem) {
+	mem = calloc((size_t)nt * TB_SLOTS, (size_t)s.kp);
+	vals = malloc((size_t)nt * PROV_CHUNK * sizeof(*vals));
+	if (!parts || !mem || !vals) {
 		rc = spp_error_set(err, SPP_E_NOMEM,
 				   "tensor '%s': out of memory for %d scan buffers of %lld bytes",
 				   l->weight->name ? l->weight->name : "?", nt,
 				   (long long)s.kp);
 		goto out;
 	}
-	for (int t = 0; t < nt; t++)
+	for (int t = 0; t < nt; t++) {
 		parts[t].rmin = UINT64_MAX;
+		spp_prov_part_init(&parts[t].prov);
+	}
 	spp_pages_open(&pg);
-	scan_items(&s, &pg, mem, parts, nt, per_item, items);
+	scan_items(&s, &pg, mem, vals, parts, nt, per_item, items);
 	out->zero_cols = zero_cols(&s, mem, nt);
 	spp_scan_counts_finish(&s, parts, nt, out);
 	spp_pages_drop(&pg, l->weight->data, l->weight->nbytes, 0);
 	rc = spp_static_kernels(l, &out->kernel, err);
 out:
 	spp_pages_close(&pg);
+	free(vals);
 	free(mem);
 	free(parts);
 	return rc;

@@ -10,16 +10,24 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The N:M group widths of spp_nm_patterns, per pattern. */
-static void nm_violations(const int32_t *col, uint64_t n, uint64_t bad[SPP_NNM])
+/*
+ * The groups of sorted indices idx[0, n) (columns of one row, or rows of
+ * one column): for each width w of spp_nm_widths those of the patterns of
+ * that width that break the rule, into bad, and the fullest group, into mx.
+ */
+static void nm_groups(const uint32_t *idx, uint64_t n, uint64_t bad[SPP_NNM],
+		      uint32_t mx[SPP_NWIDTH])
 {
-	for (int p = 0; p < SPP_NNM; p++) {
-		int w = spp_nm_patterns[p].m, keep = spp_nm_patterns[p].n;
+	for (int wi = 0; wi < SPP_NWIDTH; wi++) {
+		uint32_t w = (uint32_t)spp_nm_widths[wi];
 
 		for (uint64_t a = 0, b; a < n; a = b) {
-			for (b = a + 1; b < n && col[b] / w == col[a] / w; b++)
+			for (b = a + 1; b < n && idx[b] / w == idx[a] / w; b++)
 				;
-			bad[p] += !spp_nm_group_ok((unsigned)(b - a), keep);
+			mx[wi] = (uint32_t)(b - a) > mx[wi] ? (uint32_t)(b - a) : mx[wi];
+			for (int p = 0; p < SPP_NNM; p++)
+				if ((uint32_t)spp_nm_patterns[p].m == w)
+					bad[p] += !spp_nm_group_ok((unsigned)(b - a), spp_nm_patterns[p].n);
 		}
 	}
 }
@@ -42,9 +50,10 @@ static uint64_t distinct(uint32_t *v, uint64_t n)
 	return d;
 }
 
-/* Rows: their counts, the zero ones, and the N:M groups that break the rule. */
+/* Rows: their counts, the zero ones, and the N:M groups along K that break
+ * the rule; tmp holds nnz indices. */
 static void rows_count(const struct spp_coo *c, int64_t m, struct spp_static_counts *out,
-		       uint64_t bad[SPP_NNM])
+		       uint64_t bad[SPP_NNM], uint32_t *tmp)
 {
 	uint64_t rows = 0, rmin = UINT64_MAX;
 	u128 sumsq = 0;
@@ -58,11 +67,59 @@ static void rows_count(const struct spp_coo *c, int64_t m, struct spp_static_cou
 		sumsq += (u128)rn * rn;
 		rmin = rn < rmin ? rn : rmin;
 		out->row_nnz_max = rn > out->row_nnz_max ? rn : out->row_nnz_max;
-		nm_violations(c->col + a, rn, bad);
+		for (uint64_t e = a; e < b; e++)
+			tmp[e - a] = (uint32_t)c->col[e];
+		nm_groups(tmp, rn, bad, out->nm_max[SPP_AXIS_K]);
 	}
 	out->zero_rows = (uint64_t)m - rows;
 	out->row_nnz_min = out->zero_rows ? 0 : rmin;
 	out->row_nnz_sumsq = (double)sumsq;
+}
+
+static int cmp_u64(const void *pa, const void *pb)
+{
+	uint64_t a = *(const uint64_t *)pa, b = *(const uint64_t *)pb;
+
+	return (a > b) - (a < b);
+}
+
+/* The N:M groups along M: the entries in column order, each column's rows
+ * grouped; 0, or -1 out of memory. */
+static int cols_count(const struct spp_coo *c, struct spp_static_counts *out,
+		      uint64_t bad[SPP_NNM], uint32_t *tmp)
+{
+	uint64_t *key = malloc((size_t)(c->nnz ? c->nnz : 1) * sizeof(*key));
+
+	if (!key)
+		return -1;
+	for (uint64_t e = 0; e < c->nnz; e++)
+		key[e] = (uint64_t)(uint32_t)c->col[e] << 32 | (uint32_t)c->row[e];
+	qsort(key, (size_t)c->nnz, sizeof(*key), cmp_u64);
+	for (uint64_t a = 0, b; a < c->nnz; a = b) {
+		for (b = a; b < c->nnz && key[b] >> 32 == key[a] >> 32; b++)
+			tmp[b - a] = (uint32_t)key[b];
+		nm_groups(tmp, b - a, bad, out->nm_max[SPP_AXIS_M]);
+	}
+	free(key);
+	return 0;
+}
+
+/* The provenance of the entries of the sampled rows. */
+static void coo_provenance(const struct spp_layer *l, int64_t m, int64_t k,
+			   struct spp_provenance_counts *out)
+{
+	const struct spp_coo *c = l->weight->coo;
+	struct prov_part pp;
+
+	spp_prov_setup(l, m, k, out);
+	spp_prov_part_init(&pp);
+	if (out->status == SPP_PROV_COUNTED) {
+		for (uint64_t e = 0; e < c->nnz; e++)
+			if (c->row[e] % out->row_step == 0)
+				spp_prov_add(&pp, c->val[e]);
+		pp.rows = (uint64_t)((m + out->row_step - 1) / out->row_step);
+	}
+	spp_prov_finish(&pp, out);
 }
 
 /*
@@ -100,7 +157,7 @@ int spp_scan_coo_count(const struct spp_layer *l, struct spp_static_counts *out,
 	const struct spp_coo *c = l->weight->coo;
 	const struct spp_gemm_view *v = &l->view;
 	int64_t m = v->m, k = v->k;
-	uint64_t bad[SPP_NNM] = {0}, real4 = 0;
+	uint64_t bad[SPP_NNM] = {0}, bad_m[SPP_NNM] = {0}, real4 = 0;
 	uint32_t *tmp;
 
 	memset(out, 0, sizeof(*out));
@@ -117,11 +174,20 @@ int spp_scan_coo_count(const struct spp_layer *l, struct spp_static_counts *out,
 		return spp_error_set(err, SPP_E_NOMEM, "tensor '%s': out of memory for %llu entries",
 				     l->weight->name ? l->weight->name : "?",
 				     (unsigned long long)c->nnz);
-	rows_count(c, m, out, bad);
+	rows_count(c, m, out, bad, tmp);
+	if (cols_count(c, out, bad_m, tmp)) {
+		free(tmp);
+		return spp_error_set(err, SPP_E_NOMEM, "tensor '%s': out of memory for %llu entries",
+				     l->weight->name ? l->weight->name : "?",
+				     (unsigned long long)c->nnz);
+	}
 	for (int i = 0; i < SPP_NNM; i++) {
 		out->nm_groups[i] = spp_nm_groups(m, k, spp_nm_patterns[i].m);
 		out->nm_ok[i] = out->nm_groups[i] - bad[i];
+		out->nm_groups_m[i] = spp_nm_groups(k, m, spp_nm_patterns[i].m);
+		out->nm_ok_m[i] = out->nm_groups_m[i] - bad_m[i];
 	}
+	coo_provenance(l, m, k, &out->prov);
 	for (int b = 0; b < SPP_NBLOCK; b++) {
 		int64_t bs = spp_block_sizes[b];
 		uint64_t real;

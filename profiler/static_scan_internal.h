@@ -35,7 +35,9 @@ struct elems {
 /* A layer's GEMM view as the scan walks it. */
 struct view_scan {
 	struct elems el;
+	const struct spp_layer *l;
 	const struct spp_gemm_view *v;
+	int64_t prov_step;       /* rows i with i % prov_step == 0 feed the provenance; 0: none */
 	int64_t m, k, kp;        /* kp: K rounded up to 16, the mask length */
 	int64_t g[SPP_NBLOCK];   /* column groups of 2, 4, 8, 16: ceil(K / B) */
 	int single_run;          /* each row is one strided run of K elements */
@@ -43,13 +45,56 @@ struct view_scan {
 	int rows_disjoint;       /* row i fills elements [start_i, start_i + K) */
 };
 
+/* The provenance's |w| histogram: fp32 bits of |w| >> 20, 8 bins an octave. */
+#define PROV_BINS 2048
+#define PROV_OCTAVE 8
+#define PROV_CHUNK 1024 /* values decoded at a time */
+struct prov_part {
+	uint64_t hist[PROV_BINS];
+	uint64_t rows, survivors;
+	uint32_t min_bits;       /* of the smallest |w|; UINT32_MAX when none */
+};
+
 /* One thread's partial counts. */
 struct part {
 	uint64_t nnz, rmin, rmax, zero_rows, zin4;
 	u128 sumsq;
-	uint64_t nm_ok[SPP_NNM];
+	uint64_t nm_ok[SPP_NNM], nm_ok_m[SPP_NNM];
+	uint32_t nm_max[SPP_NAXIS][SPP_NWIDTH];
 	uint64_t zb[SPP_NBLOCK];
+	struct prov_part prov;
 };
+
+/* The provenance's status of l's dtype (SPP_PROV_COUNTED when its values
+ * can be read) and its sampling step for an m x k view (static.h). */
+void spp_prov_setup(const struct spp_layer *l, int64_t m, int64_t k, struct spp_provenance_counts *out);
+
+/* An empty part (min_bits UINT32_MAX). */
+void spp_prov_part_init(struct prov_part *pp);
+
+/* Row i of s's layer into pp, decoded PROV_CHUNK values at a time into buf. */
+void spp_prov_row(const struct view_scan *s, int64_t i, float *buf, struct prov_part *pp);
+
+/* One value into pp: a survivor unless it is +-0. */
+static inline void spp_prov_add(struct prov_part *pp, float v)
+{
+	uint32_t b;
+
+	__builtin_memcpy(&b, &v, sizeof(b));
+	b &= 0x7fffffffu;
+	if (b == 0)
+		return;
+	pp->hist[b >> 20]++;
+	pp->survivors++;
+	if (b < pp->min_bits)
+		pp->min_bits = b;
+}
+
+/* from's counts added into into. */
+void spp_prov_merge(struct prov_part *into, const struct prov_part *from);
+
+/* out's figures (its status and step already set) from the merged part. */
+void spp_prov_finish(const struct prov_part *pp, struct spp_provenance_counts *out);
 
 /* Set e up to test t's elements for zero; SPP_E_UNSUPPORTED for a dtype
  * without a zero test, SPP_E_FORMAT when t has too few bytes. */

@@ -80,7 +80,9 @@ void spp_scan_view_init(struct view_scan *s, const struct spp_layer *l)
 {
 	const struct spp_gemm_view *v = &l->view;
 
+	s->l = l;
 	s->v = v;
+	s->prov_step = 0;
 	s->m = v->m;
 	s->k = v->k;
 	s->kp = (v->k + 15) / 16 * 16;
@@ -109,7 +111,9 @@ void spp_scan_counts_finish(const struct view_scan *s, const struct part *parts,
 			    int nt, struct spp_static_counts *out)
 {
 	u128 sumsq = 0;
+	struct prov_part prov;
 
+	spp_prov_part_init(&prov);
 	out->row_nnz_min = UINT64_MAX;
 	for (int t = 0; t < nt; t++) {
 		const struct part *p = &parts[t];
@@ -122,16 +126,26 @@ void spp_scan_counts_finish(const struct view_scan *s, const struct part *parts,
 			out->row_nnz_max = p->rmax;
 		out->zero_rows += p->zero_rows;
 		out->zeros_in_zero_block4 += p->zin4;
-		for (int i = 0; i < SPP_NNM; i++)
+		for (int i = 0; i < SPP_NNM; i++) {
 			out->nm_ok[i] += p->nm_ok[i];
+			out->nm_ok_m[i] += p->nm_ok_m[i];
+		}
+		for (int a = 0; a < SPP_NAXIS; a++)
+			for (int w = 0; w < SPP_NWIDTH; w++)
+				if (p->nm_max[a][w] > out->nm_max[a][w])
+					out->nm_max[a][w] = p->nm_max[a][w];
 		for (int b = 0; b < SPP_NBLOCK; b++)
 			out->zero_blocks[b] += p->zb[b];
+		spp_prov_merge(&prov, &p->prov);
 	}
+	spp_prov_finish(&prov, &out->prov);
 	if (s->m == 0)
 		out->row_nnz_min = 0;
 	out->row_nnz_sumsq = (double)sumsq;
-	for (int i = 0; i < SPP_NNM; i++)
+	for (int i = 0; i < SPP_NNM; i++) {
 		out->nm_groups[i] = spp_nm_groups(s->m, s->k, spp_nm_patterns[i].m);
+		out->nm_groups_m[i] = spp_nm_groups(s->k, s->m, spp_nm_patterns[i].m);
+	}
 	for (int b = 0; b < SPP_NBLOCK; b++) {
 		int64_t bs = spp_block_sizes[b];
 		out->blocks[b] = (uint64_t)((s->m + bs - 1) / bs) * (uint64_t)s->g[b];

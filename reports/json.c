@@ -210,6 +210,24 @@ static void build_hold_back(struct build *b, cJSON *s, const struct spp_analysis
 	}
 }
 
+/* The model's mask provenance and its zero layers (profiler/derive.h). */
+static void build_structure(struct build *b, cJSON *s, const struct spp_analysis *a)
+{
+	static const char *const keys[] = {"not_judged", "magnitude_like", "random_like", "unclear"};
+	const struct spp_model_structure *st = &a->summary.structure;
+	cJSON *o = add_obj(b, s, "provenance"), *n;
+
+	add_str(b, o, "verdict", spp_provenance_name(st->verdict));
+	add_num(b, o, "survivors", (double)st->survivors);
+	add_fig(b, o, "low_share", st->low_share);
+	add_str(b, o, "reason", st->reason[0] ? st->reason : NULL);
+	n = add_obj(b, o, "layers");
+	for (int v = SPP_PROV_NOT_JUDGED; v <= SPP_PROV_UNCLEAR; v++)
+		add_num(b, n, keys[v], st->layers[v]);
+	add_num(b, s, "zero_layers", st->zero_layers);
+	add_num(b, s, "nearly_zero_layers", st->nearly_zero_layers);
+}
+
 static void build_summary(struct build *b, cJSON *root, const struct spp_analysis *a)
 {
 	const struct spp_model_summary *m = &a->summary;
@@ -238,6 +256,7 @@ static void build_summary(struct build *b, cJSON *root, const struct spp_analysi
 	else
 		cJSON_Delete(pj);
 	build_hold_back(b, s, a);
+	build_structure(b, s, a);
 	build_baseline(b, s, a);
 }
 

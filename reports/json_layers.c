@@ -139,10 +139,6 @@ static void build_kernels(struct build *b, cJSON *p, const struct spp_layer_stat
 	for (int d = 0; d < k->ndims && a; d++)
 		if (!cJSON_AddItemToArray(a, cJSON_CreateNumber(k->dims[d])))
 			b->oom = 1;
-	add_num(b, o, "kernels", (double)k->kernels);
-	add_num(b, o, "zero", (double)k->zero);
-	add_fig(b, o, "zero_fraction", s->kernel_zero);
-	add_fig(b, o, "zeros_share", s->kernel_zero_share);
 	add_num_or_null(b, o, "patterns", k->patterns >= 0, (double)k->patterns);
 	for (int i = 0; i < 3; i++)
 		add_fig(b, o, cover[i], s->kernel_cover[i]);
@@ -158,6 +154,63 @@ static void build_kernels(struct build *b, cJSON *p, const struct spp_layer_stat
 		add_str(b, t, "mask", spp_kernel_mask_text(k, k->top_mask[i], mask, sizeof(mask)));
 		add_num(b, t, "kernels", (double)k->top_count[i]);
 	}
+}
+
+/* pattern.along_m and pattern.tightest_n: N:M on both axes. */
+static void build_axes(struct build *b, cJSON *p, const struct spp_layer_static *s)
+{
+	static const char *const axis[SPP_NAXIS] = {"along_k", "along_m"};
+	cJSON *m = add_obj(b, p, "along_m"), *t = add_obj(b, p, "tightest_n");
+	char key[16];
+
+	for (int i = 0; i < SPP_NNM; i++)
+		add_num(b, m, spp_nm_patterns[i].key, s->nm_m[i]);
+	for (int a = 0; a < SPP_NAXIS; a++) {
+		cJSON *o = add_obj(b, t, axis[a]);
+
+		for (int w = 0; w < SPP_NWIDTH; w++) {
+			snprintf(key, sizeof(key), "of%d", spp_nm_widths[w]);
+			add_num(b, o, key, (double)s->counts.nm_max[a][w]);
+		}
+	}
+}
+
+/* pattern.granularity: one object per level, null where it does not apply. */
+static void build_granularity(struct build *b, cJSON *p, const struct spp_layer_static *s)
+{
+	cJSON *o = add_obj(b, p, "granularity");
+
+	for (int g = 0; g < SPP_NGRAN; g++) {
+		const struct spp_granularity *x = &s->gran[g];
+		cJSON *e;
+
+		if (!x->defined) {
+			add_null(b, o, spp_gran_name((enum spp_gran_level)g));
+			continue;
+		}
+		e = add_obj(b, o, spp_gran_name((enum spp_gran_level)g));
+		add_num(b, e, "units", (double)x->units);
+		add_num(b, e, "zero", (double)x->zero);
+		add_fig(b, e, "fraction", x->fraction);
+		add_fig(b, e, "zeros_share", x->zeros_share);
+	}
+	add_str(b, p, "layer_state", spp_layer_zero_name(s->layer_zero));
+}
+
+/* pattern.provenance: the verdict and the figures behind it. */
+static void build_provenance(struct build *b, cJSON *p, const struct spp_layer_static *s)
+{
+	const struct spp_provenance_counts *c = &s->counts.prov;
+	cJSON *o = add_obj(b, p, "provenance");
+	int counted = c->status == SPP_PROV_COUNTED;
+
+	add_str(b, o, "verdict", spp_provenance_name(s->prov));
+	add_num_or_null(b, o, "rows", counted, (double)c->rows);
+	add_num_or_null(b, o, "survivors", counted, (double)c->survivors);
+	add_num_or_null(b, o, "scale", counted && c->survivors > 0, (double)c->scale);
+	add_fig(b, o, "min_ratio", s->prov_min_ratio);
+	add_fig(b, o, "low_share", s->prov_low_share);
+	add_str(b, o, "reason", s->prov_reason[0] ? s->prov_reason : NULL);
 }
 
 static void build_pattern(struct build *b, cJSON *layer,
@@ -183,7 +236,10 @@ static void build_pattern(struct build *b, cJSON *layer,
 	add_num(b, r, "mean", s->row_nnz_mean);
 	/* std / mean has no value for an all-zero layer */
 	add_num_or_null(b, r, "cv", s->row_nnz_mean > 0, s->row_nnz_cv);
+	build_axes(b, p, s);
+	build_granularity(b, p, s);
 	build_kernels(b, p, s);
+	build_provenance(b, p, s);
 }
 
 static void build_storage(struct build *b, cJSON *layer,
@@ -214,7 +270,9 @@ static void build_storage(struct build *b, cJSON *layer,
  */
 static void build_unsupported(struct build *b, cJSON *o, const struct spp_layer_static *s)
 {
-	static const char *const pattern_keys[] = {"class", "zero_rows", "zero_cols"};
+	static const char *const pattern_keys[] = {"class", "zero_rows", "zero_cols", "along_m",
+						   "tightest_n", "granularity", "layer_state", "kernel",
+						   "provenance"};
 	static const char *const row_keys[] = {"min", "max", "mean", "cv"};
 	static const char *const flops_keys[] = {"dense", "sparse", "theoretical_speedup", "combined",
 						 "combined_speedup"};
@@ -237,7 +295,6 @@ static void build_unsupported(struct build *b, cJSON *o, const struct spp_layer_
 	r = add_obj(b, p, "row_nnz");
 	for (size_t i = 0; i < sizeof(row_keys) / sizeof(row_keys[0]); i++)
 		add_null(b, r, row_keys[i]);
-	add_null(b, p, "kernel");
 	fl = add_obj(b, o, "flops");
 	for (size_t i = 0; i < sizeof(flops_keys) / sizeof(flops_keys[0]); i++)
 		add_null(b, fl, flops_keys[i]);

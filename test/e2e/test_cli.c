@@ -447,7 +447,7 @@ static void test_conv_kernel_report(void **state)
 	unsigned char buf[8 + sizeof(head) - 1 + O * C * P * 4];
 	size_t hl = sizeof(head) - 1, zero = 0;
 	struct harness_run r;
-	cJSON *doc, *k;
+	cJSON *doc, *k, *g;
 
 	(void)state;
 	for (int i = 0; i < 8; i++)
@@ -471,9 +471,14 @@ static void test_conv_kernel_report(void **state)
 	assert_non_null(doc);
 	k = cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(doc, "layers"), 0), "pattern");
 	assert_string_equal(cJSON_GetObjectItem(k, "class")->valuestring, "kernel");
+	g = cJSON_GetObjectItem(cJSON_GetObjectItem(k, "granularity"), "kernel");
+	assert_int_equal(cJSON_GetObjectItem(g, "units")->valuedouble, 48);
+	assert_int_equal(cJSON_GetObjectItem(g, "zero")->valuedouble, 24);
+	/* every input channel keeps a kernel: none is zero */
+	g = cJSON_GetObjectItem(cJSON_GetObjectItem(k, "granularity"), "channel");
+	assert_int_equal(cJSON_GetObjectItem(g, "units")->valuedouble, 6);
+	assert_int_equal(cJSON_GetObjectItem(g, "zero")->valuedouble, 0);
 	k = cJSON_GetObjectItem(k, "kernel");
-	assert_int_equal(cJSON_GetObjectItem(k, "kernels")->valuedouble, 48);
-	assert_int_equal(cJSON_GetObjectItem(k, "zero")->valuedouble, 24);
 	assert_int_equal(cJSON_GetObjectItem(k, "patterns")->valuedouble, 1);
 	assert_string_equal(cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(k, "top"), 0),
 						"mask")->valuestring, "111/111/111");

@@ -284,24 +284,25 @@ static void test_diagnosis(void **state)
 	assert_true(d.n == 1 && has_line(&d, "2:4 not applicable: < 0.1% (3 of 40960) of groups of 4"));
 	s.nm[1] = 0.875, s.counts.nm_groups[1] = 8, s.counts.nm_ok[1] = 7;
 	/*
-	 * N:M along the wrong axis: every group along M complies (runs give
-	 * nm_along_m), 12.5% along K do not; not when along M fails too
+	 * N:M along the wrong axis: every group along M complies (the static
+	 * scan's nm_m), 12.5% along K do not; not when along M fails too
 	 * (then it is the plain not-applicable sentence), nor when K complies.
 	 */
 	for (int p = 0; p < SPP_NNM; p++)
-		lr.nm_along_m[p] = 0.5;
-	lr.nm_along_m[1] = 1.0;
+		s.nm_m[p] = 0.5;
+	s.nm_m[1] = 1.0;
 	runs[0].time.median = 50000;
 	spp_diagnose_layer(&s, &lr, &d);
 	assert_true(d.n == 1 && has_line(&d, "2:4 along the wrong axis") && has_line(&d, "12.5% of groups of 4 along K"));
-	lr.nm_along_m[1] = 0.99;
+	s.nm_m[1] = 0.99;
 	spp_diagnose_layer(&s, &lr, &d);
 	assert_true(d.n == 1 && has_line(&d, "2:4 not applicable"));
-	lr.nm_along_m[1] = 1.0;
+	s.nm_m[1] = 1.0;
 	s.nm[1] = 1.0;
 	spp_diagnose_layer(&s, &lr, &d);
 	assert_int_equal(d.n, 0);
 	s.nm[1] = 0.875, s.counts.nm_groups[1] = 8, s.counts.nm_ok[1] = 7;
+	s.nm_m[1] = 0.5;
 	/* at 40% sparsity 2:4 is impossible anyway: nothing to say */
 	s.sparsity = 0.4;
 	spp_diagnose_layer(&s, NULL, &d);

@@ -99,8 +99,8 @@ void test_conv_kernel_pruned(void **state)
 	w[0] = w[1] = 1, w[9 * C] = 1; /* no zero row or column by accident */
 	check_conv(w, &s);
 	assert_int_equal(s.cls, SPP_CLASS_KERNEL);
-	assert_true(s.kernel_zero > 0.5 && s.kernel_zero < 0.9);
-	assert_near(s.kernel_zero_share, 1.0, 0.05);
+	assert_true(s.gran[SPP_GRAN_KERNEL].fraction > 0.5 && s.gran[SPP_GRAN_KERNEL].fraction < 0.9);
+	assert_near(s.gran[SPP_GRAN_KERNEL].zeros_share, 1.0, 0.05);
 	free(w);
 }
 
@@ -122,7 +122,7 @@ void test_conv_pattern_pruned(void **state)
 	check_conv(w, &s);
 	assert_int_equal(s.cls, SPP_CLASS_PATTERN);
 	assert_near(s.kernel_cover[0], 1.0, 0);
-	assert_near(s.kernel_zero, 0, 0);
+	assert_near(s.gran[SPP_GRAN_KERNEL].fraction, 0, 0);
 	free(w);
 }
 
@@ -158,7 +158,7 @@ void test_conv_no_kernels(void **state)
 	count_layer(&t, &c);
 	assert_int_equal(c.kernel.size, 0);
 	spp_static_derive(&c, SPP_DTYPE_F32, 1, &s);
-	assert_true(isnan(s.kernel_zero) && isnan(s.kernel_cover[0]));
+	assert_true(!s.gran[SPP_GRAN_KERNEL].defined && isnan(s.kernel_cover[0]));
 	tensor_make(&t, SPP_DTYPE_F32, 2, shape2, w);
 	count_layer(&t, &c);
 	assert_int_equal(c.kernel.size, 0);

@@ -82,6 +82,37 @@ static void kernel_rules(const struct spp_layer_static *s, struct spp_diagnosis 
 	    (unsigned long long)nzk, shape, masks);
 }
 
+/* Zero layers and input channels, and a general N:M the formats do not run. */
+static void structure_rules(const struct spp_layer_static *s, struct spp_diagnosis *d)
+{
+	const struct spp_granularity *ch = &s->gran[SPP_GRAN_CHANNEL];
+	char share[64];
+	int any_nm = 0;
+
+	if (s->layer_zero == SPP_LAYER_ZERO)
+		say(d, "every weight is zero: the layer adds only its bias, and can be removed");
+	else if (s->layer_zero == SPP_LAYER_NEARLY_ZERO)
+		say(d, "zero but for %s of the weights: nearly all of the layer is pruned, "
+		       "remove it or keep its few values apart",
+		    spp_share_text(s->counts.nnz, s->numel, share, sizeof(share)));
+	if (ch->defined && ch->zero > 0 && ch->zero < ch->units)
+		say(d, "%llu of the %llu input channels are zero in every kernel: the layer feeding "
+		       "them can drop those output channels", (unsigned long long)ch->zero,
+		    (unsigned long long)ch->units);
+	for (int i = 0; i < SPP_NNM; i++)
+		any_nm |= s->nm[i] == 1.0;
+	for (int w = 0; !any_nm && s->layer_zero == SPP_LAYER_LIVE && w < SPP_NWIDTH; w++) {
+		uint32_t n = s->counts.nm_max[SPP_AXIS_K][w];
+
+		if (n * 2 <= (uint32_t)spp_nm_widths[w]) {
+			say(d, "%u:%d along K holds for every group (the tightest N of groups of %d), "
+			       "though no N:M format here runs it",
+			    n, spp_nm_widths[w], spp_nm_widths[w]);
+			break;
+		}
+	}
+}
+
 /*
  * A pattern that holds along M (s->nm_m) but not along K was pruned on the
  * other axis: the kernels (and sparse tensor cores) group along K, the
@@ -110,6 +141,7 @@ static void static_rules(const struct spp_layer_static *s, struct spp_diagnosis 
 			    p->n, p->m, share, p->m, p->n, p->n == 1 ? "" : "s");
 	}
 	kernel_rules(s, d);
+	structure_rules(s, d);
 	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
 		if (k % sizes[i] != 0) {
 			say(d, "K = %lld is not a multiple of %d: the last group or block of each "

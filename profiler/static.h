@@ -242,7 +242,7 @@ struct spp_layer_static {
 	enum spp_provenance prov;
 	double prov_low_share;  /* in_band / survivors; NAN when not counted */
 	double prov_min_ratio;  /* min_abs / scale; NAN when not counted */
-	char prov_reason[96];   /* why not judged, or unclear */
+	char prov_reason[128];   /* why not judged, or unclear */
 	int prov_pooled;        /* the survivors count towards the model's verdict */
 	struct spp_storage storage[SPP_ST_COUNT];
 	/*

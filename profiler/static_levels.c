@@ -49,8 +49,8 @@ enum spp_provenance spp_provenance_judge(uint64_t survivors, uint64_t in_band, c
 		return SPP_PROV_MAGNITUDE;
 	if (in_band * 50 >= survivors)
 		return SPP_PROV_RANDOM;
-	snprintf(why, n, "%.2g%% of the survivors below scale / 8, between the 0.5%% of a "
-		 "magnitude mask and the 2%% of a random one",
+	snprintf(why, n, "%.2g%% of the survivors below scale / 8: between a magnitude "
+		 "mask's 0.5%% and a random one's 2%%",
 		 100.0 * (double)in_band / (double)survivors);
 	return SPP_PROV_UNCLEAR;
 }
@@ -66,6 +66,8 @@ int spp_provenance_countable(const struct spp_static_counts *c, uint64_t numel, 
 		snprintf(why, n, "block-quantized: a scale per block, magnitudes not comparable");
 	else if ((numel - c->nnz) * 20 < numel)
 		snprintf(why, n, "no mask: under 5%% zeros");
+	else if (c->nnz == 0)
+		snprintf(why, n, "no weight survives");
 	else
 		return 1;
 	return 0;

@@ -114,6 +114,29 @@ struct cols {
 	int runs, breakeven, recommendation;
 };
 
+/* The tightest N:M along K ("2:4 4:8 7:16") and the mask's provenance verdict. */
+static void structure_cells(FILE *f, const cJSON *l)
+{
+	static const int widths[] = {4, 8, 16};
+	const cJSON *t = spp_cell_path(l, "pattern.tightest_n.along_k");
+	const char *v = spp_cell_str(l, "pattern.provenance.verdict");
+	char buf[64] = "", key[8];
+	double n = NAN, share;
+	size_t u = 0;
+
+	for (int i = 0; i < 3 && t; i++) {
+		snprintf(key, sizeof(key), "of%d", widths[i]);
+		if (spp_cell_num(t, key, &n))
+			u += (size_t)snprintf(buf + u, sizeof(buf) - u, "%s%.0f:%d", i ? " " : "", n,
+					      widths[i]);
+	}
+	td_num(f, t && u > 0, n / 16, buf);
+	if (v && spp_cell_num(l, "pattern.provenance.low_share", &share))
+		td_num(f, 1, share, v);
+	else
+		td_str(f, v);
+}
+
 static void header(FILE *f, const struct cols *c)
 {
 	fputs("<thead><tr><th data-num title=\"file order\">#</th><th>layer</th><th>op</th>"
@@ -121,6 +144,11 @@ static void header(FILE *f, const struct cols *c)
 	      "<th data-num>N</th><th>dtype</th><th>class</th>"
 	      "<th data-num>sparsity</th><th data-num title=\"2:4 groups compliant\">2:4</th>"
 	      "<th data-num title=\"all-zero 4\xc3\x97" "4 blocks\">block4</th>"
+	      "<th data-num title=\"2:4 groups compliant along M (4 rows of a column)\">2:4 along M</th>"
+	      "<th data-num title=\"the tightest N every group of 4, 8, 16 along K complies with; "
+	      "sorts by N / 16\">tightest N:M</th>"
+	      "<th data-num title=\"mask provenance; sorts by the share of survivors below an "
+	      "eighth of their median |w|\">mask</th>"
 	      "<th data-num title=\"dense FLOPs / sparse FLOPs\">theor.</th>"
 	      "<th data-num title=\"smallest format; sorts by its ratio to dense\">best storage</th>", f);
 	if (c->runs)
@@ -174,6 +202,9 @@ static void row(FILE *f, const cJSON *l, int i, const struct cols *c)
 	td_num(f, spp_cell_num(l, "pattern.nm2_4", &v), v, buf);
 	spp_html_fmt_pct(spp_cell_num(l, "pattern.block4", &v) ? v : NAN, buf, sizeof(buf));
 	td_num(f, spp_cell_num(l, "pattern.block4", &v), v, buf);
+	spp_html_fmt_pct(spp_cell_num(l, "pattern.along_m.nm2_4", &v) ? v : NAN, buf, sizeof(buf));
+	td_num(f, spp_cell_num(l, "pattern.along_m.nm2_4", &v), v, buf);
+	structure_cells(f, l);
 	spp_html_fmt_ratio(spp_cell_num(l, "flops.theoretical_speedup", &v) ? v : NAN, buf, sizeof(buf));
 	td_num(f, spp_cell_num(l, "flops.theoretical_speedup", &v), v, buf);
 	s = best_storage(l, &r);

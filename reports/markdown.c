@@ -236,6 +236,58 @@ static void layers(const cJSON *r, FILE *f, int runs)
 	fputs(runs ? " | | |\n" : " |\n", f);
 }
 
+/* "2:4 4:8 7:16": the tightest N:M of groups of 4, 8, 16 along axis (K or M). */
+static void tightest_cell(FILE *f, const cJSON *l, const char *axis)
+{
+	static const int widths[] = {4, 8, 16};
+	char path[64];
+	double n;
+
+	for (int i = 0; i < 3; i++) {
+		snprintf(path, sizeof(path), "pattern.tightest_n.%s.of%d", axis, widths[i]);
+		if (spp_cell_num(l, path, &n))
+			fprintf(f, "%s%.0f:%d", i ? " " : "", n, widths[i]);
+	}
+}
+
+/* Where the zeros are and where the mask came from (issue 17's figures). */
+static void structure_rows(const cJSON *r, FILE *f)
+{
+	static const char *const levels[] = {"row", "column", "kernel", "channel"};
+	const cJSON *l;
+
+	fputs("\n### Structure\n\n<details><summary>N:M on both axes, zero units, mask "
+	      "provenance</summary>\n\n", f);
+	fputs("| layer | 2:4 along K | 2:4 along M | tightest along K | tightest along M | zero rows "
+	      "| zero columns | zero kernels | zero channels | layer | mask |\n", f);
+	fputs("|---|---:|---:|---|---|---:|---:|---:|---:|---|---|\n", f);
+	cJSON_ArrayForEach(l, spp_cell_get(r, "layers")) {
+		char path[64];
+
+		fputs("| ", f);
+		code(f, spp_cell_str(l, "name"));
+		fputs(" | ", f);
+		frac_cell(f, l, "pattern.nm2_4", 1, 2, "");
+		fputs(" | ", f);
+		frac_cell(f, l, "pattern.along_m.nm2_4", 1, 2, "");
+		fputs(" | ", f);
+		tightest_cell(f, l, "along_k");
+		fputs(" | ", f);
+		tightest_cell(f, l, "along_m");
+		for (size_t i = 0; i < sizeof(levels) / sizeof(levels[0]); i++) {
+			fputs(" | ", f);
+			snprintf(path, sizeof(path), "pattern.granularity.%s.zero", levels[i]);
+			num_cell(f, l, path, "%.0f", 1);
+		}
+		fputs(" | ", f);
+		cell(f, spp_cell_str(l, "pattern.layer_state"));
+		fputs(" | ", f);
+		cell(f, spp_cell_str(l, "pattern.provenance.verdict"));
+		fputs(" |\n", f);
+	}
+	fputs("\n</details>\n", f);
+}
+
 static void run_rows(const cJSON *r, FILE *f)
 {
 	const cJSON *l, *run;
@@ -278,6 +330,7 @@ int spp_report_write_md(const cJSON *report, FILE *f, struct spp_error *err)
 
 	header(report, f);
 	layers(report, f, runs);
+	structure_rows(report, f);
 	if (runs)
 		run_rows(report, f);
 	spp_text_write_notes(report, f, "\n### Notes\n\n", "- ");

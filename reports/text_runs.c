@@ -230,7 +230,7 @@ void spp_text_write_runs(const cJSON *report, FILE *f, int color)
  * model's): 70% sparse, 2.1 MFLOP of non-zeros above it (34% of the
  * excess); alone it would need 93.1%". heading: NULL when printed already.
  */
-static void hold_back_notes(const cJSON *report, FILE *f, const char *heading, const char *bullet)
+static int hold_back_notes(const cJSON *report, FILE *f, const char *heading, const char *bullet)
 {
 	const cJSON *h = spp_cell_path(report, "summary.hold_back"), *e;
 	const char *src = spp_cell_str(h, "target_source");
@@ -239,7 +239,7 @@ static void hold_back_notes(const cJSON *report, FILE *f, const char *heading, c
 	int shown = 0;
 
 	if (!spp_cell_num(h, "target_sparsity", &target))
-		return;
+		return 0;
 	spp_cell_frac(target, 100, 1, "%", t, sizeof(t));
 	cJSON_ArrayForEach(e, spp_cell_get(h, "layers")) {
 		if (shown++ == HOLD_BACK_SHOWN)
@@ -257,6 +257,55 @@ static void hold_back_notes(const cJSON *report, FILE *f, const char *heading, c
 		if (spp_cell_num(e, "alone_sparsity", &alone)) {
 			spp_cell_frac(alone, 100, 1, "%", a, sizeof(a));
 			fprintf(f, "; alone it would need %s", a);
+		}
+		fputc('\n', f);
+	}
+	return shown > 0;
+}
+
+#define PROVENANCE_SHOWN 3
+
+/*
+ * The mask's provenance: the model's verdict with the layers per verdict,
+ * then the first layers judged otherwise. heading: NULL when printed already.
+ */
+static void provenance_notes(const cJSON *report, FILE *f, const char *heading, const char *bullet)
+{
+	static const char *const keys[] = {"magnitude_like", "random_like", "unclear", "not_judged"};
+	static const char *const said[] = {"magnitude-like", "random-like", "unclear", "not judged"};
+	const cJSON *p = spp_cell_path(report, "summary.provenance"), *l;
+	const char *verdict = spp_cell_str(p, "verdict");
+	double share, n, surv;
+	int shown = 0;
+
+	if (!verdict)
+		return;
+	fprintf(f, "%s%smask provenance: %s over the model", heading ? heading : "", bullet, verdict);
+	if (spp_cell_num(p, "low_share", &share) && spp_cell_num(p, "survivors", &surv))
+		fprintf(f, " (%.2g%% of %.0f sampled surviving weights below an eighth of their "
+			   "layer's median |w|)", 100 * share, surv);
+	fputs("; layers:", f);
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		if (spp_cell_num(spp_cell_get(p, "layers"), keys[i], &n))
+			fprintf(f, "%s %.0f %s", i ? "," : "", n, said[i]);
+	fputc('\n', f);
+	cJSON_ArrayForEach(l, spp_cell_get(report, "layers")) {
+		const char *v = spp_cell_str(l, "pattern.provenance.verdict");
+
+		const char *why = spp_cell_str(l, "pattern.provenance.reason");
+
+		if (!v || strcmp(v, verdict) == 0)
+			continue;
+		if (shown++ == PROVENANCE_SHOWN)
+			break;
+		fputs(bullet, f);
+		spp_safe_fputs(f, spp_cell_str(l, "name"), SIZE_MAX);
+		fprintf(f, ": %s mask", v);
+		if (why) {
+			fputs(": ", f);
+			spp_safe_fputs(f, why, SIZE_MAX);
+		} else if (spp_cell_num(l, "pattern.provenance.low_share", &share)) {
+			fprintf(f, " (%.2g%% of its survivors below scale / 8)", 100 * share);
 		}
 		fputc('\n', f);
 	}
@@ -314,7 +363,9 @@ void spp_text_write_notes(const cJSON *report, FILE *f, const char *heading, con
 			first = 0;
 		}
 	}
-	hold_back_notes(report, f, first ? heading : NULL, bullet);
+	if (hold_back_notes(report, f, first ? heading : NULL, bullet))
+		first = 0;
+	provenance_notes(report, f, first ? heading : NULL, bullet);
 }
 
 /* One format of an N sweep: "csr faster at N = 16-64 (crossover N 11.3, faster above)". */

@@ -554,8 +554,9 @@ static void test_report_md(void **state)
 	assert_non_null(strstr(text, "## spprof report: `"));
 	assert_non_null(strstr(text, "### Layers"));
 	assert_non_null(strstr(text, "### Runs"));
-	/* one row per layer in the layer table, one per layer x run below */
-	assert_int_equal(gate_count(text, "| `encoder.layer.0."), 6 + 6 * 10);
+	/* one row per layer in the layer and structure tables, one per layer x run below */
+	assert_non_null(strstr(text, "### Structure"));
+	assert_int_equal(gate_count(text, "| `encoder.layer.0."), 6 + 6 + 6 * 10);
 	free(text);
 	RUN(&r, "report", gate_fx.static_nm, "--format", "md");
 	assert_int_equal(r.status, 0);

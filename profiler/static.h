@@ -62,7 +62,7 @@ struct spp_kernel_counts {
 
 /*
  * Whether a mask looks learned by magnitude: the |w| of the surviving
- * (non-zero) weights of every row_step-th row, row_step the larger of
+ * (non-zero, finite) weights of every row_step-th row, row_step the larger of
  * ceil(M / 256) and ceil(M * K / 2^18) (at most 256 rows and about 2^18
  * values), read in fp32. A magnitude mask cuts everything below a threshold and
  * leaves a gap near zero; a random mask keeps the weights' own spread,

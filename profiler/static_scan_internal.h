@@ -75,14 +75,14 @@ void spp_prov_part_init(struct prov_part *pp);
 /* Row i of s's layer into pp, decoded PROV_CHUNK values at a time into buf. */
 void spp_prov_row(const struct view_scan *s, int64_t i, float *buf, struct prov_part *pp);
 
-/* One value into pp: a survivor unless it is +-0. */
+/* One value into pp: a survivor unless it is +-0 or not finite (no magnitude). */
 static inline void spp_prov_add(struct prov_part *pp, float v)
 {
 	uint32_t b;
 
 	__builtin_memcpy(&b, &v, sizeof(b));
 	b &= 0x7fffffffu;
-	if (b == 0)
+	if (b == 0 || b >= 0x7f800000u)
 		return;
 	pp->hist[b >> 20]++;
 	pp->survivors++;

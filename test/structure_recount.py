@@ -79,7 +79,7 @@ def provenance(w):
     m, k = w.shape
     step = max(-(-m // 256), -(-(m * k) // (1 << 18)), 1)
     rows = w[::step].astype(np.float32)
-    s = np.abs(rows[rows != 0])
+    s = np.abs(rows[(rows != 0) & np.isfinite(rows)])
     out = {"rows": rows.shape[0], "survivors": int(s.size)}
     if s.size:
         med = np.sort(s)[(s.size - 1) // 2]
@@ -167,6 +167,9 @@ def layers(rng):
             out["%s_random_%d.weight" % (dist, s * 100)] = (random_mask(x, s),
                                                            "unstructured" if s < 0.9 else None,
                                                            "random-like")
+    # non-finite values count as non-zeros but not as survivors of the provenance
+    a = out["uniform_random_50.weight"][0]
+    a[0, 3], a[5, 7] = np.nan, np.inf
     x = rng.standard_normal((96, 96))
     # the lowest sparsity the docs promise a magnitude mask is seen at
     out["gauss_magnitude_10.weight"] = (magnitude(x, 0.1), "unstructured", "magnitude-like")

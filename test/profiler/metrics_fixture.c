@@ -82,6 +82,36 @@ void derive_rows(const char *const *rows, int m, int k, int64_t n,
 
 /* ---- the reference: plain loops over a 0/1 matrix, per definition ---- */
 
+/* The groups along M and the fullest group of each width on both axes. */
+static void ref_groups(const uint8_t *nz, int64_t m, int64_t k, struct spp_static_counts *c)
+{
+	for (int w = 0; w < SPP_NWIDTH; w++) {
+		int64_t g = spp_nm_widths[w];
+
+		for (int64_t i = 0; i < m; i++)
+			for (int64_t g0 = 0; g0 < k; g0 += g) {
+				uint32_t cnt = 0;
+				for (int64_t j = g0; j < g0 + g && j < k; j++)
+					cnt += nz[i * k + j];
+				if (cnt > c->nm_max[SPP_AXIS_K][w])
+					c->nm_max[SPP_AXIS_K][w] = cnt;
+			}
+		for (int64_t j = 0; j < k; j++)
+			for (int64_t r0 = 0; r0 < m; r0 += g) {
+				uint32_t cnt = 0;
+				for (int64_t i = r0; i < r0 + g && i < m; i++)
+					cnt += nz[i * k + j];
+				if (cnt > c->nm_max[SPP_AXIS_M][w])
+					c->nm_max[SPP_AXIS_M][w] = cnt;
+				for (int p = 0; p < SPP_NNM; p++)
+					if (spp_nm_patterns[p].m == g) {
+						c->nm_groups_m[p]++;
+						c->nm_ok_m[p] += cnt <= (uint32_t)spp_nm_patterns[p].n;
+					}
+			}
+	}
+}
+
 void ref_count(const uint8_t *nz, int64_t m, int64_t k, struct spp_static_counts *c)
 {
 	memset(c, 0, sizeof(*c));
@@ -114,6 +144,7 @@ void ref_count(const uint8_t *nz, int64_t m, int64_t k, struct spp_static_counts
 			any |= nz[i * k + j];
 		c->zero_cols += !any;
 	}
+	ref_groups(nz, m, k, c);
 	for (int b = 0; b < SPP_NBLOCK; b++) {
 		int64_t bs = spp_block_sizes[b];
 		for (int64_t bi = 0; bi < m; bi += bs)
@@ -161,7 +192,12 @@ void assert_counts_eq(const struct spp_static_counts *a, const struct spp_static
 	for (int p = 0; p < SPP_NNM; p++) {
 		assert_int_equal(a->nm_groups[p], b->nm_groups[p]);
 		assert_int_equal(a->nm_ok[p], b->nm_ok[p]);
+		assert_int_equal(a->nm_groups_m[p], b->nm_groups_m[p]);
+		assert_int_equal(a->nm_ok_m[p], b->nm_ok_m[p]);
 	}
+	for (int x = 0; x < SPP_NAXIS; x++)
+		for (int w = 0; w < SPP_NWIDTH; w++)
+			assert_int_equal(a->nm_max[x][w], b->nm_max[x][w]);
 	for (int i = 0; i < SPP_NBLOCK; i++) {
 		assert_int_equal(a->blocks[i], b->blocks[i]);
 		assert_int_equal(a->zero_blocks[i], b->zero_blocks[i]);

@@ -426,6 +426,15 @@ static void expect_coo_as_dense(float *w, int m, int k)
 	count_layer(&dense, &a);
 	count_layer(&sparse, &b);
 	assert_counts_eq(&a, &b);
+	/* the provenance of the entries of the sampled rows is the dense scan's */
+	assert_int_equal(a.prov.status, b.prov.status);
+	assert_int_equal(a.prov.row_step, b.prov.row_step);
+	assert_int_equal(a.prov.rows, b.prov.rows);
+	assert_int_equal(a.prov.survivors, b.prov.survivors);
+	assert_int_equal(a.prov.in_band, b.prov.in_band);
+	if (!(a.prov.scale == b.prov.scale && a.prov.min_abs == b.prov.min_abs))
+		fail_msg("%dx%d: scale %g / %g, min %g / %g", m, k, (double)a.prov.scale,
+			 (double)b.prov.scale, (double)a.prov.min_abs, (double)b.prov.min_abs);
 	assert_int_equal(spp_static_tensor_nnz(&sparse, &nnz, &err), 0);
 	assert_int_equal(nnz, a.nnz);
 	spp_layer_init(&l, &sparse, 1);

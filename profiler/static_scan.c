@@ -6,10 +6,12 @@
  * size, so no B x B block straddles two threads) and handed out dynamically.
  * Per row the thread builds a byte mask of K non-zero flags with a typed,
  * vectorisable loop, then derives everything from the mask: the row count,
- * the N:M group counts, and for the block pattern an OR of the mask over 2,
- * 4, 8 and 16 rows whose all-zero column groups are the all-zero blocks.
- * Every figure is an integer sum, min, max or OR, so the result does not
- * depend on the thread count or the schedule.
+ * the N:M group counts along K, and sums of the mask over 2, 4, 8 and 16
+ * rows, whose all-zero column groups are the all-zero blocks and whose
+ * column counts are the N:M groups along M. Every 2^k-th row's values also
+ * feed the provenance histogram (provenance.c). Every figure is an integer
+ * sum, min, max or OR, so the result does not depend on the thread count
+ * or the schedule.
  *
  * The per-element loops stay here with the helpers they inline; the setup
  * and the final sums, run once per layer, are in static_scan_setup.c.
@@ -147,7 +149,8 @@ HOT static uint32_t col_stats(const uint8_t *a, int64_t k, int ka, int kb, uint6
 			      uint64_t *cb)
 {
 	const v32u8 zero = {0}, one = zero + 1;
-	/* a count is at most 16: a keep of -1 is one no byte is at most */
+	/* the N:M rule of kernels.h (spp_nm_group_ok: at most keep), in byte
+	 * lanes; a keep of -1 counts nothing (its lanes are never added) */
 	const uint8_t qa = (uint8_t)(ka < 0 ? 255 : ka), qb = (uint8_t)(kb < 0 ? 255 : kb);
 	v32u8 mx = zero;
 	uint32_t m = 0;
@@ -217,28 +220,43 @@ HOT static uint64_t byte_sum(const uint8_t *c, int64_t n)
 }
 
 /*
+ * The groups of width spp_nm_widths[w] whose counts are c[0, n): the N:M
+ * patterns of that width (at most two) add their compliant groups to ok,
+ * and the fullest group goes into *best.
+ */
+static void width_stats(const uint8_t *c, int64_t n, int w, uint64_t ok[SPP_NNM], uint32_t *best)
+{
+	int pat[2] = {-1, -1}, np = 0;
+	uint64_t none = 0;
+	uint32_t mx;
+
+	for (int p = 0; p < SPP_NNM && np < 2; p++)
+		if (spp_nm_patterns[p].m == spp_nm_widths[w])
+			pat[np++] = p;
+	mx = col_stats(c, n, pat[0] >= 0 ? spp_nm_patterns[pat[0]].n : -1,
+		       pat[1] >= 0 ? spp_nm_patterns[pat[1]].n : -1, pat[0] >= 0 ? &ok[pat[0]] : &none,
+		       pat[1] >= 0 ? &ok[pat[1]] : &none);
+	*best = *best > mx ? *best : mx;
+}
+
+/*
  * Row count, N:M groups along K and the fullest group of 4, 8, 16 from a
  * mask: the counts of its 4-groups into c4, of its 8-groups into c8 and of
  * its 16-groups into c16 (the mask is zero past K, up to a multiple of 16),
- * each then read in byte lanes.
+ * each then read in byte lanes, only as far as the groups of W go.
  */
 static void row_counts(const struct view_scan *s, const uint8_t *mk, struct tbuf *tb,
 		       struct part *pt)
 {
-	uint64_t rn, none = 0;
 	int64_t g16 = s->g[3];
-	uint32_t *mx = pt->nm_max[SPP_AXIS_K], m;
+	uint8_t *c[SPP_NWIDTH] = {tb->c4, tb->c8, tb->c16};
+	uint64_t rn;
 
 	group4_counts(mk, 4 * g16, tb->c4);
 	pair_sums(tb->c4, 2 * g16, tb->c8);
 	pair_sums(tb->c8, g16, tb->c16);
-	/* only the groups of W: past them the counts are padding */
-	m = col_stats(tb->c4, s->g[1], 1, 2, &pt->nm_ok[0], &pt->nm_ok[1]);
-	mx[0] = mx[0] > m ? mx[0] : m;
-	m = col_stats(tb->c8, s->g[2], 4, -1, &pt->nm_ok[2], &none);
-	mx[1] = mx[1] > m ? mx[1] : m;
-	m = col_stats(tb->c16, g16, -1, -1, &none, &none);
-	mx[2] = mx[2] > m ? mx[2] : m;
+	for (int w = 0; w < SPP_NWIDTH; w++)
+		width_stats(c[w], s->g[w + 1], w, pt->nm_ok, &pt->nm_max[SPP_AXIS_K][w]);
 	rn = byte_sum(tb->c16, g16);
 	pt->nnz += rn;
 	pt->sumsq += (u128)rn * rn;
@@ -259,22 +277,10 @@ HOT static void add_into(uint8_t *restrict dst, const uint8_t *restrict src, int
 }
 
 /* Groups along M: a holds each column's non-zeros over the group of
- * rows = 4, 8 or 16 (level 1, 2, 3) just ended; the patterns of that
- * group width (at most two) count their compliant groups. */
+ * 4, 8 or 16 rows (level 1, 2, 3) just ended. */
 static void along_m(const struct view_scan *s, const uint8_t *a, int level, struct part *pt)
 {
-	int pat[2] = {-1, -1}, np = 0;
-	uint64_t none = 0;
-	uint32_t mx, *best = &pt->nm_max[SPP_AXIS_M][level - 1];
-
-	for (int p = 0; p < SPP_NNM && np < 2; p++)
-		if (spp_nm_patterns[p].m == 2 << level)
-			pat[np++] = p;
-	mx = col_stats(a, s->k, pat[0] >= 0 ? spp_nm_patterns[pat[0]].n : -1,
-		       pat[1] >= 0 ? spp_nm_patterns[pat[1]].n : -1,
-		       pat[0] >= 0 ? &pt->nm_ok_m[pat[0]] : &none,
-		       pat[1] >= 0 ? &pt->nm_ok_m[pat[1]] : &none);
-	*best = *best > mx ? *best : mx;
+	width_stats(a, s->k, level - 1, pt->nm_ok_m, &pt->nm_max[SPP_AXIS_M][level - 1]);
 }
 
 HOT static void or_into(uint8_t *restrict dst, const uint8_t *restrict src, int64_t n)

@@ -4,6 +4,7 @@
  * and the provenance verdict, each from the scan's integer counts.
  */
 #include "profiler/static.h"
+#include "profiler/base/share.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -39,6 +40,8 @@ const char *spp_provenance_name(enum spp_provenance p)
 
 enum spp_provenance spp_provenance_judge(uint64_t survivors, uint64_t in_band, char *why, size_t n)
 {
+	char share[64];
+
 	if (survivors < SPP_PROV_MIN_SURVIVORS) {
 		snprintf(why, n, "%llu surviving weights sampled, under %d",
 			 (unsigned long long)survivors, SPP_PROV_MIN_SURVIVORS);
@@ -49,9 +52,9 @@ enum spp_provenance spp_provenance_judge(uint64_t survivors, uint64_t in_band, c
 		return SPP_PROV_MAGNITUDE;
 	if (in_band * 50 >= survivors)
 		return SPP_PROV_RANDOM;
-	snprintf(why, n, "%.2g%% of the survivors below scale / 8: between a magnitude "
+	snprintf(why, n, "%s of the survivors below scale / 8: between a magnitude "
 		 "mask's 0.5%% and a random one's 2%%",
-		 100.0 * (double)in_band / (double)survivors);
+		 spp_share_text(in_band, survivors, share, sizeof(share)));
 	return SPP_PROV_UNCLEAR;
 }
 

@@ -276,14 +276,17 @@ static void provenance_notes(const cJSON *report, FILE *f, const char *heading, 
 	const cJSON *p = spp_cell_path(report, "summary.provenance"), *l;
 	const char *verdict = spp_cell_str(p, "verdict");
 	double share, n, surv;
+	char pct[48];
 	int shown = 0;
 
 	if (!verdict)
 		return;
 	fprintf(f, "%s%smask provenance: %s over the model", heading ? heading : "", bullet, verdict);
-	if (spp_cell_num(p, "low_share", &share) && spp_cell_num(p, "survivors", &surv))
-		fprintf(f, " (%.2g%% of %.0f sampled surviving weights below an eighth of their "
-			   "layer's median |w|)", 100 * share, surv);
+	if (spp_cell_num(p, "low_share", &share) && spp_cell_num(p, "survivors", &surv)) {
+		spp_cell_frac(share, 100, 1, "%", pct, sizeof(pct));
+		fprintf(f, " (%s of %.0f sampled surviving weights below an eighth of their "
+			   "layer's median |w|)", pct, surv);
+	}
 	fputs("; layers:", f);
 	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
 		if (spp_cell_num(spp_cell_get(p, "layers"), keys[i], &n))
@@ -305,7 +308,8 @@ static void provenance_notes(const cJSON *report, FILE *f, const char *heading, 
 			fputs(": ", f);
 			spp_safe_fputs(f, why, SIZE_MAX);
 		} else if (spp_cell_num(l, "pattern.provenance.low_share", &share)) {
-			fprintf(f, " (%.2g%% of its survivors below scale / 8)", 100 * share);
+			spp_cell_frac(share, 100, 1, "%", pct, sizeof(pct));
+			fprintf(f, " (%s of its survivors below scale / 8)", pct);
 		}
 		fputc('\n', f);
 	}

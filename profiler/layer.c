@@ -48,15 +48,36 @@ static int name_has(const char *name, const char *word)
 	return 0;
 }
 
+/* Whether one dot-separated part of name is word ("model.shared.weight"). */
+static int name_part(const char *name, const char *word)
+{
+	size_t n = strlen(word);
+
+	for (const char *p = name; p; p = strchr(p, '.') ? strchr(p, '.') + 1 : NULL)
+		if (strncmp(p, word, n) == 0 && (p[n] == '.' || p[n] == '\0'))
+			return 1;
+	return 0;
+}
+
+/*
+ * The names of embedding tables, which count in the totals but are no
+ * GEMM: within a name (embed_tokens, word_embeddings, llama.cpp's
+ * token_embd), or as a whole part of it (GPT-2's wte and wpe, T5's
+ * shared, which an MoE's shared_expert is not).
+ */
+static const char *const embed_within[] = {"embed", "embd"};
+static const char *const embed_part[] = {"wte", "wpe", "shared"};
+
 int spp_tensor_is_layer(const struct spp_tensor *t)
 {
 	if (t->ndim < 2 || t->ndim > 4 || t->numel == 0 || t->nnz_only)
 		return 0;
-	/* "embed" covers embed_tokens, embeddings, wte-style names spelled out;
-	 * wte/wpe are GPT-2's token and position embeddings */
-	if (name_has(t->name, "embed") || name_has(t->name, "wte") ||
-	    name_has(t->name, "wpe"))
-		return 0;
+	for (size_t i = 0; i < sizeof(embed_within) / sizeof(embed_within[0]); i++)
+		if (name_has(t->name, embed_within[i]))
+			return 0;
+	for (size_t i = 0; i < sizeof(embed_part) / sizeof(embed_part[0]); i++)
+		if (name_part(t->name, embed_part[i]))
+			return 0;
 	return 1;
 }
 

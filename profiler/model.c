@@ -1,5 +1,6 @@
 #define _POSIX_C_SOURCE 200809L
 #include "profiler/model.h"
+#include "profiler/foreign.h"
 #include "profiler/base/infile.h"
 #include "profiler/onnx/onnx.h"
 
@@ -15,6 +16,7 @@
 
 /* Enough of the file's start to tell the formats apart. */
 #define SNIFF_BYTES 64
+#define FOREIGN_BYTES 4096 /* the foreign formats' tests look further in */
 
 /*
  * A format: whether a file's first bytes (got of them; size is the whole
@@ -23,6 +25,7 @@
  */
 struct format_row {
 	const char *name;
+	int magic; /* tested before the formats spprof does not read (foreign.h) */
 	int (*sniff)(const unsigned char *b, size_t got, uint64_t size);
 	int (*load)(const char *path, struct spp_model **out, struct spp_error *err);
 };
@@ -106,27 +109,31 @@ static int sniff_smtx(const unsigned char *b, size_t got, uint64_t size)
 
 static const struct format_row formats[] = {
 	/* magic numbers first */
-	{"gguf", sniff_gguf, spp_load_gguf},
-	{"npy", sniff_npy, spp_load_npy},
-	{"npz", sniff_npz, spp_load_npz},
-	{"mtx", sniff_mtx, spp_load_mtx},
-	{"safetensors", sniff_safetensors, spp_load_safetensors},
-	{"safetensors index json", sniff_json_object, spp_load_safetensors_index},
-	{"smtx", sniff_smtx, spp_load_smtx},
+	{"gguf", 1, sniff_gguf, spp_load_gguf},
+	{"npy", 1, sniff_npy, spp_load_npy},
+	{"mtx", 1, sniff_mtx, spp_load_mtx},
+	{"safetensors", 1, sniff_safetensors, spp_load_safetensors},
+	/* after them: a torch.save zip is a zip, a TF.js model.json a JSON object */
+	{"npz", 0, sniff_npz, spp_load_npz},
+	{"safetensors index json", 0, sniff_json_object, spp_load_safetensors_index},
+	{"smtx", 0, sniff_smtx, spp_load_smtx},
 	/* heuristic: a protobuf ModelProto has no magic number */
-	{"onnx", spp_onnx_sniff, spp_load_onnx},
+	{"onnx", 0, spp_onnx_sniff, spp_load_onnx},
 };
 
 int spp_model_open(const char *path, struct spp_model **out,
 		   struct spp_error *err)
 {
-	unsigned char buf[SNIFF_BYTES];
+	unsigned char buf[FOREIGN_BYTES];
 	char names[256] = "";
 	struct stat st;
 	ssize_t got;
-	int fd;
+	size_t head;
+	int fd, rc;
 
 	*out = NULL;
+	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode) && (rc = spp_foreign_dir(path, err)))
+		return rc;
 	fd = spp_infile_open(path, &st, err);
 	if (fd < 0)
 		return fd;
@@ -138,9 +145,14 @@ int spp_model_open(const char *path, struct spp_model **out,
 				     strerror(e));
 	}
 	close(fd);
-	for (size_t i = 0; i < sizeof(formats) / sizeof(formats[0]); i++)
-		if (formats[i].sniff(buf, (size_t)got, (uint64_t)st.st_size))
-			return formats[i].load(path, out, err);
+	head = (size_t)got < SNIFF_BYTES ? (size_t)got : SNIFF_BYTES;
+	for (int pass = 1; pass >= 0; pass--) {
+		for (size_t i = 0; i < sizeof(formats) / sizeof(formats[0]); i++)
+			if (formats[i].magic == pass && formats[i].sniff(buf, head, (uint64_t)st.st_size))
+				return formats[i].load(path, out, err);
+		if (pass == 1 && (rc = spp_foreign_file(path, buf, (size_t)got, err)))
+			return rc;
+	}
 	if (got == 0)
 		return spp_error_set(err, SPP_E_FORMAT, "'%s': empty file", path);
 	for (size_t i = 0; i < sizeof(formats) / sizeof(formats[0]); i++) {

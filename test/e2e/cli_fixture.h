@@ -29,6 +29,8 @@ void test_help_lists_what_parses(void **state);
 void test_unknown_option(void **state);
 void test_option_limits(void **state);
 void test_fifo_inputs(void **state);
+void test_foreign_formats(void **state);
+void test_embedding_names(void **state);
 void test_readme_agrees_with_help(void **state);
 void test_hostile_names(void **state);
 void test_resource_budget(void **state);

@@ -529,6 +529,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_unknown_option),
 		cmocka_unit_test(test_option_limits),
 		cmocka_unit_test(test_fifo_inputs),
+		cmocka_unit_test(test_foreign_formats),
+		cmocka_unit_test(test_embedding_names),
 		cmocka_unit_test(test_readme_agrees_with_help),
 		cmocka_unit_test(test_hostile_names),
 		cmocka_unit_test(test_resource_budget),

@@ -1,7 +1,8 @@
 /*
  * End-to-end tests of hostile input paths: a FIFO or a directory where a
  * file is read exits 2 at once with one line naming the path (open() on a
- * FIFO used to block forever, so each run is under an alarm).
+ * FIFO used to block forever, so each run is under an alarm); files of
+ * formats spprof does not read are named; embedding tables are no layers.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -14,6 +15,7 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <cjson/cJSON.h>
 
 #include "test/e2e/cli_fixture.h"
 #include "test/harness.h"
@@ -79,5 +81,101 @@ void test_fifo_inputs(void **state)
 	cli_refused((const char *[]){"analyze", acts, "--static", NULL}, want);
 
 	free(fifo); free(model); free(report); free(afifo); free(acts); free(index);
+	harness_rmtree(dir);
+}
+
+/* A minimal zip: one stored member named name holding n bytes of data. */
+static size_t zip_one(unsigned char *out, const char *name, const char *data, size_t n)
+{
+	size_t nl = strlen(name);
+
+	memset(out, 0, 30);
+	memcpy(out, "PK\x03\x04", 4);
+	out[18] = out[22] = (unsigned char)n; /* sizes (n < 256) */
+	out[26] = (unsigned char)nl;
+	memcpy(out + 30, name, nl);
+	memcpy(out + 30 + nl, data, n);
+	return 30 + nl + n;
+}
+
+/*
+ * Formats spprof does not read are named in the refusal (profiler/foreign.c),
+ * not taken for the format they resemble (a torch.save zip was an npz, a
+ * Core ML protobuf an ONNX model, a model.json an index).
+ */
+void test_foreign_formats(void **state)
+{
+	static const struct {
+		const char *file, *bytes;
+		size_t n;
+		const char *want;
+	} files[] = {
+		{"m.h5", "\x89HDF\r\n\x1a\n\0\0\0\0", 12, "a Keras / HDF5 file"},
+		{"m.tflite", "\x1c\0\0\0TFL3\0\0\0\0", 12, "a TensorFlow Lite flatbuffer"},
+		{"p.pkl", "\x80\x02}q\x00.", 6, "a Python pickle"},
+		{"m.xml", "<?xml version=\"1.0\"?>\n<net name=\"x\">\n</net>\n", 45, "an OpenVINO IR"},
+		{"model.json", "{\"format\": \"graph-model\", \"modelTopology\": {}}", 46,
+		 "a TensorFlow.js model"},
+		/* no .mlmodel name: the top-level field 500 (neuralNetwork) says so */
+		{"coreml.bin", "\x08\x04\x12\x00\xa2\x1f\x00", 7, "a Core ML model"},
+	};
+	char *dir = harness_tmpdir(), *p, want[600];
+	unsigned char zip[128];
+	size_t zn = zip_one(zip, "archive/data.pkl", "\x80\x02}q\x00.", 6);
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		p = harness_join(dir, files[i].file);
+		assert_int_equal(harness_write(p, files[i].bytes, files[i].n), 0);
+		snprintf(want, sizeof(want), "'%s': %s", p, files[i].want);
+		cli_refused((const char *[]){"analyze", p, "--static", NULL}, want);
+		free(p);
+	}
+	p = harness_join(dir, "pruned.pt");
+	assert_int_equal(harness_write(p, zip, zn), 0);
+	cli_refused((const char *[]){"analyze", p, "--static", NULL}, "a PyTorch torch.save checkpoint");
+	free(p);
+	p = harness_join(dir, "sm");
+	assert_int_equal(mkdir(p, 0700), 0);
+	free(p);
+	p = harness_join(dir, "sm/saved_model.pb");
+	assert_int_equal(harness_write(p, "", 0), 0);
+	free(p);
+	p = harness_join(dir, "sm");
+	cli_refused((const char *[]){"analyze", p, "--static", NULL}, "a TensorFlow SavedModel");
+	free(p);
+	harness_rmtree(dir);
+}
+
+/* Embedding tables count in the totals but are no layers; an MoE's shared_expert is one. */
+void test_embedding_names(void **state)
+{
+	char *dir = harness_tmpdir(), *model = harness_join(dir, "e.safetensors");
+	struct harness_run r;
+	cJSON *doc, *l;
+	int layers = 0;
+
+	(void)state;
+	RUN(&r, "synth", "-o", model, "--layer", "token_embd.weight=64x32:unstructured:0.5",
+	    "--layer", "shared.weight=64x32:unstructured:0.5", "--layer",
+	    "model.wte.weight=64x32:unstructured:0.5", "--layer",
+	    "mlp.shared_expert.up.weight=64x32:unstructured:0.5");
+	assert_int_equal(r.status, 0);
+	harness_run_free(&r);
+	RUN(&r, "analyze", model, "--static", "--format", "json");
+	assert_int_equal(r.status, 0);
+	doc = cJSON_Parse(r.out);
+	assert_non_null(doc);
+	cJSON_ArrayForEach(l, cJSON_GetObjectItem(doc, "layers")) {
+		assert_string_equal(cJSON_GetObjectItem(l, "name")->valuestring,
+				    "mlp.shared_expert.up.weight");
+		layers++;
+	}
+	assert_int_equal(layers, 1);
+	assert_int_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(doc, "model"), "params")->valuedouble,
+			 4 * 64 * 32);
+	cJSON_Delete(doc);
+	harness_run_free(&r);
+	free(model);
 	harness_rmtree(dir);
 }

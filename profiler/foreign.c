@@ -1,0 +1,182 @@
+/*
+ * Files and folders of formats spprof does not read, named in the refusal
+ * (foreign.h): one row per format, its test on the first bytes (or the
+ * folder's members) and what to do instead.
+ */
+#include "profiler/foreign.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static int prefix(const unsigned char *b, size_t got, const char *magic, size_t n)
+{
+	return got >= n && memcmp(b, magic, n) == 0;
+}
+
+static int ends_with(const char *s, const char *tail)
+{
+	size_t a = strlen(s), b = strlen(tail);
+
+	return a >= b && strcmp(s + a - b, tail) == 0;
+}
+
+/* Whether the first bytes hold needle (not NUL-terminated). */
+static int holds(const unsigned char *b, size_t got, const char *needle)
+{
+	size_t n = strlen(needle);
+
+	for (size_t i = 0; i + n <= got; i++)
+		if (memcmp(b + i, needle, n) == 0)
+			return 1;
+	return 0;
+}
+
+static int is_hdf5(const unsigned char *b, size_t got, const char *path)
+{
+	(void)path;
+	return prefix(b, got, "\x89HDF\r\n\x1a\n", 8);
+}
+
+/* A flatbuffer whose file identifier (bytes 4-7) is TFLite's "TFL3". */
+static int is_tflite(const unsigned char *b, size_t got, const char *path)
+{
+	(void)path;
+	return got >= 8 && memcmp(b + 4, "TFL3", 4) == 0;
+}
+
+/* A zip whose first member is torch.save's "<name>/data.pkl". */
+static int is_torch_zip(const unsigned char *b, size_t got, const char *path)
+{
+	size_t n;
+
+	(void)path;
+	if (!prefix(b, got, "PK\x03\x04", 4) || got < 30)
+		return 0;
+	n = (size_t)b[26] | (size_t)b[27] << 8;
+	if (30 + n > got || n < 8)
+		return 0;
+	return memcmp(b + 30 + n - 8, "data.pkl", 8) == 0;
+}
+
+/* A pickle of protocol 2 to 5 (torch's legacy format among them). */
+static int is_pickle(const unsigned char *b, size_t got, const char *path)
+{
+	(void)path;
+	return got >= 2 && b[0] == 0x80 && b[1] >= 2 && b[1] <= 5;
+}
+
+static int is_openvino(const unsigned char *b, size_t got, const char *path)
+{
+	(void)path;
+	return prefix(b, got, "<?xml", 5) && holds(b, got, "<net ");
+}
+
+static int is_tfjs(const unsigned char *b, size_t got, const char *path)
+{
+	(void)path;
+	return got > 0 && b[0] == '{' &&
+	       (holds(b, got, "\"modelTopology\"") || holds(b, got, "\"weightsManifest\"") ||
+		holds(b, got, "\"graph-model\"") || holds(b, got, "\"layers-model\""));
+}
+
+/*
+ * A Core ML Model protobuf: a top-level field numbered 200 or more (its
+ * model types: pipeline 200..., neuralNetwork 500, mlProgram 502; an ONNX
+ * ModelProto's fields stop at 25), or the .mlmodel name.
+ */
+static int is_coreml(const unsigned char *b, size_t got, const char *path)
+{
+	size_t pos = 0;
+
+	if (ends_with(path, ".mlmodel"))
+		return 1;
+	while (pos < got) {
+		uint64_t key = 0, v = 0;
+		int shift;
+
+		for (shift = 0; pos < got && shift < 35; shift += 7) {
+			key |= (uint64_t)(b[pos] & 0x7f) << shift;
+			if (!(b[pos++] & 0x80))
+				break;
+		}
+		if (key >> 3 >= 200 && key >> 3 < 1000 && (key & 7) == 2)
+			return 1;
+		if ((key & 7) == 1 || (key & 7) == 5) {
+			pos += (key & 7) == 1 ? 8 : 4;
+			continue;
+		}
+		if ((key & 7) != 0 && (key & 7) != 2)
+			return 0;
+		for (shift = 0; pos < got && shift < 64; shift += 7) {
+			v |= (uint64_t)(b[pos] & 0x7f) << shift;
+			if (!(b[pos++] & 0x80))
+				break;
+		}
+		if ((key & 7) == 2) {
+			if (v > got - pos)
+				return 0;
+			pos += (size_t)v;
+		}
+	}
+	return 0;
+}
+
+static const struct foreign {
+	const char *what, *instead;
+	int (*test)(const unsigned char *b, size_t got, const char *path);
+} foreign[] = {
+	{"a Keras / HDF5 file (.h5)", "export the weights to safetensors or the model to ONNX",
+	 is_hdf5},
+	{"a TensorFlow Lite flatbuffer (.tflite)", "convert it to ONNX (tf2onnx --tflite)", is_tflite},
+	{"a PyTorch torch.save checkpoint (zip)",
+	 "save its state dict with safetensors.torch.save_file", is_torch_zip},
+	{"a Python pickle (a legacy torch.save file or another pickle)",
+	 "load it in Python and save the tensors with safetensors", is_pickle},
+	{"an OpenVINO IR (.xml)", "profile the ONNX model it was converted from", is_openvino},
+	{"a TensorFlow.js model (model.json)", "convert it to ONNX (tfjs-to-tf, then tf2onnx)",
+	 is_tfjs},
+	{"a Core ML model (.mlmodel)", "profile the ONNX or PyTorch model it was converted from",
+	 is_coreml},
+};
+
+int spp_foreign_file(const char *path, const unsigned char *b, size_t got, struct spp_error *err)
+{
+	for (size_t i = 0; i < sizeof(foreign) / sizeof(foreign[0]); i++)
+		if (foreign[i].test(b, got, path))
+			return spp_error_set(err, SPP_E_UNSUPPORTED,
+					     "'%s': %s, which spprof does not read: %s", path,
+					     foreign[i].what, foreign[i].instead);
+	return SPP_OK;
+}
+
+/* Whether folder dir holds member name. */
+static int has_member(const char *dir, const char *name)
+{
+	char p[4096];
+	struct stat st;
+
+	if (snprintf(p, sizeof(p), "%s/%s", dir, name) >= (int)sizeof(p))
+		return 0;
+	return stat(p, &st) == 0;
+}
+
+int spp_foreign_dir(const char *path, struct spp_error *err)
+{
+	static const struct {
+		const char *member, *what, *instead;
+	} dirs[] = {
+		{"saved_model.pb", "TensorFlow SavedModel", "convert it to ONNX (tf2onnx --saved-model)"},
+		{"Manifest.json", "Core ML package (.mlpackage)",
+		 "profile the ONNX or PyTorch model it was converted from"},
+		{"model.json", "TensorFlow.js model", "convert it to ONNX (tfjs-to-tf, then tf2onnx)"},
+	};
+
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++)
+		if (has_member(path, dirs[i].member))
+			return spp_error_set(err, SPP_E_UNSUPPORTED,
+					     "'%s': a folder holding a %s, which spprof does not read: %s",
+					     path, dirs[i].what, dirs[i].instead);
+	return SPP_OK;
+}

@@ -114,9 +114,12 @@ static int model_totals(struct spp_analysis *a, struct spp_error *err)
 	uint64_t blind = 0; /* weights of tensors with no zero test */
 	int nblind = 0, rc = SPP_OK;
 
-	t->tensors = (uint64_t)m->ntensors;
+	/* a pruning mask and the "_orig" it masks count once, as the effective weight */
+	t->tensors = 0;
+	for (int i = 0; i < m->ntensors; i++)
+		t->tensors += !m->tensors[i].folded;
 	t->bytes = m->bytes;
-	if (m->ntensors) {
+	if (m->ntensors > 0) {
 		whole = malloc((size_t)m->ntensors * sizeof(*whole));
 		if (!whole)
 			return spp_error_set(err, SPP_E_NOMEM, "out of memory");
@@ -130,6 +133,9 @@ static int model_totals(struct spp_analysis *a, struct spp_error *err)
 	}
 	for (int i = 0; i < m->ntensors; i++) {
 		uint64_t nnz = 0;
+
+		if (m->tensors[i].folded)
+			continue;
 		/* a layer's count already covers its whole tensor: reuse it
 		 * rather than read the weights a second time */
 		if (whole[i] >= 0) {

@@ -121,6 +121,16 @@ static const struct format_row formats[] = {
 	{"onnx", 0, spp_onnx_sniff, spp_load_onnx},
 };
 
+/* A loader's result with its pruning masks folded; *out NULL on failure. */
+static int loaded(int rc, struct spp_model **out, struct spp_error *err)
+{
+	if (!rc && (rc = spp_model_fold_masks(*out, err))) {
+		spp_model_destroy(*out);
+		*out = NULL;
+	}
+	return rc;
+}
+
 int spp_model_open(const char *path, struct spp_model **out,
 		   struct spp_error *err)
 {
@@ -149,7 +159,7 @@ int spp_model_open(const char *path, struct spp_model **out,
 	for (int pass = 1; pass >= 0; pass--) {
 		for (size_t i = 0; i < sizeof(formats) / sizeof(formats[0]); i++)
 			if (formats[i].magic == pass && formats[i].sniff(buf, head, (uint64_t)st.st_size))
-				return formats[i].load(path, out, err);
+				return loaded(formats[i].load(path, out, err), out, err);
 		if (pass == 1 && (rc = spp_foreign_file(path, buf, (size_t)got, err)))
 			return rc;
 	}

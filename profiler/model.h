@@ -49,6 +49,15 @@ struct spp_tensor {
 	uint64_t nnz;
 	/* An F32 rank-2 matrix held as its entries (data NULL, nbytes 0); NULL otherwise. */
 	const struct spp_coo *coo;
+	/*
+	 * Pruning masks (spp_model_fold_masks): a weight masked by the tensor
+	 * named mask (data then the effective weight, a copy the model owns;
+	 * mask_of the "<stem>_orig" it was made from, NULL when the weight was
+	 * stored beside its mask); folded: a mask or an "_orig" already
+	 * applied, which counts neither as a layer nor in the totals.
+	 */
+	const char *mask, *mask_of;
+	int folded;
 };
 
 /*
@@ -116,6 +125,16 @@ int spp_model_add_tensor(struct spp_model *m, const struct spp_tensor *t, const 
  */
 int spp_model_open(const char *path, struct spp_model **out,
 		   struct spp_error *err);
+
+/*
+ * Fold m's pruning masks into the weights they mask: "<stem>_mask" with
+ * "<stem>_orig" (torch.nn.utils.prune) adds "<stem>" = orig where the mask
+ * is non-zero, else 0; "<stem>_mask" beside "<stem>" masks "<stem>" in
+ * place. A model with a graph is left alone. Returns 0, SPP_E_FORMAT (a
+ * mask of another shape), SPP_E_UNSUPPORTED (a dtype that cannot fold:
+ * packed or block types) or SPP_E_NOMEM, naming the model and the tensors.
+ */
+int spp_model_fold_masks(struct spp_model *m, struct spp_error *err);
 
 /* Release a model and its mappings; accepts NULL. */
 void spp_model_destroy(struct spp_model *m);

@@ -336,6 +336,15 @@ static cJSON *build_layer(struct build *b, const struct spp_layer *l,
 	add_str(b, o, "n_source", l->n_source);
 	/* the bias --epilogue applies: the model's tensor, null when the layer has none */
 	add_str(b, o, "bias", l->bias ? l->bias->name : NULL);
+	/* the pruning mask folded into the weight (profiler/masks.c); null when none */
+	if (l->weight && l->weight->mask) {
+		cJSON *mk = add_obj(b, o, "mask");
+
+		add_str(b, mk, "tensor", l->weight->mask);
+		add_str(b, mk, "orig", l->weight->mask_of);
+	} else {
+		add_null(b, o, "mask");
+	}
 	add_num(b, o, "numel", (double)s->numel);
 	if (s->unsupported) {
 		build_unsupported(b, o, s);

@@ -356,6 +356,17 @@ void spp_text_write_notes(const cJSON *report, FILE *f, const char *heading, con
 			fputc('\n', f);
 			first = 0;
 		}
+		if (spp_cell_str(l, "mask.tensor")) {
+			fprintf(f, "%s%s", first ? heading : "", bullet);
+			spp_safe_fputs(f, name, SIZE_MAX);
+			fputs(": the effective weight ", f);
+			spp_safe_fputs(f, spp_cell_str(l, "mask.orig") ? spp_cell_str(l, "mask.orig") : name,
+				       SIZE_MAX);
+			fputs(" masked by ", f);
+			spp_safe_fputs(f, spp_cell_str(l, "mask.tensor"), SIZE_MAX);
+			fputs(" (a pruning mask)\n", f);
+			first = 0;
+		}
 		/* the sentences, joined by "; " in the report */
 		for (const char *d = spp_cell_str(l, "diagnosis"), *e; d && *d; d = e ? e + 2 : NULL) {
 			e = strstr(d, "; ");

@@ -7,11 +7,11 @@
 
 #include <zip.h>
 
+#include "profiler/zip_member.h"
+
 #define MAGIC "\x93NUMPY"
 #define MAGIC_LEN 6
 #define MAX_DIM_VALUE ((uint64_t)1 << 62)
-/* deflate's best ratio is about 1032:1; an npz member claiming more lies */
-#define DEFLATE_MAX_RATIO 1032
 
 struct npy_header {
 	enum spp_dtype dtype;
@@ -338,79 +338,30 @@ int spp_npy_add(struct spp_model *m, const unsigned char *buf, uint64_t size,
 	return spp_model_add_tensor(m, &t, where, err);
 }
 
-static int zip_fault(const char *file, const char *what, zip_error_t *ze, struct spp_error *err)
-{
-	return spp_error_set(err, SPP_E_FORMAT, "'%s': %s: %s", file, what, zip_error_strerror(ze));
-}
-
 /* One member: read whole into memory the model owns, then parsed as .npy. */
 static int npz_member(struct spp_model *m, zip_t *za, zip_uint64_t i, const char *file,
 		      uint64_t file_size, struct spp_error *err)
 {
 	zip_stat_t st;
-	zip_file_t *zf = NULL;
 	unsigned char *data = NULL;
 	char where[512], *name = NULL;
 	size_t len;
-	zip_int64_t got;
 	int rc;
 
-	zip_stat_init(&st);
-	if (zip_stat_index(za, i, 0, &st) != 0)
-		return zip_fault(file, "cannot read a member's entry", zip_get_error(za), err);
-	if (!(st.valid & ZIP_STAT_NAME) || !(st.valid & ZIP_STAT_SIZE) ||
-	    !(st.valid & ZIP_STAT_COMP_SIZE) || !(st.valid & ZIP_STAT_COMP_METHOD))
-		return spp_error_set(err, SPP_E_FORMAT, "'%s': member %llu: incomplete zip entry",
-				     file, (unsigned long long)i);
+	if ((rc = spp_zip_member_stat(za, i, file, file_size, &st, err)))
+		return rc;
 	snprintf(where, sizeof(where), "'%s': member '%.400s'", file, st.name);
 	len = strlen(st.name);
 	if (len <= 4 || strcmp(st.name + len - 4, ".npy") != 0)
 		return spp_error_set(err, SPP_E_FORMAT, "%s: not a .npy array", where);
-	if (st.comp_method != ZIP_CM_STORE && st.comp_method != ZIP_CM_DEFLATE)
-		return spp_error_set(err, SPP_E_FORMAT, "%s: compression method %d, want stored or deflated",
-				     where, (int)st.comp_method);
-	if ((st.valid & ZIP_STAT_ENCRYPTION_METHOD) && st.encryption_method != ZIP_EM_NONE)
-		return spp_error_set(err, SPP_E_FORMAT, "%s: encrypted", where);
-	if (st.comp_size > file_size ||
-	    (st.comp_method == ZIP_CM_STORE ? st.size != st.comp_size
-					    : st.size / DEFLATE_MAX_RATIO > st.comp_size + 1))
-		return spp_error_set(err, SPP_E_FORMAT,
-				     "%s: sizes %llu (compressed) and %llu (data) do not fit the archive",
-				     where, (unsigned long long)st.comp_size, (unsigned long long)st.size);
-	data = malloc(st.size ? (size_t)st.size : 1);
-	name = strndup(st.name, len - 4);
-	if (!data || !name) {
-		rc = spp_error_set(err, SPP_E_NOMEM, "%s: out of memory for %llu bytes", where,
-				   (unsigned long long)st.size);
-		goto out;
+	if (!(name = strndup(st.name, len - 4)))
+		return spp_error_set(err, SPP_E_NOMEM, "%s: out of memory", where);
+	rc = spp_zip_member_read(za, i, &st, file, where, &data, err);
+	if (!rc) {
+		rc = spp_model_own(m, data, err); /* the model's now, even on failure */
+		if (!rc)
+			rc = spp_npy_add(m, data, st.size, where, name, 0, 0, err);
 	}
-	zf = zip_fopen_index(za, i, 0);
-	if (!zf) {
-		rc = zip_fault(file, "cannot open a member", zip_get_error(za), err);
-		goto out;
-	}
-	/* one byte more than announced: a member longer than its entry says is bad */
-	got = st.size ? zip_fread(zf, data, st.size) : 0;
-	if (got == (zip_int64_t)st.size) {
-		unsigned char extra;
-		if (zip_fread(zf, &extra, 1) != 0)
-			got = -1;
-	}
-	if (got != (zip_int64_t)st.size) {
-		rc = got < 0 ? zip_fault(file, "cannot inflate a member", zip_file_get_error(zf), err)
-			     : spp_error_set(err, SPP_E_FORMAT, "%s: %lld bytes of %llu announced", where,
-					     (long long)got, (unsigned long long)st.size);
-		goto out;
-	}
-	rc = spp_model_own(m, data, err);
-	data = NULL; /* the model's now, even on failure */
-	if (rc)
-		goto out;
-	rc = spp_npy_add(m, m->owned[m->nowned - 1], st.size, where, name, 0, 0, err);
-out:
-	if (zf)
-		zip_fclose(zf);
-	free(data);
 	free(name);
 	return rc;
 }
@@ -423,28 +374,13 @@ static int ptr_name_cmp(const void *a, const void *b)
 int spp_npz_add(struct spp_model *m, const unsigned char *buf, uint64_t size,
 		const char *display_name, struct spp_error *err)
 {
-	zip_error_t ze;
-	zip_source_t *src;
 	zip_t *za;
 	zip_int64_t n;
 	int first = m->ntensors, rc = SPP_OK;
 	char **names = NULL;
 
-	zip_error_init(&ze);
-	src = zip_source_buffer_create(size ? buf : (const unsigned char *)"", size, 0, &ze);
-	if (!src) {
-		rc = spp_error_set(err, SPP_E_NOMEM, "'%s': out of memory", display_name);
-		zip_error_fini(&ze);
+	if ((rc = spp_zip_open_buffer(buf, size, display_name, &za, err)))
 		return rc;
-	}
-	za = zip_open_from_source(src, ZIP_RDONLY | ZIP_CHECKCONS, &ze);
-	if (!za) {
-		rc = zip_fault(display_name, "not a valid zip archive", &ze, err);
-		zip_source_free(src);
-		zip_error_fini(&ze);
-		return rc;
-	}
-	zip_error_fini(&ze);
 	n = zip_get_num_entries(za, 0);
 	for (zip_int64_t i = 0; i < n && !rc; i++)
 		rc = npz_member(m, za, (zip_uint64_t)i, display_name, size, err);

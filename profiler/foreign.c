@@ -46,20 +46,6 @@ static int is_tflite(const unsigned char *b, size_t got, const char *path)
 	return got >= 8 && memcmp(b + 4, "TFL3", 4) == 0;
 }
 
-/* A zip whose first member is torch.save's "<name>/data.pkl". */
-static int is_torch_zip(const unsigned char *b, size_t got, const char *path)
-{
-	size_t n;
-
-	(void)path;
-	if (!prefix(b, got, "PK\x03\x04", 4) || got < 30)
-		return 0;
-	n = (size_t)b[26] | (size_t)b[27] << 8;
-	if (30 + n > got || n < 8)
-		return 0;
-	return memcmp(b + 30 + n - 8, "data.pkl", 8) == 0;
-}
-
 /* A pickle of protocol 2 to 5 (torch's legacy format among them). */
 static int is_pickle(const unsigned char *b, size_t got, const char *path)
 {
@@ -130,10 +116,9 @@ static const struct foreign {
 	{"a Keras / HDF5 file (.h5)", "export the weights to safetensors or the model to ONNX",
 	 is_hdf5},
 	{"a TensorFlow Lite flatbuffer (.tflite)", "convert it to ONNX (tf2onnx --tflite)", is_tflite},
-	{"a PyTorch torch.save checkpoint (zip)",
-	 "save its state dict with safetensors.torch.save_file", is_torch_zip},
-	{"a Python pickle (a legacy torch.save file or another pickle)",
-	 "load it in Python and save the tensors with safetensors", is_pickle},
+	{"a Python pickle (a legacy, pre-1.6 torch.save file or another pickle)",
+	 "load it in Python and save it again with torch.save (the zip format) or safetensors",
+	 is_pickle},
 	{"an OpenVINO IR (.xml)", "profile the ONNX model it was converted from", is_openvino},
 	{"a TensorFlow.js model (model.json)", "convert it to ONNX (tfjs-to-tf, then tf2onnx)",
 	 is_tfjs},

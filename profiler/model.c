@@ -26,6 +26,7 @@
 struct format_row {
 	const char *name;
 	int magic; /* tested before the formats spprof does not read (foreign.h) */
+	int wide;  /* its test reads FOREIGN_BYTES, not SNIFF_BYTES */
 	int (*sniff)(const unsigned char *b, size_t got, uint64_t size);
 	int (*load)(const char *path, struct spp_model **out, struct spp_error *err);
 };
@@ -109,16 +110,17 @@ static int sniff_smtx(const unsigned char *b, size_t got, uint64_t size)
 
 static const struct format_row formats[] = {
 	/* magic numbers first */
-	{"gguf", 1, sniff_gguf, spp_load_gguf},
-	{"npy", 1, sniff_npy, spp_load_npy},
-	{"mtx", 1, sniff_mtx, spp_load_mtx},
-	{"safetensors", 1, sniff_safetensors, spp_load_safetensors},
-	/* after them: a torch.save zip is a zip, a TF.js model.json a JSON object */
-	{"npz", 0, sniff_npz, spp_load_npz},
-	{"safetensors index json", 0, sniff_json_object, spp_load_safetensors_index},
-	{"smtx", 0, sniff_smtx, spp_load_smtx},
+	{"gguf", 1, 0, sniff_gguf, spp_load_gguf},
+	{"npy", 1, 0, sniff_npy, spp_load_npy},
+	{"mtx", 1, 0, sniff_mtx, spp_load_mtx},
+	{"safetensors", 1, 0, sniff_safetensors, spp_load_safetensors},
+	/* after them: a TF.js model.json is a JSON object, a Core ML model a protobuf */
+	{"pytorch", 0, 1, spp_torch_sniff, spp_load_torch}, /* a zip, before npz */
+	{"npz", 0, 0, sniff_npz, spp_load_npz},
+	{"safetensors index json", 0, 0, sniff_json_object, spp_load_safetensors_index},
+	{"smtx", 0, 0, sniff_smtx, spp_load_smtx},
 	/* heuristic: a protobuf ModelProto has no magic number */
-	{"onnx", 0, spp_onnx_sniff, spp_load_onnx},
+	{"onnx", 0, 0, spp_onnx_sniff, spp_load_onnx},
 };
 
 /* A loader's result with its pruning masks folded; *out NULL on failure. */
@@ -158,7 +160,8 @@ int spp_model_open(const char *path, struct spp_model **out,
 	head = (size_t)got < SNIFF_BYTES ? (size_t)got : SNIFF_BYTES;
 	for (int pass = 1; pass >= 0; pass--) {
 		for (size_t i = 0; i < sizeof(formats) / sizeof(formats[0]); i++)
-			if (formats[i].magic == pass && formats[i].sniff(buf, head, (uint64_t)st.st_size))
+			if (formats[i].magic == pass &&
+			    formats[i].sniff(buf, formats[i].wide ? (size_t)got : head, (uint64_t)st.st_size))
 				return loaded(formats[i].load(path, out, err), out, err);
 		if (pass == 1 && (rc = spp_foreign_file(path, buf, (size_t)got, err)))
 			return rc;

@@ -9,6 +9,7 @@
 #ifndef SPP_PROFILER_MODEL_H
 #define SPP_PROFILER_MODEL_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "profiler/base/dtype.h"
@@ -159,5 +160,9 @@ int spp_load_mtx(const char *path, struct spp_model **out, struct spp_error *err
 int spp_load_smtx(const char *path, struct spp_model **out, struct spp_error *err);
 int spp_load_onnx(const char *path, struct spp_model **out,
 		  struct spp_error *err);
+int spp_load_torch(const char *path, struct spp_model **out, struct spp_error *err);
+
+/* A zip whose first member is torch.save's "<name>/data.pkl" (load_torch.c). */
+int spp_torch_sniff(const unsigned char *b, size_t got, uint64_t size);
 
 #endif

@@ -1,0 +1,297 @@
+/*
+ * PyTorch checkpoints in torch.save's zip format ("<name>/data.pkl",
+ * "<name>/data/<key>" per storage, "<name>/byteorder" since torch 2.1),
+ * read without Python: the pickle through the restricted unpickler of
+ * pickle.h, so a file never runs code. Every tensor of the object saved
+ * (a state dict, a checkpoint dict holding one, nested dicts and lists)
+ * becomes a tensor named by its path of keys ("model.fc.weight").
+ * Storages are read whole from the archive (libzip); a tensor that is a
+ * contiguous little-endian run of its storage points into it, any other
+ * (strided views, a big-endian file) is gathered into a copy the model
+ * owns. Views sharing a storage share its one read.
+ */
+#include "profiler/model.h"
+#include "profiler/pickle.h"
+#include "profiler/zip_member.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_DEPTH 16 /* dicts and lists nested in the object saved */
+
+struct storage {
+	const char *key;
+	size_t key_len;
+	unsigned char *data;
+	uint64_t size;
+};
+
+struct tl {
+	struct spp_model *m;
+	zip_t *za;
+	const char *path;
+	char dir[512];           /* "<name>/" of data.pkl */
+	int big_endian;
+	struct spp_pickle pk;
+	struct storage *st;
+	size_t nst, capst;
+	struct spp_error *err;
+};
+
+int spp_torch_sniff(const unsigned char *b, size_t got, uint64_t size)
+{
+	size_t n;
+
+	(void)size;
+	if (got < 30 || memcmp(b, "PK\x03\x04", 4) != 0)
+		return 0;
+	n = (size_t)b[26] | (size_t)b[27] << 8;
+	return n >= 8 && 30 + n <= got && memcmp(b + 30 + n - 8, "data.pkl", 8) == 0;
+}
+
+/* Member name read whole; *data NULL (and 0) when absent and optional. */
+static int member(struct tl *t, const char *name, int optional, unsigned char **data,
+		  uint64_t *size)
+{
+	zip_int64_t i = zip_name_locate(t->za, name, 0);
+	zip_stat_t st;
+	char where[700];
+	int rc;
+
+	*data = NULL;
+	*size = 0;
+	if (i < 0)
+		return optional ? SPP_OK
+				: spp_error_set(t->err, SPP_E_FORMAT, "'%s': no member '%.400s'",
+						t->path, name);
+	if ((rc = spp_zip_member_stat(t->za, (zip_uint64_t)i, t->path, t->m->files[0].size, &st,
+				      t->err)))
+		return rc;
+	snprintf(where, sizeof(where), "'%s': member '%.400s'", t->path, name);
+	if ((rc = spp_zip_member_read(t->za, (zip_uint64_t)i, &st, t->path, where, data, t->err)))
+		return rc;
+	*size = st.size;
+	return SPP_OK;
+}
+
+/* The storage of key, read once and owned by the model. */
+static int storage(struct tl *t, const struct spp_pv *s, struct storage **out)
+{
+	char name[700];
+	struct storage *x;
+	int rc;
+
+	for (size_t i = 0; i < t->nst; i++)
+		if (t->st[i].key_len == s->len && memcmp(t->st[i].key, s->s, s->len) == 0) {
+			*out = &t->st[i];
+			return SPP_OK;
+		}
+	if (t->nst == t->capst) {
+		size_t c = t->capst ? 2 * t->capst : 16;
+		void *p = realloc(t->st, c * sizeof(*t->st));
+
+		if (!p)
+			return spp_error_set(t->err, SPP_E_NOMEM, "'%s': out of memory", t->path);
+		t->st = p;
+		t->capst = c;
+	}
+	x = &t->st[t->nst];
+	x->key = s->s;
+	x->key_len = s->len;
+	snprintf(name, sizeof(name), "%sdata/%.*s", t->dir, (int)(s->len > 128 ? 128 : s->len), s->s);
+	if ((rc = member(t, name, 0, &x->data, &x->size)) ||
+	    (rc = spp_model_own(t->m, x->data, t->err)))
+		return rc;
+	t->nst++;
+	*out = x;
+	return SPP_OK;
+}
+
+/* Element e of a storage of elements of w bytes, byte-swapped from big-endian when asked. */
+static void copy_elem(unsigned char *dst, const unsigned char *src, int w, int swap)
+{
+	for (int b = 0; b < w; b++)
+		dst[b] = src[swap ? w - 1 - b : b];
+}
+
+/*
+ * Tensor v at name: its shape and strides checked against its storage;
+ * the data a run of the storage when contiguous and little-endian, else
+ * gathered into a copy.
+ */
+static int tensor(struct tl *t, const struct spp_pv *v, const char *name)
+{
+	const struct spp_pv *sv = &t->pk.v[v->items[0]], *sz = &t->pk.v[v->items[1]];
+	const struct spp_pv *sd = &t->pk.v[v->items[2]];
+	const struct spp_dtype_info *d = spp_dtype_info(sv->dtype);
+	struct spp_tensor x = {0};
+	struct storage *s = NULL;
+	uint64_t hi = 0, expect = 1;
+	int w = d->bits / 8, contiguous = 1, rc;
+
+	if (sz->n > SPP_MAX_DIMS)
+		return spp_error_set(t->err, SPP_E_FORMAT, "'%s': tensor '%s' has %u dims, over %d",
+				     t->path, name, sz->n, SPP_MAX_DIMS);
+	x.numel = 1;
+	for (int i = (int)sz->n - 1; i >= 0; i--) {
+		int64_t n = t->pk.v[sz->items[i]].i, st = t->pk.v[sd->items[i]].i;
+
+		if (t->pk.v[sz->items[i]].kind != SPP_PV_INT || t->pk.v[sd->items[i]].kind != SPP_PV_INT ||
+		    n < 0 || st < 0 || n > (INT64_C(1) << 40) || st > (INT64_C(1) << 40))
+			return spp_error_set(t->err, SPP_E_FORMAT,
+					     "'%s': tensor '%s': a size or stride out of range", t->path, name);
+		x.shape[i] = n;
+		if (n != 1 && (uint64_t)st != expect)
+			contiguous = 0;
+		expect *= (uint64_t)n;
+		x.numel *= (uint64_t)n;
+		hi += (uint64_t)(n > 0 ? n - 1 : 0) * (uint64_t)st;
+		if (x.numel > (UINT64_C(1) << 50) || hi > (UINT64_C(1) << 50))
+			return spp_error_set(t->err, SPP_E_FORMAT, "'%s': tensor '%s' is too large",
+					     t->path, name);
+	}
+	if ((rc = storage(t, sv, &s)))
+		return rc;
+	if (v->i < 0 || (x.numel > 0 && ((uint64_t)v->i + hi >= (uint64_t)sv->i ||
+					 ((uint64_t)v->i + hi + 1) * (uint64_t)w > s->size)))
+		return spp_error_set(t->err, SPP_E_FORMAT,
+				     "'%s': tensor '%s' reaches past its storage '%.*s' of %llu bytes",
+				     t->path, name, (int)(sv->len > 64 ? 64 : sv->len), sv->s,
+				     (unsigned long long)s->size);
+	x.dtype = sv->dtype;
+	x.ndim = (int)sz->n;
+	x.nbytes = x.numel * (uint64_t)w;
+	if (x.numel == 0) {
+		x.data = NULL;
+		x.nbytes = 0;
+	} else if (contiguous && (!t->big_endian || w == 1)) {
+		x.data = s->data + (uint64_t)v->i * (uint64_t)w;
+	} else {
+		unsigned char *buf = malloc((size_t)x.nbytes);
+		uint64_t idx[SPP_MAX_DIMS] = {0};
+
+		if (!buf || (rc = spp_model_own(t->m, buf, t->err)))
+			return buf ? rc : spp_error_set(t->err, SPP_E_NOMEM, "'%s': out of memory", t->path);
+		for (uint64_t e = 0; e < x.numel; e++) {
+			uint64_t off = (uint64_t)v->i;
+
+			for (int i = 0; i < x.ndim; i++)
+				off += idx[i] * (uint64_t)t->pk.v[sd->items[i]].i;
+			copy_elem(buf + e * (uint64_t)w, s->data + off * (uint64_t)w, w, t->big_endian);
+			for (int i = x.ndim - 1; i >= 0 && ++idx[i] == (uint64_t)x.shape[i]; i--)
+				idx[i] = 0;
+		}
+		x.data = buf;
+	}
+	if (!(x.name = strdup(name)))
+		return spp_error_set(t->err, SPP_E_NOMEM, "'%s': out of memory", t->path);
+	return spp_model_add_tensor(t->m, &x, t->path, t->err);
+}
+
+/* The tensors of value v, named under prefix: dict keys and list indices joined by '.'. */
+static int walk(struct tl *t, uint32_t vi, const char *prefix, int depth)
+{
+	const struct spp_pv *v = &t->pk.v[vi];
+	int dict = v->kind == SPP_PV_DICT, rc;
+	uint32_t n = dict ? v->n / 2 : v->n;
+
+	if (v->kind == SPP_PV_TENSOR)
+		return tensor(t, v, prefix[0] ? prefix : "tensor");
+	if (!dict && v->kind != SPP_PV_LIST && v->kind != SPP_PV_TUPLE)
+		return SPP_OK; /* numbers, strings, None: not weights */
+	if (depth == MAX_DEPTH)
+		return spp_error_set(t->err, SPP_E_FORMAT,
+				     "'%s': dicts and lists nest deeper than %d at '%.200s'", t->path,
+				     MAX_DEPTH, prefix);
+	for (uint32_t i = 0; i < n; i++) {
+		const struct spp_pv *k = dict ? &t->pk.v[v->items[2 * i]] : NULL;
+		char name[1024];
+
+		if (k && k->kind == SPP_PV_STR)
+			snprintf(name, sizeof(name), "%s%s%.*s", prefix, prefix[0] ? "." : "",
+				 (int)(k->len > 400 ? 400 : k->len), k->s);
+		else
+			snprintf(name, sizeof(name), "%s%s%lld", prefix, prefix[0] ? "." : "",
+				 (long long)(k ? k->i : (int64_t)i));
+		if ((rc = walk(t, dict ? v->items[2 * i + 1] : v->items[i], name, depth + 1)))
+			return rc;
+		v = &t->pk.v[vi]; /* tensor() may not move the arena, but stay safe */
+	}
+	return SPP_OK;
+}
+
+/* The archive's data.pkl: its directory into t->dir; its index, or an error. */
+static int find_pickle(struct tl *t, zip_int64_t *at)
+{
+	zip_int64_t n = zip_get_num_entries(t->za, 0);
+
+	for (zip_int64_t i = 0; i < n; i++) {
+		const char *name = zip_get_name(t->za, (zip_uint64_t)i, 0);
+		size_t len = name ? strlen(name) : 0;
+
+		if (len >= 8 && strcmp(name + len - 8, "data.pkl") == 0 &&
+		    (len == 8 || name[len - 9] == '/') && len - 8 < sizeof(t->dir)) {
+			memcpy(t->dir, name, len - 8);
+			t->dir[len - 8] = '\0';
+			*at = i;
+			return SPP_OK;
+		}
+	}
+	return spp_error_set(t->err, SPP_E_FORMAT, "'%s': a zip without a torch.save data.pkl",
+			     t->path);
+}
+
+static int load(struct tl *t)
+{
+	unsigned char *pkl = NULL, *order = NULL;
+	uint64_t pn, on;
+	char name[600], where[700];
+	zip_int64_t at;
+	int rc;
+
+	if ((rc = spp_zip_open_buffer(t->m->files[0].base, t->m->files[0].size, t->path, &t->za,
+				      t->err)) ||
+	    (rc = find_pickle(t, &at)))
+		return rc;
+	snprintf(name, sizeof(name), "%sbyteorder", t->dir);
+	if ((rc = member(t, name, 1, &order, &on)))
+		return rc;
+	if (order && !(on >= 3 && memcmp(order, "big", 3) == 0) &&
+	    !(on >= 6 && memcmp(order, "little", 6) == 0))
+		rc = spp_error_set(t->err, SPP_E_FORMAT, "'%s': byteorder is neither little nor big",
+				   t->path);
+	t->big_endian = order && on >= 3 && memcmp(order, "big", 3) == 0;
+	free(order);
+	snprintf(name, sizeof(name), "%sdata.pkl", t->dir);
+	if (rc || (rc = member(t, name, 0, &pkl, &pn)))
+		return rc;
+	snprintf(where, sizeof(where), "'%s': member '%.400s'", t->path, name);
+	if (!(rc = spp_pickle_load(pkl, (size_t)pn, where, &t->pk, t->err)))
+		rc = walk(t, t->pk.root, "", 0);
+	free(pkl);
+	return rc;
+}
+
+int spp_load_torch(const char *path, struct spp_model **out, struct spp_error *err)
+{
+	struct tl t = {0};
+	int rc = spp_model_open_mapped(path, "pytorch", &t.m, err);
+
+	*out = NULL;
+	if (rc)
+		return rc;
+	t.path = path;
+	t.err = err;
+	rc = load(&t);
+	spp_pickle_free(&t.pk);
+	free(t.st);
+	if (t.za)
+		zip_discard(t.za);
+	if (rc) {
+		spp_model_destroy(t.m);
+		return rc;
+	}
+	*out = t.m;
+	return SPP_OK;
+}

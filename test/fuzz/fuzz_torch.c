@@ -1,0 +1,66 @@
+/*
+ * libFuzzer harness for the PyTorch loader: an input that starts like a zip
+ * archive is written to a file and opened as a model (load_torch.c, then the
+ * mask fold); anything else goes to the restricted unpickler alone
+ * (pickle.c). A refusal is one clean line with its code; a loaded model's
+ * tensors match shape x dtype and every byte is readable.
+ */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "profiler/base/safe_text.h"
+#include "profiler/model.h"
+#include "profiler/pickle.h"
+#include "test/fuzz/fuzz_tmp.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static void check_model(const struct spp_model *m)
+{
+	for (int i = 0; i < m->ntensors; i++) {
+		const struct spp_tensor *t = &m->tensors[i];
+		uint64_t need;
+		volatile unsigned char sink = 0;
+
+		if (spp_dtype_nbytes(t->dtype, t->numel, &need) || need != t->nbytes)
+			abort();
+		if ((t->nbytes == 0) != (t->data == NULL))
+			abort();
+		for (uint64_t b = 0; b < t->nbytes; b++)
+			sink ^= t->data[b];
+		(void)sink;
+	}
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct spp_error err = {0};
+	int rc;
+
+	if (size >= 2 && data[0] == 'P' && data[1] == 'K') {
+		struct spp_model *m = NULL;
+		char path[160];
+
+		fuzz_tmp_write("m.pt", data, size, path);
+		rc = spp_model_open(path, &m, &err);
+		if (rc && (m || err.code != rc || !err.msg[0] || !spp_safe_clean(err.msg)))
+			abort();
+		if (!rc)
+			check_model(m);
+		spp_model_destroy(m);
+		return 0;
+	}
+	{
+		struct spp_pickle pk;
+
+		rc = spp_pickle_load(data, size, "'fuzz'", &pk, &err);
+		if (rc && (err.code != rc || !err.msg[0] || !spp_safe_clean(err.msg)))
+			abort();
+		if (!rc && pk.root >= pk.nv)
+			abort();
+		spp_pickle_free(&pk);
+	}
+	return 0;
+}

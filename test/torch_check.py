@@ -1,0 +1,182 @@
+#!/usr/bin/env python3
+"""The PyTorch loader (profiler/load_torch.c, pickle.c) against torch itself.
+
+Files written here by Debian's python3-torch with torch.save: state dicts
+of Linear and Conv2d layers, every dtype the loader maps, a pruned model
+(weight_orig, weight_mask), strided views, tensors sharing one storage, a
+checkpoint nesting the state dict, and a big-endian copy of one file. Each
+is read by spprof and by torch.load, and every tensor's shape, dtype, nnz
+and layer compared. Then hostile pickles inside a torch zip (os.system,
+posix.system, builtins.eval through REDUCE, deep nesting, a huge memo
+index, a truncated pickle) must exit 2 with one line naming the file.
+
+    torch_check.py SPPROF        (exit 77 without torch)
+"""
+import io
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import zipfile
+
+try:
+    import torch
+    import torch.nn.utils.prune as prune
+except ImportError:
+    print("torch_check: python3-torch missing: skipped")
+    sys.exit(77)
+
+DT = {torch.float32: "F32", torch.float64: "F64", torch.float16: "F16", torch.bfloat16: "BF16",
+      torch.uint8: "U8", torch.int8: "I8", torch.int16: "I16", torch.int32: "I32",
+      torch.int64: "I64", torch.bool: "BOOL"}
+FAILS = []
+
+
+def spprof_json(spprof, path):
+    r = subprocess.run([spprof, "analyze", path, "--static", "--format", "json"],
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        FAILS.append("%s: exit %d: %s" % (os.path.basename(path), r.returncode, r.stderr.strip()))
+        return None
+    return json.loads(r.stdout)
+
+
+def flatten(obj, prefix=""):
+    """name -> tensor, as the loader names them."""
+    out = {}
+    if isinstance(obj, torch.Tensor):
+        out[prefix or "tensor"] = obj
+    elif isinstance(obj, dict):
+        for k, v in obj.items():
+            out.update(flatten(v, "%s%s%s" % (prefix, "." if prefix else "", k)))
+    elif isinstance(obj, (list, tuple)):
+        for i, v in enumerate(obj):
+            out.update(flatten(v, "%s%s%d" % (prefix, "." if prefix else "", i)))
+    return out
+
+
+def compare(spprof, path, masked=()):
+    rep = spprof_json(spprof, path)
+    if rep is None:
+        return
+    name = os.path.basename(path)
+    want = flatten(torch.load(path))
+    for m in masked:  # the fold: stem = orig x mask, neither part counted
+        want[m] = want.pop(m + "_orig") * want.pop(m + "_mask")
+    layers = {l["name"]: l for l in rep["layers"]}
+    params = sum(t.numel() for t in want.values())
+    if rep["model"]["params"] != params:
+        FAILS.append("%s: params %s, torch %d" % (name, rep["model"]["params"], params))
+    nnz = sum(int(torch.count_nonzero(t)) for t in want.values())
+    if rep["model"]["nnz"] != nnz:
+        FAILS.append("%s: nnz %s, torch %d" % (name, rep["model"]["nnz"], nnz))
+    for key, t in want.items():
+        if t.dim() < 2 or "embed" in key:
+            continue
+        l = layers.get(key)
+        if l is None:
+            FAILS.append("%s: no layer %s" % (name, key))
+            continue
+        if l["shape"] != list(t.shape) or l["dtype"] != DT[t.dtype]:
+            FAILS.append("%s: %s shape %s %s, torch %s %s" % (name, key, l["shape"], l["dtype"],
+                                                             list(t.shape), DT[t.dtype]))
+        if l["nnz"] != int(torch.count_nonzero(t)):
+            FAILS.append("%s: %s nnz %s, torch %d" % (name, key, l["nnz"],
+                                                     int(torch.count_nonzero(t))))
+    extra = set(layers) - set(k for k, t in want.items() if t.dim() >= 2)
+    if extra:
+        FAILS.append("%s: layers torch does not have: %s" % (name, sorted(extra)))
+
+
+def big_endian_copy(src, dst):
+    """src rewritten as a big-endian torch file: byteorder 'big', storages swapped."""
+    zin = zipfile.ZipFile(src)
+    sd = torch.load(src)
+    sizes = {}
+    for t in flatten(sd).values():
+        sizes[t.untyped_storage().data_ptr() if hasattr(t, "untyped_storage") else id(t)] = t
+    with zipfile.ZipFile(dst, "w", zipfile.ZIP_STORED) as z:
+        prefix = zin.namelist()[0].split("/")[0]
+        for info in zin.infolist():
+            data = zin.read(info.filename)
+            if "/data/" in info.filename:
+                w = 4  # every tensor of this file is F32
+                data = b"".join(data[i:i + w][::-1] for i in range(0, len(data), w))
+            z.writestr(info.filename, data)
+        z.writestr(prefix + "/byteorder", "big")
+
+
+def hostile(d, spprof):
+    """Pickles that must be refused: name -> (bytes of data.pkl, text in the error)."""
+    cases = {
+        "os_system.pt": (b"\x80\x02cos\nsystem\nq\x00X\x04\x00\x00\x00trueq\x01\x85q\x02Rq\x03.",
+                         "os.system"),
+        "posix_system.pt": (b"\x80\x02cposix\nsystem\nX\x04\x00\x00\x00true\x85R.", "posix.system"),
+        "eval.pt": (b"\x80\x04\x8c\x08builtins\x8c\x04eval\x93X\x03\x00\x00\x001+1\x85R.",
+                    "builtins.eval"),
+        "deep.pt": (b"\x80\x02" + b"(" * 100000 + b".", "deeper"),
+        "memo.pt": (b"\x80\x02}r\xff\xff\xff\xff.", "memo index"),
+        "memo_get.pt": (b"\x80\x02j\x00\x00\x00\x01.", "memo index"),
+        "truncated.pt": (b"\x80\x02}q\x00X\xff\x00\x00\x00ab", "runs past"),
+        "nested_lists.pt": (b"\x80\x02" + b"]" * 60000 + b"a" * 59999 + b".", "deeper"),
+    }
+    for name, (pkl, want) in cases.items():
+        path = os.path.join(d, name)
+        with zipfile.ZipFile(path, "w", zipfile.ZIP_STORED) as z:
+            z.writestr("archive/data.pkl", pkl)
+            z.writestr("archive/version", "3\n")
+        r = subprocess.run([spprof, "analyze", path, "--static"], capture_output=True, text=True,
+                           timeout=60)
+        if r.returncode != 2 or want not in r.stderr or path not in r.stderr or \
+                r.stderr.count("\n") != 1 or r.stdout:
+            FAILS.append("%s: exit %d, stderr %r (want 2 naming %r)" % (name, r.returncode,
+                                                                       r.stderr, want))
+
+
+def main():
+    spprof = sys.argv[1]
+    torch.manual_seed(11)
+    with tempfile.TemporaryDirectory() as d:
+        p = lambda n: os.path.join(d, n)
+        net = torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3), torch.nn.ReLU(), torch.nn.Flatten(),
+                                  torch.nn.Linear(8 * 6 * 6, 16))
+        with torch.no_grad():
+            net[3].weight[net[3].weight.abs() < 0.02] = 0
+        torch.save(net.state_dict(), p("state.pt"))
+        compare(spprof, p("state.pt"))
+        dtypes = {str(dt).split(".")[1]: (torch.randn(24, 20) * 40).to(dt)
+                  for dt in DT if dt != torch.bool}
+        dtypes["bool"] = torch.rand(16, 12) > 0.5
+        torch.save(dtypes, p("dtypes.pt"))
+        compare(spprof, p("dtypes.pt"))
+        prune.l1_unstructured(net[3], "weight", amount=0.7)
+        torch.save(net.state_dict(), p("pruned.pt"))
+        compare(spprof, p("pruned.pt"), masked=("3.weight",))
+        base = torch.randn(40, 30)
+        base[base.abs() < 0.5] = 0
+        views = {"t": base.t(), "cols": base[:, ::3], "slice": base[10:30],
+                 "shared_a": base[:20], "shared_b": base[20:]}
+        torch.save(views, p("views.pt"))
+        compare(spprof, p("views.pt"))
+        torch.save({"model": net.state_dict(), "epoch": 3, "opt": [torch.zeros(5, 5)]},
+                   p("checkpoint.pt"))
+        compare(spprof, p("checkpoint.pt"), masked=("model.3.weight",))
+        torch.save(views, p("le.pt"))
+        big_endian_copy(p("le.pt"), p("be.pt"))
+        le, be = spprof_json(spprof, p("le.pt")), spprof_json(spprof, p("be.pt"))
+        if le and be:
+            strip = lambda r: [(l["name"], l["nnz"], l["pattern"]) for l in r["layers"]]
+            if strip(le) != strip(be):
+                FAILS.append("big-endian file: its layers differ from the little-endian one's")
+        hostile(d, spprof)
+    for f in FAILS:
+        print("FAIL", f)
+    if FAILS:
+        return 1
+    print("torch_check: every tensor equal to torch.load's; hostile pickles refused")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,6 +1,7 @@
 /*
- * A sharded checkpoint: model.safetensors.index.json names, in its
- * "weight_map" object, the shard file that holds each tensor:
+ * A sharded checkpoint: model.safetensors.index.json (or transformers'
+ * pytorch_model.bin.index.json, whose shards are torch.save files) names,
+ * in its "weight_map" object, the shard file that holds each tensor:
  *
  *   {"metadata": {"total_size": 123}, "weight_map": {"a.weight":
  *    "model-00001-of-00002.safetensors", ...}}
@@ -281,6 +282,12 @@ static int load_shard(struct spp_model *m, const char *dir, const char *shard,
 		goto out;
 	m->nfiles++;
 	m->bytes += f->size;
+	/* pytorch_model.bin.index.json names torch.save shards */
+	if (spp_torch_sniff(f->base, f->size < 4096 ? (size_t)f->size : 4096, f->size)) {
+		m->format = "pytorch";
+		rc = spp_torch_add(m, m->nfiles - 1, p, err);
+		goto out;
+	}
 	rc = spp_safetensors_parse(f->base, f->size, p, &ts, &n, err);
 	if (rc)
 		goto out;

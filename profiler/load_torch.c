@@ -29,6 +29,7 @@ struct storage {
 
 struct tl {
 	struct spp_model *m;
+	int file;                /* the archive: m->files[file] */
 	zip_t *za;
 	const char *path;
 	char dir[512];           /* "<name>/" of data.pkl */
@@ -65,8 +66,8 @@ static int member(struct tl *t, const char *name, int optional, unsigned char **
 		return optional ? SPP_OK
 				: spp_error_set(t->err, SPP_E_FORMAT, "'%s': no member '%.400s'",
 						t->path, name);
-	if ((rc = spp_zip_member_stat(t->za, (zip_uint64_t)i, t->path, t->m->files[0].size, &st,
-				      t->err)))
+	if ((rc = spp_zip_member_stat(t->za, (zip_uint64_t)i, t->path, t->m->files[t->file].size,
+				      &st, t->err)))
 		return rc;
 	snprintf(where, sizeof(where), "'%s': member '%.400s'", t->path, name);
 	if ((rc = spp_zip_member_read(t->za, (zip_uint64_t)i, &st, t->path, where, data, t->err)))
@@ -186,6 +187,7 @@ static int tensor(struct tl *t, const struct spp_pv *v, const char *name)
 	}
 	if (!(x.name = strdup(name)))
 		return spp_error_set(t->err, SPP_E_NOMEM, "'%s': out of memory", t->path);
+	x.file = t->file;
 	return spp_model_add_tensor(t->m, &x, t->path, t->err);
 }
 
@@ -250,8 +252,8 @@ static int load(struct tl *t)
 	zip_int64_t at;
 	int rc;
 
-	if ((rc = spp_zip_open_buffer(t->m->files[0].base, t->m->files[0].size, t->path, &t->za,
-				      t->err)) ||
+	if ((rc = spp_zip_open_buffer(t->m->files[t->file].base, t->m->files[t->file].size, t->path,
+				      &t->za, t->err)) ||
 	    (rc = find_pickle(t, &at)))
 		return rc;
 	snprintf(name, sizeof(name), "%sbyteorder", t->dir);
@@ -273,14 +275,13 @@ static int load(struct tl *t)
 	return rc;
 }
 
-int spp_load_torch(const char *path, struct spp_model **out, struct spp_error *err)
+int spp_torch_add(struct spp_model *m, int file, const char *path, struct spp_error *err)
 {
 	struct tl t = {0};
-	int rc = spp_model_open_mapped(path, "pytorch", &t.m, err);
+	int rc;
 
-	*out = NULL;
-	if (rc)
-		return rc;
+	t.m = m;
+	t.file = file;
 	t.path = path;
 	t.err = err;
 	rc = load(&t);
@@ -288,10 +289,21 @@ int spp_load_torch(const char *path, struct spp_model **out, struct spp_error *e
 	free(t.st);
 	if (t.za)
 		zip_discard(t.za);
-	if (rc) {
-		spp_model_destroy(t.m);
+	return rc;
+}
+
+int spp_load_torch(const char *path, struct spp_model **out, struct spp_error *err)
+{
+	struct spp_model *m;
+	int rc = spp_model_open_mapped(path, "pytorch", &m, err);
+
+	*out = NULL;
+	if (rc)
+		return rc;
+	if ((rc = spp_torch_add(m, 0, path, err))) {
+		spp_model_destroy(m);
 		return rc;
 	}
-	*out = t.m;
+	*out = m;
 	return SPP_OK;
 }

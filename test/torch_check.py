@@ -162,6 +162,24 @@ def main():
         torch.save({"model": net.state_dict(), "epoch": 3, "opt": [torch.zeros(5, 5)]},
                    p("checkpoint.pt"))
         compare(spprof, p("checkpoint.pt"), masked=("model.3.weight",))
+        # a sharded checkpoint, as transformers writes it: pytorch_model.bin.index.json
+        sd = net.state_dict()
+        keys = sorted(sd)
+        half = {k: sd[k] for k in keys[: len(keys) // 2]}, {k: sd[k] for k in keys[len(keys) // 2:]}
+        wmap = {}
+        for i, part in enumerate(half):
+            shard = "pytorch_model-%05d-of-00002.bin" % (i + 1)
+            torch.save(part, p(shard))
+            wmap.update({k: shard for k in part})
+        with open(p("pytorch_model.bin.index.json"), "w") as f:
+            json.dump({"metadata": {}, "weight_map": wmap}, f)
+        whole = spprof_json(spprof, p("pytorch_model.bin.index.json"))
+        torch.save(sd, p("unsharded.pt"))
+        one = spprof_json(spprof, p("unsharded.pt"))
+        if whole and one:
+            strip = lambda r: sorted((l["name"], l["nnz"], l["shape"]) for l in r["layers"])
+            if strip(whole) != strip(one) or whole["model"]["format"] != "pytorch":
+                FAILS.append("sharded checkpoint: layers or format differ from the one file's")
         torch.save(views, p("le.pt"))
         big_endian_copy(p("le.pt"), p("be.pt"))
         le, be = spprof_json(spprof, p("le.pt")), spprof_json(spprof, p("be.pt"))

@@ -46,7 +46,7 @@ static int is_tflite(const unsigned char *b, size_t got, const char *path)
 	return got >= 8 && memcmp(b + 4, "TFL3", 4) == 0;
 }
 
-/* A pickle of protocol 2 to 5 (torch's legacy format among them). */
+/* A pickle of protocol 2 to 5 (torch's legacy format is read before this test). */
 static int is_pickle(const unsigned char *b, size_t got, const char *path)
 {
 	(void)path;
@@ -116,9 +116,8 @@ static const struct foreign {
 	{"a Keras / HDF5 file (.h5)", "export the weights to safetensors or the model to ONNX",
 	 is_hdf5},
 	{"a TensorFlow Lite flatbuffer (.tflite)", "convert it to ONNX (tf2onnx --tflite)", is_tflite},
-	{"a Python pickle (a legacy, pre-1.6 torch.save file or another pickle)",
-	 "load it in Python and save it again with torch.save (the zip format) or safetensors",
-	 is_pickle},
+	{"a Python pickle that is not a torch.save file",
+	 "load it in Python and save its tensors with torch.save or safetensors", is_pickle},
 	{"an OpenVINO IR (.xml)", "profile the ONNX model it was converted from", is_openvino},
 	{"a TensorFlow.js model (model.json)", "convert it to ONNX (tfjs-to-tf, then tf2onnx)",
 	 is_tfjs},

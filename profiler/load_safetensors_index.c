@@ -283,7 +283,8 @@ static int load_shard(struct spp_model *m, const char *dir, const char *shard,
 	m->nfiles++;
 	m->bytes += f->size;
 	/* pytorch_model.bin.index.json names torch.save shards */
-	if (spp_torch_sniff(f->base, f->size < 4096 ? (size_t)f->size : 4096, f->size)) {
+	if (spp_torch_sniff(f->base, f->size < 4096 ? (size_t)f->size : 4096, f->size) ||
+	    spp_torch_legacy_sniff(f->base, (size_t)f->size, f->size)) {
 		m->format = "pytorch";
 		rc = spp_torch_add(m, m->nfiles - 1, p, err);
 		goto out;

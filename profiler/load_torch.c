@@ -1,6 +1,7 @@
 /*
  * PyTorch checkpoints in torch.save's zip format ("<name>/data.pkl",
  * "<name>/data/<key>" per storage, "<name>/byteorder" since torch 2.1),
+ * and in its legacy (pre-1.6) stream of pickles and raw storages,
  * read without Python: the pickle through the restricted unpickler of
  * pickle.h, so a file never runs code. Every tensor of the object saved
  * (a state dict, a checkpoint dict holding one, nested dicts and lists)
@@ -76,6 +77,21 @@ static int member(struct tl *t, const char *name, int optional, unsigned char **
 	return SPP_OK;
 }
 
+/* Room for one more storage; -1 out of memory. */
+static int grow_storages(struct tl *t)
+{
+	size_t c = t->capst ? 2 * t->capst : 16;
+	void *p;
+
+	if (t->nst < t->capst)
+		return 0;
+	if (!(p = realloc(t->st, c * sizeof(*t->st))))
+		return -1;
+	t->st = p;
+	t->capst = c;
+	return 0;
+}
+
 /* The storage of key, read once and owned by the model. */
 static int storage(struct tl *t, const struct spp_pv *s, struct storage **out)
 {
@@ -88,15 +104,11 @@ static int storage(struct tl *t, const struct spp_pv *s, struct storage **out)
 			*out = &t->st[i];
 			return SPP_OK;
 		}
-	if (t->nst == t->capst) {
-		size_t c = t->capst ? 2 * t->capst : 16;
-		void *p = realloc(t->st, c * sizeof(*t->st));
-
-		if (!p)
-			return spp_error_set(t->err, SPP_E_NOMEM, "'%s': out of memory", t->path);
-		t->st = p;
-		t->capst = c;
-	}
+	if (!t->za) /* legacy: every storage was found before the walk */
+		return spp_error_set(t->err, SPP_E_FORMAT, "'%s': storage '%.*s' is not in the file",
+				     t->path, (int)(s->len > 64 ? 64 : s->len), s->s);
+	if (grow_storages(t))
+		return spp_error_set(t->err, SPP_E_NOMEM, "'%s': out of memory", t->path);
 	x = &t->st[t->nst];
 	x->key = s->s;
 	x->key_len = s->len;
@@ -269,9 +281,115 @@ static int load(struct tl *t)
 	if (rc || (rc = member(t, name, 0, &pkl, &pn)))
 		return rc;
 	snprintf(where, sizeof(where), "'%s': member '%.400s'", t->path, name);
-	if (!(rc = spp_pickle_load(pkl, (size_t)pn, where, &t->pk, t->err)))
+	if (!(rc = spp_pickle_load(pkl, (size_t)pn, where, &t->pk, NULL, t->err)))
 		rc = walk(t, t->pk.root, "", 0);
 	free(pkl);
+	return rc;
+}
+
+/* The legacy (pre-1.6) format opens with the pickled magic number 0x1950a86a20f9469cfc6c. */
+static const unsigned char legacy_magic[15] = {0x80, 0x02, 0x8a, 0x0a, 0x6c, 0xfc, 0x9c, 0x46,
+					       0xf9, 0x20, 0x6a, 0xa8, 0x50, 0x19, 0x2e};
+
+int spp_torch_legacy_sniff(const unsigned char *b, size_t got, uint64_t size)
+{
+	(void)size;
+	return got >= sizeof(legacy_magic) && memcmp(b, legacy_magic, sizeof(legacy_magic)) == 0;
+}
+
+/* One pickle of the legacy stream at *pos into pk, *pos moved past it. */
+static int legacy_pickle(struct tl *t, size_t *pos, const char *what, struct spp_pickle *pk)
+{
+	const struct spp_mapped_file *f = &t->m->files[t->file];
+	char where[600];
+	size_t used = 0;
+	int rc;
+
+	snprintf(where, sizeof(where), "'%s': the legacy torch.save %s", t->path, what);
+	if ((rc = spp_pickle_load(f->base + *pos, (size_t)(f->size - *pos), where, pk, &used, t->err)))
+		return rc;
+	*pos += used;
+	return SPP_OK;
+}
+
+/* The dtype of the storage of key among the persistent ids of the object pickle. */
+static const struct spp_pv *storage_of(const struct tl *t, const struct spp_pv *key)
+{
+	for (uint32_t i = 0; i < t->pk.nv; i++)
+		if (t->pk.v[i].kind == SPP_PV_STORAGE && t->pk.v[i].len == key->len &&
+		    memcmp(t->pk.v[i].s, key->s, key->len) == 0)
+			return &t->pk.v[i];
+	return NULL;
+}
+
+/*
+ * The legacy stream: pickles of the magic number, the protocol (1001), the
+ * system's sizes and byte order, the object, and the storage keys; then
+ * each storage as an int64 count and its bytes, in the keys' order. The
+ * storages are runs of the mapped file, read in place.
+ */
+static int legacy(struct tl *t)
+{
+	const struct spp_mapped_file *f = &t->m->files[t->file];
+	struct spp_pickle proto = {0}, sys = {0}, keys = {0};
+	size_t pos = sizeof(legacy_magic);
+	const struct spp_pv *kl, *le = NULL;
+	int rc;
+
+	if ((rc = legacy_pickle(t, &pos, "protocol", &proto)) ||
+	    (rc = legacy_pickle(t, &pos, "system info", &sys)) ||
+	    (rc = legacy_pickle(t, &pos, "object", &t->pk)) ||
+	    (rc = legacy_pickle(t, &pos, "storage keys", &keys)))
+		goto out;
+	if (proto.v[proto.root].kind != SPP_PV_INT || proto.v[proto.root].i != 1001) {
+		rc = spp_error_set(t->err, SPP_E_FORMAT, "'%s': legacy torch.save protocol %lld, want 1001",
+				   t->path, (long long)proto.v[proto.root].i);
+		goto out;
+	}
+	for (uint32_t i = 0; sys.v[sys.root].kind == SPP_PV_DICT && i + 1 < sys.v[sys.root].n; i += 2) {
+		const struct spp_pv *k = &sys.v[sys.v[sys.root].items[i]];
+
+		if (k->kind == SPP_PV_STR && k->len == 13 && memcmp(k->s, "little_endian", 13) == 0)
+			le = &sys.v[sys.v[sys.root].items[i + 1]];
+	}
+	t->big_endian = le && le->kind == SPP_PV_BOOL && le->i == 0;
+	kl = &keys.v[keys.root];
+	if (kl->kind != SPP_PV_LIST) {
+		rc = spp_error_set(t->err, SPP_E_FORMAT, "'%s': legacy storage keys are not a list", t->path);
+		goto out;
+	}
+	for (uint32_t i = 0; i < kl->n; i++) {
+		const struct spp_pv *key = &keys.v[kl->items[i]], *sv;
+		uint64_t count = 0, bytes;
+
+		if (key->kind != SPP_PV_STR || !(sv = storage_of(t, key)) || f->size - pos < 8) {
+			rc = spp_error_set(t->err, SPP_E_FORMAT,
+					   "'%s': legacy storage %u: no tensor uses it, or the file ends",
+					   t->path, i);
+			goto out;
+		}
+		for (int b = 7; b >= 0; b--)
+			count = count << 8 | f->base[pos + (size_t)(t->big_endian ? 7 - b : b)];
+		bytes = count * (uint64_t)(spp_dtype_info(sv->dtype)->bits / 8);
+		if (count != (uint64_t)sv->i || count > (UINT64_C(1) << 50) || bytes > f->size - pos - 8) {
+			rc = spp_error_set(t->err, SPP_E_FORMAT,
+					   "'%s': legacy storage %u: %llu elements, its tensor says %lld or "
+					   "the file is shorter", t->path, i, (unsigned long long)count,
+					   (long long)sv->i);
+			goto out;
+		}
+		if (grow_storages(t)) {
+			rc = spp_error_set(t->err, SPP_E_NOMEM, "'%s': out of memory", t->path);
+			goto out;
+		}
+		t->st[t->nst++] = (struct storage){sv->s, sv->len, (unsigned char *)f->base + pos + 8, bytes};
+		pos += 8 + (size_t)bytes;
+	}
+	rc = walk(t, t->pk.root, "", 0);
+out:
+	spp_pickle_free(&proto);
+	spp_pickle_free(&sys);
+	spp_pickle_free(&keys);
 	return rc;
 }
 
@@ -284,7 +402,10 @@ int spp_torch_add(struct spp_model *m, int file, const char *path, struct spp_er
 	t.file = file;
 	t.path = path;
 	t.err = err;
-	rc = load(&t);
+	if (spp_torch_legacy_sniff(m->files[file].base, (size_t)m->files[file].size, m->files[file].size))
+		rc = legacy(&t);
+	else
+		rc = load(&t);
 	spp_pickle_free(&t.pk);
 	free(t.st);
 	if (t.za)

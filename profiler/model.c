@@ -114,6 +114,7 @@ static const struct format_row formats[] = {
 	{"npy", 1, 0, sniff_npy, spp_load_npy},
 	{"mtx", 1, 0, sniff_mtx, spp_load_mtx},
 	{"safetensors", 1, 0, sniff_safetensors, spp_load_safetensors},
+	{"pytorch (legacy)", 1, 0, spp_torch_legacy_sniff, spp_load_torch}, /* a pickle */
 	/* after them: a TF.js model.json is a JSON object, a Core ML model a protobuf */
 	{"pytorch", 0, 1, spp_torch_sniff, spp_load_torch}, /* a zip, before npz */
 	{"npz", 0, 0, sniff_npz, spp_load_npz},

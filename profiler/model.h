@@ -165,7 +165,10 @@ int spp_load_torch(const char *path, struct spp_model **out, struct spp_error *e
 /* A zip whose first member is torch.save's "<name>/data.pkl" (load_torch.c). */
 int spp_torch_sniff(const unsigned char *b, size_t got, uint64_t size);
 
-/* The tensors of the torch.save archive mapped as m->files[file] into m
+/* A legacy (pre-1.6) torch.save stream: its pickled magic number. */
+int spp_torch_legacy_sniff(const unsigned char *b, size_t got, uint64_t size);
+
+/* The tensors of the torch.save file (zip or legacy) mapped as m->files[file] into m
  * (a shard of a sharded checkpoint, or the one file); path names it in errors. */
 int spp_torch_add(struct spp_model *m, int file, const char *path, struct spp_error *err);
 

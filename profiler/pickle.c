@@ -426,7 +426,8 @@ static const struct spp_pv *item(const struct up *u, const struct spp_pv *t, uin
 	return &u->pk->v[t->items[i]];
 }
 
-/* BINPERSID: ('storage', storage class, key, location, numel) -> a storage. */
+/* BINPERSID: ('storage', storage class, key, location, numel), with a sixth
+ * view item (None) in the legacy format -> a storage. */
 static int persid(struct up *u)
 {
 	uint32_t id, v;
@@ -435,7 +436,7 @@ static int persid(struct up *u)
 	if (pop(u, &id))
 		return -1;
 	t = &u->pk->v[id];
-	if (t->kind != SPP_PV_TUPLE || t->n != 5 || item(u, t, 0)->kind != SPP_PV_STR ||
+	if (t->kind != SPP_PV_TUPLE || (t->n != 5 && t->n != 6) || item(u, t, 0)->kind != SPP_PV_STR ||
 	    item(u, t, 0)->len != 7 || memcmp(item(u, t, 0)->s, "storage", 7) != 0 ||
 	    (cls = item(u, t, 1))->kind != SPP_PV_GLOBAL || allowed[cls->g].kind != G_STORAGE ||
 	    item(u, t, 2)->kind != SPP_PV_STR || item(u, t, 4)->kind != SPP_PV_INT ||
@@ -566,7 +567,7 @@ static int run(struct up *u)
 }
 
 int spp_pickle_load(const unsigned char *p, size_t n, const char *where, struct spp_pickle *out,
-		    struct spp_error *err)
+		    size_t *used, struct spp_error *err)
 {
 	struct up *u = calloc(1, sizeof(*u));
 	int rc;
@@ -582,6 +583,8 @@ int spp_pickle_load(const unsigned char *p, size_t n, const char *where, struct 
 	rc = run(u);
 	if (rc)
 		rc = err->code ? err->code : SPP_E_FORMAT;
+	else if (used)
+		*used = u->pos;
 	free(u->stack);
 	free(u->memo);
 	free(u);

@@ -25,7 +25,8 @@ enum spp_pv_kind {
 	SPP_PV_LIST,    /* items[n] */
 	SPP_PV_DICT,    /* items[2n]: key, value, ... in insertion order */
 	SPP_PV_GLOBAL,  /* an allowed global: g, its row */
-	SPP_PV_STORAGE, /* a persistent id ('storage', type, key, location, numel): dtype, s/len the key, i numel */
+	SPP_PV_STORAGE, /* a persistent id ('storage', type, key, location, numel[, view]):
+			   dtype, s/len the key, i numel */
 	SPP_PV_TENSOR,  /* _rebuild_tensor_v2: items {storage, size tuple, stride tuple}, i the storage offset */
 };
 
@@ -47,14 +48,16 @@ struct spp_pickle {
 };
 
 /*
- * Unpickle p[0, n) into out (spp_pickle_free it, also on failure). where
- * names the pickle in errors ("'m.pt': member 'm/data.pkl'"). Returns 0,
+ * Unpickle p[0, n) into out (spp_pickle_free it, also on failure); *used
+ * (when not NULL) gets the bytes up to and with its STOP, where the next
+ * pickle of a stream starts. where names the pickle in errors ("'m.pt':
+ * member 'm/data.pkl'"). Returns 0,
  * SPP_E_FORMAT (malformed, too deep, a memo index past the pickle),
  * SPP_E_UNSUPPORTED (a global or call torch.save does not write, named),
  * or SPP_E_NOMEM.
  */
 int spp_pickle_load(const unsigned char *p, size_t n, const char *where, struct spp_pickle *out,
-		    struct spp_error *err);
+		    size_t *used, struct spp_error *err);
 
 void spp_pickle_free(struct spp_pickle *pk);
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The PyTorch loader (profiler/load_torch.c, pickle.c) against torch itself.
 
-Files written here by Debian's python3-torch with torch.save: state dicts
+Files written here by Debian's python3-torch with torch.save (zip and the
+legacy stream): state dicts
 of Linear and Conv2d layers, every dtype the loader maps, a pruned model
 (weight_orig, weight_mask), strided views, tensors sharing one storage, a
 checkpoint nesting the state dict, and a big-endian copy of one file. Each
@@ -120,6 +121,8 @@ def hostile(d, spprof):
         "memo_get.pt": (b"\x80\x02j\x00\x00\x00\x01.", "memo index"),
         "truncated.pt": (b"\x80\x02}q\x00X\xff\x00\x00\x00ab", "runs past"),
         "nested_lists.pt": (b"\x80\x02" + b"]" * 60000 + b"a" * 59999 + b".", "deeper"),
+        "not_a_storage.pt": (b"\x80\x02(X\x07\x00\x00\x00storagecos\nsystem\n" +
+                             b"X\x01\x00\x00\x000X\x03\x00\x00\x00cpuK\x01tQ.", "os.system"),
     }
     for name, (pkl, want) in cases.items():
         path = os.path.join(d, name)
@@ -159,6 +162,11 @@ def main():
                  "shared_a": base[:20], "shared_b": base[20:]}
         torch.save(views, p("views.pt"))
         compare(spprof, p("views.pt"))
+        # the legacy (pre-1.6) stream: storages read in place, views and shares alike
+        torch.save(views, p("views_legacy.pt"), _use_new_zipfile_serialization=False)
+        compare(spprof, p("views_legacy.pt"))
+        torch.save(dtypes, p("dtypes_legacy.pt"), _use_new_zipfile_serialization=False)
+        compare(spprof, p("dtypes_legacy.pt"))
         torch.save({"model": net.state_dict(), "epoch": 3, "opt": [torch.zeros(5, 5)]},
                    p("checkpoint.pt"))
         compare(spprof, p("checkpoint.pt"), masked=("model.3.weight",))

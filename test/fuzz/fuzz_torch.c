@@ -1,8 +1,8 @@
 /*
  * libFuzzer harness for the PyTorch loader: an input that starts like a zip
- * archive is written to a file and opened as a model (load_torch.c, then the
- * mask fold); anything else goes to the restricted unpickler alone
- * (pickle.c). A refusal is one clean line with its code; a loaded model's
+ * archive or a legacy torch.save stream is written to a file and opened as
+ * a model (load_torch.c, then the mask fold); anything else goes to the
+ * restricted unpickler alone (pickle.c). A refusal is one clean line with its code; a loaded model's
  * tensors match shape x dtype and every byte is readable.
  */
 #include <stddef.h>
@@ -39,7 +39,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct spp_error err = {0};
 	int rc;
 
-	if (size >= 2 && data[0] == 'P' && data[1] == 'K') {
+	if ((size >= 2 && data[0] == 'P' && data[1] == 'K') ||
+	    spp_torch_legacy_sniff(data, size, size)) {
 		struct spp_model *m = NULL;
 		char path[160];
 
@@ -55,7 +56,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	{
 		struct spp_pickle pk;
 
-		rc = spp_pickle_load(data, size, "'fuzz'", &pk, &err);
+		rc = spp_pickle_load(data, size, "'fuzz'", &pk, NULL, &err);
 		if (rc && (err.code != rc || !err.msg[0] || !spp_safe_clean(err.msg)))
 			abort();
 		if (!rc && pk.root >= pk.nv)

@@ -124,10 +124,11 @@ static const struct format_row formats[] = {
 	{"onnx", 0, 0, spp_onnx_sniff, spp_load_onnx},
 };
 
-/* A loader's result with its pruning masks folded; *out NULL on failure. */
+/* A loader's result with compressed weights decoded and pruning masks
+ * folded; *out NULL on failure. */
 static int loaded(int rc, struct spp_model **out, struct spp_error *err)
 {
-	if (!rc && (rc = spp_model_fold_masks(*out, err))) {
+	if (!rc && ((rc = spp_model_decompress(*out, err)) || (rc = spp_model_fold_masks(*out, err)))) {
 		spp_model_destroy(*out);
 		*out = NULL;
 	}

@@ -59,6 +59,10 @@ struct spp_tensor {
 	 */
 	const char *mask, *mask_of;
 	int folded;
+	/* decoded from a compressed checkpoint (compressed.c): its format
+	 * ("sparse-bitmask") and the bytes its parts take in the file; NULL, 0 otherwise */
+	const char *stored_as;
+	uint64_t stored_bytes;
 };
 
 /*
@@ -136,6 +140,14 @@ int spp_model_open(const char *path, struct spp_model **out,
  * packed or block types) or SPP_E_NOMEM, naming the model and the tensors.
  */
 int spp_model_fold_masks(struct spp_model *m, struct spp_error *err);
+
+/*
+ * Decode m's compressed-tensors weights ("<W>.compressed", "<W>.bitmask",
+ * "<W>.shape", "<W>.row_offsets" of llm-compressor's sparse-bitmask format)
+ * into "<W>", the parts folded (compressed.c). A model with a graph is left
+ * alone. Returns 0, SPP_E_FORMAT naming the weight and the fault, or SPP_E_NOMEM.
+ */
+int spp_model_decompress(struct spp_model *m, struct spp_error *err);
 
 /* Release a model and its mappings; accepts NULL. */
 void spp_model_destroy(struct spp_model *m);

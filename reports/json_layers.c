@@ -345,6 +345,15 @@ static cJSON *build_layer(struct build *b, const struct spp_layer *l,
 	} else {
 		add_null(b, o, "mask");
 	}
+	/* a compressed checkpoint's own bytes for the weight (profiler/compressed.c) */
+	if (l->weight && l->weight->stored_as) {
+		cJSON *fs = add_obj(b, o, "file_storage");
+
+		add_str(b, fs, "format", l->weight->stored_as);
+		add_num(b, fs, "bytes", (double)l->weight->stored_bytes);
+	} else {
+		add_null(b, o, "file_storage");
+	}
 	add_num(b, o, "numel", (double)s->numel);
 	if (s->unsupported) {
 		build_unsupported(b, o, s);

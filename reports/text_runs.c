@@ -367,6 +367,20 @@ void spp_text_write_notes(const cJSON *report, FILE *f, const char *heading, con
 			fputs(" (a pruning mask)\n", f);
 			first = 0;
 		}
+		if (spp_cell_str(l, "file_storage.format")) {
+			double fb = 0, sb = 0;
+
+			fprintf(f, "%s%s", first ? heading : "", bullet);
+			spp_safe_fputs(f, name, SIZE_MAX);
+			fputs(": stored as ", f);
+			spp_safe_fputs(f, spp_cell_str(l, "file_storage.format"), SIZE_MAX);
+			if (spp_cell_num(l, "file_storage.bytes", &fb))
+				fprintf(f, ", %.0f bytes in the file", fb);
+			if (spp_cell_num(l, "storage.bitmask.bytes", &sb))
+				fprintf(f, " (spprof's bitmask format: %.0f)", sb);
+			fputc('\n', f);
+			first = 0;
+		}
 		/* the sentences, joined by "; " in the report */
 		for (const char *d = spp_cell_str(l, "diagnosis"), *e; d && *d; d = e ? e + 2 : NULL) {
 			e = strstr(d, "; ");

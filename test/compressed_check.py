@@ -12,7 +12,6 @@ bitmask that disagrees with its values refused with exit 2.
 """
 import json
 import os
-import struct
 import subprocess
 import sys
 import tempfile
@@ -23,20 +22,9 @@ except ImportError:
     print("compressed_check: numpy missing: skipped")
     sys.exit(77)
 
-DT = {np.float32: "F32", np.float16: "F16", np.uint8: "U8", np.int64: "I64"}
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from st_writer import DTYPES, write_safetensors  # noqa: E402
 
-
-def write_safetensors(path, tensors):
-    header, blobs, off = {}, [], 0
-    for name, a in tensors.items():
-        raw = np.ascontiguousarray(a).tobytes()
-        header[name] = {"dtype": DT[a.dtype.type], "shape": list(a.shape),
-                        "data_offsets": [off, off + len(raw)]}
-        blobs.append(raw)
-        off += len(raw)
-    h = json.dumps(header).encode()
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(h)) + h + b"".join(blobs))
 
 
 def compress(w):
@@ -84,7 +72,7 @@ def main():
         if not l:
             continue
         parts = compress(w)
-        want = {"nnz": int(np.count_nonzero(w)), "shape": list(w.shape), "dtype": DT[w.dtype.type],
+        want = {"nnz": int(np.count_nonzero(w)), "shape": list(w.shape), "dtype": DTYPES[w.dtype.type],
                 "zero_rows": int((~w.any(axis=1)).sum()),
                 "file_storage": {"format": "sparse-bitmask",
                                  "bytes": sum(v.nbytes for v in parts.values())}}

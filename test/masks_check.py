@@ -12,7 +12,6 @@ twice in the totals.
 """
 import json
 import os
-import struct
 import subprocess
 import sys
 import tempfile
@@ -25,20 +24,9 @@ except ImportError:
     print("masks_check: python3-torch or numpy missing: skipped")
     sys.exit(77)
 
-DTYPES = {np.float32: "F32", np.float16: "F16", np.uint8: "U8", np.int8: "I8"}
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from st_writer import write_safetensors  # noqa: E402
 
-
-def write_safetensors(path, tensors):
-    header, blobs, off = {}, [], 0
-    for name, a in tensors.items():
-        raw = np.ascontiguousarray(a).tobytes()
-        header[name] = {"dtype": DTYPES[a.dtype.type], "shape": list(a.shape),
-                        "data_offsets": [off, off + len(raw)]}
-        blobs.append(raw)
-        off += len(raw)
-    h = json.dumps(header).encode()
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(h)) + h + b"".join(blobs))
 
 
 def analyze(spprof, model, *extra):

@@ -13,7 +13,6 @@ class and provenance verdict of each layer checked against its construction.
 """
 import json
 import os
-import struct
 import subprocess
 import sys
 import tempfile
@@ -23,6 +22,9 @@ try:
 except ImportError:
     print("structure_recount: numpy missing (python3-numpy): skipped")
     sys.exit(77)
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from st_writer import write_safetensors  # noqa: E402
 
 FAILS = []
 
@@ -34,19 +36,6 @@ def check(what, got, want, tol=1e-9):
         ok = got == want
     if not ok:
         FAILS.append("%s: spprof %r, numpy %r" % (what, got, want))
-
-
-def write_safetensors(path, tensors):
-    header, blobs, off = {}, [], 0
-    for name, a in tensors.items():
-        raw = np.ascontiguousarray(a).tobytes()
-        header[name] = {"dtype": {np.float32: "F32", np.int8: "I8"}[a.dtype.type],
-                        "shape": list(a.shape), "data_offsets": [off, off + len(raw)]}
-        blobs.append(raw)
-        off += len(raw)
-    h = json.dumps(header).encode()
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(h)) + h + b"".join(blobs))
 
 
 def gemm_view(a):

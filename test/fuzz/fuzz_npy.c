@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "profiler/npy.h"
+#include "test/fuzz/fuzz_tensors.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -28,20 +29,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		rc = spp_npy_add(m, data, size, "'fuzz'", "t", 0, 0, &err);
 	if (rc && (err.code != rc || err.msg[0] == '\0'))
 		abort();
-	for (int i = 0; !rc && i < m->ntensors; i++) {
-		const struct spp_tensor *t = &m->tensors[i];
-		uint64_t need;
-		volatile unsigned char sink = 0;
-
-		if (spp_dtype_nbytes(t->dtype, t->numel, &need) || need != t->nbytes)
-			abort();
-		if ((t->nbytes == 0) != (t->data == NULL))
-			abort();
-		/* every byte readable (ASan checks where it lives) */
-		for (uint64_t b = 0; b < t->nbytes; b++)
-			sink ^= t->data[b];
-		(void)sink;
-	}
+	if (!rc)
+		fuzz_check_tensors(m);
 	spp_model_destroy(m);
 	return 0;
 }

@@ -13,26 +13,10 @@
 #include "profiler/base/safe_text.h"
 #include "profiler/model.h"
 #include "profiler/pickle.h"
+#include "test/fuzz/fuzz_tensors.h"
 #include "test/fuzz/fuzz_tmp.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-static void check_model(const struct spp_model *m)
-{
-	for (int i = 0; i < m->ntensors; i++) {
-		const struct spp_tensor *t = &m->tensors[i];
-		uint64_t need;
-		volatile unsigned char sink = 0;
-
-		if (spp_dtype_nbytes(t->dtype, t->numel, &need) || need != t->nbytes)
-			abort();
-		if ((t->nbytes == 0) != (t->data == NULL))
-			abort();
-		for (uint64_t b = 0; b < t->nbytes; b++)
-			sink ^= t->data[b];
-		(void)sink;
-	}
-}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -49,7 +33,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (rc && (m || err.code != rc || !err.msg[0] || !spp_safe_clean(err.msg)))
 			abort();
 		if (!rc)
-			check_model(m);
+			fuzz_check_tensors(m);
 		spp_model_destroy(m);
 		return 0;
 	}

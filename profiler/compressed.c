@@ -17,20 +17,6 @@
 static const char *const part_names[] = {".compressed", ".bitmask", ".shape", ".row_offsets"};
 enum { P_VALUES, P_BITMASK, P_SHAPE, P_OFFSETS, NPART };
 
-static int find(const struct spp_model *m, int n, const char *stem, size_t sl, const char *suffix)
-{
-	size_t xl = strlen(suffix);
-
-	for (int i = 0; i < n; i++) {
-		const char *name = m->tensors[i].name;
-
-		if (name && strlen(name) == sl + xl && strncmp(name, stem, sl) == 0 &&
-		    strcmp(name + sl, suffix) == 0)
-			return i;
-	}
-	return -1;
-}
-
 static int64_t int_at(const struct spp_tensor *t, uint64_t i)
 {
 	int w = t->dtype == SPP_DTYPE_I64 ? 8 : 4;
@@ -127,10 +113,10 @@ int spp_model_decompress(struct spp_model *m, struct spp_error *err)
 		if (len <= strlen(part_names[P_VALUES]) || strcmp(name + sl, part_names[P_VALUES]) != 0)
 			continue;
 		for (int k = 0; k < NPART; k++)
-			p[k] = find(m, n, name, sl, part_names[k]);
+			p[k] = spp_model_find(m, n, name, sl, part_names[k]);
 		if (p[P_BITMASK] < 0 || p[P_SHAPE] < 0)
 			continue; /* a tensor that only ends in ".compressed" */
-		if (find(m, n, name, sl, "") >= 0)
+		if (spp_model_find(m, n, name, sl, "") >= 0)
 			return bad(m, name, sl, "stored both dense and compressed", err);
 		if ((rc = decode(m, p, &x, name, sl, err)))
 			return rc;

@@ -122,16 +122,12 @@ static const struct spp_tensor *bias_fits(const struct spp_tensor *t, int64_t m)
 static const struct spp_tensor *bias_beside(const struct spp_model *m, const char *weight)
 {
 	size_t len = strlen(weight), stem = len - 6;
+	int i;
 
 	if (len < 7 || strcmp(weight + stem, "weight") != 0 || weight[stem - 1] != '.')
 		return NULL;
-	for (int i = 0; i < m->ntensors; i++) {
-		const char *name = m->tensors[i].name;
-
-		if (strncmp(name, weight, stem) == 0 && strcmp(name + stem, "bias") == 0)
-			return &m->tensors[i];
-	}
-	return NULL;
+	i = spp_model_find(m, m->ntensors, weight, stem, "bias");
+	return i >= 0 ? &m->tensors[i] : NULL;
 }
 
 static int layers_from_descs(const struct spp_model *m, int64_t n,

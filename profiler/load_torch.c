@@ -230,7 +230,6 @@ static int walk(struct tl *t, uint32_t vi, const char *prefix, int depth)
 				 (long long)(k ? k->i : (int64_t)i));
 		if ((rc = walk(t, dict ? v->items[2 * i + 1] : v->items[i], name, depth + 1)))
 			return rc;
-		v = &t->pk.v[vi]; /* tensor() may not move the arena, but stay safe */
 	}
 	return SPP_OK;
 }

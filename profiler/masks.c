@@ -17,16 +17,9 @@
 
 static struct spp_tensor *named(struct spp_model *m, int n, const char *stem, const char *suffix)
 {
-	size_t sl = strlen(stem), xl = strlen(suffix);
+	int i = spp_model_find(m, n, stem, strlen(stem), suffix);
 
-	for (int i = 0; i < n; i++) {
-		const char *name = m->tensors[i].name;
-
-		if (name && strlen(name) == sl + xl && strncmp(name, stem, sl) == 0 &&
-		    strcmp(name + sl, suffix) == 0)
-			return &m->tensors[i];
-	}
-	return NULL;
+	return i >= 0 ? &m->tensors[i] : NULL;
 }
 
 /* Whether element i of t (whole bytes a value, little-endian) is zero. */

@@ -210,6 +210,21 @@ int spp_model_own(struct spp_model *m, void *buf, struct spp_error *err)
 	return SPP_OK;
 }
 
+int spp_model_find(const struct spp_model *m, int n, const char *stem, size_t sl,
+		   const char *suffix)
+{
+	size_t xl = strlen(suffix);
+
+	for (int i = 0; i < n; i++) {
+		const char *name = m->tensors[i].name;
+
+		if (name && strlen(name) == sl + xl && strncmp(name, stem, sl) == 0 &&
+		    strcmp(name + sl, suffix) == 0)
+			return i;
+	}
+	return -1;
+}
+
 int spp_model_add_tensor(struct spp_model *m, const struct spp_tensor *t, const char *where,
 			 struct spp_error *err)
 {

@@ -132,6 +132,13 @@ int spp_model_open(const char *path, struct spp_model **out,
 		   struct spp_error *err);
 
 /*
+ * The index of the first of m's tensors [0, n) named stem[0, sl) followed
+ * by suffix ("fc." + "bias", "w" + "_mask"); -1 when none.
+ */
+int spp_model_find(const struct spp_model *m, int n, const char *stem, size_t sl,
+		   const char *suffix);
+
+/*
  * Fold m's pruning masks into the weights they mask: "<stem>_mask" with
  * "<stem>_orig" (torch.nn.utils.prune) adds "<stem>" = orig where the mask
  * is non-zero, else 0; "<stem>_mask" beside "<stem>" masks "<stem>" in

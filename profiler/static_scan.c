@@ -276,12 +276,6 @@ HOT static void add_into(uint8_t *restrict dst, const uint8_t *restrict src, int
 		dst[j] += src[j];
 }
 
-/* Groups along M: a holds each column's non-zeros over the group of
- * 4, 8 or 16 rows (level 1, 2, 3) just ended. */
-static void along_m(const struct view_scan *s, const uint8_t *a, int level, struct part *pt)
-{
-	width_stats(a, s->k, level - 1, pt->nm_ok_m, &pt->nm_max[SPP_AXIS_M][level - 1]);
-}
 
 HOT static void or_into(uint8_t *restrict dst, const uint8_t *restrict src, int64_t n)
 {
@@ -345,8 +339,10 @@ static void block_rows_done(const struct view_scan *s, int64_t i,
 			pt->zin4 += rows * ((z - (uint64_t)last_zero) * 4 +
 					    (last_zero ? last_cols : 0));
 		}
+		/* the groups along M: each column's count over the 4, 8, 16 rows just ended */
 		if (level > 0)
-			along_m(s, tb->acc[level], level, pt);
+			width_stats(tb->acc[level], s->k, level - 1, pt->nm_ok_m,
+				    &pt->nm_max[SPP_AXIS_M][level - 1]);
 		if (level + 1 < SPP_NBLOCK)
 			add_into(tb->acc[level + 1], tb->acc[level], s->kp);
 		else

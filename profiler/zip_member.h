@@ -13,12 +13,12 @@
 
 #include "profiler/base/error.h"
 
-/* zip_fault: SPP_E_FORMAT "'file': what: libzip's reason". */
+/* SPP_E_FORMAT "'file': what: libzip's reason". */
 int spp_zip_fault(const char *file, const char *what, zip_error_t *ze, struct spp_error *err);
 
 /*
- * The entry of member i: its name into *name (libzip's, valid while za is
- * open) after the checks above. where names it in errors ("'f.npz'").
+ * The entry of member i into *st (its name libzip's, valid while za is
+ * open), after the checks above; file names the archive in errors.
  */
 int spp_zip_member_stat(zip_t *za, zip_uint64_t i, const char *file, uint64_t file_size,
 			zip_stat_t *st, struct spp_error *err);

@@ -315,6 +315,44 @@ static void provenance_notes(const cJSON *report, FILE *f, const char *heading, 
 	}
 }
 
+/* A layer's note line begun: the heading before the first, the bullet, "name: ". */
+static void note_start(FILE *f, int *first, const char *heading, const char *bullet,
+		       const char *name)
+{
+	fprintf(f, "%s%s", *first ? heading : "", bullet);
+	spp_safe_fputs(f, name, SIZE_MAX);
+	fputs(": ", f);
+	*first = 0;
+}
+
+/* Where layer l's weight came from: a pruning mask folded in, a compressed checkpoint's storage. */
+static void weight_notes(const cJSON *l, FILE *f, int *first, const char *heading,
+			 const char *bullet)
+{
+	const char *name = spp_cell_str(l, "name");
+	double fb = 0, sb = 0;
+
+	if (spp_cell_str(l, "mask.tensor")) {
+		note_start(f, first, heading, bullet, name);
+		fputs("the effective weight ", f);
+		spp_safe_fputs(f, spp_cell_str(l, "mask.orig") ? spp_cell_str(l, "mask.orig") : name,
+			       SIZE_MAX);
+		fputs(" masked by ", f);
+		spp_safe_fputs(f, spp_cell_str(l, "mask.tensor"), SIZE_MAX);
+		fputs(" (a pruning mask)\n", f);
+	}
+	if (spp_cell_str(l, "file_storage.format")) {
+		note_start(f, first, heading, bullet, name);
+		fputs("stored as ", f);
+		spp_safe_fputs(f, spp_cell_str(l, "file_storage.format"), SIZE_MAX);
+		if (spp_cell_num(l, "file_storage.bytes", &fb))
+			fprintf(f, ", %.0f bytes in the file", fb);
+		if (spp_cell_num(l, "storage.bitmask.bytes", &sb))
+			fprintf(f, " (spprof's bitmask format: %.0f)", sb);
+		fputc('\n', f);
+	}
+}
+
 void spp_text_write_notes(const cJSON *report, FILE *f, const char *heading, const char *bullet)
 {
 	const cJSON *layers = spp_cell_get(report, "layers"), *l, *r;
@@ -329,9 +367,8 @@ void spp_text_write_notes(const cJSON *report, FILE *f, const char *heading, con
 
 			if (spp_cell_num(l, "flops.combined", &comb))
 				snprintf(flops, sizeof(flops), "%.3g MFLOP", comb / 1e6);
-			fprintf(f, "%s%s", first ? heading : "", bullet);
-			spp_safe_fputs(f, name, SIZE_MAX);
-			fprintf(f, ": activations %s", src);
+			note_start(f, &first, heading, bullet, name);
+			fprintf(f, "activations %s", src);
 			if (spp_cell_str(l, "activations.path")) {
 				fputc(' ', f);
 				spp_safe_fputs(f, spp_cell_str(l, "activations.path"), SIZE_MAX);
@@ -354,42 +391,14 @@ void spp_text_write_notes(const cJSON *report, FILE *f, const char *heading, con
 				}
 			}
 			fputc('\n', f);
-			first = 0;
 		}
-		if (spp_cell_str(l, "mask.tensor")) {
-			fprintf(f, "%s%s", first ? heading : "", bullet);
-			spp_safe_fputs(f, name, SIZE_MAX);
-			fputs(": the effective weight ", f);
-			spp_safe_fputs(f, spp_cell_str(l, "mask.orig") ? spp_cell_str(l, "mask.orig") : name,
-				       SIZE_MAX);
-			fputs(" masked by ", f);
-			spp_safe_fputs(f, spp_cell_str(l, "mask.tensor"), SIZE_MAX);
-			fputs(" (a pruning mask)\n", f);
-			first = 0;
-		}
-		if (spp_cell_str(l, "file_storage.format")) {
-			double fb = 0, sb = 0;
-
-			fprintf(f, "%s%s", first ? heading : "", bullet);
-			spp_safe_fputs(f, name, SIZE_MAX);
-			fputs(": stored as ", f);
-			spp_safe_fputs(f, spp_cell_str(l, "file_storage.format"), SIZE_MAX);
-			if (spp_cell_num(l, "file_storage.bytes", &fb))
-				fprintf(f, ", %.0f bytes in the file", fb);
-			if (spp_cell_num(l, "storage.bitmask.bytes", &sb))
-				fprintf(f, " (spprof's bitmask format: %.0f)", sb);
-			fputc('\n', f);
-			first = 0;
-		}
+		weight_notes(l, f, &first, heading, bullet);
 		/* the sentences, joined by "; " in the report */
 		for (const char *d = spp_cell_str(l, "diagnosis"), *e; d && *d; d = e ? e + 2 : NULL) {
 			e = strstr(d, "; ");
-			fprintf(f, "%s%s", first ? heading : "", bullet);
-			spp_safe_fputs(f, name, SIZE_MAX);
-			fputs(": ", f);
+			note_start(f, &first, heading, bullet, name);
 			spp_safe_fputs(f, d, e ? (size_t)(e - d) : SIZE_MAX);
 			fputc('\n', f);
-			first = 0;
 		}
 	}
 	if (hold_back_notes(report, f, first ? heading : NULL, bullet))

@@ -13,7 +13,6 @@ index, a truncated pickle) must exit 2 with one line naming the file.
 
     torch_check.py SPPROF        (exit 77 without torch)
 """
-import io
 import json
 import os
 import subprocess
@@ -93,10 +92,6 @@ def compare(spprof, path, masked=()):
 def big_endian_copy(src, dst):
     """src rewritten as a big-endian torch file: byteorder 'big', storages swapped."""
     zin = zipfile.ZipFile(src)
-    sd = torch.load(src)
-    sizes = {}
-    for t in flatten(sd).values():
-        sizes[t.untyped_storage().data_ptr() if hasattr(t, "untyped_storage") else id(t)] = t
     with zipfile.ZipFile(dst, "w", zipfile.ZIP_STORED) as z:
         prefix = zin.namelist()[0].split("/")[0]
         for info in zin.infolist():

@@ -60,7 +60,8 @@ struct spp_tensor {
 	const char *mask, *mask_of;
 	int folded;
 	/* decoded from a compressed checkpoint (compressed.c): its format
-	 * ("sparse-bitmask") and the bytes its parts take in the file; NULL, 0 otherwise */
+	 * ("sparse-bitmask", "sparse-24-bitmask") and the bytes its parts take
+	 * in the file; NULL, 0 otherwise */
 	const char *stored_as;
 	uint64_t stored_bytes;
 };
@@ -149,9 +150,10 @@ int spp_model_find(const struct spp_model *m, int n, const char *stem, size_t sl
 int spp_model_fold_masks(struct spp_model *m, struct spp_error *err);
 
 /*
- * Decode m's compressed-tensors weights ("<W>.compressed", "<W>.bitmask",
- * "<W>.shape", "<W>.row_offsets" of llm-compressor's sparse-bitmask format)
- * into "<W>", the parts folded (compressed.c). A model with a graph is left
+ * Decode m's compressed-tensors weights (llm-compressor's sparse-bitmask:
+ * "<W>.compressed", "<W>.bitmask", "<W>.shape", "<W>.row_offsets"; its
+ * sparse-24-bitmask: "<P>.compressed", "<P>.bitmask", "<P>.shape" for W =
+ * "<P>.weight") into W, the parts folded (compressed.c). A model with a graph is left
  * alone. Returns 0, SPP_E_FORMAT naming the weight and the fault, or SPP_E_NOMEM.
  */
 int spp_model_decompress(struct spp_model *m, struct spp_error *err);

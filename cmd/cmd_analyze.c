@@ -26,6 +26,9 @@ struct analyze_args {
 	int64_t max_layers;
 	uint64_t max_memory;
 	char backend_warning[256]; /* cuda skipped next to cpu: printed unless quiet */
+	/* --input-shape, repeatable: opts.open points at these */
+	struct spp_input_shape shapes[SPP_MAX_INPUT_SHAPES];
+	char shape_names[SPP_MAX_INPUT_SHAPES][128];
 };
 
 static int opt_backends(const char *cmd, const struct cmd_option *o, const char *arg, void *args);
@@ -34,6 +37,8 @@ static int opt_activations(const char *cmd, const struct cmd_option *o, const ch
 			   void *args);
 static int opt_counters(const char *cmd, const struct cmd_option *o, const char *arg, void *args);
 static int opt_max_memory(const char *cmd, const struct cmd_option *o, const char *arg, void *args);
+static int opt_input_shape(const char *cmd, const struct cmd_option *o, const char *arg,
+			   void *args);
 static int opt_cache_model(const char *cmd, const struct cmd_option *o, const char *arg,
 			   void *args);
 
@@ -42,7 +47,13 @@ static int opt_cache_model(const char *cmd, const struct cmd_option *o, const ch
 static const struct cmd_option analyze_options[] = {
 	{CMD_FLAG("static", A, opts.static_only), .help = "static metrics only (no kernel runs)"},
 	{CMD_INT("n", "N", A, opts.n, 1, INT64_C(1) << 31), .want = "a positive integer",
-	 .help = "N of each layer's Y = W.X (batch x tokens); default 128"},
+	 CMD_SEEN(A, opts.n_set),
+	 .help = "N of each layer's Y = W.X (batch x tokens), every layer's when given; "
+		 "default: the graph's N where its shapes give one (ONNX), else 128"},
+	{CMD_CALLBACK("input-shape", "NAME=DIMS", opt_input_shape),
+	 .help = "the shape of graph input NAME, such as input=1x3x224x224 (repeatable): "
+		 "what the graph's shapes start from; default the file's, a symbolic batch "
+		 "taken as 1 with a warning"},
 	{CMD_OPT_THREADS(A, opts.threads),
 	 .help = "threads for the scan and the runs; default: all cores"},
 	{CMD_OPT_FORMATS(A, opts.formats, opts.nformats, SPP_MAX_FORMATS),
@@ -222,6 +233,43 @@ static int opt_max_memory(const char *cmd, const struct cmd_option *o, const cha
 		return cmd_usage_error(cmd, "--max-memory '%s': want a byte count such as 512M or 8G",
 				       arg);
 	((struct analyze_args *)args)->max_memory = v * scale;
+	return 0;
+}
+
+static int opt_input_shape(const char *cmd, const struct cmd_option *o, const char *arg,
+			   void *args)
+{
+	struct analyze_args *a = args;
+	struct spp_input_shape *in = &a->shapes[a->opts.open.ninput_shapes];
+	const char *eq = strrchr(arg, '='), *p;
+
+	(void)o;
+	if (!eq || eq == arg || (size_t)(eq - arg) >= sizeof(a->shape_names[0]))
+		return cmd_usage_error(cmd, "--input-shape '%s': want NAME=DIMS such as "
+				       "input=1x3x224x224", arg);
+	if (a->opts.open.ninput_shapes == SPP_MAX_INPUT_SHAPES)
+		return cmd_usage_error(cmd, "--input-shape: at most %d inputs", SPP_MAX_INPUT_SHAPES);
+	in->rank = 0;
+	for (p = eq + 1; in->rank < SPP_MAX_DIMS; p++) {
+		char *end;
+		long long d = *p >= '0' && *p <= '9' ? strtoll(p, &end, 10) : 0;
+
+		if (d <= 0 || d > (INT64_C(1) << 40))
+			break;
+		in->dims[in->rank++] = d;
+		p = end;
+		if (*p != 'x')
+			break;
+	}
+	if (in->rank == 0 || *p)
+		return cmd_usage_error(cmd, "--input-shape '%s': want dimensions of 1 to 2^40 "
+				       "joined by x (at most %d), such as 1x3x224x224", arg,
+				       SPP_MAX_DIMS);
+	memcpy(a->shape_names[a->opts.open.ninput_shapes], arg, (size_t)(eq - arg));
+	a->shape_names[a->opts.open.ninput_shapes][eq - arg] = 0;
+	in->name = a->shape_names[a->opts.open.ninput_shapes];
+	a->opts.open.input_shapes = a->shapes;
+	a->opts.open.ninput_shapes++;
 	return 0;
 }
 

@@ -394,6 +394,22 @@ done:
 	return rc;
 }
 
+/* One warning per line of what the loader assumed about the graph's inputs
+ * (moot under --n, which sets every layer's N). */
+static int shape_notes(struct spp_analysis *a, struct spp_error *err)
+{
+	const char *p = a->model->shape_notes;
+	int rc = SPP_OK;
+
+	while (p && *p && !a->opts.n_set && !rc) {
+		size_t len = strcspn(p, "\n");
+
+		rc = spp_analysis_warn(a, err, SPP_WARN_INPUT_SHAPE_ASSUMED, "%.*s", (int)len, p);
+		p += len + (p[len] == '\n');
+	}
+	return rc;
+}
+
 int spp_analyze_run(const char *path, const struct spp_analyze_opts *o,
 		    struct spp_analysis **out, struct spp_error *err)
 {
@@ -408,12 +424,14 @@ int spp_analyze_run(const char *path, const struct spp_analyze_opts *o,
 	if (o->threads > 0)
 		omp_set_num_threads(o->threads);
 
-	rc = spp_model_open(path, &a->model, err);
+	rc = spp_model_open_with(path, &o->open, &a->model, err);
 	if (!rc && o->output)
 		rc = spp_outfile_check(o->output, err);
 	if (rc)
 		goto fail;
-	rc = spp_layers_from_model(a->model, o->n, &a->layers, &a->nlayers, err);
+	rc = spp_layers_from_model(a->model, o->n, o->n_set, &a->layers, &a->nlayers, err);
+	if (!rc)
+		rc = shape_notes(a, err);
 	if (rc)
 		goto fail;
 	if (a->nlayers) {

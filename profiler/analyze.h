@@ -27,6 +27,9 @@ struct spp_analysis;
 
 struct spp_analyze_opts {
 	int64_t n;        /* N of every layer without a model-given N; default 128 */
+	int n_set;        /* --n given: it is every layer's N, the model's too */
+	/* --input-shape: the graph inputs' shapes (spp_open_opts, profiler/model.h) */
+	struct spp_open_opts open;
 	int threads;      /* 0: OpenMP's default */
 	int static_only;  /* skip kernel runs */
 	uint64_t seed;    /* X of the kernel runs */
@@ -118,7 +121,8 @@ struct spp_model_totals {
 	X(SPP_WARN_RUN_FAILED, "run_failed", "a format's run failed")                               \
 	X(SPP_WARN_NO_KERNEL_RUNS, "no_kernel_runs", "a layer has no kernel runs")                  \
 	X(SPP_WARN_NO_CALIBRATION, "no_calibration", "no calibrated bandwidth: bw_util is null")    \
-	X(SPP_WARN_NO_GEMM_LAYERS, "no_gemm_layers", "the model has no GEMM layers")
+	X(SPP_WARN_NO_GEMM_LAYERS, "no_gemm_layers", "the model has no GEMM layers")               \
+	X(SPP_WARN_INPUT_SHAPE_ASSUMED, "input_shape_assumed", "a graph input's shape was assumed or unknown")
 
 enum spp_warn {
 #define SPP_WARN_ENUM(e, code, what) e,

@@ -130,7 +130,7 @@ static const struct spp_tensor *bias_beside(const struct spp_model *m, const cha
 	return i >= 0 ? &m->tensors[i] : NULL;
 }
 
-static int layers_from_descs(const struct spp_model *m, int64_t n,
+static int layers_from_descs(const struct spp_model *m, int64_t n, int n_forced,
 			     struct spp_layer **out, int *count,
 			     struct spp_error *err)
 {
@@ -153,8 +153,8 @@ static int layers_from_descs(const struct spp_model *m, int64_t n,
 			.row_stride = d->row_stride, .inner = d->inner,
 			.inner_stride = d->inner_stride, .outer_stride = d->outer_stride,
 		};
-		l->n = d->n > 0 ? d->n : n;
-		l->n_source = d->n > 0 ? "model" : "option";
+		l->n = d->n > 0 && !n_forced ? d->n : n;
+		l->n_source = d->n > 0 && !n_forced ? "model" : "option";
 		l->bias = bias_fits(d->bias > 0 ? &m->tensors[d->bias - 1] : NULL, l->view.m);
 	}
 	*out = layers;
@@ -162,7 +162,7 @@ static int layers_from_descs(const struct spp_model *m, int64_t n,
 	return SPP_OK;
 }
 
-int spp_layers_from_model(const struct spp_model *m, int64_t n,
+int spp_layers_from_model(const struct spp_model *m, int64_t n, int n_forced,
 			  struct spp_layer **out, int *count,
 			  struct spp_error *err)
 {
@@ -176,7 +176,7 @@ int spp_layers_from_model(const struct spp_model *m, int64_t n,
 		return (rc = spp_budget_check_layers((uint64_t)m->nlayer_descs, m->bytes, m->path,
 						     "the model", err))
 			       ? rc
-			       : layers_from_descs(m, n, out, count, err);
+			       : layers_from_descs(m, n, n_forced, out, count, err);
 	for (int i = 0; i < m->ntensors; i++)
 		nl += spp_tensor_is_layer(&m->tensors[i]);
 	if (nl == 0)

@@ -77,12 +77,13 @@ void spp_layer_init(struct spp_layer *l, const struct spp_tensor *t, int64_t n);
 
 /*
  * The layers of a model: the model's own layer descriptions when its format
- * has a graph (N from the graph where it gave one, n_source "model"), else
- * derived from tensor ranks in file order. *out is a heap
+ * has a graph (N from the graph where it gave one, n_source "model", unless
+ * n_forced: then every layer's N is n), else derived from tensor ranks in
+ * file order. *out is a heap
  * array of *count layers (free() it); NULL with 0 layers is valid.
  * Returns 0 or SPP_E_NOMEM.
  */
-int spp_layers_from_model(const struct spp_model *m, int64_t n,
+int spp_layers_from_model(const struct spp_model *m, int64_t n, int n_forced,
 			  struct spp_layer **out, int *count,
 			  struct spp_error *err);
 

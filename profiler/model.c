@@ -29,6 +29,9 @@ struct format_row {
 	int wide;  /* its test reads FOREIGN_BYTES, not SNIFF_BYTES */
 	int (*sniff)(const unsigned char *b, size_t got, uint64_t size);
 	int (*load)(const char *path, struct spp_model **out, struct spp_error *err);
+	/* instead of load, for a format that takes the user's options (a graph) */
+	int (*load_with)(const char *path, const struct spp_open_opts *opts,
+			 struct spp_model **out, struct spp_error *err);
 };
 
 /* u64 little-endian header length, then the JSON header; a length that fits
@@ -110,18 +113,18 @@ static int sniff_smtx(const unsigned char *b, size_t got, uint64_t size)
 
 static const struct format_row formats[] = {
 	/* magic numbers first */
-	{"gguf", 1, 0, sniff_gguf, spp_load_gguf},
-	{"npy", 1, 0, sniff_npy, spp_load_npy},
-	{"mtx", 1, 0, sniff_mtx, spp_load_mtx},
-	{"safetensors", 1, 0, sniff_safetensors, spp_load_safetensors},
-	{"pytorch (legacy)", 1, 0, spp_torch_legacy_sniff, spp_load_torch}, /* a pickle */
+	{"gguf", 1, 0, sniff_gguf, spp_load_gguf, NULL},
+	{"npy", 1, 0, sniff_npy, spp_load_npy, NULL},
+	{"mtx", 1, 0, sniff_mtx, spp_load_mtx, NULL},
+	{"safetensors", 1, 0, sniff_safetensors, spp_load_safetensors, NULL},
+	{"pytorch (legacy)", 1, 0, spp_torch_legacy_sniff, spp_load_torch, NULL}, /* a pickle */
 	/* after them: a TF.js model.json is a JSON object, a Core ML model a protobuf */
-	{"pytorch", 0, 1, spp_torch_sniff, spp_load_torch}, /* a zip, before npz */
-	{"npz", 0, 0, sniff_npz, spp_load_npz},
-	{"safetensors index json", 0, 0, sniff_json_object, spp_load_safetensors_index},
-	{"smtx", 0, 0, sniff_smtx, spp_load_smtx},
+	{"pytorch", 0, 1, spp_torch_sniff, spp_load_torch, NULL}, /* a zip, before npz */
+	{"npz", 0, 0, sniff_npz, spp_load_npz, NULL},
+	{"safetensors index json", 0, 0, sniff_json_object, spp_load_safetensors_index, NULL},
+	{"smtx", 0, 0, sniff_smtx, spp_load_smtx, NULL},
 	/* heuristic: a protobuf ModelProto has no magic number */
-	{"onnx", 0, 0, spp_onnx_sniff, spp_load_onnx},
+	{"onnx", 0, 0, spp_onnx_sniff, NULL, spp_load_onnx},
 };
 
 /* A loader's result with compressed weights decoded and pruning masks
@@ -135,8 +138,27 @@ static int loaded(int rc, struct spp_model **out, struct spp_error *err)
 	return rc;
 }
 
+/* Load path as the format of row f, with opts where it takes them. */
+static int load_row(const struct format_row *f, const char *path,
+		    const struct spp_open_opts *opts, struct spp_model **out,
+		    struct spp_error *err)
+{
+	if (f->load_with)
+		return loaded(f->load_with(path, opts, out, err), out, err);
+	if (opts && opts->ninput_shapes)
+		return spp_error_set(err, SPP_E_FORMAT, "'%s': --input-shape needs a model with "
+				     "a graph (ONNX); this is a %s file", path, f->name);
+	return loaded(f->load(path, out, err), out, err);
+}
+
 int spp_model_open(const char *path, struct spp_model **out,
 		   struct spp_error *err)
+{
+	return spp_model_open_with(path, NULL, out, err);
+}
+
+int spp_model_open_with(const char *path, const struct spp_open_opts *opts,
+			struct spp_model **out, struct spp_error *err)
 {
 	unsigned char buf[FOREIGN_BYTES];
 	char names[256] = "";
@@ -164,7 +186,7 @@ int spp_model_open(const char *path, struct spp_model **out,
 		for (size_t i = 0; i < sizeof(formats) / sizeof(formats[0]); i++)
 			if (formats[i].magic == pass &&
 			    formats[i].sniff(buf, formats[i].wide ? (size_t)got : head, (uint64_t)st.st_size))
-				return loaded(formats[i].load(path, out, err), out, err);
+				return load_row(&formats[i], path, opts, out, err);
 		if (pass == 1 && (rc = spp_foreign_file(path, buf, (size_t)got, err)))
 			return rc;
 	}
@@ -282,6 +304,7 @@ void spp_model_destroy(struct spp_model *m)
 	for (int i = 0; i < m->nfiles; i++)
 		spp_mapfile_close(&m->files[i]);
 	free(m->files);
+	free(m->shape_notes);
 	free(m->path);
 	free(m);
 }

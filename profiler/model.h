@@ -106,6 +106,24 @@ struct spp_model {
 	/* entries allocated, grown geometrically (100k npz members, one call each) */
 	int owned_room;
 	int tensors_room; /* of tensors when grown by spp_model_add_tensor; 0 otherwise */
+	/* what the loader assumed about the graph's inputs (a symbolic batch
+	 * taken as 1, ...), one per line, owned; NULL when nothing */
+	char *shape_notes;
+};
+
+#define SPP_MAX_INPUT_SHAPES 16
+
+/* A graph input's shape given by the user (--input-shape NAME=1x3x224x224). */
+struct spp_input_shape {
+	const char *name;
+	int rank;
+	int64_t dims[SPP_MAX_DIMS];
+};
+
+/* What the user tells the loaders; a zeroed struct (or NULL) is the default. */
+struct spp_open_opts {
+	const struct spp_input_shape *input_shapes; /* graph formats (ONNX) only */
+	int ninput_shapes;
 };
 
 /*
@@ -131,6 +149,14 @@ int spp_model_add_tensor(struct spp_model *m, const struct spp_tensor *t, const 
  */
 int spp_model_open(const char *path, struct spp_model **out,
 		   struct spp_error *err);
+
+/*
+ * spp_model_open with opts (NULL: the default). Input shapes given for a
+ * format without a graph, or naming no input of the graph, are
+ * SPP_E_FORMAT.
+ */
+int spp_model_open_with(const char *path, const struct spp_open_opts *opts,
+			struct spp_model **out, struct spp_error *err);
 
 /*
  * The index of the first of m's tensors [0, n) named stem[0, sl) followed
@@ -179,8 +205,8 @@ int spp_load_npy(const char *path, struct spp_model **out, struct spp_error *err
 int spp_load_npz(const char *path, struct spp_model **out, struct spp_error *err);
 int spp_load_mtx(const char *path, struct spp_model **out, struct spp_error *err);
 int spp_load_smtx(const char *path, struct spp_model **out, struct spp_error *err);
-int spp_load_onnx(const char *path, struct spp_model **out,
-		  struct spp_error *err);
+int spp_load_onnx(const char *path, const struct spp_open_opts *opts,
+		  struct spp_model **out, struct spp_error *err);
 int spp_load_torch(const char *path, struct spp_model **out, struct spp_error *err);
 
 /* A zip whose first member is torch.save's "<name>/data.pkl" (load_torch.c). */

@@ -113,11 +113,34 @@ static int arena_give(struct arena *a, struct spp_model *m, struct spp_error *er
 	return SPP_OK;
 }
 
+/* After the walk: every --input-shape named an input; the notes kept. */
+static int inputs_done(struct onnx_ctx *c, const Onnx__GraphProto *g)
+{
+	for (int j = 0; c->opts && j < c->opts->ninput_shapes; j++) {
+		char names[256] = "";
+
+		if (c->bound[j])
+			continue;
+		for (size_t i = 0; i < g->n_input && strlen(names) < 200; i++)
+			if (g->input[i]->name && spp_model_find(c->m, c->m->ntensors, g->input[i]->name,
+								 strlen(g->input[i]->name), "") < 0)
+				snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s'%.60s'",
+					 *names ? ", " : "", g->input[i]->name);
+		return onnx_fault(c, SPP_E_FORMAT, "--input-shape names '%.80s', which is not an "
+				  "input of the graph (its inputs: %s)", c->opts->input_shapes[j].name,
+				  *names ? names : "none");
+	}
+	if (c->notes[0] && !(c->m->shape_notes = strdup(c->notes)))
+		return onnx_fault(c, SPP_E_NOMEM, "out of memory");
+	return SPP_OK;
+}
+
 int spp_onnx_parse(const unsigned char *buf, uint64_t size,
 		   const char *display_name, const char *dir,
-		   struct spp_model *m, struct spp_error *err)
+		   const struct spp_open_opts *opts, struct spp_model *m,
+		   struct spp_error *err)
 {
-	struct onnx_ctx c = {.m = m, .file = display_name, .dir = dir, .err = err};
+	struct onnx_ctx c = {.m = m, .file = display_name, .dir = dir, .err = err, .opts = opts};
 	struct arena a = {0};
 	ProtobufCAllocator alloc = {arena_alloc, arena_free, &a};
 	Onnx__ModelProto *mp;
@@ -140,7 +163,13 @@ int spp_onnx_parse(const unsigned char *buf, uint64_t size,
 		return rc;
 	if (!mp->graph)
 		return onnx_fault(&c, SPP_E_FORMAT, "the ModelProto holds no graph");
+	if (opts && opts->ninput_shapes &&
+	    !(c.bound = calloc((size_t)opts->ninput_shapes, 1)))
+		return onnx_fault(&c, SPP_E_NOMEM, "out of memory");
 	rc = onnx_graph_walk(&c, mp->graph, NULL, 0);
+	if (!rc)
+		rc = inputs_done(&c, mp->graph);
+	free(c.bound);
 	return rc ? rc : onnx_layers_unique(&c);
 }
 
@@ -196,7 +225,8 @@ int spp_onnx_sniff(const unsigned char *b, size_t got, uint64_t size)
 	return fields > 0;
 }
 
-int spp_load_onnx(const char *path, struct spp_model **out, struct spp_error *err)
+int spp_load_onnx(const char *path, const struct spp_open_opts *opts,
+		  struct spp_model **out, struct spp_error *err)
 {
 	struct spp_model *m = calloc(1, sizeof(*m));
 	char *copy = NULL;
@@ -214,7 +244,7 @@ int spp_load_onnx(const char *path, struct spp_model **out, struct spp_error *er
 		goto fail;
 	m->nfiles = 1;
 	m->bytes = m->files[0].size;
-	rc = spp_onnx_parse(m->files[0].base, m->files[0].size, path, dirname(copy), m, err);
+	rc = spp_onnx_parse(m->files[0].base, m->files[0].size, path, dirname(copy), opts, m, err);
 	if (rc)
 		goto fail;
 	free(copy);

@@ -51,7 +51,8 @@
  * (path set; files may already hold the image's own mapping). display_name
  * starts every error message. dir is the folder external data is resolved
  * against, NULL when there is none (a fuzzer's buffer): a tensor with
- * external data is then SPP_E_UNSUPPORTED.
+ * external data is then SPP_E_UNSUPPORTED. opts (NULL: none) gives graph
+ * inputs their shapes; what was assumed instead goes to m->shape_notes.
  *
  * Adds tensors, layer descriptions, owned buffers and external data files to
  * m; buf must outlive m only as far as m->files says (nothing points into
@@ -61,7 +62,8 @@
  */
 int spp_onnx_parse(const unsigned char *buf, uint64_t size,
 		   const char *display_name, const char *dir,
-		   struct spp_model *m, struct spp_error *err);
+		   const struct spp_open_opts *opts, struct spp_model *m,
+		   struct spp_error *err);
 
 /*
  * Whether the first got bytes of a file of size bytes look like a

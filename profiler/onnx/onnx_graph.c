@@ -25,8 +25,15 @@ int onnx_scope_shape(const struct onnx_scope *s, const char *name,
 	const Onnx__TensorShapeProto *sh;
 
 	for (; s && name && *name && !vi; s = s->parent) {
-		const struct onnx_map_entry *e = onnx_map_get(&s->shapes, name);
-		if (e)
+		const struct onnx_map_entry *e = onnx_map_get(&s->inferred, name);
+		if (e) {
+			const struct onnx_shape *in = e->ptr;
+
+			memcpy(dims, in->d, sizeof(in->d));
+			*rank = in->rank;
+			return 1;
+		}
+		if ((e = onnx_map_get(&s->shapes, name)))
 			vi = e->ptr;
 	}
 	if (!vi || !vi->type || !vi->type->tensor_type || !vi->type->tensor_type->shape)
@@ -136,7 +143,11 @@ static int node(struct onnx_ctx *c, const Onnx__NodeProto *n, struct onnx_scope 
 			if ((rc = onnx_graph_walk(c, a->graphs[j], s, depth + 1)))
 				return rc;
 	}
-	return default_domain(n) ? onnx_layers_add(c, n, s) : SPP_OK;
+	if (!default_domain(n))
+		return SPP_OK;
+	if ((rc = onnx_shapes_infer(c, n, s)))
+		return rc;
+	return onnx_layers_add(c, n, s);
 }
 
 int onnx_graph_walk(struct onnx_ctx *c, const Onnx__GraphProto *g,
@@ -165,11 +176,14 @@ int onnx_graph_walk(struct onnx_ctx *c, const Onnx__GraphProto *g,
 		    (rc = register_weight(c, &s, name, index)))
 			goto out;
 	}
+	if (depth == 0 && (rc = onnx_shapes_bind_inputs(c, g, &s)))
+		goto out;
 	for (size_t i = 0; i < g->n_node; i++)
 		if ((rc = node(c, g->node[i], &s, depth)))
 			goto out;
 out:
 	onnx_map_free(&s.weights);
 	onnx_map_free(&s.shapes);
+	onnx_shapes_free(&s);
 	return rc;
 }

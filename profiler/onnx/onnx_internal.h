@@ -19,6 +19,21 @@ struct onnx_ctx {
 	const char *dir;         /* folder of external data; NULL: none */
 	struct spp_error *err;
 	int tensors_cap, descs_cap;
+	const struct spp_open_opts *opts; /* --input-shape; NULL: none given */
+	unsigned char *bound;    /* per opts->input_shapes: matched a graph input */
+	char notes[1024];        /* assumptions about the inputs, one per line */
+};
+
+/*
+ * A value's static shape, inferred through the graph (onnx_shapes.c); for a
+ * small integer tensor whose values are known too (the output of Shape, of
+ * Gather and Concat over it, a Constant), nvals of them, else nvals -1.
+ */
+struct onnx_shape {
+	int rank;
+	int64_t d[SPP_MAX_DIMS];
+	int nvals;
+	int64_t vals[SPP_MAX_DIMS];
 };
 
 /* A string-keyed hash map; keys and values are borrowed. */
@@ -38,6 +53,7 @@ struct onnx_scope {
 	const struct onnx_scope *parent;
 	struct onnx_map weights;  /* value name -> tensor index */
 	struct onnx_map shapes;   /* value name -> ValueInfoProto */
+	struct onnx_map inferred; /* value name -> struct onnx_shape (owned) */
 };
 
 /* Insert or replace; 0, or -1 when out of memory. */
@@ -84,10 +100,58 @@ int onnx_scope_weight(const struct onnx_scope *s, const char *name);
 
 /*
  * The static shape of value name in scope: 1 and dims/rank when every
- * dimension is a known positive number, else 0.
+ * dimension is a known positive number, else 0. Inferred shapes come
+ * before the file's value_info.
  */
 int onnx_scope_shape(const struct onnx_scope *s, const char *name,
 		     int64_t *dims, int *rank);
+
+/* A node's attribute by name, NULL when absent. */
+const Onnx__AttributeProto *onnx_attr(const Onnx__NodeProto *n, const char *name);
+/* Its integer, dflt when absent. */
+int64_t onnx_attr_int(const Onnx__NodeProto *n, const char *name, int64_t dflt);
+
+/*
+ * Shape inference (onnx_shapes.c, onnx_shapes_nn.c). bind_inputs gives the
+ * main graph's inputs their shapes: --input-shape where given, else the
+ * file's, a symbolic first dimension taken as batch 1 (noted in c->notes);
+ * infer gives node n's outputs theirs. Neither fails but for SPP_E_NOMEM
+ * and a --input-shape of the wrong rank: a shape that cannot be inferred
+ * is left unknown. free_inferred releases a scope's.
+ */
+int onnx_shapes_bind_inputs(struct onnx_ctx *c, const Onnx__GraphProto *g, struct onnx_scope *s);
+int onnx_shapes_infer(struct onnx_ctx *c, const Onnx__NodeProto *n, struct onnx_scope *s);
+void onnx_shapes_free(struct onnx_scope *s);
+
+/* The inferrers' shared steps: a value's shape (a constant's too; 1 or 0),
+ * a constant integer or float list (known values included; 1 or 0). */
+int onnx_shape_of(const struct onnx_ctx *c, const struct onnx_scope *s, const char *name,
+		  struct onnx_shape *out);
+int onnx_const_ints(const struct onnx_ctx *c, const struct onnx_scope *s, const char *name,
+		    int64_t *v, int max, int *count);
+int onnx_const_floats(const struct onnx_ctx *c, const struct onnx_scope *s, const char *name,
+		      double *v, int max, int *count);
+/* Keep sh as the shape of name when every dimension is known and plausible
+ * (at most 2^40, numel at most 2^62); 0, or -1 when out of memory. */
+int onnx_shape_set(struct onnx_scope *s, const char *name, const struct onnx_shape *sh);
+#define ONNX_MAX_DIM (INT64_C(1) << 40)
+/* An attribute's integers into v (at most max): 1, or 0 when absent or longer. */
+int onnx_attr_ints(const Onnx__NodeProto *n, const char *name, int64_t *v, int max, int *count);
+
+/* The inferrers of onnx_shapes_nn.c: out[0]'s shape, 1, or 0 when unknown. */
+#define ONNX_INFER(fn) \
+	int fn(const struct onnx_ctx *c, const Onnx__NodeProto *n, const struct onnx_scope *s, \
+	       struct onnx_shape *out)
+ONNX_INFER(onnx_infer_conv);
+ONNX_INFER(onnx_infer_conv_transpose);
+ONNX_INFER(onnx_infer_pool);
+ONNX_INFER(onnx_infer_global_pool);
+ONNX_INFER(onnx_infer_gemm);
+ONNX_INFER(onnx_infer_matmul);
+ONNX_INFER(onnx_infer_resize);
+ONNX_INFER(onnx_infer_gather);
+ONNX_INFER(onnx_infer_slice);
+ONNX_INFER(onnx_infer_depth_space);
 
 /* Add the layer descriptions of node n (none when it is not a layer). */
 int onnx_layers_add(struct onnx_ctx *c, const Onnx__NodeProto *n,

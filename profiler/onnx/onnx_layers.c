@@ -54,14 +54,6 @@ static struct view transposed(int64_t m, int64_t k, uint64_t base)
 			     .inner_stride = m, .base = base};
 }
 
-static int64_t attr_int(const Onnx__NodeProto *n, const char *name, int64_t dflt)
-{
-	for (size_t i = 0; i < n->n_attribute; i++)
-		if (n->attribute[i]->name && strcmp(n->attribute[i]->name, name) == 0)
-			return n->attribute[i]->i;
-	return dflt;
-}
-
 static const char *input(const Onnx__NodeProto *n, size_t i)
 {
 	return i < n->n_input ? n->input[i] : NULL;
@@ -175,7 +167,7 @@ static int with_bias(struct onnx_ctx *c, const Onnx__NodeProto *n, const struct 
 
 static int gemm(struct onnx_ctx *c, const Onnx__NodeProto *n, const struct onnx_scope *s)
 {
-	int64_t ta = attr_int(n, "transA", 0), tb = attr_int(n, "transB", 0), rows;
+	int64_t ta = onnx_attr_int(n, "transA", 0), tb = onnx_attr_int(n, "transB", 0), rows;
 	const struct spp_tensor *w;
 	int wi;
 
@@ -265,7 +257,7 @@ static int conv_transpose(struct onnx_ctx *c, const Onnx__NodeProto *n,
 			  const struct onnx_scope *s)
 {
 	const struct spp_tensor *w;
-	int64_t g = attr_int(n, "group", 1);
+	int64_t g = onnx_attr_int(n, "group", 1);
 	int wi, rc = SPP_OK;
 
 	if (!(w = weight(c, s, input(n, 1), 3, 5, &wi)))

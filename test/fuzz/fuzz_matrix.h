@@ -52,7 +52,7 @@ static void fuzz_matrix_model(const char *ext,
 			abort(); /* what parses loads */
 		return;
 	}
-	if (spp_layers_from_model(model, 1, &l, &n, &err) || n != 1 ||
+	if (spp_layers_from_model(model, 1, 0, &l, &n, &err) || n != 1 ||
 	    spp_static_count(&l[0], &c, &err))
 		abort();
 	fuzz_counts_sane(&c, m, k, nnz);

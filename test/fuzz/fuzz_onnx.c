@@ -27,7 +27,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!m || !(m->path = strdup("fuzz")))
 		abort();
 	(void)spp_onnx_sniff(data, size < 64 ? size : 64, size);
-	rc = spp_onnx_parse(data, size, "fuzz", NULL, m, &err);
+	rc = spp_onnx_parse(data, size, "fuzz", NULL, NULL, m, &err);
 	if (rc) {
 		if (err.code != rc || strncmp(err.msg, "'fuzz': ", 8) != 0)
 			abort();
@@ -43,7 +43,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (spp_static_tensor_nnz(t, &nnz, &err) == 0 && nnz > t->numel)
 			abort();
 	}
-	if (spp_layers_from_model(m, 128, &layers, &nl, &err) == 0) {
+	if (spp_layers_from_model(m, 128, 0, &layers, &nl, &err) == 0) {
 		for (int i = 0; i < nl; i++) {
 			const struct spp_gemm_view *v = &layers[i].view;
 			if (v->m <= 0 || v->k <= 0 ||

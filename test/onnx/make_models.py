@@ -122,7 +122,7 @@ def gemm_models(out, cases):
                           [init(c, "fc.w", b), init(c, "fc.b", bias), init(c, "conv.w", cw),
                            init(c, "conv.b", cb)])
     c.save(out, model(g), cases)
-    # transB=0, a symbolic batch: N from --n
+    # transB=0, a symbolic batch, --n given: N from the option
     c = Case("gemm_tb0", ["--n", "5"])
     b = sparse((16, 12), 0.5, zero_rows=3)
     c.layer("fc.w", b.T, (5, "option"), "gemm", None, "Gemm")
@@ -166,7 +166,8 @@ def conv_models(out, cases):
         c.layer("deconv.w[%d]" % gi, wt[gi * 3:(gi + 1) * 3].reshape(3, -1).T, (25, "model"),
                 "conv_transpose", "deconv", "ConvTranspose")
     w1 = sparse((5, 3, 4), 0.5)
-    c.layer("conv1.w", w1.transpose(0, 2, 1).reshape(5, -1), (3, "option"), "conv1d",
+    # x1's symbolic batch b is taken as 1: y1 is [1, 5, 6]
+    c.layer("conv1.w", w1.transpose(0, 2, 1).reshape(5, -1), (6, "model"), "conv1d",
             None, "Conv")
     nodes = [helper.make_node("Conv", ["x", "conv.w"], ["y"], name="conv", group=2,
                               pads=[1, 1, 1, 1]),
@@ -180,7 +181,6 @@ def conv_models(out, cases):
                            vi("y1", ["b", 5, 6])],
                           [init(c, "conv.w", w), init(c, "deconv.w", wt),
                            init(c, "conv1.w", w1)])
-    c.args = ["--n", "3"]
     c.save(out, model(g), cases)
 
 

@@ -61,7 +61,7 @@ void test_through_loader(void **state)
 		assert_int_equal(m->tensors[i].nbytes,
 				 m->tensors[i].numel * (uint64_t)elem_size(layers[i].dtype));
 	}
-	assert_int_equal(spp_layers_from_model(m, 128, &ly, &count, &err), 0);
+	assert_int_equal(spp_layers_from_model(m, 128, 0, &ly, &count, &err), 0);
 	/* the embedding and the bias are not layers */
 	assert_int_equal(count, 5);
 	assert_string_equal(ly[0].name, "fc1.weight");

@@ -271,7 +271,7 @@ static void test_buffer_external(void **state)
 	assert_true(spp_onnx_sniff(m.p, m.n, m.n));
 	assert_non_null(model);
 	model->path = strdup("buf");
-	assert_int_equal(spp_onnx_parse(m.p, m.n, "buf", NULL, model, &err), SPP_E_UNSUPPORTED);
+	assert_int_equal(spp_onnx_parse(m.p, m.n, "buf", NULL, NULL, model, &err), SPP_E_UNSUPPORTED);
 	assert_non_null(strstr(err.msg, "'buf': tensor 'ext'"));
 	spp_model_destroy(model);
 	free(m.p);
@@ -456,7 +456,7 @@ static int visit(const char *path, const struct stat *st, int type, struct FTW *
 	}
 	struct spp_layer *layers = NULL;
 	int nl = 0;
-	assert_int_equal(spp_layers_from_model(m, 128, &layers, &nl, &err), 0);
+	assert_int_equal(spp_layers_from_model(m, 128, 0, &layers, &nl, &err), 0);
 	for (int i = 0; i < nl; i++) {
 		/* every element the view reaches lies inside the tensor */
 		const struct spp_gemm_view *v = &layers[i].view;

@@ -59,14 +59,6 @@ static int is_openvino(const unsigned char *b, size_t got, const char *path)
 	return prefix(b, got, "<?xml", 5) && holds(b, got, "<net ");
 }
 
-static int is_tfjs(const unsigned char *b, size_t got, const char *path)
-{
-	(void)path;
-	return got > 0 && b[0] == '{' &&
-	       (holds(b, got, "\"modelTopology\"") || holds(b, got, "\"weightsManifest\"") ||
-		holds(b, got, "\"graph-model\"") || holds(b, got, "\"layers-model\""));
-}
-
 /*
  * A Core ML Model protobuf: a top-level field numbered 200 or more (its
  * model types: pipeline 200..., neuralNetwork 500, mlProgram 502; an ONNX
@@ -119,8 +111,6 @@ static const struct foreign {
 	{"a Python pickle that is not a torch.save file",
 	 "load it in Python and save its tensors with torch.save or safetensors", is_pickle},
 	{"an OpenVINO IR (.xml)", "profile the ONNX model it was converted from", is_openvino},
-	{"a TensorFlow.js model (model.json)", "convert it to ONNX (tfjs-to-tf, then tf2onnx)",
-	 is_tfjs},
 	{"a Core ML model (.mlmodel)", "profile the ONNX or PyTorch model it was converted from",
 	 is_coreml},
 };
@@ -154,7 +144,6 @@ int spp_foreign_dir(const char *path, struct spp_error *err)
 		{"saved_model.pb", "TensorFlow SavedModel", "convert it to ONNX (tf2onnx --saved-model)"},
 		{"Manifest.json", "Core ML package (.mlpackage)",
 		 "profile the ONNX or PyTorch model it was converted from"},
-		{"model.json", "TensorFlow.js model", "convert it to ONNX (tfjs-to-tf, then tf2onnx)"},
 	};
 
 	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++)

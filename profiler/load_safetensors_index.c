@@ -41,8 +41,7 @@ static int nomem(struct spp_error *err, const char *file)
 	return spp_error_set(err, SPP_E_NOMEM, "out of memory loading '%s'", file);
 }
 
-/* 0 when name stays inside the index's folder, -1 otherwise. */
-static int shard_name_ok(const char *name)
+int spp_shard_name_ok(const char *name)
 {
 	const char *p = name;
 
@@ -147,8 +146,7 @@ static int number_shards(struct entry *e, int n, const char ***shards, int *nsha
 	return 0;
 }
 
-/* Parse the index file; on success *root is the JSON object. */
-static int read_index(const char *path, cJSON **root, struct spp_error *err)
+int spp_json_file_read(const char *path, struct cJSON **root, struct spp_error *err)
 {
 	struct spp_mapped_file f = {0};
 	const char *end = NULL;
@@ -164,7 +162,7 @@ static int read_index(const char *path, cJSON **root, struct spp_error *err)
 		goto out;
 	}
 	if (f.size > SPP_SAFETENSORS_MAX_HEADER) {
-		rc = spp_error_format(err, path, "index of %" PRIu64 " bytes exceeds the limit of %" PRIu64
+		rc = spp_error_format(err, path, "JSON of %" PRIu64 " bytes exceeds the limit of %" PRIu64
 			   " bytes", f.size, SPP_SAFETENSORS_MAX_HEADER);
 		goto out;
 	}
@@ -232,7 +230,7 @@ static int read_weight_map(const cJSON *root, const char *path, struct entry **o
 		if (!cJSON_IsString(c))
 			return spp_error_format(err, path, "weight_map: tensor '%s' maps to a non-string",
 				     c->string);
-		if (shard_name_ok(c->valuestring))
+		if (spp_shard_name_ok(c->valuestring))
 			return spp_error_format(err, path, "weight_map: tensor '%s': shard '%s' is not a "
 				     "file inside the index's folder", c->string, c->valuestring);
 	}
@@ -336,7 +334,8 @@ static int cross_check(struct spp_model *m, struct entry *e, int n, const char *
 			return spp_error_format(err, m->path, "tensor '%s' is listed in shard '%s' but is not in it",
 				     e[i].name, e[i].shard);
 		if (hit->file != e[i].file)
-			return spp_error_format(err, m->path, "tensor '%s' is listed in shard '%s' but is stored in '%s'",
+			return spp_error_format(err, m->path,
+				     "tensor '%s' is listed in shard '%s' but is stored in '%s'",
 				     e[i].name, e[i].shard, shards[hit->file]);
 	}
 	qsort(t, (size_t)nt, sizeof(*t), spp_safetensors_tensor_cmp);
@@ -355,7 +354,7 @@ int spp_load_safetensors_index(const char *path, struct spp_model **out,
 	int n = 0, nshards = 0, rc;
 
 	*out = NULL;
-	rc = read_index(path, &root, err);
+	rc = spp_json_file_read(path, &root, err);
 	if (rc)
 		goto out;
 	rc = read_weight_map(root, path, &e, &n, err);

@@ -118,9 +118,10 @@ static const struct format_row formats[] = {
 	{"mtx", 1, 0, sniff_mtx, spp_load_mtx, NULL},
 	{"safetensors", 1, 0, sniff_safetensors, spp_load_safetensors, NULL},
 	{"pytorch (legacy)", 1, 0, spp_torch_legacy_sniff, spp_load_torch, NULL}, /* a pickle */
-	/* after them: a TF.js model.json is a JSON object, a Core ML model a protobuf */
+	/* after them: a Core ML model is a protobuf */
 	{"pytorch", 0, 1, spp_torch_sniff, spp_load_torch, NULL}, /* a zip, before npz */
 	{"npz", 0, 0, sniff_npz, spp_load_npz, NULL},
+	{"tfjs", 0, 1, spp_tfjs_sniff, spp_load_tfjs, NULL}, /* a JSON object, before an index */
 	{"safetensors index json", 0, 0, sniff_json_object, spp_load_safetensors_index, NULL},
 	{"smtx", 0, 0, sniff_smtx, spp_load_smtx, NULL},
 	/* heuristic: a protobuf ModelProto has no magic number */
@@ -168,8 +169,16 @@ int spp_model_open_with(const char *path, const struct spp_open_opts *opts,
 	int fd, rc;
 
 	*out = NULL;
-	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode) && (rc = spp_foreign_dir(path, err)))
-		return rc;
+	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+		char json[4096];
+
+		/* a TF.js model's folder: its model.json */
+		if (snprintf(json, sizeof(json), "%s/model.json", path) < (int)sizeof(json) &&
+		    stat(json, &st) == 0 && S_ISREG(st.st_mode))
+			return spp_model_open_with(json, opts, out, err);
+		if ((rc = spp_foreign_dir(path, err)))
+			return rc;
+	}
 	fd = spp_infile_open(path, &st, err);
 	if (fd < 0)
 		return fd;

@@ -208,6 +208,22 @@ int spp_load_smtx(const char *path, struct spp_model **out, struct spp_error *er
 int spp_load_onnx(const char *path, const struct spp_open_opts *opts,
 		  struct spp_model **out, struct spp_error *err);
 int spp_load_torch(const char *path, struct spp_model **out, struct spp_error *err);
+int spp_load_tfjs(const char *path, struct spp_model **out, struct spp_error *err);
+
+/*
+ * For loaders of a JSON file that names its weight files (a sharded
+ * checkpoint's index, a TF.js model.json; load_safetensors_index.c): the
+ * file parsed as one JSON object of at most SPP_SAFETENSORS_MAX_HEADER
+ * bytes (*root, to cJSON_Delete), else a format error naming the byte; and
+ * whether a weight file's name stays inside the JSON's folder (0) or not
+ * (-1: empty, absolute, or a ".." component).
+ */
+struct cJSON;
+int spp_json_file_read(const char *path, struct cJSON **root, struct spp_error *err);
+int spp_shard_name_ok(const char *name);
+
+/* A JSON object naming a TF.js model's keys in its first got bytes (load_tfjs.c). */
+int spp_tfjs_sniff(const unsigned char *b, size_t got, uint64_t size);
 
 /* A zip whose first member is torch.save's "<name>/data.pkl" (load_torch.c). */
 int spp_torch_sniff(const unsigned char *b, size_t got, uint64_t size);

@@ -101,7 +101,7 @@ static size_t zip_one(unsigned char *out, const char *name, const char *data, si
 /*
  * Formats spprof does not read are named in the refusal (profiler/foreign.c),
  * not taken for the format they resemble (a Core ML protobuf was an ONNX
- * model, a model.json an index); a torch.save zip is the PyTorch loader's.
+ * model); a torch.save zip is the PyTorch loader's, a model.json TF.js's.
  */
 void test_foreign_formats(void **state)
 {
@@ -114,8 +114,9 @@ void test_foreign_formats(void **state)
 		{"m.tflite", "\x1c\0\0\0TFL3\0\0\0\0", 12, "a TensorFlow Lite flatbuffer"},
 		{"p.pkl", "\x80\x02}q\x00.", 6, "a Python pickle"},
 		{"m.xml", "<?xml version=\"1.0\"?>\n<net name=\"x\">\n</net>\n", 45, "an OpenVINO IR"},
+		/* a model.json is the TF.js loader's: this one has no weights */
 		{"model.json", "{\"format\": \"graph-model\", \"modelTopology\": {}}", 46,
-		 "a TensorFlow.js model"},
+		 "no \"weightsManifest\" list"},
 		/* no .mlmodel name: the top-level field 500 (neuralNetwork) says so */
 		{"coreml.bin", "\x08\x04\x12\x00\xa2\x1f\x00", 7, "a Core ML model"},
 	};

@@ -1,0 +1,600 @@
+/*
+ * TensorFlow.js models: a model.json and the weight files its
+ * "weightsManifest" names, the format most pruned models on npm ship in:
+ *
+ *   {"format": "graph-model",
+ *    "modelTopology": {"node": [{"name", "op", "input": [...], "attr"}]},
+ *    "weightsManifest": [{"paths": ["group1-shard1of2.bin", ...],
+ *                         "weights": [{"name", "shape", "dtype",
+ *                                      "quantization": {...}}]}]}
+ *
+ * Choices:
+ * - A group's files are one byte stream holding its weights packed in
+ *   manifest order (tf.js's loadWeights); a weight inside one file borrows
+ *   its bytes, one across two files is copied. Weight files lie in the
+ *   model.json's folder (no absolute names, no ".."); a weight running past
+ *   the end of its group is an error.
+ * - Weights: float32, int32, bool, complex64 as stored; "string" weights (a
+ *   u32 length and the bytes, per element) are stepped over, not tensors.
+ *   Quantized weights ("quantization"): float16 is F16 as stored; uint8 and
+ *   uint16 (scale, min) are decoded to F32 as tf.js does (q * scale + min),
+ *   the file's bytes in layers[].file_storage ("tfjs-uint8", "tfjs-uint16").
+ *   A weight is zero where its decoded value is.
+ * - Layers, for a graph model: each node of the op table below whose weight
+ *   input is a manifest weight, in TF's layouts: Conv2D filters
+ *   [kh, kw, I, O] (W = [O, kh*kw*I]), depthwise [kh, kw, C, mult]
+ *   (W = [C*mult, kh*kw]), Conv2DBackpropInput [kh, kw, O, I]
+ *   (W = [kh*kw*O, I]), MatMul's constant B [K, O] (transposed unless
+ *   transpose_b) or constant A. A fused op's BiasAdd input is the layer's
+ *   bias. For a layers model (a Keras topology, no nodes) each ".../kernel"
+ *   weight is a layer by its layer's class (Dense, Conv2D,
+ *   DepthwiseConv2D, Conv2DTranspose), in the same layouts.
+ * - N: tf.js graphs store no shapes spprof reads; every layer takes --n.
+ */
+#include "profiler/model.h"
+
+#include <cjson/cJSON.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "profiler/base/budget.h"
+#include "profiler/base/dtype.h"
+#include "profiler/layer.h"
+
+/* One row per manifest dtype: spprof's dtype and bytes per element. */
+static const struct {
+	const char *name;
+	enum spp_dtype dtype;
+	int bytes;
+} dtypes[] = {
+	{"float32", SPP_DTYPE_F32, 4}, {"int32", SPP_DTYPE_I32, 4}, {"bool", SPP_DTYPE_BOOL, 1},
+	{"complex64", SPP_DTYPE_C64, 8}, {"string", SPP_DTYPE_COUNT, 0},
+};
+
+/* One row per quantization dtype: bytes per stored code, whether affine (q * scale + min). */
+static const struct {
+	const char *name, *stored_as;
+	int bytes, affine;
+} quants[] = {
+	{"float16", NULL, 2, 0}, {"uint8", "tfjs-uint8", 1, 1}, {"uint16", "tfjs-uint16", 2, 1},
+};
+
+struct tfjs {
+	struct spp_model *m;
+	const char *path;
+	struct spp_error *err;
+	int *by_name; /* tensor indices sorted by name, for lookups */
+};
+
+int spp_tfjs_sniff(const unsigned char *b, size_t got, uint64_t size)
+{
+	static const char *const keys[] = {"\"modelTopology\"", "\"weightsManifest\"",
+					   "\"graph-model\"", "\"layers-model\""};
+	size_t i = 0;
+
+	(void)size;
+	while (i < got && strchr(" \t\r\n", b[i]))
+		i++;
+	if (i == got || b[i] != '{')
+		return 0;
+	for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++)
+		for (size_t j = i, n = strlen(keys[k]); j + n <= got; j++)
+			if (memcmp(b + j, keys[k], n) == 0)
+				return 1;
+	return 0;
+}
+
+static int nomem(struct tfjs *t)
+{
+	return spp_error_set(t->err, SPP_E_NOMEM, "out of memory loading '%s'", t->path);
+}
+
+/* ---- the weights ---- */
+
+/* The bytes [pos, pos + len) of the group of files first..first+n-1 in
+ * out (data, file, offset): 0, PAST when they run past its end, or an error. */
+#define PAST 1
+
+static int group_bytes(struct tfjs *t, int first, int n, uint64_t pos, uint64_t len,
+		       struct spp_tensor *out)
+{
+	const struct spp_mapped_file *f = &t->m->files[first];
+	unsigned char *copy;
+	uint64_t start = 0, done = 0;
+	int i = 0;
+
+	while (i < n && pos >= start + f[i].size)
+		start += f[i++].size;
+	if (i == n)
+		return len ? PAST : 0;
+	out->file = first + i;
+	out->offset = pos - start;
+	if (pos + len <= start + f[i].size) {
+		out->data = len ? f[i].base + (pos - start) : NULL;
+		return 0;
+	}
+	if (!(copy = malloc((size_t)len)))
+		return nomem(t);
+	for (; i < n && done < len; start += f[i++].size) {
+		uint64_t from = pos + done - start, take = f[i].size - from;
+
+		take = take < len - done ? take : len - done;
+		memcpy(copy + done, f[i].base + from, (size_t)take);
+		done += take;
+	}
+	if (done < len) {
+		free(copy);
+		return PAST;
+	}
+	out->data = copy;
+	return spp_model_own(t->m, copy, t->err);
+}
+
+/* *pos stepped past a string weight of count elements: 0, PAST or an error. */
+static int skip_strings(struct tfjs *t, int first, int n, uint64_t *pos, uint64_t count,
+			uint64_t total)
+{
+	for (uint64_t e = 0; e < count; e++) {
+		struct spp_tensor w = {0};
+		uint32_t len = 0;
+		int rc;
+
+		if (*pos + 4 > total)
+			return PAST;
+		if ((rc = group_bytes(t, first, n, *pos, 4, &w)))
+			return rc;
+		for (int b = 3; b >= 0; b--)
+			len = len << 8 | w.data[b];
+		if ((*pos += 4 + (uint64_t)len) > total)
+			return PAST;
+	}
+	return SPP_OK;
+}
+
+/* Decode q * scale + min into F32 (the file's codes at w->data). */
+static int dequantize(struct tfjs *t, struct spp_tensor *w, int bytes, double scale, double min)
+{
+	float *v;
+
+	if (spp_budget_check_bytes(w->numel * 4, t->m->bytes, t->path, "a quantized weight",
+				   t->err))
+		return SPP_E_BUDGET;
+	if (!(v = malloc(w->numel ? (size_t)w->numel * 4 : 1)))
+		return nomem(t);
+	for (uint64_t i = 0; i < w->numel; i++) {
+		const unsigned char *p = w->data + i * (uint64_t)bytes;
+		unsigned q = bytes == 1 ? p[0] : (unsigned)(p[0] | p[1] << 8);
+		/* in doubles, as JavaScript computes, then rounded once; volatile
+		 * so that no fused multiply-add changes where a value is zero */
+		volatile double scaled = q * scale;
+
+		v[i] = (float)(scaled + min);
+	}
+	w->data = (const unsigned char *)v;
+	w->nbytes = w->numel * 4;
+	w->dtype = SPP_DTYPE_F32;
+	return spp_model_own(t->m, v, t->err);
+}
+
+/* The shape of a weight spec into w, its element count in w->numel. */
+static int spec_shape(struct tfjs *t, const cJSON *spec, const char *name, struct spp_tensor *w)
+{
+	const cJSON *shape = cJSON_GetObjectItemCaseSensitive(spec, "shape"), *d;
+	uint64_t len;
+
+	if (!cJSON_IsArray(shape) || cJSON_GetArraySize(shape) > SPP_MAX_DIMS)
+		return spp_error_format(t->err, t->path, "weight '%s': \"shape\" is not a list of "
+					"at most %d dimensions", name, SPP_MAX_DIMS);
+	w->numel = 1;
+	cJSON_ArrayForEach(d, shape) {
+		if (!cJSON_IsNumber(d) || d->valuedouble < 0 || d->valuedouble > (double)(1ULL << 40) ||
+		    d->valuedouble != (double)(int64_t)d->valuedouble)
+			return spp_error_format(t->err, t->path, "weight '%s': dimension %d is not "
+						"an integer in 0..2^40", name, w->ndim);
+		len = (uint64_t)d->valuedouble;
+		w->shape[w->ndim++] = (int64_t)len;
+		if (len && w->numel > (UINT64_C(1) << 50) / len)
+			return spp_error_format(t->err, t->path, "weight '%s': over 2^50 elements",
+						name);
+		w->numel *= len;
+	}
+	return SPP_OK;
+}
+
+static int row_of_dtype(const char *s)
+{
+	for (size_t i = 0; s && i < sizeof(dtypes) / sizeof(dtypes[0]); i++)
+		if (strcmp(dtypes[i].name, s) == 0)
+			return (int)i;
+	return -1;
+}
+
+/* One weight spec at *pos of the group: its tensor appended, *pos past it. */
+static int add_weight(struct tfjs *t, const cJSON *spec, int first, int n, uint64_t total,
+		      uint64_t *pos)
+{
+	const cJSON *q = cJSON_GetObjectItemCaseSensitive(spec, "quantization");
+	const char *name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(spec, "name"));
+	const char *dt = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(spec, "dtype"));
+	const char *qdt = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(q, "dtype"));
+	struct spp_tensor w = {0};
+	int d = row_of_dtype(dt), qr = -1, bytes, rc;
+	double scale = 0, min = 0;
+
+	if (!name)
+		return spp_error_format(t->err, t->path, "a weight spec has no \"name\" string");
+	if (d < 0)
+		return spp_error_format(t->err, t->path, "weight '%s': dtype %s%s%s is not one of "
+					"float32, int32, bool, complex64, string", name,
+					dt ? "'" : "", dt ? dt : "missing", dt ? "'" : "");
+	for (size_t i = 0; qdt && i < sizeof(quants) / sizeof(quants[0]); i++)
+		qr = strcmp(quants[i].name, qdt) == 0 ? (int)i : qr;
+	if (q && (qr < 0 || dtypes[d].dtype == SPP_DTYPE_COUNT))
+		return spp_error_format(t->err, t->path, "weight '%s': quantization dtype %s is not "
+					"float16, uint8 or uint16 of a number", name, qdt ? qdt : "missing");
+	if (qr >= 0 && quants[qr].affine) {
+		const cJSON *s = cJSON_GetObjectItemCaseSensitive(q, "scale");
+		const cJSON *mn = cJSON_GetObjectItemCaseSensitive(q, "min");
+
+		if (!cJSON_IsNumber(s) || !cJSON_IsNumber(mn))
+			return spp_error_format(t->err, t->path, "weight '%s': %s quantization "
+						"without a numeric scale and min", name, qdt);
+		scale = s->valuedouble;
+		min = mn->valuedouble;
+	}
+	if ((rc = spec_shape(t, spec, name, &w)))
+		return rc;
+	bytes = qr >= 0 ? quants[qr].bytes : dtypes[d].bytes;
+	if (!bytes) /* strings: stepped over */
+		rc = skip_strings(t, first, n, pos, w.numel, total);
+	else if (*pos + (w.nbytes = w.numel * (uint64_t)bytes) > total)
+		rc = PAST;
+	else
+		rc = group_bytes(t, first, n, *pos, w.nbytes, &w);
+	if (rc == PAST)
+		return spp_error_format(t->err, t->path, "weight '%s' runs past the end of its "
+					"group's files (%" PRIu64 " bytes)", name, total);
+	if (rc || !bytes)
+		return rc;
+	*pos += w.nbytes;
+	w.dtype = qr >= 0 && !quants[qr].affine ? SPP_DTYPE_F16 : dtypes[d].dtype;
+	if (qr >= 0 && quants[qr].affine) {
+		w.stored_as = quants[qr].stored_as;
+		w.stored_bytes = w.nbytes;
+		if ((rc = dequantize(t, &w, bytes, scale, min)))
+			return rc;
+	}
+	if (!(w.name = strdup(name)))
+		return nomem(t);
+	return spp_model_add_tensor(t->m, &w, t->path, t->err);
+}
+
+/* A group's paths: the files mapped (appended to m->files); their count. */
+static int map_group(struct tfjs *t, const cJSON *paths, const char *dir, int *count)
+{
+	const cJSON *p;
+
+	*count = 0;
+	if (!cJSON_IsArray(paths))
+		return spp_error_format(t->err, t->path, "a weightsManifest group has no \"paths\" list");
+	cJSON_ArrayForEach(p, paths) {
+		const char *name = cJSON_GetStringValue(p);
+		struct spp_mapped_file *f = &t->m->files[t->m->nfiles];
+		char *full;
+		int rc;
+
+		if (!name || spp_shard_name_ok(name))
+			return spp_error_format(t->err, t->path, "weight file name %s%s%s is not a "
+						"name inside the model's folder", name ? "'" : "",
+						name ? name : "(not a string)", name ? "'" : "");
+		if (asprintf(&full, "%s%s", dir, name) < 0)
+			return nomem(t);
+		rc = spp_mapfile_open(full, f, t->err);
+		free(full);
+		if (rc)
+			return rc;
+		t->m->nfiles++;
+		t->m->bytes += f->size;
+		(*count)++;
+	}
+	return SPP_OK;
+}
+
+static int load_weights(struct tfjs *t, const cJSON *manifest, const char *dir)
+{
+	const cJSON *g, *spec;
+
+	cJSON_ArrayForEach(g, manifest) {
+		const cJSON *specs = cJSON_GetObjectItemCaseSensitive(g, "weights");
+		int first = t->m->nfiles, n, rc;
+		uint64_t pos = 0, total = 0;
+
+		if ((rc = map_group(t, cJSON_GetObjectItemCaseSensitive(g, "paths"), dir, &n)))
+			return rc;
+		if (!cJSON_IsArray(specs))
+			return spp_error_format(t->err, t->path, "a weightsManifest group has no "
+						"\"weights\" list");
+		for (int i = first; i < first + n; i++)
+			total += t->m->files[i].size;
+		cJSON_ArrayForEach(spec, specs) {
+			if ((rc = add_weight(t, spec, first, n, total, &pos)))
+				return rc;
+		}
+	}
+	return SPP_OK;
+}
+
+/* ---- the layers ---- */
+
+static const struct spp_model *sort_model;
+
+static int by_tensor_name(const void *a, const void *b)
+{
+	return strcmp(sort_model->tensors[*(const int *)a].name,
+		      sort_model->tensors[*(const int *)b].name);
+}
+
+/* The tensor named name (a node input: "^x" control inputs none, "x:0" as x), -1 if none. */
+static int find(const struct tfjs *t, const char *name)
+{
+	const struct spp_model *m = t->m;
+	char base[512];
+	int lo = 0, hi = m->ntensors - 1;
+
+	if (!name || name[0] == '^')
+		return -1;
+	snprintf(base, sizeof(base), "%s", name);
+	for (int pass = 0; pass < 2; pass++) {
+		while (lo <= hi) {
+			int mid = lo + (hi - lo) / 2, c = strcmp(m->tensors[t->by_name[mid]].name, base);
+			if (!c)
+				return t->by_name[mid];
+			if (c < 0)
+				lo = mid + 1;
+			else
+				hi = mid - 1;
+		}
+		char *colon = strrchr(base, ':');
+		if (!colon)
+			break;
+		*colon = 0;
+		lo = 0;
+		hi = m->ntensors - 1;
+	}
+	return -1;
+}
+
+/* How a weight of each TF op is a GEMM W, one row per op. */
+enum layout { HWIO, HWC_MULT, HW_OUT_IN, MATMUL };
+static const struct {
+	const char *op;
+	enum layout layout;
+	int weight_input, rank;
+	enum spp_op kind;
+} ops[] = {
+	{"Conv2D", HWIO, 1, 4, SPP_OP_CONV2D}, {"_FusedConv2D", HWIO, 1, 4, SPP_OP_CONV2D},
+	{"DepthwiseConv2dNative", HWC_MULT, 1, 4, SPP_OP_CONV2D},
+	{"FusedDepthwiseConv2dNative", HWC_MULT, 1, 4, SPP_OP_CONV2D},
+	{"Conv2DBackpropInput", HW_OUT_IN, 1, 4, SPP_OP_CONV_TRANSPOSE},
+	{"MatMul", MATMUL, 1, 2, SPP_OP_MATMUL}, {"_FusedMatMul", MATMUL, 1, 2, SPP_OP_MATMUL},
+	{"BatchMatMulV2", MATMUL, 1, 2, SPP_OP_MATMUL}, {"BatchMatMul", MATMUL, 1, 2, SPP_OP_MATMUL},
+	/* a layers model's Keras classes */
+	{"Dense", MATMUL, 0, 2, SPP_OP_LINEAR}, {"Conv2D#keras", HWIO, 0, 4, SPP_OP_CONV2D},
+	{"DepthwiseConv2D", HWC_MULT, 0, 4, SPP_OP_CONV2D},
+	{"Conv2DTranspose", HW_OUT_IN, 0, 4, SPP_OP_CONV_TRANSPOSE},
+};
+
+/* node.attr.name, NULL when absent. */
+static const cJSON *attr(const cJSON *node, const char *name)
+{
+	return cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(node, "attr"), name);
+}
+
+static int attr_true(const cJSON *node, const char *name)
+{
+	return cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(attr(node, name), "b"));
+}
+
+/* Whether a fused op's "fused_ops" begins with BiasAdd (base64 "Qmlhc0FkZA=="). */
+static int fused_bias(const cJSON *node)
+{
+	const cJSON *list = cJSON_GetObjectItemCaseSensitive(attr(node, "fused_ops"), "list");
+	const cJSON *s = cJSON_GetObjectItemCaseSensitive(list, "s");
+	const char *first = cJSON_GetStringValue(cJSON_GetArrayItem(s, 0));
+
+	return first && strcmp(first, "Qmlhc0FkZA==") == 0;
+}
+
+/* The GEMM view of weight w (of the layout's rank) in layout l. */
+static void view_of(const struct spp_tensor *w, enum layout l, int trans_b,
+		    struct spp_layer_desc *d)
+{
+	const int64_t *s = w->shape;
+
+	if (l == MATMUL && trans_b) { /* [O, K] */
+		d->m = s[0], d->k = s[1], d->row_stride = s[1], d->inner = s[1], d->inner_stride = 1;
+		return;
+	}
+	if (l == HW_OUT_IN) { /* rows (h, w, o), K = I, row-major */
+		d->m = s[0] * s[1] * s[2], d->k = s[3], d->row_stride = s[3], d->inner = s[3];
+		d->inner_stride = 1;
+		return;
+	}
+	/* [K, O]: W = S^T (MATMUL [K, O]; HWIO K = kh*kw*I; HWC_MULT K = kh*kw, O = C*mult) */
+	d->m = l == MATMUL ? s[1] : l == HWIO ? s[3] : s[2] * s[3];
+	d->k = (int64_t)(w->numel / (uint64_t)(d->m ? d->m : 1));
+	d->row_stride = 1, d->inner = d->k, d->inner_stride = d->m;
+}
+
+/* Append the layer of weight wi used by a node (or Keras layer) named node of op row r. */
+static int push(struct tfjs *t, int r, int wi, const char *node, int trans_b, int bias)
+{
+	struct spp_model *m = t->m;
+	const struct spp_tensor *w = &m->tensors[wi];
+	struct spp_layer_desc d = {.tensor = wi, .op = (int)ops[r].kind};
+	struct spp_layer_desc *g;
+	int uses = 1;
+
+	if (w->ndim != ops[r].rank || !w->numel || w->dtype == SPP_DTYPE_BOOL)
+		return SPP_OK;
+	view_of(w, ops[r].layout, trans_b, &d);
+	if (d.m <= 0 || d.k <= 0)
+		return SPP_OK;
+	if ((uint64_t)m->nlayer_descs >= spp_budget_layers(m->bytes))
+		return spp_budget_check_layers((uint64_t)m->nlayer_descs + 1, m->bytes, t->path,
+					       "the graph's nodes", t->err);
+	if (!(g = realloc(m->layer_descs, (size_t)(m->nlayer_descs + 1) * sizeof(*g))))
+		return nomem(t);
+	m->layer_descs = g;
+	for (int i = 0; i < m->nlayer_descs; i++)
+		uses += g[i].tensor == wi;
+	d.bias = bias >= 0 && m->tensors[bias].numel == (uint64_t)d.m ? bias + 1 : 0;
+	d.node_name = node ? strdup(node) : NULL;
+	d.op_type = strdup(strchr(ops[r].op, '#') ? "Conv2D" : ops[r].op);
+	if (uses > 1 ? asprintf(&d.name, "%s#%d", w->name, uses) < 0 : !(d.name = strdup(w->name)))
+		d.name = NULL;
+	g[m->nlayer_descs++] = d; /* counted first, so that destroy frees what was set */
+	return d.name && d.op_type && (!node || d.node_name) ? SPP_OK : nomem(t);
+}
+
+static int op_row(const char *op, int keras)
+{
+	for (size_t i = 0; op && i < sizeof(ops) / sizeof(ops[0]); i++) {
+		size_t l = strcspn(ops[i].op, "#");
+		if ((ops[i].weight_input == 0) == keras && strncmp(ops[i].op, op, l) == 0 && !op[l])
+			return (int)i;
+	}
+	return -1;
+}
+
+static int graph_layers(struct tfjs *t, const cJSON *nodes)
+{
+	const cJSON *n;
+
+	cJSON_ArrayForEach(n, nodes) {
+		const char *op = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(n, "op"));
+		const char *name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(n, "name"));
+		const cJSON *in = cJSON_GetObjectItemCaseSensitive(n, "input");
+		int r = op_row(op, 0), w, rc, tb;
+
+		if (r < 0)
+			continue;
+		w = find(t, cJSON_GetStringValue(cJSON_GetArrayItem(in, 1)));
+		tb = attr_true(n, "transpose_b") || attr_true(n, "adj_y");
+		if (w < 0 && ops[r].layout == MATMUL) { /* a constant A: W = A */
+			w = find(t, cJSON_GetStringValue(cJSON_GetArrayItem(in, 0)));
+			tb = !(attr_true(n, "transpose_a") || attr_true(n, "adj_x"));
+		}
+		if (w < 0)
+			continue;
+		rc = push(t, r, w, name, tb, fused_bias(n) ?
+			  find(t, cJSON_GetStringValue(cJSON_GetArrayItem(in, 2))) : -1);
+		if (rc)
+			return rc;
+	}
+	return SPP_OK;
+}
+
+/* A Keras topology: each "<layer>/kernel" (or depthwise_kernel) weight by its layer's class. */
+static int keras_layers(struct tfjs *t, const cJSON *topology)
+{
+	const cJSON *cfg = cJSON_GetObjectItemCaseSensitive(topology, "model_config");
+	const cJSON *layers = cJSON_GetObjectItemCaseSensitive(
+		cJSON_GetObjectItemCaseSensitive(cfg ? cfg : topology, "config"), "layers"), *l;
+
+	cJSON_ArrayForEach(l, layers) {
+		const char *cls = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(l, "class_name"));
+		const char *name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
+			cJSON_GetObjectItemCaseSensitive(l, "config"), "name"));
+		int r = op_row(cls, 1), w = -1, rc;
+		char key[300];
+
+		if (r < 0 || !name)
+			continue;
+		for (int k = 0; k < 2 && w < 0; k++) {
+			snprintf(key, sizeof(key), "%.250s/%s", name, k ? "depthwise_kernel" : "kernel");
+			w = find(t, key);
+		}
+		snprintf(key, sizeof(key), "%.250s/bias", name);
+		if (w >= 0 && (rc = push(t, r, w, name, 0, find(t, key))))
+			return rc;
+	}
+	return SPP_OK;
+}
+
+static int load_layers(struct tfjs *t, const cJSON *root)
+{
+	const cJSON *topo = cJSON_GetObjectItemCaseSensitive(root, "modelTopology");
+	const cJSON *nodes = cJSON_GetObjectItemCaseSensitive(topo, "node");
+	int rc;
+
+	if (!t->m->ntensors)
+		return SPP_OK;
+	if (!(t->by_name = malloc((size_t)t->m->ntensors * sizeof(int))))
+		return nomem(t);
+	for (int i = 0; i < t->m->ntensors; i++)
+		t->by_name[i] = i;
+	sort_model = t->m;
+	qsort(t->by_name, (size_t)t->m->ntensors, sizeof(int), by_tensor_name);
+	rc = cJSON_IsArray(nodes) ? graph_layers(t, nodes) : keras_layers(t, topo);
+	free(t->by_name);
+	return rc;
+}
+
+/* The number of weight files the manifest names (the model's files but model.json). */
+static int count_paths(struct tfjs *t, const cJSON *manifest, int *count)
+{
+	const cJSON *g;
+
+	*count = 0;
+	if (!cJSON_IsArray(manifest))
+		return spp_error_format(t->err, t->path, "no \"weightsManifest\" list: not a "
+					"TensorFlow.js model.json");
+	cJSON_ArrayForEach(g, manifest) {
+		int n = cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(g, "paths"));
+		if (n > 65536 - *count)
+			return spp_error_format(t->err, t->path, "more than 65536 weight files");
+		*count += n;
+	}
+	return SPP_OK;
+}
+
+int spp_load_tfjs(const char *path, struct spp_model **out, struct spp_error *err)
+{
+	struct tfjs t = {.path = path, .err = err};
+	struct spp_mapped_file *files;
+	const cJSON *manifest;
+	const char *slash = strrchr(path, '/');
+	cJSON *root = NULL;
+	char *dir = NULL;
+	int rc, npaths;
+
+	*out = NULL;
+	if ((rc = spp_model_open_mapped(path, "tfjs", &t.m, err)))
+		return rc;
+	if ((rc = spp_json_file_read(path, &root, err)))
+		goto out;
+	manifest = cJSON_GetObjectItemCaseSensitive(root, "weightsManifest");
+	if ((rc = count_paths(&t, manifest, &npaths)))
+		goto out;
+	dir = slash ? strndup(path, (size_t)(slash - path + 1)) : strdup("");
+	files = realloc(t.m->files, (size_t)(1 + npaths) * sizeof(*files));
+	if (files)
+		t.m->files = files;
+	if (!dir || !files) {
+		rc = nomem(&t);
+		goto out;
+	}
+	memset(files + 1, 0, (size_t)npaths * sizeof(*files));
+	if ((rc = load_weights(&t, manifest, dir)) || (rc = load_layers(&t, root)))
+		goto out;
+	*out = t.m;
+	t.m = NULL;
+out:
+	spp_model_destroy(t.m);
+	cJSON_Delete(root);
+	free(dir);
+	return rc;
+}

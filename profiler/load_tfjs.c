@@ -407,56 +407,25 @@ static int fused_bias(const cJSON *node)
 	return first && strcmp(first, "Qmlhc0FkZA==") == 0;
 }
 
-/* The GEMM view of weight w (of the layout's rank) in layout l. */
-static void view_of(const struct spp_tensor *w, enum layout l, int trans_b,
-		    struct spp_layer_desc *d)
-{
-	const int64_t *s = w->shape;
-
-	if (l == MATMUL && trans_b) { /* [O, K] */
-		d->m = s[0], d->k = s[1], d->row_stride = s[1], d->inner = s[1], d->inner_stride = 1;
-		return;
-	}
-	if (l == HW_OUT_IN) { /* rows (h, w, o), K = I, row-major */
-		d->m = s[0] * s[1] * s[2], d->k = s[3], d->row_stride = s[3], d->inner = s[3];
-		d->inner_stride = 1;
-		return;
-	}
-	/* [K, O]: W = S^T (MATMUL [K, O]; HWIO K = kh*kw*I; HWC_MULT K = kh*kw, O = C*mult) */
-	d->m = l == MATMUL ? s[1] : l == HWIO ? s[3] : s[2] * s[3];
-	d->k = (int64_t)(w->numel / (uint64_t)(d->m ? d->m : 1));
-	d->row_stride = 1, d->inner = d->k, d->inner_stride = d->m;
-}
-
 /* Append the layer of weight wi used by a node (or Keras layer) named node of op row r. */
 static int push(struct tfjs *t, int r, int wi, const char *node, int trans_b, int bias)
 {
-	struct spp_model *m = t->m;
-	const struct spp_tensor *w = &m->tensors[wi];
+	const struct spp_tensor *w = &t->m->tensors[wi];
+	const int64_t *s = w->shape;
 	struct spp_layer_desc d = {.tensor = wi, .op = (int)ops[r].kind};
-	struct spp_layer_desc *g;
-	int uses = 1;
+	enum layout l = ops[r].layout;
 
 	if (w->ndim != ops[r].rank || !w->numel || w->dtype == SPP_DTYPE_BOOL)
 		return SPP_OK;
-	view_of(w, ops[r].layout, trans_b, &d);
-	if (d.m <= 0 || d.k <= 0)
-		return SPP_OK;
-	if ((uint64_t)m->nlayer_descs >= spp_budget_layers(m->bytes))
-		return spp_budget_check_layers((uint64_t)m->nlayer_descs + 1, m->bytes, t->path,
-					       "the graph's nodes", t->err);
-	if (!(g = realloc(m->layer_descs, (size_t)(m->nlayer_descs + 1) * sizeof(*g))))
-		return nomem(t);
-	m->layer_descs = g;
-	for (int i = 0; i < m->nlayer_descs; i++)
-		uses += g[i].tensor == wi;
-	d.bias = bias >= 0 && m->tensors[bias].numel == (uint64_t)d.m ? bias + 1 : 0;
-	d.node_name = node ? strdup(node) : NULL;
-	d.op_type = strdup(strchr(ops[r].op, '#') ? "Conv2D" : ops[r].op);
-	if (uses > 1 ? asprintf(&d.name, "%s#%d", w->name, uses) < 0 : !(d.name = strdup(w->name)))
-		d.name = NULL;
-	g[m->nlayer_descs++] = d; /* counted first, so that destroy frees what was set */
-	return d.name && d.op_type && (!node || d.node_name) ? SPP_OK : nomem(t);
+	if (l == MATMUL && trans_b) /* [O, K] */
+		spp_desc_view(&d, s[0], w->numel, 0);
+	else if (l == HW_OUT_IN) /* rows (h, w, o), K = I */
+		spp_desc_view(&d, s[0] * s[1] * s[2], w->numel, 0);
+	else /* [K, O]: MATMUL; HWIO K = kh*kw*I; HWC_MULT K = kh*kw, O = C*mult */
+		spp_desc_view(&d, l == MATMUL ? s[1] : l == HWIO ? s[3] : s[2] * s[3], w->numel, 1);
+	d.bias = bias >= 0 && t->m->tensors[bias].numel == (uint64_t)d.m ? bias + 1 : 0;
+	return spp_model_add_layer(t->m, &d, node, strchr(ops[r].op, '#') ? "Conv2D" : ops[r].op,
+				   t->path, "the graph's nodes", t->err);
 }
 
 static int op_row(const char *op, int keras)

@@ -1,6 +1,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "profiler/model.h"
 #include "profiler/foreign.h"
+#include "profiler/base/budget.h"
 #include "profiler/base/infile.h"
 #include "profiler/onnx/onnx.h"
 
@@ -115,6 +116,7 @@ static const struct format_row formats[] = {
 	/* magic numbers first */
 	{"gguf", 1, 0, sniff_gguf, spp_load_gguf, NULL},
 	{"npy", 1, 0, sniff_npy, spp_load_npy, NULL},
+	{"tflite", 1, 0, spp_tflite_sniff, spp_load_tflite, NULL},
 	{"mtx", 1, 0, sniff_mtx, spp_load_mtx, NULL},
 	{"safetensors", 1, 0, sniff_safetensors, spp_load_safetensors, NULL},
 	{"pytorch (legacy)", 1, 0, spp_torch_legacy_sniff, spp_load_torch, NULL}, /* a pickle */
@@ -264,6 +266,46 @@ int spp_model_add_tensor(struct spp_model *m, const struct spp_tensor *t, const 
 		return spp_error_set(err, SPP_E_NOMEM, "%s: out of memory", where);
 	}
 	m->tensors[m->ntensors++] = *t;
+	return SPP_OK;
+}
+
+void spp_desc_view(struct spp_layer_desc *d, int64_t m, uint64_t numel, int transposed)
+{
+	d->m = m;
+	d->k = m > 0 ? (int64_t)(numel / (uint64_t)m) : 0;
+	d->base = 0;
+	d->outer_stride = 0;
+	d->row_stride = transposed ? 1 : d->k;
+	d->inner = d->k;
+	d->inner_stride = transposed ? d->m : 1;
+}
+
+int spp_model_add_layer(struct spp_model *m, const struct spp_layer_desc *d, const char *node,
+			const char *op_type, const char *path, const char *what,
+			struct spp_error *err)
+{
+	const char *wn = m->tensors[d->tensor].name;
+	struct spp_layer_desc *g;
+	int uses = 1;
+
+	if (d->m <= 0 || d->k <= 0)
+		return SPP_OK; /* an empty weight multiplies nothing */
+	if ((uint64_t)m->nlayer_descs >= spp_budget_layers(m->bytes))
+		return spp_budget_check_layers((uint64_t)m->nlayer_descs + 1, m->bytes, path, what,
+					       err);
+	if (grow((void **)&m->layer_descs, &m->layer_descs_room, m->nlayer_descs,
+		 sizeof(*m->layer_descs)))
+		return spp_error_set(err, SPP_E_NOMEM, "out of memory loading '%s'", path);
+	for (int i = 0; i < m->nlayer_descs; i++)
+		uses += m->layer_descs[i].tensor == d->tensor;
+	g = &m->layer_descs[m->nlayer_descs++]; /* counted first: destroy frees what is set */
+	*g = *d;
+	if (uses > 1 ? asprintf(&g->name, "%s#%d", wn, uses) < 0 : !(g->name = strdup(wn)))
+		g->name = NULL;
+	g->node_name = node ? strdup(node) : NULL;
+	g->op_type = strdup(op_type);
+	if (!g->name || !g->op_type || (node && !g->node_name))
+		return spp_error_set(err, SPP_E_NOMEM, "out of memory loading '%s'", path);
 	return SPP_OK;
 }
 

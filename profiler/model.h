@@ -106,6 +106,7 @@ struct spp_model {
 	/* entries allocated, grown geometrically (100k npz members, one call each) */
 	int owned_room;
 	int tensors_room; /* of tensors when grown by spp_model_add_tensor; 0 otherwise */
+	int layer_descs_room; /* of layer_descs when grown by spp_model_add_layer */
 	/* what the loader assumed about the graph's inputs (a symbolic batch
 	 * taken as 1, ...), one per line, owned; NULL when nothing */
 	char *shape_notes;
@@ -140,6 +141,21 @@ int spp_model_own(struct spp_model *m, void *buf, struct spp_error *err);
 int spp_model_add_tensor(struct spp_model *m, const struct spp_tensor *t, const char *where,
 			 struct spp_error *err);
 
+/*
+ * d's GEMM view of a weight of numel elements stored as [m, numel / m]
+ * row-major (W = the weight), or, transposed, as [numel / m, m] (W = its
+ * transpose): the two layouts TF's and TFLite's weights come in.
+ */
+void spp_desc_view(struct spp_layer_desc *d, int64_t m, uint64_t numel, int transposed);
+/*
+ * Append a copy of *d to m's layer descriptions, named after its weight
+ * ("<weight>#2", ... where the weight already is a layer's), node (NULL:
+ * none) and op_type copied; a layer with m or k 0 is skipped. Past the
+ * layer budget an SPP_E_BUDGET error names path and what made the layers.
+ */
+int spp_model_add_layer(struct spp_model *m, const struct spp_layer_desc *d, const char *node,
+			const char *op_type, const char *path, const char *what,
+			struct spp_error *err);
 /*
  * Open a model file of any supported format (a safetensors file or a
  * model.safetensors.index.json of a sharded checkpoint). On success *out is
@@ -209,6 +225,9 @@ int spp_load_onnx(const char *path, const struct spp_open_opts *opts,
 		  struct spp_model **out, struct spp_error *err);
 int spp_load_torch(const char *path, struct spp_model **out, struct spp_error *err);
 int spp_load_tfjs(const char *path, struct spp_model **out, struct spp_error *err);
+int spp_load_tflite(const char *path, struct spp_model **out, struct spp_error *err);
+/* A FlatBuffer with TFLite's file identifier "TFL3" at bytes 4-7 (load_tflite.c). */
+int spp_tflite_sniff(const unsigned char *b, size_t got, uint64_t size);
 
 /*
  * For loaders of a JSON file that names its weight files (a sharded

@@ -14,6 +14,7 @@
 #include "profiler/model.h"
 #include "profiler/onnx/onnx.h"
 #include "profiler/static.h"
+#include "test/fuzz/fuzz_tensors.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -21,8 +22,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct spp_model *m = calloc(1, sizeof(*m));
 	struct spp_error err = {0};
-	struct spp_layer *layers = NULL;
-	int nl = 0, rc;
+	int rc;
 
 	if (!m || !(m->path = strdup("fuzz")))
 		abort();
@@ -43,16 +43,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (spp_static_tensor_nnz(t, &nnz, &err) == 0 && nnz > t->numel)
 			abort();
 	}
-	if (spp_layers_from_model(m, 128, 0, &layers, &nl, &err) == 0) {
-		for (int i = 0; i < nl; i++) {
-			const struct spp_gemm_view *v = &layers[i].view;
-			if (v->m <= 0 || v->k <= 0 ||
-			    spp_view_index(v, v->m - 1, v->k - 1) >= layers[i].weight->numel ||
-			    spp_view_index(v, 0, 0) >= layers[i].weight->numel)
-				abort();
-		}
-		free(layers);
-	}
+	fuzz_check_layers(m);
 	spp_model_destroy(m);
 	return 0;
 }

@@ -1,16 +1,18 @@
 /*
- * The check every loader harness makes of a model it loaded: each tensor's
+ * The checks every loader harness makes of a model it loaded: each tensor's
  * bytes match shape x dtype, data is NULL exactly when there are none, and
- * every byte is readable (ASan checks where it lives).
+ * every byte is readable (ASan checks where it lives); and every layer's
+ * view and bias lie inside their tensors.
  */
 #ifndef SPP_TEST_FUZZ_TENSORS_H
 #define SPP_TEST_FUZZ_TENSORS_H
 
 #include <stdlib.h>
 
+#include "profiler/layer.h"
 #include "profiler/model.h"
 
-static void fuzz_check_tensors(const struct spp_model *m)
+static inline void fuzz_check_tensors(const struct spp_model *m)
 {
 	for (int i = 0; i < m->ntensors; i++) {
 		const struct spp_tensor *t = &m->tensors[i];
@@ -25,6 +27,28 @@ static void fuzz_check_tensors(const struct spp_model *m)
 			sink ^= t->data[b];
 		(void)sink;
 	}
+}
+
+/* Every layer's view and bias lie inside their tensors. */
+static inline void fuzz_check_layers(const struct spp_model *m)
+{
+	struct spp_layer *layers = NULL;
+	struct spp_error err = {0};
+	int nl = 0;
+
+	if (spp_layers_from_model(m, 16, 0, &layers, &nl, &err))
+		return;
+	for (int i = 0; i < nl; i++) {
+		const struct spp_gemm_view *v = &layers[i].view;
+
+		if (v->m <= 0 || v->k <= 0 ||
+		    spp_view_index(v, v->m - 1, v->k - 1) >= layers[i].weight->numel ||
+		    spp_view_index(v, 0, 0) >= layers[i].weight->numel)
+			abort();
+		if (layers[i].bias && layers[i].bias->numel != (uint64_t)v->m)
+			abort();
+	}
+	free(layers);
 }
 
 #endif

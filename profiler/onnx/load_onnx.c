@@ -1,8 +1,10 @@
 /*
  * The ONNX file loader: sniffing, decoding with protobuf-c into memory the
- * model owns, and the buffer-level entry point shared with the fuzz harness.
+ * model owns (profiler/pbuf.h), and the buffer-level entry point shared
+ * with the fuzz harness.
  */
 #include "profiler/onnx/onnx_internal.h"
+#include "profiler/pbuf.h"
 
 #include <inttypes.h>
 #include <libgen.h>
@@ -11,8 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* protobuf's own limit on a message; beyond it ONNX uses external data */
-#define MAX_FILE (UINT64_C(2147483647))
 
 int onnx_fault(struct onnx_ctx *c, int code, const char *fmt, ...)
 {
@@ -28,89 +28,6 @@ int onnx_fault(struct onnx_ctx *c, int code, const char *fmt, ...)
 const char *onnx_name(const char *s)
 {
 	return s && *s ? s : "(unnamed)";
-}
-
-/*
- * The decoded message is allocated from chunks that the model owns, so one
- * spp_model_own() per chunk frees it all; protobuf-c's own frees (on a
- * failed decode) are no-ops, the chunks go at once.
- */
-#define CHUNK (size_t)(1 << 20)
-
-struct chunk {
-	struct chunk *next;
-	size_t used, size;
-	_Alignas(16) unsigned char data[];
-};
-
-struct arena {
-	struct chunk *head;  /* the chunk being filled */
-	struct chunk *big;   /* allocations of their own (raw_data) */
-};
-
-static void *arena_alloc(void *p, size_t size)
-{
-	struct arena *a = p;
-	struct chunk *k;
-
-	size = (size + 15) & ~(size_t)15;
-	if (size > CHUNK / 4) {
-		k = malloc(sizeof(*k) + size);
-		if (!k)
-			return NULL;
-		k->next = a->big;
-		k->used = k->size = size;
-		a->big = k;
-		return k->data;
-	}
-	if (!a->head || a->head->size - a->head->used < size) {
-		k = malloc(sizeof(*k) + CHUNK);
-		if (!k)
-			return NULL;
-		k->next = a->head;
-		k->used = 0;
-		k->size = CHUNK;
-		a->head = k;
-	}
-	k = a->head;
-	k->used += size;
-	return k->data + k->used - size;
-}
-
-static void arena_free(void *p, void *ptr)
-{
-	(void)p;
-	(void)ptr;
-}
-
-static void arena_release(struct arena *a)
-{
-	struct chunk *lists[2] = {a->head, a->big};
-
-	for (int i = 0; i < 2; i++)
-		while (lists[i]) {
-			struct chunk *next = lists[i]->next;
-			free(lists[i]);
-			lists[i] = next;
-		}
-	a->head = a->big = NULL;
-}
-
-/* Hand every chunk to the model; the arena is empty afterwards. */
-static int arena_give(struct arena *a, struct spp_model *m, struct spp_error *err)
-{
-	struct chunk **lists[2] = {&a->head, &a->big};
-
-	for (int i = 0; i < 2; i++)
-		while (*lists[i]) {
-			struct chunk *k = *lists[i];
-			*lists[i] = k->next;
-			if (spp_model_own(m, k, err)) {
-				arena_release(a);
-				return SPP_E_NOMEM;
-			}
-		}
-	return SPP_OK;
 }
 
 /* After the walk: every --input-shape named an input; the notes kept. */
@@ -141,26 +58,17 @@ int spp_onnx_parse(const unsigned char *buf, uint64_t size,
 		   struct spp_error *err)
 {
 	struct onnx_ctx c = {.m = m, .file = display_name, .dir = dir, .err = err, .opts = opts};
-	struct arena a = {0};
-	ProtobufCAllocator alloc = {arena_alloc, arena_free, &a};
 	Onnx__ModelProto *mp;
 	int rc;
 
-	if (size > MAX_FILE)
+	if (size > SPP_PB_MAX_BYTES)
 		return onnx_fault(&c, SPP_E_FORMAT, "%" PRIu64 " bytes exceed protobuf's 2 GiB "
 				  "limit (large ONNX models keep weights in external data)", size);
-	rc = onnx_wire_check(&c, buf, (size_t)size, &onnx__model_proto__descriptor);
-	if (rc)
-		return rc;
 	/* raw_data is copied here, once; nothing is copied after */
-	mp = onnx__model_proto__unpack(&alloc, (size_t)size, buf);
-	if (!mp) {
-		arena_release(&a);
-		return onnx_fault(&c, SPP_E_FORMAT, "protobuf decoding failed");
-	}
-	rc = arena_give(&a, m, err);
-	if (rc)
-		return rc;
+	mp = (Onnx__ModelProto *)spp_pb_decode(&onnx__model_proto__descriptor, buf, size,
+					      display_name, m, err);
+	if (!mp)
+		return err->code;
 	if (!mp->graph)
 		return onnx_fault(&c, SPP_E_FORMAT, "the ModelProto holds no graph");
 	if (opts && opts->ninput_shapes &&

@@ -16,7 +16,7 @@
  *   their weights in external data, which is mmap'd and never copied.
  *   Weights inside the file (raw_data) are copied once by protobuf-c; the
  *   decoded message lives as long as the model and tensors point into it.
- * - Messages nest at most SPP_ONNX_MAX_NESTING deep and graphs at most
+ * - Messages nest at most SPP_PB_MAX_NESTING deep (profiler/pbuf.h) and graphs at most
  *   SPP_ONNX_MAX_GRAPH_DEPTH (the main graph is depth 0).
  * - STRING and COMPLEX128 tensors have no spprof dtype: they are left out of
  *   the model (not counted in totals). An unknown data_type is an error.
@@ -42,7 +42,6 @@
 #include "profiler/base/error.h"
 #include "profiler/model.h"
 
-#define SPP_ONNX_MAX_NESTING 100
 #define SPP_ONNX_MAX_GRAPH_DEPTH 32
 #define SPP_ONNX_MAX_DENSIFY (UINT64_C(256) << 20)
 

@@ -70,13 +70,6 @@ int onnx_fault(struct onnx_ctx *c, int code, const char *fmt, ...)
 const char *onnx_name(const char *s);
 
 /*
- * Check the wire format of buf[0, size) as a message of type d, nesting at
- * most SPP_ONNX_MAX_NESTING. Returns 0 or SPP_E_FORMAT naming the byte.
- */
-int onnx_wire_check(struct onnx_ctx *c, const unsigned char *buf, size_t size,
-		    const ProtobufCMessageDescriptor *d);
-
-/*
  * Add a TensorProto to the model under name (the tensor's own when NULL).
  * *index is its index, or -1 when the tensor has no spprof dtype (STRING,
  * COMPLEX128) and was left out. Returns 0 or an error status.

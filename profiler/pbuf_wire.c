@@ -1,12 +1,15 @@
 /*
- * The protobuf wire format, checked before protobuf-c decodes it: protobuf-c
+ * The protobuf wire format, checked before protobuf-c decodes it (ONNX,
+ * Core ML): protobuf-c
  * recurses without a depth limit and reports no position, and a length that
  * does not fit 32 bits would be truncated by it. Walking with the generated
  * descriptors, every field of a known number must have a wire type its
  * declared type allows (packed repeated scalars included); unknown fields
  * only need to be well formed.
  */
-#include "profiler/onnx/onnx_internal.h"
+#include "profiler/pbuf.h"
+
+#include <stdarg.h>
 
 #include <inttypes.h>
 #include <stdint.h>
@@ -76,15 +79,32 @@ static int fixed_size(ProtobufCType t)
 	}
 }
 
-static int walk(struct onnx_ctx *c, const unsigned char *buf, size_t size,
+struct wire {
+	const char *file;
+	struct spp_error *err;
+};
+
+static int fault(const struct wire *c, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static int fault(const struct wire *c, const char *fmt, ...)
+{
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	rc = spp_error_vfile(c->err, SPP_E_FORMAT, c->file, fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
+static int walk(const struct wire *c, const unsigned char *buf, size_t size,
 		size_t origin, const ProtobufCMessageDescriptor *d, int depth)
 {
 	size_t pos = 0;
 
-	if (depth > SPP_ONNX_MAX_NESTING)
-		return onnx_fault(c, SPP_E_FORMAT,
-				  "messages nest deeper than %d at byte %zu (%s)",
-				  SPP_ONNX_MAX_NESTING, origin, d->short_name);
+	if (depth > SPP_PB_MAX_NESTING)
+		return fault(c, "messages nest deeper than %d at byte %zu (%s)",
+				  SPP_PB_MAX_NESTING, origin, d->short_name);
 	while (pos < size) {
 		size_t at = origin + pos;
 		const ProtobufCFieldDescriptor *f;
@@ -93,47 +113,40 @@ static int walk(struct onnx_ctx *c, const unsigned char *buf, size_t size,
 		size_t body;
 
 		if (varint(buf, size, &pos, 5, &tag) || tag >> 32)
-			return onnx_fault(c, SPP_E_FORMAT,
-					  "truncated or overlong field tag at byte %zu", at);
+			return fault(c, "truncated or overlong field tag at byte %zu", at);
 		field = (unsigned)(tag >> 3);
 		wt = (unsigned)(tag & 7);
 		if (field == 0 || field > 536870911u)
-			return onnx_fault(c, SPP_E_FORMAT,
-					  "field number %u at byte %zu is out of range",
+			return fault(c, "field number %u at byte %zu is out of range",
 					  field, at);
 		body = pos;
 		switch (wt) {
 		case 0:
 			if (varint(buf, size, &pos, 10, &len))
-				return onnx_fault(c, SPP_E_FORMAT,
-						  "truncated varint of field %u at byte %zu",
+				return fault(c, "truncated varint of field %u at byte %zu",
 						  field, at);
 			break;
 		case 1:
 		case 5:
 			len = wt == 1 ? 8 : 4;
 			if (size - pos < len)
-				return onnx_fault(c, SPP_E_FORMAT,
-						  "field %u at byte %zu runs past the end of its message",
+				return fault(c, "field %u at byte %zu runs past the end of its message",
 						  field, at);
 			pos += (size_t)len;
 			break;
 		case 2:
 			if (varint(buf, size, &pos, 5, &len) || len > INT32_MAX)
-				return onnx_fault(c, SPP_E_FORMAT,
-						  "bad length of field %u at byte %zu", field, at);
+				return fault(c, "bad length of field %u at byte %zu", field, at);
 			if (size - pos < len)
-				return onnx_fault(c, SPP_E_FORMAT,
-						  "field %u at byte %zu holds %" PRIu64
+				return fault(c, "field %u at byte %zu holds %" PRIu64
 						  " bytes, only %zu remain in its message",
 						  field, at, len, size - pos);
 			body = pos;
 			pos += (size_t)len;
 			break;
 		default:
-			return onnx_fault(c, SPP_E_FORMAT,
-					  "field %u at byte %zu has wire type %u (groups and "
-					  "undefined types are not protobuf 3 / ONNX)",
+			return fault(c, "field %u at byte %zu has wire type %u (groups and "
+					  "undefined types are not protobuf 3)",
 					  field, at, wt);
 		}
 		f = protobuf_c_message_descriptor_get_field(d, field);
@@ -162,16 +175,17 @@ static int walk(struct onnx_ctx *c, const unsigned char *buf, size_t size,
 			     (wt == 2 && repeated && fs && len % (uint64_t)fs == 0);
 		}
 		if (!ok)
-			return onnx_fault(c, SPP_E_FORMAT,
-					  "%s.%s (field %u) at byte %zu has wire type %u, "
+			return fault(c, "%s.%s (field %u) at byte %zu has wire type %u, "
 					  "which its type does not allow",
 					  d->short_name, f->name, field, at, wt);
 	}
 	return SPP_OK;
 }
 
-int onnx_wire_check(struct onnx_ctx *c, const unsigned char *buf, size_t size,
-		    const ProtobufCMessageDescriptor *d)
+int spp_pb_wire_check(const unsigned char *buf, size_t size, const ProtobufCMessageDescriptor *d,
+		      const char *file, struct spp_error *err)
 {
-	return walk(c, buf, size, 0, d, 1);
+	struct wire c = {file, err};
+
+	return walk(&c, buf, size, 0, d, 1);
 }

@@ -49,7 +49,7 @@ static const struct cmd_option analyze_options[] = {
 	{CMD_INT("n", "N", A, opts.n, 1, INT64_C(1) << 31), .want = "a positive integer",
 	 CMD_SEEN(A, opts.n_set),
 	 .help = "N of each layer's Y = W.X (batch x tokens), every layer's when given; "
-		 "default: the graph's N where its shapes give one (ONNX, TFLite), else 128"},
+		 "default: the graph's N where its shapes give one (ONNX, TFLite, Core ML), else 128"},
 	{CMD_CALLBACK("input-shape", "NAME=DIMS", opt_input_shape),
 	 .help = "the shape of graph input NAME, such as input=1x3x224x224 (repeatable): "
 		 "what the graph's shapes start from; default the file's, a symbolic batch "

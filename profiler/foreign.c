@@ -15,13 +15,6 @@ static int prefix(const unsigned char *b, size_t got, const char *magic, size_t 
 	return got >= n && memcmp(b, magic, n) == 0;
 }
 
-static int ends_with(const char *s, const char *tail)
-{
-	size_t a = strlen(s), b = strlen(tail);
-
-	return a >= b && strcmp(s + a - b, tail) == 0;
-}
-
 /* Whether the first bytes hold needle (not NUL-terminated). */
 static int holds(const unsigned char *b, size_t got, const char *needle)
 {
@@ -52,48 +45,6 @@ static int is_openvino(const unsigned char *b, size_t got, const char *path)
 	return prefix(b, got, "<?xml", 5) && holds(b, got, "<net ");
 }
 
-/*
- * A Core ML Model protobuf: a top-level field numbered 200 or more (its
- * model types: pipeline 200..., neuralNetwork 500, mlProgram 502; an ONNX
- * ModelProto's fields stop at 25), or the .mlmodel name.
- */
-static int is_coreml(const unsigned char *b, size_t got, const char *path)
-{
-	size_t pos = 0;
-
-	if (ends_with(path, ".mlmodel"))
-		return 1;
-	while (pos < got) {
-		uint64_t key = 0, v = 0;
-		int shift;
-
-		for (shift = 0; pos < got && shift < 35; shift += 7) {
-			key |= (uint64_t)(b[pos] & 0x7f) << shift;
-			if (!(b[pos++] & 0x80))
-				break;
-		}
-		if (key >> 3 >= 200 && key >> 3 < 1000 && (key & 7) == 2)
-			return 1;
-		if ((key & 7) == 1 || (key & 7) == 5) {
-			pos += (key & 7) == 1 ? 8 : 4;
-			continue;
-		}
-		if ((key & 7) != 0 && (key & 7) != 2)
-			return 0;
-		for (shift = 0; pos < got && shift < 64; shift += 7) {
-			v |= (uint64_t)(b[pos] & 0x7f) << shift;
-			if (!(b[pos++] & 0x80))
-				break;
-		}
-		if ((key & 7) == 2) {
-			if (v > got - pos)
-				return 0;
-			pos += (size_t)v;
-		}
-	}
-	return 0;
-}
-
 static const struct foreign {
 	const char *what, *instead;
 	int (*test)(const unsigned char *b, size_t got, const char *path);
@@ -103,8 +54,6 @@ static const struct foreign {
 	{"a Python pickle that is not a torch.save file",
 	 "load it in Python and save its tensors with torch.save or safetensors", is_pickle},
 	{"an OpenVINO IR (.xml)", "profile the ONNX model it was converted from", is_openvino},
-	{"a Core ML model (.mlmodel)", "profile the ONNX or PyTorch model it was converted from",
-	 is_coreml},
 };
 
 int spp_foreign_file(const char *path, const unsigned char *b, size_t got, struct spp_error *err)
@@ -134,8 +83,6 @@ int spp_foreign_dir(const char *path, struct spp_error *err)
 		const char *member, *what, *instead;
 	} dirs[] = {
 		{"saved_model.pb", "TensorFlow SavedModel", "convert it to ONNX (tf2onnx --saved-model)"},
-		{"Manifest.json", "Core ML package (.mlpackage)",
-		 "profile the ONNX or PyTorch model it was converted from"},
 	};
 
 	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++)

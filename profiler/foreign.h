@@ -1,8 +1,8 @@
 /*
  * Model formats spprof does not read, named: a user handed a Keras .h5,
- * a pickle torch.save did not write, an OpenVINO IR, a Core ML
- * model or a SavedModel folder learns what the file is and what to do instead,
- * rather than a guess at a format it is not.
+ * a pickle torch.save did not write, an OpenVINO IR or a SavedModel folder
+ * learns what the file is and what to do instead, rather than a guess at a
+ * format it is not.
  */
 #ifndef SPP_PROFILER_FOREIGN_H
 #define SPP_PROFILER_FOREIGN_H
@@ -15,7 +15,7 @@
  * are one of those; else 0. */
 int spp_foreign_file(const char *path, const unsigned char *b, size_t got, struct spp_error *err);
 
-/* The same for a folder (a SavedModel or .mlpackage folder); 0 when none. */
+/* The same for a folder (a SavedModel folder); 0 when none. */
 int spp_foreign_dir(const char *path, struct spp_error *err);
 
 #endif

@@ -127,6 +127,7 @@ static const struct format_row formats[] = {
 	{"safetensors index json", 0, 0, sniff_json_object, spp_load_safetensors_index, NULL},
 	{"smtx", 0, 0, sniff_smtx, spp_load_smtx, NULL},
 	/* heuristic: a protobuf ModelProto has no magic number */
+	{"coreml", 0, 1, spp_coreml_sniff, spp_load_coreml, NULL}, /* protobuf, before ONNX */
 	{"onnx", 0, 0, spp_onnx_sniff, NULL, spp_load_onnx},
 };
 
@@ -178,6 +179,10 @@ int spp_model_open_with(const char *path, const struct spp_open_opts *opts,
 		if (snprintf(json, sizeof(json), "%s/model.json", path) < (int)sizeof(json) &&
 		    stat(json, &st) == 0 && S_ISREG(st.st_mode))
 			return spp_model_open_with(json, opts, out, err);
+		/* a Core ML package: its Manifest.json names the model */
+		if (snprintf(json, sizeof(json), "%s/Manifest.json", path) < (int)sizeof(json) &&
+		    stat(json, &st) == 0 && S_ISREG(st.st_mode))
+			return spp_load_coreml(path, out, err);
 		if ((rc = spp_foreign_dir(path, err)))
 			return rc;
 	}

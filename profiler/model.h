@@ -226,6 +226,10 @@ int spp_load_onnx(const char *path, const struct spp_open_opts *opts,
 int spp_load_torch(const char *path, struct spp_model **out, struct spp_error *err);
 int spp_load_tfjs(const char *path, struct spp_model **out, struct spp_error *err);
 int spp_load_tflite(const char *path, struct spp_model **out, struct spp_error *err);
+/* A .mlmodel file or a .mlpackage folder (coreml/load_coreml.c). */
+int spp_load_coreml(const char *path, struct spp_model **out, struct spp_error *err);
+/* A Core ML Model protobuf: a top-level model-type field (200-999), a message. */
+int spp_coreml_sniff(const unsigned char *b, size_t got, uint64_t size);
 /* A FlatBuffer with TFLite's file identifier "TFL3" at bytes 4-7 (load_tflite.c). */
 int spp_tflite_sniff(const unsigned char *b, size_t got, uint64_t size);
 

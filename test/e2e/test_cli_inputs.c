@@ -118,8 +118,8 @@ void test_foreign_formats(void **state)
 		/* a model.json is the TF.js loader's: this one has no weights */
 		{"model.json", "{\"format\": \"graph-model\", \"modelTopology\": {}}", 46,
 		 "no \"weightsManifest\" list"},
-		/* no .mlmodel name: the top-level field 500 (neuralNetwork) says so */
-		{"coreml.bin", "\x08\x04\x12\x00\xa2\x1f\x00", 7, "a Core ML model"},
+		/* a Core ML model is the Core ML loader's: this GLM classifier (field 400) has no layers */
+		{"coreml.bin", "\x08\x04\x82\x19\x00", 5, "a Core ML model of a type with no"},
 	};
 	char *dir = harness_tmpdir(), *p, want[600];
 	unsigned char zip[128];

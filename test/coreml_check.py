@@ -15,9 +15,7 @@ written. Bad files exit 2 naming the file, and the reading refuses them.
     coreml_check.py --self      (the writer against its reading alone)
 """
 import collections
-import json
 import os
-import subprocess
 import sys
 import tempfile
 
@@ -28,6 +26,7 @@ except ImportError:
     sys.exit(77)
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 from coreml_writer import *  # noqa: E402,F403  (the writer and the reading)
+from check_common import analyze, pruned, report  # noqa: E402
 
 RNG = np.random.default_rng(19)
 FAILS = []
@@ -99,12 +98,7 @@ def nn_model(top, layers, extra=b"", spec=4):
 
 
 def matrix(m, k, density=0.4, dtype=np.float32):
-    """A pruned [m, k]: random zeros, row 0 and the last column zero whole."""
-    w = RNG.standard_normal((m, k)).astype(dtype)
-    w[RNG.random((m, k)) >= density] = 0
-    w[0] = 0
-    w[:, -1] = 0
-    return w
+    return pruned(RNG, m, k, density, dtype)
 
 
 def codes(m, k, top, zero=0):
@@ -297,11 +291,6 @@ def written(folder):
 
 # ---- the checks ----
 
-def analyze(spprof, path, *extra):
-    return subprocess.run([spprof, "analyze", path, "--static", "--format", "json", *extra],
-                          capture_output=True, text=True)
-
-
 def diff(path, got, want, who):
     if set(got) != set(want):
         FAILS.append(f"{path}: layers {sorted(got)}, {who}; want {sorted(want)}")
@@ -323,14 +312,14 @@ def reader_check(path, want):
 
 
 def check(spprof, path, want):
-    p = analyze(spprof, path)
-    if p.returncode:
-        return FAILS.append(f"{path}: exit {p.returncode}: {p.stderr.strip()}")
+    rep = report(spprof, path, FAILS)
+    if rep is None:
+        return
     got = {l["name"]: Figures(l["op_type"], l["node"], l["m"], l["k"], l["n"], l["n_source"],
                               l["dtype"], l["nnz"], l["pattern"]["zero_rows"],
                               l["pattern"]["zero_cols"], l["bias"],
                               (fs["format"], fs["bytes"]) if (fs := l["file_storage"]) else None)
-           for l in json.loads(p.stdout)["layers"]}
+           for l in rep["layers"]}
     diff(path, got, want, "spprof")
 
 

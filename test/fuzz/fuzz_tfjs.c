@@ -11,7 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "profiler/base/safe_text.h"
 #include "profiler/model.h"
 #include "test/fuzz/fuzz_tensors.h"
 #include "test/fuzz/fuzz_tmp.h"
@@ -43,13 +42,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	(void)spp_tfjs_sniff(data, size, size);
 	fuzz_tmp_write("model.json", data, size, json_path);
 	rc = spp_load_tfjs(json_path, &m, &err);
-	if (rc) {
-		if (m || err.code != rc || !err.msg[0] || !spp_safe_clean(err.msg))
-			abort();
-		return 0;
-	}
-	fuzz_check_tensors(m);
-	fuzz_check_layers(m);
-	spp_model_destroy(m);
+	fuzz_check_loaded(rc, m, &err);
 	return 0;
 }

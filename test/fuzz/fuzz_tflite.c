@@ -10,7 +10,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "profiler/base/safe_text.h"
 #include "profiler/layer.h"
 #include "profiler/model.h"
 #include "test/fuzz/fuzz_tensors.h"
@@ -28,13 +27,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	(void)spp_tflite_sniff(data, size, size);
 	fuzz_tmp_write("m.tflite", data, size, path);
 	rc = spp_load_tflite(path, &m, &err);
-	if (rc) {
-		if (m || err.code != rc || !err.msg[0] || !spp_safe_clean(err.msg))
-			abort();
-		return 0;
-	}
-	fuzz_check_tensors(m);
-	fuzz_check_layers(m);
-	spp_model_destroy(m);
+	fuzz_check_loaded(rc, m, &err);
 	return 0;
 }

@@ -30,11 +30,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 		fuzz_tmp_write("m.pt", data, size, path);
 		rc = spp_model_open(path, &m, &err);
-		if (rc && (m || err.code != rc || !err.msg[0] || !spp_safe_clean(err.msg)))
-			abort();
-		if (!rc)
-			fuzz_check_tensors(m);
-		spp_model_destroy(m);
+		fuzz_check_loaded(rc, m, &err);
 		return 0;
 	}
 	{

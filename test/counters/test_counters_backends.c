@@ -220,6 +220,9 @@ void test_analyze_counters(void **state)
 	assert_true(cJSON_GetNumberValue(get(c, "dram_bytes", NULL)) ==
 		    64 * cJSON_GetNumberValue(get(c, "llc_misses", NULL)));
 	assert_true(cJSON_IsNull(get(c, "instructions", NULL)));
+	/* the label rule: a simulated count over a measured time is no figure */
+	assert_true(cJSON_IsNull(get(c, "dram_gbs", NULL)));
+	assert_true(cJSON_IsNumber(get(c, "dram_over_model", NULL)));
 	assert_int_equal(cJSON_GetArraySize(get(c, "per_thread", "l1d_misses")), 2);
 	/* the same input gives the same counts */
 	b = analyze(model, "sim", "--cache-model=l1=4K/4,l2=16K/4,llc=64K/8", &r);

@@ -168,6 +168,16 @@ static void make_full(cJSON *r)
 
 	set(m, "peak_gflops", cJSON_CreateNumber(HTML_PEAK_GFLOPS));
 	set(m, "peak_bw_gbs", cJSON_CreateNumber(HTML_PEAK_BW));
+	{
+		/* each level's read bandwidth, DRAM's the peak: a roof each */
+		static const char *const names[] = {"L1", "L2", "LLC", "DRAM"};
+		static const double gbs[] = {400, 100, 50, HTML_PEAK_BW};
+		cJSON *cal = cJSON_CreateObject(), *lv = cJSON_AddObjectToObject(cal, "levels");
+
+		for (int k = 0; k < 4; k++)
+			cJSON_AddNumberToObject(cJSON_AddObjectToObject(lv, names[k]), "read_gbs", gbs[k]);
+		set(m, "calibration", cal);
+	}
 	cJSON_ArrayForEach(l, cJSON_GetObjectItemCaseSensitive(r, "layers")) {
 		double s = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(l, "sparsity"));
 		cJSON *be = cJSON_CreateObject(), *rec = cJSON_CreateObject(), *run;

@@ -289,9 +289,16 @@ static void test_full(void **state)
 	assert_non_null(strstr(be, "cpu/csr: breakeven 40.0%, margin <span class=\"good\">+10.0 points</span>"));
 	assert_non_null(strstr(be, "cpu/coo: never beats dense (never beats dense in [0, 0.999])"));
 	assert_int_equal(html_count(p, ">cpu/csr 1.50\xc3\x97</td>"), n);
-	/* roofs from the calibrated peaks */
+	/* roofs from the calibrated peaks: one per memory level, each with its ridge */
 	assert_non_null(strstr(p, "peak 200.0 GFLOP/s"));
-	assert_non_null(strstr(p, ">20.0 GB/s</text>"));
+	{
+		char *rf = part(p, "chart-roofline", "</svg>");
+
+		assert_int_equal(html_count(rf, "<g class=\"roof\">"), 4);
+		assert_non_null(strstr(rf, ">DRAM 20.0 GB/s, ridge 10 FLOP/B</text>"));
+		assert_non_null(strstr(rf, ">LLC 50.0 GB/s, ridge 4 FLOP/B</text>"));
+		free(rf);
+	}
 	/* cache: every run has a sim block; csr's L1D median computed here */
 	cJSON_ArrayForEach(l, layers(HC_FULL))
 		cJSON_ArrayForEach(run, cJSON_GetObjectItemCaseSensitive(l, "runs")) {

@@ -30,11 +30,16 @@ static void run_rules(const struct spp_layer_runs *runs, struct spp_diagnosis *d
 
 		if (!timed(r))
 			continue;
-		if (r->bw_util >= SPP_DIAG_MEMORY_BOUND && r->bw_level >= 0)
-			say(d, "%s is memory-bound: %.1f GB/s is %.0f%% of the calibrated %s read bandwidth "
+		if (r->bw_util >= SPP_DIAG_MEMORY_BOUND && r->bw_level >= 0) {
+			const char *lv = spp_bw_level_name((enum spp_bw_level)r->bw_level);
+
+			/* DRAM-bound, or bound by the cache level that holds the working set */
+			say(d, "%s is %s%s: %.1f GB/s is %.0f%% of the calibrated %s read bandwidth "
 			       "(%.1f GB/s), the level its working set fits",
-			    r->format, r->bandwidth_gbs, 100 * r->bw_util,
-			    spp_bw_level_name((enum spp_bw_level)r->bw_level), r->bandwidth_gbs / r->bw_util);
+			    r->format, r->bw_level == SPP_BW_DRAM ? "DRAM-bound" : lv,
+			    r->bw_level == SPP_BW_DRAM ? "" : "-resident and bandwidth-bound",
+			    r->bandwidth_gbs, 100 * r->bw_util, lv, r->bandwidth_gbs / r->bw_util);
+		}
 		if (r->imbalance > SPP_DIAG_IMBALANCE)
 			say(d, "%s is imbalanced across threads: the busiest works %.2fx the mean",
 			    r->format, r->imbalance);

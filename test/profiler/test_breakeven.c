@@ -240,13 +240,17 @@ static void test_diagnosis(void **state)
 	if (d.n)
 		fail_msg("unexpected: %s", d.line[0]);
 
-	/* memory-bound: 85 of the L2's 100 GB/s; not without a calibrated level */
+	/* bandwidth-bound: 85 of the L2's 100 GB/s; not without a calibrated level */
 	runs[1].bandwidth_gbs = 85;
 	runs[1].bw_util = 0.85;
 	spp_diagnose_layer(&s, &lr, &d);
 	assert_int_equal(d.n, 1);
-	assert_non_null(strstr(d.line[0], "csr is memory-bound"));
+	assert_non_null(strstr(d.line[0], "csr is L2-resident and bandwidth-bound"));
 	assert_non_null(strstr(d.line[0], "85% of the calibrated L2 read bandwidth (100.0 GB/s)"));
+	runs[1].bw_level = SPP_BW_DRAM;
+	spp_diagnose_layer(&s, &lr, &d);
+	assert_non_null(strstr(d.line[0], "csr is DRAM-bound: 85.0 GB/s"));
+	runs[1].bw_level = SPP_BW_L2;
 	runs[1].bw_util = NAN;
 	spp_diagnose_layer(&s, &lr, &d);
 	assert_int_equal(d.n, 0);

@@ -99,13 +99,15 @@ uint64_t spp_sim_total_accesses(const struct spp_sim *s);
 /*
  * Replay the traced portable kernel of enc's format on x (K x n) into y
  * (M x n, overwritten) through a fresh simulator of geometry g with
- * `threads` cores, and fill f (source "sim"). budget: line accesses to
- * simulate before sampling (0: SPP_SIM_DEFAULT_BUDGET). Returns 0,
- * SPP_E_UNSUPPORTED (a format with no traced kernel, such as a peer) or
- * SPP_E_NOMEM.
+ * `threads` cores, and fill f (source "sim"). warm: the state the timed
+ * runs are in (one replay fills the caches, the second is counted; the
+ * budget shared by the two); else a cold run from empty caches (--cold,
+ * and cachegrind's view). budget: line accesses to simulate before
+ * sampling (0: SPP_SIM_DEFAULT_BUDGET). Returns 0, SPP_E_UNSUPPORTED (a
+ * format with no traced kernel, such as a peer) or SPP_E_NOMEM.
  */
 #define SPP_SIM_DEFAULT_BUDGET ((uint64_t)40 * 1000 * 1000)
-int spp_sim_replay(const struct spp_sim_geometry *g, int threads, uint64_t budget,
+int spp_sim_replay(const struct spp_sim_geometry *g, int threads, uint64_t budget, int warm,
 		   const struct spp_encoded *enc, const float *x, float *y, int64_t n,
 		   struct spp_cache_figures *f, struct spp_error *err);
 

@@ -173,8 +173,10 @@ static void add_format_regions(struct sink *s, const struct spp_encoded *w)
 		add_region(s, b[i].p, b[i].bytes);
 }
 
+/* The counts of sim less base (per core c at base[c + 1], all at base[0]; NULL: none). */
 static void sample_from_sim(struct spp_counter_sample *smp, const struct spp_sim *sim,
-			    const struct spp_sim_geometry *g, int threads, double scale)
+			    const struct spp_sim_geometry *g, int threads, double scale,
+			    const struct spp_sim_counts *base)
 {
 	memset(smp, 0, sizeof(*smp));
 	smp->nthreads = threads;
@@ -184,6 +186,12 @@ static void sample_from_sim(struct spp_counter_sample *smp, const struct spp_sim
 		struct spp_sim_counts k;
 
 		spp_sim_counts(sim, c, &k);
+		if (base) {
+			const struct spp_sim_counts *b = &base[c + 1];
+
+			k.l1_acc -= b->l1_acc, k.l1_miss -= b->l1_miss, k.l2_acc -= b->l2_acc;
+			k.l2_miss -= b->l2_miss, k.llc_acc -= b->llc_acc, k.llc_miss -= b->llc_miss;
+		}
 		for (int e = 0; e < SPP_CEV_COUNT; e++)
 			v[e] = NAN;
 		v[SPP_CEV_L1D_ACCESSES] = (double)k.l1_acc * scale;
@@ -198,22 +206,24 @@ static void sample_from_sim(struct spp_counter_sample *smp, const struct spp_sim
 }
 
 static void figures_from_sim(struct spp_cache_figures *f, const struct spp_sim *sim,
-			     const struct spp_sim_geometry *g, int threads, double scale)
+			     const struct spp_sim_geometry *g, int threads, double scale,
+			     const struct spp_sim_counts *base)
 {
 	struct spp_counter_sample *smp = malloc(sizeof(*smp));
 
 	if (!smp)
 		return; /* figures stay unknown */
-	sample_from_sim(smp, sim, g, threads, scale);
+	sample_from_sim(smp, sim, g, threads, scale, base);
 	spp_cache_figures_from_sample(f, "sim", smp, 1, g->line);
 	spp_sim_geometry_format(g, f->geometry, sizeof(f->geometry));
 	free(smp);
 }
 
-int spp_sim_replay(const struct spp_sim_geometry *g, int threads, uint64_t budget,
+int spp_sim_replay(const struct spp_sim_geometry *g, int threads, uint64_t budget, int warm,
 		   const struct spp_encoded *enc, const float *x, float *y, int64_t n,
 		   struct spp_cache_figures *f, struct spp_error *err)
 {
+	struct spp_sim_counts base[SPP_COUNTERS_MAX_THREADS + 1];
 	const struct spp_format_ops *ops = enc->ops ? spp_trace_format_find(enc->ops->key) : NULL;
 	struct spp_exec ex = {.threads = threads, .isa = SPP_ISA_PORTABLE};
 	struct sink s;
@@ -247,20 +257,32 @@ int spp_sim_replay(const struct spp_sim_geometry *g, int threads, uint64_t budge
 	units = (double)enc->bytes / 4 > (double)enc->nnz ? (double)enc->bytes / 4 : (double)enc->nnz;
 	est = units * (2 + 3 * ceil((double)n * 4 / g->line));
 	s.block = SAMPLE_BLOCK;
-	s.stride = budget == 0 ? (int64_t)ceil(est / (double)SPP_SIM_DEFAULT_BUDGET)
-			       : (int64_t)ceil(est / (double)budget);
+	/* a warm replay simulates the sampled blocks twice in the one budget */
+	s.stride = (int64_t)ceil(est * (warm ? 2 : 1) /
+				 (double)(budget == 0 ? SPP_SIM_DEFAULT_BUDGET : budget));
 	if (s.stride < 1)
 		s.stride = 1;
+	if (warm) { /* the first replay fills the caches as the timed runs found them */
+		cur = &s;
+		ops->spmm(enc, x, y, n, &ex);
+		cur = NULL;
+		for (int c = -1; c < threads; c++)
+			spp_sim_counts(s.sim, c, &base[c + 1]);
+		s.units_sim = s.units_total = 0;
+		s.unmapped = 0;
+	}
 	cur = &s;
 	ops->spmm(enc, x, y, n, &ex);
 	cur = NULL;
 	if (s.units_sim > 0 && s.units_total > s.units_sim)
 		scale = (double)s.units_total / (double)s.units_sim;
-	figures_from_sim(f, s.sim, g, threads, scale);
+	figures_from_sim(f, s.sim, g, threads, scale, warm ? base : NULL);
 	f->sampled = s.units_total > 0 ? (double)s.units_sim / (double)s.units_total : 1;
 	len = (size_t)snprintf(f->note, sizeof(f->note),
-			       "simulated: the portable kernel's accesses replayed, its %d part%s in turn on %d simulated core%s",
-			       enc->nparts, enc->nparts == 1 ? "" : "s", threads, threads == 1 ? "" : "s");
+			       "simulated: the portable kernel's accesses replayed %s, its %d part%s in "
+			       "turn on %d simulated core%s", warm ? "warm (the second of two "
+			       "replays counted)" : "cold (from empty caches)", enc->nparts,
+			       enc->nparts == 1 ? "" : "s", threads, threads == 1 ? "" : "s");
 	if (scale > 1 && len < sizeof(f->note))
 		len += (size_t)snprintf(f->note + len, sizeof(f->note) - len,
 					"; %.3g%% of 64-%s blocks simulated, counts scaled",
@@ -355,7 +377,7 @@ static int sim_read(void *session, struct spp_counter_sample *out)
 {
 	struct sim_session *s = session;
 
-	sample_from_sim(out, s->sim, &s->g, s->threads, 1);
+	sample_from_sim(out, s->sim, &s->g, s->threads, 1, NULL);
 	return SPP_OK;
 }
 

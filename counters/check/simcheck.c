@@ -89,7 +89,7 @@ int main(int argc, char **argv)
 			return 2;
 		}
 		t0 = now_s();
-		if (spp_sim_replay(&g, 1, UINT64_MAX, &enc, x, y, n, &f, &err)) {
+		if (spp_sim_replay(&g, 1, UINT64_MAX, 0, &enc, x, y, n, &f, &err)) {
 			fprintf(stderr, "spp-simcheck: %s\n", err.msg);
 			return 3;
 		}

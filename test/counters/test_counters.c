@@ -240,9 +240,10 @@ static float *aligned_floats(size_t n)
 	return p;
 }
 
-static void replay(const char *key, const float *wv, int64_t m, int64_t k, int64_t n,
-		   int threads, const char *model, uint64_t budget, struct spp_cache_figures *f,
-		   float *y_out)
+/* A replay of the traced kernel of format key, cold (from empty caches) unless warm. */
+static void replay_in(const char *key, const float *wv, int64_t m, int64_t k, int64_t n,
+		      int threads, const char *model, uint64_t budget, int warm,
+		      struct spp_cache_figures *f, float *y_out)
 {
 	const struct spp_format_ops *ops = spp_cpu_format_find(key);
 	struct spp_matrix w = {m, k, wv};
@@ -256,7 +257,7 @@ static void replay(const char *key, const float *wv, int64_t m, int64_t k, int64
 		x[i] = (float)((i * 7) % 13) - 6.0f;
 	assert_int_equal(spp_sim_geometry_parse(model, &g, &err), 0);
 	assert_int_equal(ops->encode(&w, threads, &enc, &err), 0);
-	assert_int_equal(spp_sim_replay(&g, threads, budget, &enc, x, y, n, f, &err), 0);
+	assert_int_equal(spp_sim_replay(&g, threads, budget, warm, &enc, x, y, n, f, &err), 0);
 	if (y_out) {
 		float *ref = calloc((size_t)(m * n), sizeof(float));
 
@@ -269,6 +270,13 @@ static void replay(const char *key, const float *wv, int64_t m, int64_t k, int64
 	ops->release(&enc);
 	free(x);
 	free(y);
+}
+
+static void replay(const char *key, const float *wv, int64_t m, int64_t k, int64_t n,
+		   int threads, const char *model, uint64_t budget, struct spp_cache_figures *f,
+		   float *y_out)
+{
+	replay_in(key, wv, m, k, n, threads, model, budget, 0, f, y_out);
 }
 
 static void test_replay_formats(void **state)
@@ -329,6 +337,34 @@ static void test_replay_compulsory(void **state)
 	assert_true(f.v[SPP_CEV_LLC_MISSES] == expect);
 	assert_true(isnan(f.v[SPP_CEV_L2_MISSES]));
 	free(w);
+}
+
+/*
+ * Warm against cold: a layer that fits in the caches misses only the
+ * first time, so the warm replay (the state the timed runs are in) counts
+ * no miss, the cold one every compulsory line; one that does not fit
+ * misses warm too.
+ */
+static void test_replay_warm(void **state)
+{
+	int64_t m = 64, k = 64, n = 16;
+	float *w = random_matrix(m, k, 0.25, 3), *big = random_matrix(2048, 512, 0.3, 4);
+	struct spp_cache_figures cold, warm;
+
+	(void)state;
+	replay_in("csr", w, m, k, n, 1, "l1=1M/16,llc=8M/16", 0, 0, &cold, NULL);
+	replay_in("csr", w, m, k, n, 1, "l1=1M/16,llc=8M/16", 0, 1, &warm, NULL);
+	assert_true(cold.v[SPP_CEV_LLC_MISSES] > 0);
+	assert_true(warm.v[SPP_CEV_L1D_MISSES] == 0 && warm.v[SPP_CEV_LLC_MISSES] == 0);
+	assert_true(warm.v[SPP_CEV_L1D_ACCESSES] == cold.v[SPP_CEV_L1D_ACCESSES]);
+	assert_non_null(strstr(warm.note, "replayed warm"));
+	assert_non_null(strstr(cold.note, "replayed cold"));
+	/* 2048 x 512 at 30%: about 3 MB of csr and X, past a 64K LLC: misses stay */
+	replay_in("csr", big, 2048, 512, 16, 1, "l1=4K/4,llc=64K/8", 0, 1, &warm, NULL);
+	replay_in("csr", big, 2048, 512, 16, 1, "l1=4K/4,llc=64K/8", 0, 0, &cold, NULL);
+	assert_true(warm.v[SPP_CEV_LLC_MISSES] > 0.5 * cold.v[SPP_CEV_LLC_MISSES]);
+	free(w);
+	free(big);
 }
 
 static void test_replay_deterministic(void **state)
@@ -436,6 +472,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_shared_llc),
 		cmocka_unit_test(test_replay_formats),
 		cmocka_unit_test(test_replay_compulsory),
+		cmocka_unit_test(test_replay_warm),
 		cmocka_unit_test(test_replay_deterministic),
 		cmocka_unit_test(test_replay_sampled),
 		cmocka_unit_test(test_sim_backend),

@@ -161,7 +161,13 @@ static int dequantize(struct tfjs *t, struct spp_tensor *w, int bytes, double sc
 	if (spp_budget_check_bytes(w->numel * 4, t->m->bytes, t->path, "a quantized weight",
 				   t->err))
 		return SPP_E_BUDGET;
-	if (!(v = malloc(w->numel ? (size_t)w->numel * 4 : 1)))
+	w->dtype = SPP_DTYPE_F32;
+	if (!w->numel) {	/* an empty weight has no bytes to point at */
+		w->data = NULL;
+		w->nbytes = 0;
+		return 0;
+	}
+	if (!(v = malloc((size_t)w->numel * 4)))
 		return nomem(t);
 	for (uint64_t i = 0; i < w->numel; i++) {
 		const unsigned char *p = w->data + i * (uint64_t)bytes;
@@ -174,7 +180,6 @@ static int dequantize(struct tfjs *t, struct spp_tensor *w, int bytes, double sc
 	}
 	w->data = (const unsigned char *)v;
 	w->nbytes = w->numel * 4;
-	w->dtype = SPP_DTYPE_F32;
 	return spp_model_own(t->m, v, t->err);
 }
 

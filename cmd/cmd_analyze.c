@@ -95,6 +95,9 @@ static const struct cmd_option analyze_options[] = {
 	{CMD_OPT_TIME_BUDGET(A, opts.time_budget_s),
 	 .help = "seconds of timed runs per layer; default 0.2"},
 	{CMD_FLAG("cold", A, opts.cold), .help = "evict the caches before every timed run"},
+	{CMD_FLAG("dedupe", A, opts.dedupe),
+	 .help = "time one layer of each repeated (shape, N, dtype, non-zero pattern); the "
+		 "others copy its runs and name it (runs_copied_from)"},
 	{CMD_FLAG("breakeven", A, opts.breakeven),
 	 .help = "also sweep each distinct (shape, N, pattern) on synthetic W for each "
 		 "format's breakeven sparsity (repeated blocks share one sweep), within the "
@@ -356,6 +359,9 @@ int cmd_analyze(int argc, char **argv)
 		if (opts->n_sweep[i] <= opts->n_sweep[i - 1])
 			return cmd_usage_error("analyze", "--n-sweep wants ascending, distinct N (%lld after %lld)",
 					       (long long)opts->n_sweep[i], (long long)opts->n_sweep[i - 1]);
+	if (opts->dedupe && opts->activations)
+		return cmd_usage_error("analyze", "--dedupe with --activations: each layer's X is its "
+				       "own, so no layer's runs can stand for another's");
 
 	if (!args.quiet && !opts->static_only && isatty(STDERR_FILENO)) {
 		ps.start = now_s();

@@ -1,4 +1,5 @@
 #include "profiler/analyze.h"
+#include "profiler/dedupe.h"
 
 #include "profiler/base/budget.h"
 
@@ -365,12 +366,17 @@ static int run_layers(struct spp_analysis *a, struct spp_error *err)
 		rc = spp_error_set(err, SPP_E_NOMEM, "out of memory");
 		goto done;
 	}
+	if (o->dedupe && (rc = spp_dedupe_plan(a, err)))
+		goto done;
 	for (int i = 0; i < a->nlayers; i++) {
 		if (a->stats[i].unsupported)
 			continue; /* no figures to check a kernel against */
 		if (o->progress)
 			o->progress(o->progress_ctx, a, i);
-		rc = run_layer(a, i, fmts, nf, &ro, err);
+		if (a->runs_from && a->runs_from[i] >= 0)
+			rc = spp_dedupe_copy(a, i, err);
+		else
+			rc = run_layer(a, i, fmts, nf, &ro, err);
 		if (rc)
 			goto done;
 	}
@@ -490,6 +496,7 @@ void spp_analysis_destroy(struct spp_analysis *a)
 	for (int i = 0; a->runs && i < a->nlayers; i++)
 		spp_layer_runs_release(&a->runs[i]);
 	free(a->runs);
+	free(a->runs_from);
 	spp_dense_memo_free(&a->dense_memo);
 	spp_dense_set_close(&a->dense);
 	spp_breakeven_release(a);

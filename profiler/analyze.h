@@ -60,6 +60,8 @@ struct spp_analyze_opts {
 	double target_sparsity;
 	/* --epilogue (enum spp_epilogue): each CPU format also fused and unfused (struct spp_run_epilogue) */
 	int epilogue;
+	/* --dedupe: a layer of the same work unit and non-zero pattern as an earlier one copies its runs (profiler/dedupe.h) */
+	int dedupe;
 	unsigned backends;  /* SPP_BACKEND_CPU | SPP_BACKEND_CUDA; default cpu */
 	int cupti;          /* with cuda: CUPTI figures */
 	struct spp_counters_opts counters; /* --counters, --cache-model (default auto) */
@@ -149,6 +151,8 @@ struct spp_analysis {
 	int nwarnings;
 	struct spp_machine *machine;    /* owned; NULL when not described */
 	struct spp_layer_runs *runs;    /* nlayers, owned; NULL without kernel runs */
+	/* with opts.dedupe and runs: layer i's runs are a copy of layer runs_from[i]'s (-1: its own); owned */
+	int *runs_from;
 	/* the dense candidates of the runs (dense.n 0 without runs) and each shape's choice */
 	struct spp_dense_set dense;
 	struct spp_dense_memo dense_memo;

@@ -8,6 +8,7 @@
 
 #include "kernels/cpu/buffer.h"
 #include "profiler/decode.h"
+#include "profiler/dedupe.h"
 
 void spp_breakeven_pattern(const struct spp_layer_static *s, struct spp_sweep_opts *o)
 {
@@ -194,7 +195,11 @@ int spp_nsweep_analysis(struct spp_analysis *a, const struct spp_run_opts *ro,
 
 		if (a->stats[i].unsupported || !nf || !spp_decode_supported(a->layers[i].weight->dtype))
 			continue;
-		if ((rc = nsweep_layer(a, i, &sro, fmts, nf, err)))
+		if (a->runs_from && a->runs_from[i] >= 0)
+			rc = spp_dedupe_copy_nsweep(a, i, err);
+		else
+			rc = nsweep_layer(a, i, &sro, fmts, nf, err);
+		if (rc)
 			return rc;
 	}
 	return SPP_OK;

@@ -440,6 +440,10 @@ cJSON *spp_json_build_layer(struct build *b, const struct spp_analysis *a, int i
 		if (ns)
 			cJSON_AddItemToObject(o, "n_sweep", ns);
 	}
+	/* --dedupe: the earlier layer whose runs these are; only then, so other reports keep their fields */
+	if (a->opts.dedupe && a->runs)
+		add_str(b, o, "runs_copied_from", a->runs_from && a->runs_from[i] >= 0
+				? a->layers[a->runs_from[i]].name : NULL);
 	rec = checked(b, spp_report_recommendation(a, i));
 	if (rec)
 		cJSON_AddItemToObject(o, "recommendation", rec);

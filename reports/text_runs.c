@@ -393,6 +393,12 @@ void spp_text_write_notes(const cJSON *report, FILE *f, const char *heading, con
 			fputc('\n', f);
 		}
 		weight_notes(l, f, &first, heading, bullet);
+		if (spp_cell_str(l, "runs_copied_from")) {
+			note_start(f, &first, heading, bullet, name);
+			fputs("runs copied from ", f);
+			spp_safe_fputs(f, spp_cell_str(l, "runs_copied_from"), SIZE_MAX);
+			fputs(" (--dedupe: the same shape, dtype and non-zero pattern)\n", f);
+		}
 		/* the sentences, joined by "; " in the report */
 		for (const char *d = spp_cell_str(l, "diagnosis"), *e; d && *d; d = e ? e + 2 : NULL) {
 			e = strstr(d, "; ");

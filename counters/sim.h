@@ -27,7 +27,9 @@
  * it simulates row blocks (64 row units of the format: rows, or block rows
  * for bsr) at a fixed stride, every S-th block of each part starting with
  * the first, and scales the counts by units / simulated units; `sampled`
- * is the fraction simulated.
+ * is the fraction simulated. A K-tiled format (spp_trace_ops.tiled: csr,
+ * nm) is replayed whole: a sample of its rows overstates the misses of
+ * the level that holds a tile's X, which is reused across all the rows.
  */
 #ifndef SPP_COUNTERS_SIM_H
 #define SPP_COUNTERS_SIM_H

@@ -260,7 +260,7 @@ int spp_sim_replay(const struct spp_sim_geometry *g, int threads, uint64_t budge
 	/* a warm replay simulates the sampled blocks twice in the one budget */
 	s.stride = (int64_t)ceil(est * (warm ? 2 : 1) /
 				 (double)(budget == 0 ? SPP_SIM_DEFAULT_BUDGET : budget));
-	if (s.stride < 1)
+	if (s.stride < 1 || s.trace->tiled)
 		s.stride = 1;
 	if (warm) { /* the first replay fills the caches as the timed runs found them */
 		cur = &s;
@@ -287,6 +287,10 @@ int spp_sim_replay(const struct spp_sim_geometry *g, int threads, uint64_t budge
 		len += (size_t)snprintf(f->note + len, sizeof(f->note) - len,
 					"; %.3g%% of 64-%s blocks simulated, counts scaled",
 					100 * f->sampled, s.trace->unit);
+	if (s.trace->tiled && est * (warm ? 2 : 1) > (double)(budget == 0 ? SPP_SIM_DEFAULT_BUDGET : budget) &&
+	    len < sizeof(f->note))
+		len += (size_t)snprintf(f->note + len, sizeof(f->note) - len,
+					"; replayed whole: a K-tiled kernel's rows are not sampled");
 	if (n == 1 && s.trace->n1_reordered && len < sizeof(f->note))
 		len += (size_t)snprintf(f->note + len, sizeof(f->note) - len,
 					"; at N = 1 the vector kernels read X in another order");

@@ -395,21 +395,39 @@ static void test_replay_deterministic(void **state)
 	free(w);
 }
 
+static double rel(const struct spp_cache_figures *a, const struct spp_cache_figures *b,
+		  enum spp_counter_event e)
+{
+	return fabs(a->v[e] / b->v[e] - 1);
+}
+
+/*
+ * Sampling: an untiled format's row blocks, scaled, land near a full
+ * replay's accesses and misses at every level (uniform random rows, X
+ * larger than L2); a K-tiled one (csr) is replayed whole, since a sample
+ * of its rows overstated L2 misses tenfold.
+ */
 static void test_replay_sampled(void **state)
 {
-	int64_t m = 1024, k = 256, n = 16;
+	int64_t m = 1024, k = 2048, n = 32;
 	float *w = random_matrix(m, k, 0.1, 5);
-	struct spp_cache_figures full, part;
+	const char *geo = "l1=32K/8,l2=128K/8,llc=4M/16";
+	struct spp_cache_figures full, part, whole;
 
 	(void)state;
-	replay("csr", w, m, k, n, 1, "l1=32K/8,llc=1M/16", 0, &full, NULL);
+	replay("bitmask", w, m, k, n, 1, geo, 0, &full, NULL);
 	assert_true(full.sampled == 1.0);
-	replay("csr", w, m, k, n, 1, "l1=32K/8,llc=1M/16", 20000, &part, NULL);
-	/* 1024 rows in 16 blocks of 64; the budget asks for a stride >= 2 */
+	replay("bitmask", w, m, k, n, 1, geo, 400000, &part, NULL);
 	assert_true(part.sampled > 0 && part.sampled <= 0.5);
 	assert_non_null(strstr(part.note, "simulated, counts scaled"));
-	/* scaled accesses land near the full count (uniform random rows) */
-	assert_true(fabs(part.v[SPP_CEV_L1D_ACCESSES] / full.v[SPP_CEV_L1D_ACCESSES] - 1) < 0.1);
+	assert_true(rel(&part, &full, SPP_CEV_L1D_ACCESSES) < 0.05);
+	assert_true(rel(&part, &full, SPP_CEV_L1D_MISSES) < 0.05);
+	assert_true(rel(&part, &full, SPP_CEV_L2_MISSES) < 0.05);
+	replay("csr", w, m, k, n, 1, geo, 0, &full, NULL);
+	replay("csr", w, m, k, n, 1, geo, 400000, &whole, NULL);
+	assert_true(whole.sampled == 1.0);
+	assert_non_null(strstr(whole.note, "replayed whole"));
+	assert_true(whole.v[SPP_CEV_L2_MISSES] == full.v[SPP_CEV_L2_MISSES]);
 	free(w);
 }
 

@@ -25,6 +25,8 @@ struct analyze_args {
 	int quiet;
 	int64_t max_layers;
 	uint64_t max_memory;
+	const char *shard;         /* --shard, parsed once --shard-count is known */
+	int64_t shard_count;
 	char backend_warning[256]; /* cuda skipped next to cpu: printed unless quiet */
 	/* --input-shape, repeatable: opts.open points at these */
 	struct spp_input_shape shapes[SPP_MAX_INPUT_SHAPES];
@@ -95,6 +97,12 @@ static const struct cmd_option analyze_options[] = {
 	{CMD_OPT_TIME_BUDGET(A, opts.time_budget_s),
 	 .help = "seconds of timed runs per layer; default 0.2"},
 	{CMD_FLAG("cold", A, opts.cold), .help = "evict the caches before every timed run"},
+	{CMD_STRING("shard", "I/N", A, shard),
+	 .help = "time only the layers of shard I of N (0 <= I < N), each work unit (shape, N, "
+		 "dtype, pattern class) on one shard by a stable hash; auto: from SLURM_ARRAY_TASK_ID, "
+		 "JOB_COMPLETION_INDEX, OMPI_COMM_WORLD_RANK or PMI_RANK"},
+	{CMD_INT("shard-count", "N", A, shard_count, 1, 65536),
+	 .help = "the count for --shard auto where the engine gives none (JOB_COMPLETION_INDEX)"},
 	{CMD_FLAG("dedupe", A, opts.dedupe),
 	 .help = "time one layer of each repeated (shape, N, dtype, non-zero pattern); the "
 		 "others copy its runs and name it (runs_copied_from)"},
@@ -359,6 +367,14 @@ int cmd_analyze(int argc, char **argv)
 		if (opts->n_sweep[i] <= opts->n_sweep[i - 1])
 			return cmd_usage_error("analyze", "--n-sweep wants ascending, distinct N (%lld after %lld)",
 					       (long long)opts->n_sweep[i], (long long)opts->n_sweep[i - 1]);
+	if (args.shard_count && !(args.shard && strcmp(args.shard, "auto") == 0))
+		return cmd_usage_error("analyze", "--shard-count is the count of --shard auto");
+	if (args.shard) {
+		struct spp_error e = {0};
+
+		if (spp_shard_parse(args.shard, (int)args.shard_count, &opts->shard, &e))
+			return cmd_usage_error("analyze", "%s", e.msg);
+	}
 	if (opts->dedupe && opts->activations)
 		return cmd_usage_error("analyze", "--dedupe with --activations: each layer's X is its "
 				       "own, so no layer's runs can stand for another's");

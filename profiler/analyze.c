@@ -369,8 +369,8 @@ static int run_layers(struct spp_analysis *a, struct spp_error *err)
 	if (o->dedupe && (rc = spp_dedupe_plan(a, err)))
 		goto done;
 	for (int i = 0; i < a->nlayers; i++) {
-		if (a->stats[i].unsupported)
-			continue; /* no figures to check a kernel against */
+		if (a->stats[i].unsupported || !spp_analysis_in_shard(a, i))
+			continue; /* no figures to check a kernel against, or another shard's */
 		if (o->progress)
 			o->progress(o->progress_ctx, a, i);
 		if (a->runs_from && a->runs_from[i] >= 0)
@@ -487,6 +487,13 @@ int spp_analyze_run(const char *path, const struct spp_analyze_opts *o,
 fail:
 	spp_analysis_destroy(a);
 	return rc;
+}
+
+int spp_analysis_in_shard(const struct spp_analysis *a, int i)
+{
+	const struct spp_shard *sh = &a->opts.shard;
+
+	return sh->count <= 0 || spp_shard_of(&a->layers[i], &a->stats[i], sh->count) == sh->index;
 }
 
 void spp_analysis_destroy(struct spp_analysis *a)

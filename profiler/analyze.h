@@ -17,6 +17,7 @@
 #include "profiler/machine.h"
 #include "profiler/model.h"
 #include "profiler/run.h"
+#include "profiler/shard.h"
 #include "profiler/static.h"
 #include "profiler/sweep.h"
 
@@ -62,6 +63,8 @@ struct spp_analyze_opts {
 	int epilogue;
 	/* --dedupe: a layer of the same work unit and non-zero pattern as an earlier one copies its runs (profiler/dedupe.h) */
 	int dedupe;
+	/* --shard: this process times only the layers of its shard's work units (profiler/shard.h) */
+	struct spp_shard shard;
 	unsigned backends;  /* SPP_BACKEND_CPU | SPP_BACKEND_CUDA; default cpu */
 	int cupti;          /* with cuda: CUPTI figures */
 	struct spp_counters_opts counters; /* --counters, --cache-model (default auto) */
@@ -189,6 +192,9 @@ int spp_analyze_run(const char *path, const struct spp_analyze_opts *o,
 int spp_analysis_warn(struct spp_analysis *a, struct spp_error *err, enum spp_warn code,
 		      const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
+
+/* Whether layer i is timed here: always without --shard, else when its work unit is this shard's. */
+int spp_analysis_in_shard(const struct spp_analysis *a, int i);
 
 /* Release an analysis and its model; accepts NULL. */
 void spp_analysis_destroy(struct spp_analysis *a);

@@ -128,6 +128,16 @@ static void build_run_settings(struct build *b, cJSON *s, const struct spp_analy
 	add_num_or_null(b, s, "act_sparsity", o->act_sparsity > 0, o->act_sparsity);
 	add_str(b, s, "activations", o->activations);
 	add_str(b, s, "epilogue", spp_epilogue_name((enum spp_epilogue)o->epilogue));
+	add_bool(b, s, "dedupe", o->dedupe);
+	if (o->shard.count > 0) {
+		cJSON *sh = add_obj(b, s, "shard");
+
+		add_num(b, sh, "index", o->shard.index);
+		add_num(b, sh, "count", o->shard.count);
+		add_str(b, sh, "source", o->shard.source);
+	} else {
+		add_null(b, s, "shard");
+	}
 }
 
 static void build_settings(struct build *b, cJSON *root, const struct spp_analysis *a)

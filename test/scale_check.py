@@ -1,0 +1,149 @@
+#!/usr/bin/env python3
+"""--dedupe and --shard end to end (profiler/dedupe.c, shard.c).
+
+--dedupe: repeated layers timed once.
+
+A safetensors model holds a.weight, b.weight (a's non-zero pattern, other
+values), c.weight (a's shape, another pattern), d.weight (a's pattern in
+bf16-free F16, another dtype) and e.weight (a's pattern with one more
+non-zero). With --dedupe only b copies a's runs (runs_copied_from "a.weight",
+the same medians, the same N sweep); every other layer is timed itself. Without --dedupe no
+layer has the field; --dedupe with --activations is a usage error (exit 2).
+
+--shard: the reports of shards 0/3, 1/3 and 2/3 time disjoint sets of layers
+that together are every layer, each layer in the shard its "shard" names,
+layers of one work unit (a, b, e: one shape, dtype and class) in one shard;
+the split is the same run after run, --shard auto reads each engine's
+variables (SLURM's less its minimum, Kubernetes' with --shard-count, Open
+MPI's, PMI's), and a bad spec or missing variable is a usage error.
+
+    scale_check.py SPPROF        (exit 77 without numpy)
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+try:
+    import numpy as np
+except ImportError:
+    print("dedupe_check: numpy missing: skipped")
+    sys.exit(77)
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from check_common import pruned  # noqa: E402
+from st_writer import write_safetensors  # noqa: E402
+
+
+def run(spprof, path, *extra, env=None):
+    p = subprocess.run([spprof, "analyze", path, "--format", "json", "--formats", "csr",
+                        "--time-budget", "0.02", "--dense", "openblas", "--counters", "none",
+                        "--quiet", *extra], capture_output=True, text=True,
+                       env=None if env is None else {**os.environ, **env})
+    return p, (json.loads(p.stdout) if p.returncode == 0 else None)
+
+
+def main():
+    spprof = sys.argv[1]
+    rng = np.random.default_rng(5)
+    fails = []
+    a = pruned(rng, 48, 80)
+    b = np.where(a != 0, rng.standard_normal(a.shape).astype(np.float32) + 3, 0).astype(np.float32)
+    c = pruned(rng, 48, 80)
+    e = a.copy()
+    e[0, 0] = 1.5   # row 0 of a is all zero: one more non-zero
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "repeated.safetensors")
+        write_safetensors(path, {"a.weight": a, "b.weight": b, "c.weight": c,
+                                 "d.weight": a.astype(np.float16), "e.weight": e})
+        p, rep = run(spprof, path, "--dedupe", "--n-sweep", "1,16")
+        if rep is None:
+            print(f"dedupe_check: --dedupe: exit {p.returncode}: {p.stderr.strip()}")
+            sys.exit(1)
+        layers = {l["name"]: l for l in rep["layers"]}
+        want = {"a.weight": None, "b.weight": "a.weight", "c.weight": None,
+                "d.weight": None, "e.weight": None}
+        for name, src in want.items():
+            got = layers[name].get("runs_copied_from", "absent")
+            if got != src:
+                fails.append(f"{name}: runs_copied_from {got!r}, want {src!r}")
+        med = {n: [(r["time_ns"] or {}).get("median") for r in l["runs"]] for n, l in layers.items()}
+        if med["b.weight"] != med["a.weight"]:
+            fails.append(f"b.weight's medians {med['b.weight']} are not a.weight's {med['a.weight']}")
+        if layers["b.weight"]["n_sweep"] != layers["a.weight"]["n_sweep"] or \
+                layers["c.weight"]["n_sweep"] == layers["a.weight"]["n_sweep"]:
+            fails.append("--n-sweep: b.weight's sweep is not a.weight's, or c.weight's is")
+        if not layers["b.weight"]["runs"] or layers["b.weight"]["runs"][0]["format"] != "dense":
+            fails.append("b.weight: no dense run copied")
+        p, rep = run(spprof, path)
+        if rep is None or any("runs_copied_from" in l for l in rep["layers"]):
+            fails.append("without --dedupe: a layer has runs_copied_from (or the run failed)")
+        p, _ = run(spprof, path, "--dedupe", "--activations", tmp)
+        if p.returncode != 2 or "--dedupe" not in p.stderr:
+            fails.append(f"--dedupe --activations: exit {p.returncode}, {p.stderr.strip()!r}")
+        shards(spprof, path, fails)
+    if fails:
+        print("\n".join(fails))
+        sys.exit(1)
+    print("scale_check: b copies a's runs, c, d and e are timed themselves; no field without "
+          "--dedupe; --activations refused; 3 shards split the layers by unit")
+
+
+def timed(rep):
+    return {l["name"] for l in rep["layers"] if l["runs"]}
+
+
+def shards(spprof, path, fails):
+    """--shard I/3 for each I, then auto from each engine's variables, then refusals."""
+    got, split = [], {}
+    for i in range(3):
+        p, rep = run(spprof, path, "--shard", f"{i}/3")
+        if rep is None:
+            fails.append(f"--shard {i}/3: exit {p.returncode}: {p.stderr.strip()}")
+            return
+        if rep["settings"]["shard"] != {"index": i, "count": 3, "source": "option"}:
+            fails.append(f"--shard {i}/3: settings.shard {rep['settings']['shard']}")
+        for l in rep["layers"]:
+            split.setdefault(l["name"], set()).add(l["shard"])
+            if bool(l["runs"]) != (l["shard"] == i):
+                fails.append(f"--shard {i}/3: {l['name']} of shard {l['shard']} has "
+                             f"{len(l['runs'])} runs")
+        got.append(timed(rep))
+    names = set(split)
+    if any(len(v) != 1 for v in split.values()):
+        fails.append(f"a layer's shard differs between reports: {split}")
+    if sum(len(g) for g in got) != len(names) or set().union(*got) != names:
+        fails.append(f"the shards' timed layers {got} are not a split of {sorted(names)}")
+    unit = {split[n].copy().pop() for n in ("a.weight", "b.weight", "e.weight")}
+    if len(unit) != 1:
+        fails.append(f"a, b and e (one work unit) are in shards {unit}")
+    again = timed(run(spprof, path, "--shard", "1/3")[1])
+    if again != got[1]:
+        fails.append(f"--shard 1/3 timed {again}, then {got[1]}")
+    engines = [({"SLURM_ARRAY_TASK_ID": "5", "SLURM_ARRAY_TASK_MIN": "4",
+                 "SLURM_ARRAY_TASK_COUNT": "3"}, [], "SLURM_ARRAY_TASK_ID"),
+               ({"JOB_COMPLETION_INDEX": "1"}, ["--shard-count", "3"], "JOB_COMPLETION_INDEX"),
+               ({"OMPI_COMM_WORLD_RANK": "1", "OMPI_COMM_WORLD_SIZE": "3"}, [], "OMPI_COMM_WORLD_RANK"),
+               ({"PMI_RANK": "1", "PMI_SIZE": "3"}, [], "PMI_RANK")]
+    for env, extra, source in engines:
+        p, rep = run(spprof, path, "--shard", "auto", *extra, env=env)
+        if rep is None or rep["settings"]["shard"] != {"index": 1, "count": 3, "source": source} \
+                or timed(rep) != got[1]:
+            fails.append(f"--shard auto with {env}: exit {p.returncode}, "
+                         f"{rep and rep['settings']['shard']}, {p.stderr.strip()}")
+    bad = [(["--shard", "3/3"], {}), (["--shard", "1"], {}), (["--shard", "auto"], {}),
+           (["--shard", "auto"], {"JOB_COMPLETION_INDEX": "0"}),
+           (["--shard", "auto"], {"PMI_RANK": "4", "PMI_SIZE": "3"}),
+           (["--shard", "0/2", "--shard-count", "2"], {})]
+    clean = {k: "" for e, _, _ in engines for k in e}
+    for args, env in bad:
+        e = {k: v for k, v in {**clean, **env}.items() if v}
+        p = subprocess.run([spprof, "analyze", path, *args, "--quiet"], capture_output=True,
+                           text=True, env={**{k: v for k, v in os.environ.items() if k not in clean},
+                                           **e})
+        if p.returncode != 2 or "--shard" not in p.stderr:
+            fails.append(f"{args} with {env}: exit {p.returncode}, {p.stderr.strip()!r}")
+
+
+main()

@@ -20,6 +20,7 @@ struct spp_cmd {
 
 int cmd_analyze(int argc, char **argv);
 int cmd_report(int argc, char **argv);
+int cmd_merge(int argc, char **argv);
 int cmd_synth(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_calibrate(int argc, char **argv);
@@ -29,6 +30,7 @@ int cmd_sweep(int argc, char **argv);
 /* Each command's help, its options table among it. */
 extern const struct cmd_help cmd_analyze_help;
 extern const struct cmd_help cmd_report_help;
+extern const struct cmd_help cmd_merge_help;
 extern const struct cmd_help cmd_synth_help;
 extern const struct cmd_help cmd_info_help;
 extern const struct cmd_help cmd_calibrate_help;

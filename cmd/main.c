@@ -32,6 +32,8 @@ static const struct spp_cmd commands[] = {
 	 &cmd_calibrate_help},
 	{"report", cmd_report, "re-render a saved JSON report (text, json, csv)",
 	 &cmd_report_help},
+	{"merge", cmd_merge, "merge the reports of a sharded profile (analyze --shard) into one",
+	 &cmd_merge_help},
 	{"bench", cmd_bench, "benchmark the CPU formats against dense: DLMC, breakeven sweep",
 	 &cmd_bench_help},
 	{"compare", cmd_compare, "differences between two saved reports, per model and layer",

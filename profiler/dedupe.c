@@ -101,6 +101,7 @@ int spp_dedupe_copy(struct spp_analysis *a, int i, struct spp_error *err)
 	struct spp_layer_runs *to = &a->runs[i];
 
 	*to = *from;
+	to->dense_shared = 1; /* its dense baseline was chosen on the layer it copies */
 	to->runs = malloc((size_t)(from->nruns > 0 ? from->nruns : 1) * sizeof(*to->runs));
 	if (!to->runs) {
 		to->nruns = 0;

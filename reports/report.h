@@ -81,6 +81,28 @@ cJSON *spp_report_dense_choice(const struct spp_dense_choice *ch);
  */
 int spp_report_load(const char *path, cJSON **out, struct spp_error *err);
 
+/*
+ * The kernel runs of a report's layer object (its runs, dense_candidates
+ * and activations) into out, as the analysis held them: the inverse of
+ * the writer, for `spprof merge` (runs_read.c). path names the report in
+ * errors. Returns 0, SPP_E_FORMAT or SPP_E_NOMEM; out is empty on failure.
+ */
+int spp_report_layer_runs(const cJSON *layer, const char *path, struct spp_layer_runs *out,
+			  struct spp_error *err);
+
+/*
+ * spprof merge (merge.c): the reports of shards 0..N-1 of one profile
+ * (paths, n of them; same model hash and settings, one per shard) into
+ * the analysis one run would have made: model (NULL: the parts'
+ * model.path) scanned again and its hash checked, each layer's runs from
+ * its shard's part, the parts' warnings once each, every figure derived.
+ * *machine: the parts' machine block (the analysis has none). Returns 0,
+ * or SPP_E_IO / SPP_E_FORMAT / SPP_E_UNSUPPORTED naming the part and the
+ * fault, or the model's loader status.
+ */
+int spp_report_merge(const char *const *paths, int n, const char *model, struct spp_analysis **out,
+		     cJSON **machine, struct spp_error *err);
+
 /* The same from len bytes of text; path names the source in messages. */
 int spp_report_parse(const char *text, size_t len, const char *path, cJSON **out,
 		     struct spp_error *err);

@@ -1,0 +1,91 @@
+/* spprof merge: the reports of a sharded profile into one. */
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cmd/cmd.h"
+#include "config.h"
+#include "profiler/base/atomic_file.h"
+#include "reports/report.h"
+
+struct merge_args {
+	const char *format, *output, *model;
+};
+
+static const struct cmd_option merge_options[] = {
+	{CMD_OPT_FORMAT(struct merge_args, format),
+	 .help = "text, json, csv, md or html; default text, or from -o's extension"},
+	{CMD_OPT_OUTPUT(struct merge_args, output),
+	 .help = "write the merged report to FILE atomically instead of stdout"},
+	{CMD_STRING("model", "PATH", struct merge_args, model),
+	 .help = "the model the parts profiled, where it is not at their model.path any more "
+		 "(its hash must be theirs)"},
+	{0},
+};
+
+const struct cmd_help cmd_merge_help = {
+	.head = "usage: spprof merge PART.json... [-o FILE] [--format F] [--model PATH]\n"
+		"\n"
+		"Merge the JSON reports of 'spprof analyze --shard I/N' for I = 0..N-1\n"
+		"into the report one run would have written. The parts must come from\n"
+		"the same model (hash) and settings, one per shard; the model is scanned\n"
+		"again, each layer takes its runs from its shard's part, and the totals,\n"
+		"summary and projection are derived as in a single run. Parts made with\n"
+		"--breakeven or --n-sweep are not merged yet.\n",
+	.options = merge_options,
+	.tail = "exit codes: 0 merged, 2 bad usage, a malformed part, parts that do not fit\n"
+		"together (naming the shard doubled or missing) or a model that is not theirs,\n"
+		"3 cannot write\n",
+};
+
+/* The merged report: the analysis's tree with the parts' machine block. */
+static cJSON *merged_report(struct spp_analysis *a, cJSON *machine, char **paths, int n,
+			    struct spp_error *err)
+{
+	cJSON *report = spp_report_build(a, SPP_VERSION, err), *from;
+
+	if (!report) {
+		cJSON_Delete(machine);
+		return NULL;
+	}
+	cJSON_ReplaceItemInObjectCaseSensitive(report, "machine", machine);
+	from = cJSON_AddArrayToObject(cJSON_GetObjectItemCaseSensitive(report, "settings"), "merged_from");
+	for (int i = 0; from && i < n; i++)
+		cJSON_AddItemToArray(from, cJSON_CreateString(paths[i]));
+	return report;
+}
+
+int cmd_merge(int argc, char **argv)
+{
+	struct spp_render_opts ropts = {0};
+	struct spp_error err = {0};
+	enum spp_report_format fmt = SPP_REPORT_TEXT;
+	struct merge_args args = {0};
+	struct spp_analysis *a = NULL;
+	cJSON *report, *machine = NULL;
+	int rc, npos;
+
+	if ((rc = cmd_parse_options("merge", merge_options, &args, argc, argv, &npos)))
+		return rc;
+	if (npos < 1)
+		return cmd_usage_error("merge", "no PART given");
+	if (cmd_output_format("merge", args.format, args.output, &fmt))
+		return 2;
+	if (args.output && (rc = spp_outfile_check(args.output, &err)))
+		return cmd_fail(&err);
+	rc = spp_report_merge((const char *const *)argv + 1, npos, args.model, &a, &machine, &err);
+	if (rc)
+		return cmd_fail(&err);
+	report = merged_report(a, machine, argv + 1, npos, &err);
+	spp_analysis_destroy(a);
+	if (!report)
+		return cmd_fail(&err);
+	if (args.output) {
+		rc = spp_report_write_file(report, fmt, args.output, &ropts, &err);
+	} else {
+		ropts.color = fmt == SPP_REPORT_TEXT && cmd_use_color(STDOUT_FILENO);
+		rc = spp_report_render(report, fmt, stdout, &ropts, &err);
+	}
+	cJSON_Delete(report);
+	return rc ? cmd_fail(&err) : 0;
+}

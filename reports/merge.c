@@ -1,0 +1,337 @@
+/*
+ * spprof merge: the reports of the shards of one profile (analyze
+ * --shard I/N) into the report one run would have written. The parts
+ * must come from the same model (hash) and settings, one report per shard
+ * 0..N-1. The model is scanned again (the static figures are the
+ * model's, the same in every part), each layer takes its runs from the
+ * part of its shard (runs_read.c), the parts' warnings are kept once
+ * each, and the analysis derives its summary, projection and every
+ * per-layer figure as a single run does (profiler/derive.h): nothing
+ * derived is copied from a part.
+ */
+#include "reports/report.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels/peers.h"
+#include "profiler/analyze.h"
+
+struct parts {
+	const char *const *paths;
+	cJSON **r;
+	int n;
+	int *of_shard;          /* part of each shard index */
+	int count;
+};
+
+static const cJSON *get(const cJSON *o, const char *k)
+{
+	return cJSON_GetObjectItemCaseSensitive(o, k);
+}
+
+static const char *str_at(const cJSON *o, const char *a, const char *b)
+{
+	const cJSON *v = get(b ? get(o, a) : o, b ? b : a);
+
+	return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+/* Part p's settings equal part 0's but for the shard; else the first key that differs. */
+static int same_settings(const struct parts *P, int p, struct spp_error *err)
+{
+	const cJSON *s0 = get(P->r[0], "settings"), *sp = get(P->r[p], "settings"), *e;
+	const char *h0 = str_at(get(P->r[0], "model"), "hash", "value");
+	const char *hp = str_at(get(P->r[p], "model"), "hash", "value");
+
+	if (!h0 || !hp || strcmp(h0, hp))
+		return spp_error_set(err, SPP_E_FORMAT, "'%s': model hash %s is not that of '%s' (%s): "
+				     "parts of different models", P->paths[p], hp ? hp : "null", P->paths[0],
+				     h0 ? h0 : "null");
+	cJSON_ArrayForEach(e, s0) {
+		if (strcmp(e->string, "shard") == 0)
+			continue;
+		if (!cJSON_Compare(e, get(sp, e->string), 1))
+			return spp_error_set(err, SPP_E_FORMAT, "'%s': settings.%s differs from '%s''s: "
+					     "parts of different runs", P->paths[p], e->string, P->paths[0]);
+	}
+	if (cJSON_GetArraySize(sp) != cJSON_GetArraySize(s0))
+		return spp_error_set(err, SPP_E_FORMAT, "'%s': its settings have other keys than '%s''s",
+				     P->paths[p], P->paths[0]);
+	return 0;
+}
+
+/* Layers named by shard s of part 0's list, for the missing-shard message. */
+static void layers_of_shard(const cJSON *r, int s, char *buf, size_t n)
+{
+	const cJSON *l;
+	size_t len = 0;
+	int shown = 0;
+
+	buf[0] = '\0';
+	cJSON_ArrayForEach(l, get(r, "layers")) {
+		const cJSON *sh = get(l, "shard");
+
+		if (!cJSON_IsNumber(sh) || (int)sh->valuedouble != s || !str_at(l, "name", NULL))
+			continue;
+		if (shown++ == 3) {
+			snprintf(buf + len, n - len, ", ...");
+			return;
+		}
+		len += (size_t)snprintf(buf + len, n - len, "%s%s", shown > 1 ? ", " : "", str_at(l, "name", NULL));
+		if (len >= n)
+			return;
+	}
+}
+
+/* One part per shard 0..count-1, each of the same count; else what is doubled or missing. */
+static int cover(struct parts *P, struct spp_error *err)
+{
+	char names[256];
+
+	for (int p = 0; p < P->n; p++) {
+		const cJSON *sh = get(get(P->r[p], "settings"), "shard");
+		const cJSON *i = get(sh, "index"), *c = get(sh, "count");
+
+		if (!cJSON_IsNumber(i) || !cJSON_IsNumber(c))
+			return spp_error_set(err, SPP_E_FORMAT, "'%s': not a shard's report (no "
+					     "settings.shard: run analyze with --shard I/N)", P->paths[p]);
+		if (p == 0) {
+			P->count = (int)c->valuedouble;
+			P->of_shard = malloc((size_t)P->count * sizeof(*P->of_shard));
+			if (!P->of_shard)
+				return spp_error_set(err, SPP_E_NOMEM, "out of memory");
+			for (int s = 0; s < P->count; s++)
+				P->of_shard[s] = -1;
+		}
+		if ((int)c->valuedouble != P->count || (int)i->valuedouble >= P->count)
+			return spp_error_set(err, SPP_E_FORMAT, "'%s': shard %d of %d, not of %d",
+					     P->paths[p], (int)i->valuedouble, (int)c->valuedouble, P->count);
+		if (P->of_shard[(int)i->valuedouble] >= 0)
+			return spp_error_set(err, SPP_E_FORMAT, "'%s' and '%s' are both shard %d of %d: "
+					     "its layers would be doubled", P->paths[P->of_shard[(int)i->valuedouble]],
+					     P->paths[p], (int)i->valuedouble, P->count);
+		P->of_shard[(int)i->valuedouble] = p;
+	}
+	for (int s = 0; s < P->count; s++)
+		if (P->of_shard[s] < 0) {
+			layers_of_shard(P->r[0], s, names, sizeof(names));
+			return spp_error_set(err, SPP_E_FORMAT, "shard %d of %d is missing: %s%s", s,
+					     P->count, names[0] ? "no part times " : "no part given for it",
+					     names);
+		}
+	return 0;
+}
+
+/* Sweeps are not carried over yet: a part with any is refused. */
+static int no_sweeps(const struct parts *P, struct spp_error *err)
+{
+	for (int p = 0; p < P->n; p++) {
+		const cJSON *l;
+
+		cJSON_ArrayForEach(l, get(P->r[p], "layers"))
+			if (cJSON_GetArraySize(get(l, "breakeven")) > 0 || get(l, "n_sweep"))
+				return spp_error_set(err, SPP_E_UNSUPPORTED, "'%s': breakeven or N sweeps "
+						     "(--breakeven, --n-sweep) are not merged yet", P->paths[p]);
+	}
+	return 0;
+}
+
+/* The analyze options the parts ran with (settings), for the static scan and the report. */
+static int opts_of(const cJSON *r, struct spp_analyze_opts *o, struct spp_error *err)
+{
+	const cJSON *s = get(r, "settings"), *e;
+	const cJSON *l;
+	int model_n = 0;
+
+	spp_analyze_opts_init(o);
+	o->n = (int64_t)cJSON_GetNumberValue(get(s, "n"));
+	cJSON_ArrayForEach(l, get(r, "layers"))
+		model_n |= str_at(l, "n_source", NULL) && strcmp(str_at(l, "n_source", NULL), "model") == 0;
+	o->n_set = !model_n; /* no layer took the graph's N: every N is the option's */
+	o->threads = cJSON_IsNumber(get(s, "threads")) ? (int)get(s, "threads")->valuedouble : 0;
+	o->repeat = cJSON_IsNumber(get(s, "repeats")) ? (int)get(s, "repeats")->valuedouble : 0;
+	if (cJSON_IsNumber(get(s, "time_budget_s")))
+		o->time_budget_s = get(s, "time_budget_s")->valuedouble;
+	o->seed = (uint64_t)cJSON_GetNumberValue(get(s, "seed"));
+	o->cold = cJSON_IsTrue(get(s, "cold"));
+	o->dedupe = cJSON_IsTrue(get(s, "dedupe"));
+	if (cJSON_IsNumber(get(s, "act_sparsity")))
+		o->act_sparsity = get(s, "act_sparsity")->valuedouble;
+	o->activations = str_at(s, "activations", NULL);
+	for (int k = 0; k < SPP_EPILOGUE_COUNT; k++)
+		if (str_at(s, "epilogue", NULL) && strcmp(str_at(s, "epilogue", NULL),
+							  spp_epilogue_name((enum spp_epilogue)k)) == 0)
+			o->epilogue = k;
+	o->backends = 0;
+	cJSON_ArrayForEach(e, get(s, "backends"))
+		o->backends |= cJSON_IsString(e) && strcmp(e->valuestring, "cuda") == 0 ? SPP_BACKEND_CUDA
+											 : SPP_BACKEND_CPU;
+	o->formats_set = 1;
+	o->nformats = o->npeers = 0;
+	cJSON_ArrayForEach(e, get(s, "formats")) {
+		const struct spp_format_ops *f = cJSON_IsString(e) ? spp_cpu_format_find(e->valuestring) : NULL;
+		const struct spp_format_ops *p = cJSON_IsString(e) ? spp_cpu_peer_find(e->valuestring) : NULL;
+
+		if (cJSON_IsString(e) && strcmp(e->valuestring, "dense") == 0)
+			continue;
+		if (f && o->nformats < SPP_MAX_FORMATS)
+			o->formats[o->nformats++] = f;
+		else if (p && o->npeers < SPP_MAX_PEERS)
+			o->peers[o->npeers++] = p;
+		else
+			return spp_error_set(err, SPP_E_UNSUPPORTED, "settings.formats: '%s' is not a "
+					     "format or peer of this spprof", cJSON_IsString(e) ? e->valuestring : "?");
+	}
+	return 0;
+}
+
+static void run_settings_of(const cJSON *s, struct spp_run_settings *rs)
+{
+	memset(rs, 0, sizeof(*rs));
+	rs->threads = (int)cJSON_GetNumberValue(get(s, "run_threads"));
+	rs->pinned = (int)cJSON_GetNumberValue(get(s, "pinned"));
+	rs->warmup = (int)cJSON_GetNumberValue(get(s, "warmup"));
+	rs->min_repeats = (int)cJSON_GetNumberValue(get(s, "min_repeats"));
+	rs->max_repeats = (int)cJSON_GetNumberValue(get(s, "max_repeats"));
+	rs->verify_rtol = cJSON_GetNumberValue(get(s, "verify_rtol"));
+	snprintf(rs->schedule, sizeof(rs->schedule), "%s", str_at(s, "schedule", NULL) ? str_at(s, "schedule", NULL) : "");
+	snprintf(rs->thread_policy, sizeof(rs->thread_policy), "%s",
+		 str_at(s, "thread_policy", NULL) ? str_at(s, "thread_policy", NULL) : "");
+	snprintf(rs->cold_method, sizeof(rs->cold_method), "%s",
+		 str_at(s, "cold_method", NULL) ? str_at(s, "cold_method", NULL) : "");
+}
+
+/* The parts' warnings, each once, in the order the parts give them. */
+static int warnings_of(struct spp_analysis *a, const struct parts *P, struct spp_error *err)
+{
+	static const enum spp_warn all[] = {
+#define SPP_WARN_ALL(e, code, what) e,
+		SPP_WARN_LIST(SPP_WARN_ALL)
+#undef SPP_WARN_ALL
+	};
+
+	for (int i = 0; i < a->nwarnings; i++)
+		free(a->warnings[i].message);
+	a->nwarnings = 0;
+	for (int p = 0; p < P->n; p++) {
+		const cJSON *w;
+
+		cJSON_ArrayForEach(w, get(P->r[p], "warnings")) {
+			const char *code = str_at(w, "code", NULL), *msg = str_at(w, "message", NULL);
+			int seen = 0, rc;
+			size_t c = 0;
+
+			while (c < sizeof(all) / sizeof(all[0]) && (!code || strcmp(spp_warn_code(all[c]), code)))
+				c++;
+			if (!msg || c == sizeof(all) / sizeof(all[0]))
+				continue; /* a code of another spprof: not one this one can keep */
+			for (int i = 0; i < a->nwarnings && !seen; i++)
+				seen = a->warnings[i].code == all[c] && strcmp(a->warnings[i].message, msg) == 0;
+			if (!seen && (rc = spp_analysis_warn(a, err, all[c], "%s", msg)))
+				return rc;
+		}
+	}
+	return 0;
+}
+
+/* Layer i of the scan against part 0's: the same name and GEMM shape, else the parts' options differ. */
+static int same_layer(const struct spp_analysis *a, int i, const cJSON *l, const char *path,
+		      struct spp_error *err)
+{
+	const struct spp_layer *x = &a->layers[i];
+	const char *name = str_at(l, "name", NULL);
+
+	if (!name || strcmp(name, x->name) || cJSON_GetNumberValue(get(l, "m")) != (double)x->view.m ||
+	    cJSON_GetNumberValue(get(l, "k")) != (double)x->view.k ||
+	    cJSON_GetNumberValue(get(l, "n")) != (double)x->n)
+		return spp_error_set(err, SPP_E_FORMAT, "'%s': layer %d is %s here, not as in '%s' "
+				     "(was the model changed, or analysed with --input-shape?)", a->model->path,
+				     i, x->name, path);
+	return 0;
+}
+
+/* Each layer's runs from the part of its shard, and --dedupe's copies named. */
+static int attach_runs(struct spp_analysis *a, const struct parts *P, struct spp_error *err)
+{
+	const cJSON *layers0 = get(P->r[0], "layers");
+	int rc = 0;
+
+	if (cJSON_GetArraySize(layers0) != a->nlayers)
+		return spp_error_set(err, SPP_E_FORMAT, "'%s': %d layers here, %d in '%s'", a->model->path,
+				     a->nlayers, cJSON_GetArraySize(layers0), P->paths[0]);
+	a->runs = calloc((size_t)(a->nlayers > 0 ? a->nlayers : 1), sizeof(*a->runs));
+	a->runs_from = malloc((size_t)(a->nlayers > 0 ? a->nlayers : 1) * sizeof(*a->runs_from));
+	if (!a->runs || !a->runs_from)
+		return spp_error_set(err, SPP_E_NOMEM, "out of memory");
+	for (int i = 0; i < a->nlayers && !rc; i++) {
+		const cJSON *l0 = cJSON_GetArrayItem(layers0, i), *sh = get(l0, "shard"), *l;
+		const char *from;
+		int p;
+
+		a->runs_from[i] = -1;
+		if ((rc = same_layer(a, i, l0, P->paths[0], err)) || a->stats[i].unsupported)
+			continue;
+		if (!cJSON_IsNumber(sh) || (int)sh->valuedouble < 0 || (int)sh->valuedouble >= P->count)
+			return spp_error_set(err, SPP_E_FORMAT, "'%s': layer '%s' has no shard",
+					     P->paths[0], a->layers[i].name);
+		p = P->of_shard[(int)sh->valuedouble];
+		l = cJSON_GetArrayItem(get(P->r[p], "layers"), i);
+		if ((rc = spp_report_layer_runs(l, P->paths[p], &a->runs[i], err)))
+			break;
+		from = str_at(l, "runs_copied_from", NULL);
+		for (int j = 0; from && j < i; j++)
+			if (strcmp(a->layers[j].name, from) == 0)
+				a->runs_from[i] = j;
+	}
+	return rc;
+}
+
+int spp_report_merge(const char *const *paths, int n, const char *model, struct spp_analysis **out,
+		     cJSON **machine, struct spp_error *err)
+{
+	struct parts P = {paths, calloc((size_t)(n > 0 ? n : 1), sizeof(cJSON *)), n, NULL, 0};
+	struct spp_analyze_opts o;
+	struct spp_analysis *a = NULL;
+	const char *h0;
+	int rc = P.r ? 0 : spp_error_set(err, SPP_E_NOMEM, "out of memory");
+
+	*out = NULL;
+	*machine = NULL;
+	for (int p = 0; p < n && !rc; p++)
+		rc = spp_report_load(paths[p], &P.r[p], err);
+	for (int p = 1; p < n && !rc; p++)
+		rc = same_settings(&P, p, err);
+	if (!rc && !(rc = cover(&P, err)) && !(rc = no_sweeps(&P, err)))
+		rc = opts_of(P.r[0], &o, err);
+	if (!rc && !model && !(model = str_at(get(P.r[0], "model"), "path", NULL)))
+		rc = spp_error_set(err, SPP_E_FORMAT, "'%s': no model.path: give the model with --model",
+				   paths[0]);
+	if (!rc) {
+		o.static_only = 1;
+		rc = spp_analyze_run(model, &o, &a, err);
+	}
+	h0 = rc ? NULL : str_at(get(P.r[0], "model"), "hash", "value");
+	if (!rc && (!h0 || strcmp(h0, a->totals.hash.hex)))
+		rc = spp_error_set(err, SPP_E_FORMAT, "'%s': its hash %s is not the parts' %s: not the "
+				   "model they profiled", model, a->totals.hash.hex, h0 ? h0 : "null");
+	if (!rc) {
+		a->opts.static_only = 0;
+		a->opts.shard.count = 0;
+		run_settings_of(get(P.r[0], "settings"), &a->settings);
+		rc = attach_runs(a, &P, err);
+	}
+	if (!rc && !(rc = warnings_of(a, &P, err)) && !(rc = spp_analysis_derive(a, err)) &&
+	    !(*machine = cJSON_Duplicate(get(P.r[0], "machine"), 1)))
+		rc = spp_error_set(err, SPP_E_NOMEM, "out of memory");
+	for (int p = 0; p < n; p++)
+		cJSON_Delete(P.r[p]);
+	free(P.r);
+	free(P.of_shard);
+	if (rc) {
+		spp_analysis_destroy(a);
+		return rc;
+	}
+	*out = a;
+	return 0;
+}

@@ -1,0 +1,252 @@
+/*
+ * A layer's kernel runs read back from its report object: the inverse of
+ * the writer (json_layers.c build_run, machine.c spp_report_dense_choice,
+ * cache.c spp_report_cache), so that `spprof merge` puts the runs of each
+ * part into one analysis and derives its figures as one run would. A
+ * figure the writer leaves null comes back NAN (or "" / 0), as it was or
+ * as the writer would show it; cJSON prints doubles so that they parse
+ * back to the same value.
+ */
+#include "reports/report.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "counters/counters.h"
+
+static const cJSON *get(const cJSON *o, const char *k)
+{
+	return cJSON_GetObjectItemCaseSensitive(o, k);
+}
+
+static double num(const cJSON *o, const char *k)
+{
+	const cJSON *v = get(o, k);
+
+	return cJSON_IsNumber(v) ? v->valuedouble : NAN;
+}
+
+static void str(const cJSON *o, const char *k, char *buf, size_t n)
+{
+	const cJSON *v = get(o, k);
+
+	snprintf(buf, n, "%s", cJSON_IsString(v) ? v->valuestring : "");
+}
+
+static int status_of(const cJSON *o, const char *k, enum spp_run_status *out)
+{
+	const cJSON *v = get(o, k);
+
+	for (int s = SPP_RUN_OK; s <= SPP_RUN_UNSUPPORTED; s++)
+		if (cJSON_IsString(v) && strcmp(v->valuestring, spp_run_status_name((enum spp_run_status)s)) == 0) {
+			*out = (enum spp_run_status)s;
+			return 0;
+		}
+	return -1;
+}
+
+static void time_of(const cJSON *t, struct spp_time_stats *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (!cJSON_IsObject(t))
+		return;
+	out->median = num(t, "median");
+	out->p10 = num(t, "p10");
+	out->p90 = num(t, "p90");
+	out->repeats = (int)num(t, "repeats");
+}
+
+static void cache_of(const cJSON *c, struct spp_cache_figures *f)
+{
+	const cJSON *pt = get(c, "per_thread"), *e;
+	int i = 0;
+
+	spp_cache_figures_init(f);
+	if (!cJSON_IsObject(c))
+		return;
+	str(c, "source", f->source, sizeof(f->source));
+	for (int ev = 0; ev < SPP_CEV_COUNT; ev++)
+		f->v[ev] = num(c, spp_counter_event_name((enum spp_counter_event)ev));
+	f->l1d_miss_rate = num(c, "l1d_miss_rate");
+	f->l2_miss_rate = num(c, "l2_miss_rate");
+	f->llc_miss_rate = num(c, "llc_miss_rate");
+	f->dram_bytes = num(c, "dram_bytes");
+	str(c, "dram_from", f->dram_from, sizeof(f->dram_from));
+	f->dram_gbs = num(c, "dram_gbs");
+	f->dram_over_model = num(c, "dram_over_model");
+	f->runs = num(c, "runs");
+	f->sampled = num(c, "sampled");
+	str(c, "geometry", f->geometry, sizeof(f->geometry));
+	str(c, "note", f->note, sizeof(f->note));
+	cJSON_ArrayForEach(e, get(pt, "l1d_misses"))
+		if (i < SPP_COUNTERS_MAX_THREADS)
+			f->thread_l1d[i++] = cJSON_IsNumber(e) ? e->valuedouble : NAN;
+	f->nthreads = i;
+	i = 0;
+	cJSON_ArrayForEach(e, get(pt, "llc_misses"))
+		if (i < SPP_COUNTERS_MAX_THREADS)
+			f->thread_llc[i++] = cJSON_IsNumber(e) ? e->valuedouble : NAN;
+}
+
+static void gpu_of(const cJSON *g, struct spp_gpu_figures *out)
+{
+	spp_gpu_figures_init(out);
+	if (!cJSON_IsObject(g))
+		return;
+	str(g, "source", out->source, sizeof(out->source));
+	out->dram_read_bytes = num(g, "dram_read_bytes");
+	out->dram_write_bytes = num(g, "dram_write_bytes");
+	out->l2_hit_rate = num(g, "l2_hit_rate");
+	out->l1_hit_rate = num(g, "l1_hit_rate");
+	out->achieved_occupancy = num(g, "achieved_occupancy");
+	out->sm_active_imbalance = num(g, "sm_active_imbalance");
+	out->branch_efficiency = num(g, "branch_efficiency");
+	str(g, "note", out->note, sizeof(out->note));
+}
+
+static void epilogue_of(const cJSON *e, struct spp_run_epilogue *out)
+{
+	const cJSON *bias = get(e, "bias");
+
+	memset(out, 0, sizeof(*out));
+	out->saving = NAN;
+	if (!cJSON_IsObject(e))
+		return;
+	for (int k = 0; k < SPP_EPILOGUE_COUNT; k++)
+		if (cJSON_IsString(get(e, "kind")) &&
+		    strcmp(get(e, "kind")->valuestring, spp_epilogue_name((enum spp_epilogue)k)) == 0)
+			out->kind = (enum spp_epilogue)k;
+	/* the writer's two static strings */
+	out->bias_source = cJSON_IsString(bias) && strcmp(bias->valuestring, "model") == 0 ? "model" : "zeros";
+	if (status_of(e, "status", &out->status))
+		out->status = SPP_RUN_FAILED;
+	str(e, "reason", out->reason, sizeof(out->reason));
+	time_of(get(e, "fused_time_ns"), &out->fused);
+	time_of(get(e, "unfused_time_ns"), &out->unfused);
+	out->saving = num(e, "saving");
+}
+
+static int run_of(const cJSON *r, struct spp_run *out, const char *where, struct spp_error *err)
+{
+	const cJSON *backend = get(r, "backend"), *lv = get(r, "bw_level"), *cp = get(r, "copy_ns");
+
+	if (!cJSON_IsString(backend) || (strcmp(backend->valuestring, "cpu") && strcmp(backend->valuestring, "cuda")))
+		return spp_error_set(err, SPP_E_FORMAT, "%s: a run's backend is not cpu or cuda", where);
+	spp_run_init(out, strcmp(backend->valuestring, "cpu") == 0 ? "cpu" : "cuda", "");
+	str(r, "format", out->format, sizeof(out->format));
+	str(r, "precision", out->precision, sizeof(out->precision));
+	str(r, "candidate", out->candidate, sizeof(out->candidate));
+	str(r, "library", out->library, sizeof(out->library));
+	if (status_of(r, "status", &out->status))
+		return spp_error_set(err, SPP_E_FORMAT, "%s: run '%s' has no known status", where, out->format);
+	str(r, "reason", out->reason, sizeof(out->reason));
+	time_of(get(r, "time_ns"), &out->time);
+	out->speedup = num(r, "speedup");
+	out->efficiency = num(r, "efficiency");
+	out->gap = num(r, "gap");
+	out->gflops = num(r, "gflops");
+	out->peak_share = num(r, "peak_share");
+	out->bytes_moved = num(r, "bytes_moved");
+	out->intensity = num(r, "arithmetic_intensity");
+	out->bandwidth_gbs = num(r, "bandwidth_gbs");
+	out->bw_util = num(r, "bw_util");
+	out->bw_level = -1;
+	for (int l = 0; l < SPP_BW_LEVELS; l++)
+		if (cJSON_IsString(lv) && strcmp(lv->valuestring, spp_bw_level_name((enum spp_bw_level)l)) == 0)
+			out->bw_level = l;
+	out->imbalance = num(r, "imbalance");
+	out->nnz_imbalance = num(r, "nnz_imbalance");
+	out->max_error = num(r, "max_error");
+	out->speedup_weight_only = num(r, "speedup_weight_only");
+	out->copy_ns[0] = num(cp, "h2d_w");
+	out->copy_ns[1] = num(cp, "h2d_x");
+	out->copy_ns[2] = num(cp, "d2h_y");
+	cache_of(get(r, "cache"), &out->cache);
+	gpu_of(get(r, "gpu"), &out->gpu);
+	epilogue_of(get(r, "epilogue"), &out->epi);
+	return 0;
+}
+
+static void dense_of(const cJSON *d, const cJSON *layer, struct spp_dense_choice *ch)
+{
+	const cJSON *c, *winner = get(d, "winner");
+
+	memset(ch, 0, sizeof(*ch));
+	ch->winner = -1;
+	if (!cJSON_IsObject(d))
+		return;
+	ch->m = (int64_t)num(layer, "m");
+	ch->k = (int64_t)num(layer, "k");
+	ch->n = (int64_t)num(layer, "n");
+	str(d, "measured_on", ch->measured_on, sizeof(ch->measured_on));
+	ch->threads = (int)num(d, "threads");
+	cJSON_ArrayForEach(c, get(d, "candidates")) {
+		struct spp_dense_timing *t = &ch->t[ch->nt];
+
+		if (ch->nt >= SPP_DENSE_MAX)
+			break;
+		str(c, "name", t->name, sizeof(t->name));
+		str(c, "library", t->library, sizeof(t->library));
+		if (status_of(c, "status", &t->status))
+			t->status = SPP_RUN_FAILED;
+		str(c, "reason", t->reason, sizeof(t->reason));
+		time_of(get(c, "time_ns"), &t->time);
+		t->gflops = num(c, "gflops");
+		t->max_error = num(c, "max_error");
+		t->relative = num(c, "relative_speed");
+		if (cJSON_IsString(winner) && strcmp(winner->valuestring, t->name) == 0)
+			ch->winner = ch->nt;
+		ch->nt++;
+	}
+}
+
+static void act_of(const cJSON *layer, struct spp_act_figures *x)
+{
+	const cJSON *a = get(layer, "activations"), *fl = get(layer, "flops");
+
+	memset(x, 0, sizeof(*x));
+	x->requested = x->sparsity = x->flops_combined = x->combined_speedup = NAN;
+	if (!cJSON_IsObject(a))
+		return;
+	str(a, "source", x->source, sizeof(x->source));
+	str(a, "path", x->path, sizeof(x->path));
+	x->requested = num(a, "requested");
+	x->sparsity = num(a, "sparsity");
+	x->zero_rows = (int64_t)num(a, "zero_rows");
+	x->flops_combined = num(fl, "combined");
+	x->combined_speedup = num(fl, "combined_speedup");
+}
+
+int spp_report_layer_runs(const cJSON *layer, const char *path, struct spp_layer_runs *out,
+			  struct spp_error *err)
+{
+	const cJSON *runs = get(layer, "runs"), *r, *name = get(layer, "name");
+	char where[512];
+	int n = cJSON_GetArraySize(runs), rc = 0;
+
+	memset(out, 0, sizeof(*out));
+	snprintf(where, sizeof(where), "'%s': layer '%s'", path,
+		 cJSON_IsString(name) ? name->valuestring : "?");
+	if (!cJSON_IsArray(runs))
+		return spp_error_set(err, SPP_E_FORMAT, "%s: \"runs\" is not a list", where);
+	out->runs = calloc((size_t)(n > 0 ? n : 1), sizeof(*out->runs));
+	if (!out->runs)
+		return spp_error_set(err, SPP_E_NOMEM, "out of memory");
+	cJSON_ArrayForEach(r, runs) {
+		if ((rc = run_of(r, &out->runs[out->nruns], where, err)))
+			break;
+		out->nruns++;
+	}
+	if (rc) {
+		spp_layer_runs_release(out);
+		return rc;
+	}
+	dense_of(get(layer, "dense_candidates"), layer, &out->dense);
+	/* a shape's choice made on an earlier layer is shared, as the memo shares it */
+	out->dense_shared = out->dense.nt > 0 && cJSON_IsString(name) &&
+			    strcmp(out->dense.measured_on, name->valuestring) != 0;
+	act_of(layer, &out->act);
+	return 0;
+}

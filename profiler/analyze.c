@@ -504,6 +504,7 @@ void spp_analysis_destroy(struct spp_analysis *a)
 		spp_layer_runs_release(&a->runs[i]);
 	free(a->runs);
 	free(a->runs_from);
+	free(a->owned_activations);
 	spp_dense_memo_free(&a->dense_memo);
 	spp_dense_set_close(&a->dense);
 	spp_breakeven_release(a);

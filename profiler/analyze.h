@@ -150,6 +150,7 @@ struct spp_analysis {
 	int nlayers;
 	struct spp_model_totals totals;
 	struct spp_analyze_opts opts;
+	char *owned_activations;        /* owned: opts.activations of an analysis read back (spprof merge); NULL */
 	struct spp_warning *warnings;   /* nwarnings, owned */
 	int nwarnings;
 	struct spp_machine *machine;    /* owned; NULL when not described */

@@ -23,3 +23,9 @@ int spp_json_put(cJSON *o, const char *key, cJSON *item)
 	}
 	return 0;
 }
+
+long long spp_json_int(const cJSON *v, long long lo, long long hi, long long dflt)
+{
+	return cJSON_IsNumber(v) && v->valuedouble >= (double)lo && v->valuedouble <= (double)hi
+		       ? (long long)v->valuedouble : dflt;
+}

@@ -19,4 +19,10 @@ cJSON *spp_json_str(const char *s);
  */
 int spp_json_put(cJSON *o, const char *key, cJSON *item);
 
+/*
+ * The integer v holds when it is a number in [lo, hi] (truncated toward
+ * zero), else dflt: a report read back never converts NaN or 1e300.
+ */
+long long spp_json_int(const cJSON *v, long long lo, long long hi, long long dflt);
+
 #endif

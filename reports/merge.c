@@ -16,6 +16,7 @@
 
 #include "kernels/peers.h"
 #include "profiler/analyze.h"
+#include "reports/json_values.h"
 
 struct parts {
 	const char *const *paths;
@@ -72,7 +73,7 @@ static void layers_of_shard(const cJSON *r, int s, char *buf, size_t n)
 	cJSON_ArrayForEach(l, get(r, "layers")) {
 		const cJSON *sh = get(l, "shard");
 
-		if (!cJSON_IsNumber(sh) || (int)sh->valuedouble != s || !str_at(l, "name", NULL))
+		if (spp_json_int(sh, 0, INT32_MAX, -1) != s || !str_at(l, "name", NULL))
 			continue;
 		if (shown++ == 3) {
 			snprintf(buf + len, n - len, ", ...");
@@ -91,27 +92,28 @@ static int cover(struct parts *P, struct spp_error *err)
 
 	for (int p = 0; p < P->n; p++) {
 		const cJSON *sh = get(get(P->r[p], "settings"), "shard");
-		const cJSON *i = get(sh, "index"), *c = get(sh, "count");
+		int c = (int)spp_json_int(get(sh, "count"), 1, 65536, 0);
+		int i = (int)spp_json_int(get(sh, "index"), 0, 65535, -1);
 
-		if (!cJSON_IsNumber(i) || !cJSON_IsNumber(c))
+		if (!c || i < 0)
 			return spp_error_set(err, SPP_E_FORMAT, "'%s': not a shard's report (no "
 					     "settings.shard: run analyze with --shard I/N)", P->paths[p]);
 		if (p == 0) {
-			P->count = (int)c->valuedouble;
+			P->count = c;
 			P->of_shard = malloc((size_t)P->count * sizeof(*P->of_shard));
 			if (!P->of_shard)
 				return spp_error_set(err, SPP_E_NOMEM, "out of memory");
 			for (int s = 0; s < P->count; s++)
 				P->of_shard[s] = -1;
 		}
-		if ((int)c->valuedouble != P->count || (int)i->valuedouble >= P->count)
+		if (c != P->count || i >= P->count)
 			return spp_error_set(err, SPP_E_FORMAT, "'%s': shard %d of %d, not of %d",
-					     P->paths[p], (int)i->valuedouble, (int)c->valuedouble, P->count);
-		if (P->of_shard[(int)i->valuedouble] >= 0)
+					     P->paths[p], i, c, P->count);
+		if (P->of_shard[i] >= 0)
 			return spp_error_set(err, SPP_E_FORMAT, "'%s' and '%s' are both shard %d of %d: "
-					     "its layers would be doubled", P->paths[P->of_shard[(int)i->valuedouble]],
-					     P->paths[p], (int)i->valuedouble, P->count);
-		P->of_shard[(int)i->valuedouble] = p;
+					     "its layers would be doubled", P->paths[P->of_shard[i]],
+					     P->paths[p], i, P->count);
+		P->of_shard[i] = p;
 	}
 	for (int s = 0; s < P->count; s++)
 		if (P->of_shard[s] < 0) {
@@ -145,15 +147,16 @@ static int opts_of(const cJSON *r, struct spp_analyze_opts *o, struct spp_error 
 	int model_n = 0;
 
 	spp_analyze_opts_init(o);
-	o->n = (int64_t)cJSON_GetNumberValue(get(s, "n"));
+	o->n = spp_json_int(get(s, "n"), 1, INT64_C(1) << 31, 128);
 	cJSON_ArrayForEach(l, get(r, "layers"))
 		model_n |= str_at(l, "n_source", NULL) && strcmp(str_at(l, "n_source", NULL), "model") == 0;
 	o->n_set = !model_n; /* no layer took the graph's N: every N is the option's */
-	o->threads = cJSON_IsNumber(get(s, "threads")) ? (int)get(s, "threads")->valuedouble : 0;
-	o->repeat = cJSON_IsNumber(get(s, "repeats")) ? (int)get(s, "repeats")->valuedouble : 0;
+	o->threads = (int)spp_json_int(get(s, "threads"), 0, 1 << 16, 0);
+	o->repeat = (int)spp_json_int(get(s, "repeats"), 0, 1000000, 0);
 	if (cJSON_IsNumber(get(s, "time_budget_s")))
 		o->time_budget_s = get(s, "time_budget_s")->valuedouble;
-	o->seed = (uint64_t)cJSON_GetNumberValue(get(s, "seed"));
+	/* a double holds seeds to 2^53 exactly, as the writer says */
+	o->seed = (uint64_t)spp_json_int(get(s, "seed"), 0, INT64_C(1) << 53, 1);
 	o->cold = cJSON_IsTrue(get(s, "cold"));
 	o->dedupe = cJSON_IsTrue(get(s, "dedupe"));
 	if (cJSON_IsNumber(get(s, "act_sparsity")))
@@ -189,11 +192,11 @@ static int opts_of(const cJSON *r, struct spp_analyze_opts *o, struct spp_error 
 static void run_settings_of(const cJSON *s, struct spp_run_settings *rs)
 {
 	memset(rs, 0, sizeof(*rs));
-	rs->threads = (int)cJSON_GetNumberValue(get(s, "run_threads"));
-	rs->pinned = (int)cJSON_GetNumberValue(get(s, "pinned"));
-	rs->warmup = (int)cJSON_GetNumberValue(get(s, "warmup"));
-	rs->min_repeats = (int)cJSON_GetNumberValue(get(s, "min_repeats"));
-	rs->max_repeats = (int)cJSON_GetNumberValue(get(s, "max_repeats"));
+	rs->threads = (int)spp_json_int(get(s, "run_threads"), 0, 1 << 16, 0);
+	rs->pinned = (int)spp_json_int(get(s, "pinned"), 0, 1 << 16, 0);
+	rs->warmup = (int)spp_json_int(get(s, "warmup"), 0, 1 << 20, 0);
+	rs->min_repeats = (int)spp_json_int(get(s, "min_repeats"), 0, 1 << 30, 0);
+	rs->max_repeats = (int)spp_json_int(get(s, "max_repeats"), 0, 1 << 30, 0);
 	rs->verify_rtol = cJSON_GetNumberValue(get(s, "verify_rtol"));
 	snprintf(rs->schedule, sizeof(rs->schedule), "%s", str_at(s, "schedule", NULL) ? str_at(s, "schedule", NULL) : "");
 	snprintf(rs->thread_policy, sizeof(rs->thread_policy), "%s",
@@ -272,10 +275,10 @@ static int attach_runs(struct spp_analysis *a, const struct parts *P, struct spp
 		a->runs_from[i] = -1;
 		if ((rc = same_layer(a, i, l0, P->paths[0], err)) || a->stats[i].unsupported)
 			continue;
-		if (!cJSON_IsNumber(sh) || (int)sh->valuedouble < 0 || (int)sh->valuedouble >= P->count)
+		if ((p = (int)spp_json_int(sh, 0, P->count - 1, -1)) < 0)
 			return spp_error_set(err, SPP_E_FORMAT, "'%s': layer '%s' has no shard",
 					     P->paths[0], a->layers[i].name);
-		p = P->of_shard[(int)sh->valuedouble];
+		p = P->of_shard[p];
 		l = cJSON_GetArrayItem(get(P->r[p], "layers"), i);
 		if ((rc = spp_report_layer_runs(l, P->paths[p], &a->runs[i], err)))
 			break;
@@ -315,7 +318,11 @@ int spp_report_merge(const char *const *paths, int n, const char *model, struct 
 	if (!rc && (!h0 || strcmp(h0, a->totals.hash.hex)))
 		rc = spp_error_set(err, SPP_E_FORMAT, "'%s': its hash %s is not the parts' %s: not the "
 				   "model they profiled", model, a->totals.hash.hex, h0 ? h0 : "null");
+	if (!rc && o.activations && !(a->owned_activations = strdup(o.activations)))
+		rc = spp_error_set(err, SPP_E_NOMEM, "out of memory");
 	if (!rc) {
+		a->opts = o; /* the parts' options, as their runs had them */
+		a->opts.activations = a->owned_activations;
 		a->opts.static_only = 0;
 		a->opts.shard.count = 0;
 		run_settings_of(get(P.r[0], "settings"), &a->settings);

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "counters/counters.h"
+#include "reports/json_values.h"
 
 static const cJSON *get(const cJSON *o, const char *k)
 {
@@ -55,7 +56,7 @@ static void time_of(const cJSON *t, struct spp_time_stats *out)
 	out->median = num(t, "median");
 	out->p10 = num(t, "p10");
 	out->p90 = num(t, "p90");
-	out->repeats = (int)num(t, "repeats");
+	out->repeats = (int)spp_json_int(get(t, "repeats"), 0, INT32_MAX, 0);
 }
 
 static void cache_of(const cJSON *c, struct spp_cache_figures *f)
@@ -177,11 +178,11 @@ static void dense_of(const cJSON *d, const cJSON *layer, struct spp_dense_choice
 	ch->winner = -1;
 	if (!cJSON_IsObject(d))
 		return;
-	ch->m = (int64_t)num(layer, "m");
-	ch->k = (int64_t)num(layer, "k");
-	ch->n = (int64_t)num(layer, "n");
+	ch->m = spp_json_int(get(layer, "m"), 0, INT64_C(1) << 50, 0);
+	ch->k = spp_json_int(get(layer, "k"), 0, INT64_C(1) << 50, 0);
+	ch->n = spp_json_int(get(layer, "n"), 0, INT64_C(1) << 50, 0);
 	str(d, "measured_on", ch->measured_on, sizeof(ch->measured_on));
-	ch->threads = (int)num(d, "threads");
+	ch->threads = (int)spp_json_int(get(d, "threads"), 0, 1 << 20, 0);
 	cJSON_ArrayForEach(c, get(d, "candidates")) {
 		struct spp_dense_timing *t = &ch->t[ch->nt];
 
@@ -214,7 +215,7 @@ static void act_of(const cJSON *layer, struct spp_act_figures *x)
 	str(a, "path", x->path, sizeof(x->path));
 	x->requested = num(a, "requested");
 	x->sparsity = num(a, "sparsity");
-	x->zero_rows = (int64_t)num(a, "zero_rows");
+	x->zero_rows = spp_json_int(get(a, "zero_rows"), 0, INT64_C(1) << 50, 0);
 	x->flops_combined = num(fl, "combined");
 	x->combined_speedup = num(fl, "combined_speedup");
 }

@@ -17,6 +17,13 @@ the split is the same run after run, --shard auto reads each engine's
 variables (SLURM's less its minimum, Kubernetes' with --shard-count, Open
 MPI's, PMI's), and a bad spec or missing variable is a usage error.
 
+merge: one shard's report (0/1) merges into itself field for field (every
+figure derived again from the runs read back); the three shards merge into
+a report whose layers carry each part's runs and whose static figures and
+summary are an unsharded run's; a doubled or missing shard, parts of other
+settings or of another model, a static report and a model that is not the
+parts' are refused (exit 2) naming the part.
+
     scale_check.py SPPROF        (exit 77 without numpy)
 """
 import json
@@ -41,7 +48,7 @@ def run(spprof, path, *extra, env=None):
                         "--time-budget", "0.02", "--dense", "openblas", "--counters", "none",
                         "--quiet", *extra], capture_output=True, text=True,
                        env=None if env is None else {**os.environ, **env})
-    return p, (json.loads(p.stdout) if p.returncode == 0 else None)
+    return p, (json.loads(p.stdout) if p.returncode == 0 and p.stdout else None)
 
 
 def main():
@@ -83,11 +90,12 @@ def main():
         if p.returncode != 2 or "--dedupe" not in p.stderr:
             fails.append(f"--dedupe --activations: exit {p.returncode}, {p.stderr.strip()!r}")
         shards(spprof, path, fails)
+        merges(spprof, path, tmp, fails)
     if fails:
         print("\n".join(fails))
         sys.exit(1)
     print("scale_check: b copies a's runs, c, d and e are timed themselves; no field without "
-          "--dedupe; --activations refused; 3 shards split the layers by unit")
+          "--dedupe; --activations refused; 3 shards split the layers by unit and merge back")
 
 
 def timed(rep):
@@ -144,6 +152,84 @@ def shards(spprof, path, fails):
                                            **e})
         if p.returncode != 2 or "--shard" not in p.stderr:
             fails.append(f"{args} with {env}: exit {p.returncode}, {p.stderr.strip()!r}")
+
+
+def strip(rep):
+    """rep without what a merge changes by design: when, the shard, the parts' names."""
+    rep.pop("created", None)
+    rep["settings"].pop("shard", None)
+    rep["settings"].pop("merged_from", None)
+    for l in rep["layers"]:
+        l.pop("shard", None)
+    return rep
+
+
+def merge(spprof, parts, *extra):
+    p = subprocess.run([spprof, "merge", *parts, "--format", "json", *extra],
+                       capture_output=True, text=True)
+    return p, (json.loads(p.stdout) if p.returncode == 0 else None)
+
+
+def merges(spprof, path, tmp, fails):
+    part = lambda i, n, *x: os.path.join(tmp, f"part{i}of{n}{''.join(x)}.json")
+    for i, n, extra in [(0, 1, ["--dedupe", "--epilogue", "bias_relu"]), (0, 3, []), (1, 3, []),
+                        (2, 3, []), (0, 3, ["--time-budget", "0.03"]), (0, 1, ["--static"])]:
+        p, _ = run(spprof, path, "--shard", f"{i}/{n}", "-o", part(i, n, *extra), *extra)
+        if p.returncode:
+            fails.append(f"--shard {i}/{n} {extra}: exit {p.returncode}: {p.stderr.strip()}")
+            return
+    one = part(0, 1, "--dedupe", "--epilogue", "bias_relu")
+    p, got = merge(spprof, [one])
+    with open(one) as f:
+        want = json.load(f)
+    if got is None or strip(got) != strip(want):
+        fails.append(f"merge of one shard is not its part: {p.stderr.strip()}")
+    three = [part(i, 3) for i in range(3)]
+    p, got = merge(spprof, three)
+    if got is None:
+        fails.append(f"merge of 3 shards: exit {p.returncode}: {p.stderr.strip()}")
+        return
+    parts = [json.load(open(f)) for f in three]
+    static = json.loads(subprocess.run([spprof, "analyze", path, "--static", "--format", "json"],
+                                       capture_output=True, text=True, check=True).stdout)
+    for i, l in enumerate(got["layers"]):
+        src = parts[parts[0]["layers"][i]["shard"]]["layers"][i]
+        if l["runs"] != src["runs"] or not l["runs"]:
+            fails.append(f"merged {l['name']}: its runs are not its shard's")
+        for k in ("nnz", "sparsity", "pattern", "storage", "flops"):
+            if k == "flops":   # the combined FLOPs are the runs' X's
+                l[k] = {f: v for f, v in l[k].items() if not f.startswith("combined")}
+                static["layers"][i][k] = {f: v for f, v in static["layers"][i][k].items()
+                                          if not f.startswith("combined")}
+            if l[k] != static["layers"][i][k]:
+                fails.append(f"merged {l['name']}.{k} differs from an unsharded scan's")
+    for k in ("gemm_params", "gemm_nnz", "storage", "flops", "hold_back", "provenance"):
+        if got["summary"][k] != static["summary"][k]:
+            fails.append(f"merged summary.{k} differs from an unsharded scan's")
+    proj = got["summary"]["projection"]
+    if not proj or proj["dense_time_ns"] <= 0:
+        fails.append(f"merged projection {proj}")
+    if got["settings"]["shard"] is not None or got["settings"]["merged_from"] != three:
+        fails.append(f"merged settings: shard {got['settings']['shard']}, "
+                     f"merged_from {got['settings'].get('merged_from')}")
+    other = os.path.join(tmp, "other.safetensors")
+    rng = np.random.default_rng(9)
+    write_safetensors(other, {"x.weight": pruned(rng, 16, 16)})
+    p, _ = run(spprof, other, "--shard", "1/3", "-o", os.path.join(tmp, "other1.json"))
+    bad = [([three[0], three[0], three[2]], "both shard 0"),
+           (three[:2], "shard 2 of 3 is missing"),
+           ([three[0], three[1], part(0, 3, "--time-budget", "0.03")], "settings.time_budget_s"),
+           ([three[0], os.path.join(tmp, "other1.json"), three[2]], "parts of different models"),
+           ([part(0, 1, "--static")], "not a shard's report"),
+           ([os.path.join(tmp, "absent.json")], "absent.json")]
+    for parts_, msg in bad:
+        p, _ = merge(spprof, parts_)
+        if p.returncode != 2 or msg not in p.stderr:
+            fails.append(f"merge {[os.path.basename(x) for x in parts_]}: exit {p.returncode}, "
+                         f"{p.stderr.strip()!r}, want 2 and {msg!r}")
+    p, _ = merge(spprof, three, "--model", other)
+    if p.returncode != 2 or "not the model they profiled" not in p.stderr:
+        fails.append(f"merge --model OTHER: exit {p.returncode}, {p.stderr.strip()!r}")
 
 
 main()

@@ -29,7 +29,8 @@
  */
 static const char *const command_options[][32] = {
 	{"analyze", "--static", "--n", "--threads", "--seed", "--format", "--output", "--quiet",
-	 "--formats", "--backends", "--repeat", "--time-budget", "--cold", "--shard", "--shard-count", "--dedupe", "--peers", "--dense",
+	 "--formats", "--backends", "--repeat", "--time-budget", "--cold", "--shard", "--shard-count",
+	 "--dedupe", "--peers", "--dense",
 	 "--counters", "--cache-model", "--max-layers", "--max-memory", "--breakeven", "--n-sweep",
 	 "--act-sparsity", "--target-sparsity", "--activations", "--epilogue", "--input-shape",
 	 NULL},
@@ -42,6 +43,7 @@ static const char *const command_options[][32] = {
 	{"compare", "--format", "--output", "--all", NULL},
 	{"info", "--threads", "--dense", "--format", NULL},
 	{"report", "--format", "--output", NULL},
+	{"merge", "--format", "--output", "--model", NULL},
 	{"synth", "--output", "--layer", "--seed", NULL},
 };
 

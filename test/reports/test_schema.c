@@ -102,7 +102,7 @@ static int validate(const char *const *files, int n, char **out)
 
 static void test_reports_validate(void **state)
 {
-	char *dir = harness_tmpdir(), *files[2 * NMODELS + 4], name[64], *out = NULL;
+	char *dir = harness_tmpdir(), *files[2 * NMODELS + 5], name[64], *out = NULL;
 	int n = 0;
 
 	(void)state;
@@ -138,14 +138,23 @@ static void test_reports_validate(void **state)
 	{
 		struct harness_run r;
 		char *m = harness_join(getenv("SPP_SAMPLE_MODELS"), models[0]);
-		const char *args[] = {"analyze", m, "--shard", "0/2", "--dedupe", "--formats", "csr",
+		const char *args[] = {"analyze", m, "--shard", "0/1", "--dedupe", "--formats", "csr",
 				      "--repeat", "1", "-o", NULL, "--quiet", NULL};
+		const char *margs[] = {"merge", NULL, "-o", NULL, NULL};
 
 		files[n] = harness_join(dir, "shard.json");
 		args[10] = files[n];
 		assert_int_equal(harness_spprof(&r, args), 0);
 		if (r.status != 0)
 			fail_msg("analyze --shard --dedupe: %s", r.err);
+		harness_run_free(&r);
+		/* and the report merged from it (spprof merge) */
+		margs[1] = files[n++];
+		files[n] = harness_join(dir, "merged.json");
+		margs[3] = files[n];
+		assert_int_equal(harness_spprof(&r, margs), 0);
+		if (r.status != 0)
+			fail_msg("merge: %s", r.err);
 		harness_run_free(&r);
 		free(m);
 		n++;
@@ -188,7 +197,7 @@ static void test_reports_validate(void **state)
 		n++;
 	}
 	assert_int_equal(validate((const char *const *)files, n, &out), 0);
-	assert_non_null(strstr(out, "validated 12 faults 0"));
+	assert_non_null(strstr(out, "validated 13 faults 0"));
 	free(out);
 
 	/* the schema is not vacuous: a figure as a string, a stray field, no model */

@@ -1,5 +1,6 @@
 /* spprof analyze: load a model, analyse every layer, report. */
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,7 @@
 #include "profiler/analyze.h"
 #include "profiler/base/budget.h"
 #include "profiler/base/safe_text.h"
+#include "reports/journal.h"
 #include "reports/report.h"
 
 /* What the options fill: the library's options and the report's output. */
@@ -27,6 +29,7 @@ struct analyze_args {
 	uint64_t max_memory;
 	const char *shard;         /* --shard, parsed once --shard-count is known */
 	int64_t shard_count;
+	int resume;
 	char backend_warning[256]; /* cuda skipped next to cpu: printed unless quiet */
 	/* --input-shape, repeatable: opts.open points at these */
 	struct spp_input_shape shapes[SPP_MAX_INPUT_SHAPES];
@@ -103,6 +106,9 @@ static const struct cmd_option analyze_options[] = {
 		 "JOB_COMPLETION_INDEX, OMPI_COMM_WORLD_RANK or PMI_RANK"},
 	{CMD_INT("shard-count", "N", A, shard_count, 1, 65536),
 	 .help = "the count for --shard auto where the engine gives none (JOB_COMPLETION_INDEX)"},
+	{CMD_FLAG("resume", A, resume),
+	 .help = "go on from the journal of finished layers beside -o FILE (FILE.journal, kept "
+		 "after a kill or Ctrl-C, whose report is marked incomplete) instead of timing them again"},
 	{CMD_FLAG("dedupe", A, opts.dedupe),
 	 .help = "time one layer of each repeated (shape, N, dtype, non-zero pattern); the "
 		 "others copy its runs and name it (runs_copied_from)"},
@@ -343,15 +349,91 @@ static void progress(void *ctx, const struct spp_analysis *a, int done)
 		cmd_progress_update(&ps->line, done, a->layers[done].name, now_s() - ps->start);
 }
 
+/* The combinations of options no table row can check. 0 or the usage error's status. */
+static int check_args(struct analyze_args *args)
+{
+	struct spp_analyze_opts *opts = &args->opts;
+
+	for (int i = 1; i < opts->n_sweep_count; i++)
+		if (opts->n_sweep[i] <= opts->n_sweep[i - 1])
+			return cmd_usage_error("analyze", "--n-sweep wants ascending, distinct N (%lld after %lld)",
+					       (long long)opts->n_sweep[i], (long long)opts->n_sweep[i - 1]);
+	if (args->shard_count && !(args->shard && strcmp(args->shard, "auto") == 0))
+		return cmd_usage_error("analyze", "--shard-count is the count of --shard auto");
+	if (args->shard) {
+		struct spp_error e = {0};
+
+		if (spp_shard_parse(args->shard, (int)args->shard_count, &opts->shard, &e))
+			return cmd_usage_error("analyze", "%s", e.msg);
+	}
+	if (opts->dedupe && opts->activations)
+		return cmd_usage_error("analyze", "--dedupe with --activations: each layer's X is its "
+				       "own, so no layer's runs can stand for another's");
+	if (args->resume && !args->output)
+		return cmd_usage_error("analyze", "--resume continues the journal beside -o FILE: give -o");
+	return 0;
+}
+
+/* Ctrl-C or SIGTERM: no later layer is timed; a second one ends the process. */
+static volatile sig_atomic_t stop_requested;
+
+static void on_stop(int sig)
+{
+	(void)sig;
+	stop_requested = 1;
+}
+
+static void catch_stop(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_stop;
+	sa.sa_flags = (int)SA_RESETHAND;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+}
+
+/* The analysis's report to -o or stdout, with the warnings on stderr first. 0 or the failure's status. */
+static int write_out(const struct analyze_args *args, struct spp_analysis *a, enum spp_report_format fmt,
+		     struct spp_error *err)
+{
+	struct spp_render_opts ropts = {0};
+	cJSON *report;
+	int rc;
+
+	for (int i = 0; !args->quiet && i < a->nwarnings; i++) {
+		/* warnings quote names from the model: shown escaped */
+		fputs("spprof: warning: ", stderr);
+		spp_safe_fputs(stderr, a->warnings[i].message, (size_t)-1);
+		fputc('\n', stderr);
+	}
+	/* printed before the run; the report keeps it with the others */
+	if (args->backend_warning[0] &&
+	    (rc = spp_analysis_warn(a, err, SPP_WARN_NO_DEVICE, "%s", args->backend_warning)))
+		return cmd_fail(err);
+	report = spp_report_build(a, SPP_VERSION, err);
+	if (!report)
+		return cmd_fail(err);
+	if (args->output) {
+		rc = spp_report_write_file(report, fmt, args->output, &ropts, err);
+	} else {
+		ropts.color = fmt == SPP_REPORT_TEXT && cmd_use_color(STDOUT_FILENO);
+		rc = spp_report_render(report, fmt, stdout, &ropts, err);
+	}
+	cJSON_Delete(report);
+	return rc ? cmd_fail(err) : 0;
+}
+
 int cmd_analyze(int argc, char **argv)
 {
 	struct analyze_args args = {0};
 	struct spp_analyze_opts *opts = &args.opts;
 	struct spp_analysis *a = NULL;
-	struct spp_render_opts ropts = {0};
 	struct spp_error err = {0};
+	struct spp_journal journal = {0};
 	enum spp_report_format fmt = SPP_REPORT_TEXT;
-	cJSON *report = NULL;
 	struct progress_state ps = {0};
 	int rc, npos;
 
@@ -360,61 +442,41 @@ int cmd_analyze(int argc, char **argv)
 		return rc;
 	if (npos != 1)
 		return cmd_usage_error("analyze", npos == 0 ? "no MODEL given" : "one MODEL at a time");
-	if (cmd_output_format("analyze", args.format, args.output, &fmt))
-		return 2;
+	if (cmd_output_format("analyze", args.format, args.output, &fmt) || (rc = check_args(&args)))
+		return rc ? rc : 2;
 	opts->output = args.output;
-	for (int i = 1; i < opts->n_sweep_count; i++)
-		if (opts->n_sweep[i] <= opts->n_sweep[i - 1])
-			return cmd_usage_error("analyze", "--n-sweep wants ascending, distinct N (%lld after %lld)",
-					       (long long)opts->n_sweep[i], (long long)opts->n_sweep[i - 1]);
-	if (args.shard_count && !(args.shard && strcmp(args.shard, "auto") == 0))
-		return cmd_usage_error("analyze", "--shard-count is the count of --shard auto");
-	if (args.shard) {
-		struct spp_error e = {0};
-
-		if (spp_shard_parse(args.shard, (int)args.shard_count, &opts->shard, &e))
-			return cmd_usage_error("analyze", "%s", e.msg);
-	}
-	if (opts->dedupe && opts->activations)
-		return cmd_usage_error("analyze", "--dedupe with --activations: each layer's X is its "
-				       "own, so no layer's runs can stand for another's");
-
 	if (!args.quiet && !opts->static_only && isatty(STDERR_FILENO)) {
 		ps.start = now_s();
 		opts->progress = progress;
 		opts->progress_ctx = &ps;
 	}
+	/* a journal of the finished layers beside -o, so that --resume can go on after a kill */
+	if (args.output && !opts->static_only) {
+		if (spp_journal_init(&journal, args.output, args.resume, &err))
+			return cmd_fail(&err);
+		opts->restore = spp_journal_restore;
+		opts->done = spp_journal_done;
+		opts->journal_ctx = &journal;
+	}
+	opts->stop = &stop_requested;
+	catch_stop();
 	if (!args.quiet && args.backend_warning[0])
 		fprintf(stderr, "spprof: warning: %s\n", args.backend_warning);
 	spp_budget_set((uint64_t)args.max_layers, args.max_memory);
 	rc = spp_analyze_run(argv[1], opts, &a, &err);
 	free(ps.work);
-	if (rc)
-		return cmd_fail(&err);
-	for (int i = 0; !args.quiet && i < a->nwarnings; i++) {
-		/* warnings quote names from the model: shown escaped */
-		fputs("spprof: warning: ", stderr);
-		spp_safe_fputs(stderr, a->warnings[i].message, (size_t)-1);
-		fputc('\n', stderr);
-	}
-	/* printed before the run; the report keeps it with the others */
-	if (args.backend_warning[0] && (rc = spp_analysis_warn(a, &err, SPP_WARN_NO_DEVICE, "%s", args.backend_warning))) {
-		spp_analysis_destroy(a);
+	if (rc) {
+		spp_journal_close(&journal, 0);
 		return cmd_fail(&err);
 	}
-	report = spp_report_build(a, SPP_VERSION, &err);
-	if (!report) {
-		spp_analysis_destroy(a);
-		return cmd_fail(&err);
+	rc = write_out(&args, a, fmt, &err);
+	/* the journal goes once the whole report is written; an interrupted run keeps it */
+	spp_journal_close(&journal, !rc && !a->incomplete);
+	if (!rc && a->incomplete) {
+		fprintf(stderr, "spprof analyze: interrupted: the report holds the layers done so far%s\n",
+			args.output ? "; --resume goes on from them" : "");
+		rc = 130;
 	}
-	if (args.output) {
-		ropts.color = 0;
-		rc = spp_report_write_file(report, fmt, args.output, &ropts, &err);
-	} else {
-		ropts.color = fmt == SPP_REPORT_TEXT && cmd_use_color(STDOUT_FILENO);
-		rc = spp_report_render(report, fmt, stdout, &ropts, &err);
-	}
-	cJSON_Delete(report);
 	spp_analysis_destroy(a);
-	return rc ? cmd_fail(&err) : 0;
+	return rc;
 }

@@ -371,12 +371,24 @@ static int run_layers(struct spp_analysis *a, struct spp_error *err)
 	for (int i = 0; i < a->nlayers; i++) {
 		if (a->stats[i].unsupported || !spp_analysis_in_shard(a, i))
 			continue; /* no figures to check a kernel against, or another shard's */
+		if (o->stop && *o->stop) {
+			a->incomplete = 1;
+			goto done;
+		}
 		if (o->progress)
 			o->progress(o->progress_ctx, a, i);
+		if (o->restore && (rc = o->restore(o->journal_ctx, a, i, err)) != 0) {
+			if (rc < 0)
+				goto done;
+			rc = SPP_OK;
+			continue;
+		}
 		if (a->runs_from && a->runs_from[i] >= 0)
 			rc = spp_dedupe_copy(a, i, err);
 		else
 			rc = run_layer(a, i, fmts, nf, &ro, err);
+		if (!rc && o->done)
+			rc = o->done(o->journal_ctx, a, i, err);
 		if (rc)
 			goto done;
 	}

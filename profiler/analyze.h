@@ -6,6 +6,7 @@
 #ifndef SPP_PROFILER_ANALYZE_H
 #define SPP_PROFILER_ANALYZE_H
 
+#include <signal.h>
 #include <stdint.h>
 
 #include "counters/counters.h"
@@ -83,6 +84,18 @@ struct spp_analyze_opts {
 	 */
 	void (*progress)(void *ctx, const struct spp_analysis *a, int done);
 	void *progress_ctx;
+	/*
+	 * Resumable runs (the caller's journal, reports/journal.c); each may be
+	 * NULL. Before layer i's runs, restore may fill a->runs[i] from the
+	 * journal: 1 restored (the layer is not timed), 0 time it, < 0 an
+	 * error (err). After them, done records them: 0 or an error. When
+	 * *stop is set (Ctrl-C), no later layer is timed, no sweep runs, and
+	 * the analysis is marked incomplete.
+	 */
+	int (*restore)(void *ctx, struct spp_analysis *a, int i, struct spp_error *err);
+	int (*done)(void *ctx, const struct spp_analysis *a, int i, struct spp_error *err);
+	void *journal_ctx;
+	volatile sig_atomic_t *stop;
 };
 
 /* Defaults: n 128, threads 0, static_only 0, seed 1, all formats, budget 0.2 s, cpu. */
@@ -150,6 +163,7 @@ struct spp_analysis {
 	int nlayers;
 	struct spp_model_totals totals;
 	struct spp_analyze_opts opts;
+	int incomplete;                 /* *opts.stop was set: the layers timed before it only */
 	char *owned_activations;        /* owned: opts.activations of an analysis read back (spprof merge); NULL */
 	struct spp_warning *warnings;   /* nwarnings, owned */
 	int nwarnings;

@@ -158,6 +158,21 @@ static void build_settings(struct build *b, cJSON *root, const struct spp_analys
 		build_run_settings(b, s, a);
 }
 
+cJSON *spp_report_settings(const struct spp_analysis *a)
+{
+	struct build b = {0};
+	cJSON *root = cJSON_CreateObject(), *s;
+
+	build_settings(&b, root, a);
+	s = root ? cJSON_DetachItemFromObjectCaseSensitive(root, "settings") : NULL;
+	cJSON_Delete(root);
+	if (b.oom) {
+		cJSON_Delete(s);
+		return NULL;
+	}
+	return s;
+}
+
 /* The dense baseline over the model (profiler/plausible.h); null without runs. */
 static void build_baseline(struct build *b, cJSON *s, const struct spp_analysis *a)
 {
@@ -286,6 +301,9 @@ cJSON *spp_report_build(const struct spp_analysis *a, const char *tool_version,
 	add_str(&b, tool, "version", tool_version);
 	created_time(created, sizeof(created));
 	add_str(&b, root, "created", created);
+	/* a run stopped by Ctrl-C: the layers done so far (only then) */
+	if (a->incomplete)
+		add_bool(&b, root, "incomplete", 1);
 	build_model(&b, root, a);
 	build_machine(&b, root, a);
 	build_settings(&b, root, a);

@@ -421,6 +421,42 @@ static void build_activations(struct build *b, cJSON *o, const struct spp_analys
 	}
 }
 
+cJSON *spp_report_layer_runs_json(const struct spp_analysis *a, int i)
+{
+	const struct spp_layer_runs *runs = &a->runs[i];
+	const struct spp_layer *l = &a->layers[i];
+	struct build b = {0};
+	cJSON *o = checked(&b, cJSON_CreateObject()), *ra, *fl, *ac;
+
+	add_num(&b, o, "layer", i);
+	add_str(&b, o, "name", l->name);
+	add_num(&b, o, "m", (double)l->view.m);
+	add_num(&b, o, "k", (double)l->view.k);
+	add_num(&b, o, "n", (double)l->n);
+	ra = add_arr(&b, o, "runs");
+	for (int r = 0; r < runs->nruns; r++)
+		push(&b, ra, build_run(&b, &runs->runs[r]));
+	build_dense_choice(&b, o, runs);
+	fl = add_obj(&b, o, "flops");
+	add_fig(&b, fl, "combined", runs->act.source[0] ? runs->act.flops_combined : NAN);
+	add_fig(&b, fl, "combined_speedup", runs->act.source[0] ? runs->act.combined_speedup : NAN);
+	if (runs->act.source[0]) {
+		ac = add_obj(&b, o, "activations");
+		add_str(&b, ac, "source", runs->act.source);
+		add_str(&b, ac, "path", runs->act.path[0] ? runs->act.path : NULL);
+		add_fig(&b, ac, "requested", runs->act.requested);
+		add_fig(&b, ac, "sparsity", runs->act.sparsity);
+		add_num(&b, ac, "zero_rows", (double)runs->act.zero_rows);
+	} else {
+		add_null(&b, o, "activations");
+	}
+	if (b.oom) {
+		cJSON_Delete(o);
+		return NULL;
+	}
+	return o;
+}
+
 /* A layer with its breakeven (empty without a sweep) and recommendation (null without runs). */
 cJSON *spp_json_build_layer(struct build *b, const struct spp_analysis *a, int i)
 {

@@ -91,6 +91,17 @@ int spp_report_layer_runs(const cJSON *layer, const char *path, struct spp_layer
 			  struct spp_error *err);
 
 /*
+ * Layer i's runs as spp_report_layer_runs reads them back: {layer, name,
+ * m, k, n, runs, dense_candidates, flops.combined*, activations}, as the
+ * report writes them (a journal line, reports/journal.c). NULL when out of
+ * memory.
+ */
+cJSON *spp_report_layer_runs_json(const struct spp_analysis *a, int i);
+
+/* The report's "settings" block of a. NULL when out of memory. */
+cJSON *spp_report_settings(const struct spp_analysis *a);
+
+/*
  * spprof merge (merge.c): the reports of shards 0..N-1 of one profile
  * (paths, n of them; same model hash and settings, one per shard) into
  * the analysis one run would have made: model (NULL: the parts'

@@ -24,6 +24,14 @@ summary are an unsharded run's; a doubled or missing shard, parts of other
 settings or of another model, a static report and a model that is not the
 parts' are refused (exit 2) naming the part.
 
+--resume: a run killed (SIGKILL) once its journal holds a layer, then run
+again with --resume, takes the journal's layers as they were (their runs
+equal the journal's, not timed again) and times the rest: every layer has
+runs, no journal is left. Ctrl-C (SIGINT) writes a report marked
+incomplete (exit 130) whose later layers have no runs, and keeps the
+journal; --resume completes it. A torn last line is dropped; a journal of
+other settings, and --resume without -o, are refused (exit 2).
+
     scale_check.py SPPROF        (exit 77 without numpy)
 """
 import json
@@ -91,11 +99,12 @@ def main():
             fails.append(f"--dedupe --activations: exit {p.returncode}, {p.stderr.strip()!r}")
         shards(spprof, path, fails)
         merges(spprof, path, tmp, fails)
+        resumes(spprof, tmp, fails)
     if fails:
         print("\n".join(fails))
         sys.exit(1)
     print("scale_check: b copies a's runs, c, d and e are timed themselves; no field without "
-          "--dedupe; --activations refused; 3 shards split the layers by unit and merge back")
+          "--dedupe; --activations refused; 3 shards split the layers by unit and merge back; killed and interrupted runs resume")
 
 
 def timed(rep):
@@ -230,6 +239,75 @@ def merges(spprof, path, tmp, fails):
     p, _ = merge(spprof, three, "--model", other)
     if p.returncode != 2 or "not the model they profiled" not in p.stderr:
         fails.append(f"merge --model OTHER: exit {p.returncode}, {p.stderr.strip()!r}")
+
+
+def journal_layers(path):
+    """The layer lines of a journal (the header aside), or [] while there is none."""
+    try:
+        with open(path) as f:
+            lines = [json.loads(x) for x in f.read().splitlines()[1:] if x.endswith("}")]
+    except (OSError, ValueError):
+        return []
+    return lines
+
+
+def stopped(spprof, model, out, sig, *extra):
+    """analyze model -o out, sent sig once its journal holds a layer: (exit status, journal lines)."""
+    import signal
+    import time
+    p = subprocess.Popen([spprof, "analyze", model, "--formats", "csr", "--time-budget", "0.25",
+                          "--counters", "none", "--dense", "openblas", "--quiet", "-o", out, *extra],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 120
+    while not journal_layers(out + ".journal") and time.time() < deadline and p.poll() is None:
+        time.sleep(0.05)
+    p.send_signal({"kill": signal.SIGKILL, "int": signal.SIGINT}[sig])
+    p.wait()
+    return p.returncode, journal_layers(out + ".journal")
+
+
+def resumes(spprof, tmp, fails):
+    rng = np.random.default_rng(3)
+    model = os.path.join(tmp, "twelve.safetensors")
+    write_safetensors(model, {f"l{i}.weight": pruned(rng, 96, 128 + 16 * i) for i in range(12)})
+    out = os.path.join(tmp, "resumed.json")
+    args = ["--formats", "csr", "--time-budget", "0.25", "--counters", "none", "--dense",
+            "openblas", "--quiet", "-o", out]
+    rc, done = stopped(spprof, model, out, "kill")
+    if rc != -9 or not done or len(done) == 12:
+        fails.append(f"kill: exit {rc}, {len(done)} journal layers (want some, not all)")
+        return
+    with open(out + ".journal", "a") as f:
+        f.write('{"layer": 11, "name": "l11.weig')   # torn by the kill
+    p = subprocess.run([spprof, "analyze", model, *args, "--resume"], capture_output=True, text=True)
+    rep = json.load(open(out)) if p.returncode == 0 else None
+    if rep is None or any(not l["runs"] for l in rep["layers"]) or os.path.exists(out + ".journal"):
+        fails.append(f"--resume after a kill: exit {p.returncode}, {p.stderr.strip()}")
+        return
+    for line in done:
+        if rep["layers"][line["layer"]]["runs"] != line["runs"]:
+            fails.append(f"--resume: layer {line['name']}'s runs are not its journal's")
+    if "incomplete" in rep:
+        fails.append("--resume: the completed report is marked incomplete")
+    rc, done = stopped(spprof, model, out, "int")
+    part = json.load(open(out)) if rc == 130 else {}
+    if rc != 130 or part.get("incomplete") is not True or \
+            not any(l["runs"] for l in part["layers"]) or all(l["runs"] for l in part["layers"]) or \
+            not os.path.exists(out + ".journal"):
+        fails.append(f"Ctrl-C: exit {rc}, incomplete {part.get('incomplete')}, journal "
+                     f"{os.path.exists(out + '.journal')}")
+        return
+    bad = subprocess.run([spprof, "analyze", model, *args[:3], "0.3", *args[4:], "--resume"],
+                         capture_output=True, text=True)
+    if bad.returncode != 2 or ".journal" not in bad.stderr:
+        fails.append(f"--resume with other settings: exit {bad.returncode}, {bad.stderr.strip()!r}")
+    p = subprocess.run([spprof, "analyze", model, *args, "--resume"], capture_output=True, text=True)
+    rep = json.load(open(out)) if p.returncode == 0 else {}
+    if p.returncode or "incomplete" in rep or any(not l["runs"] for l in rep["layers"]):
+        fails.append(f"--resume after Ctrl-C: exit {p.returncode}, {p.stderr.strip()}")
+    p = subprocess.run([spprof, "analyze", model, "--resume", "--quiet"], capture_output=True, text=True)
+    if p.returncode != 2 or "-o" not in p.stderr:
+        fails.append(f"--resume without -o: exit {p.returncode}, {p.stderr.strip()!r}")
 
 
 main()

@@ -30,7 +30,7 @@
 static const char *const command_options[][32] = {
 	{"analyze", "--static", "--n", "--threads", "--seed", "--format", "--output", "--quiet",
 	 "--formats", "--backends", "--repeat", "--time-budget", "--cold", "--shard", "--shard-count",
-	 "--dedupe", "--peers", "--dense",
+	 "--resume", "--dedupe", "--peers", "--dense",
 	 "--counters", "--cache-model", "--max-layers", "--max-memory", "--breakeven", "--n-sweep",
 	 "--act-sparsity", "--target-sparsity", "--activations", "--epilogue", "--input-shape",
 	 NULL},

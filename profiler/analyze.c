@@ -308,6 +308,41 @@ static int runs_fit(const struct spp_analysis *a, struct spp_error *err)
 	return SPP_OK;
 }
 
+/*
+ * Each layer of this shard: taken back from the journal, copied (--dedupe)
+ * or timed, then recorded; a stop request ends the loop, incomplete.
+ */
+static int time_layers(struct spp_analysis *a, const struct spp_format_ops *const *fmts, int nf,
+		       struct spp_run_opts *ro, struct spp_error *err)
+{
+	const struct spp_analyze_opts *o = &a->opts;
+	int rc = SPP_OK;
+
+	for (int i = 0; i < a->nlayers && !rc; i++) {
+		if (a->stats[i].unsupported || !spp_analysis_in_shard(a, i))
+			continue; /* no figures to check a kernel against, or another shard's */
+		if (o->stop && *o->stop) {
+			a->incomplete = 1;
+			if (o->progress) /* the display ends here */
+				o->progress(o->progress_ctx, a, a->nlayers);
+			break;
+		}
+		if (o->progress)
+			o->progress(o->progress_ctx, a, i);
+		if (o->restore && (rc = o->restore(o->journal_ctx, a, i, err)) != 0) {
+			rc = rc < 0 ? rc : SPP_OK;
+			continue;
+		}
+		if (a->runs_from && a->runs_from[i] >= 0)
+			rc = spp_dedupe_copy(a, i, err);
+		else
+			rc = run_layer(a, i, fmts, nf, ro, err);
+		if (!rc && o->done)
+			rc = o->done(o->journal_ctx, a, i, err);
+	}
+	return rc;
+}
+
 static int run_layers(struct spp_analysis *a, struct spp_error *err)
 {
 	const struct spp_analyze_opts *o = &a->opts;
@@ -366,32 +401,9 @@ static int run_layers(struct spp_analysis *a, struct spp_error *err)
 		rc = spp_error_set(err, SPP_E_NOMEM, "out of memory");
 		goto done;
 	}
-	if (o->dedupe && (rc = spp_dedupe_plan(a, err)))
+	if ((o->dedupe && (rc = spp_dedupe_plan(a, err))) || (rc = time_layers(a, fmts, nf, &ro, err)) ||
+	    a->incomplete)
 		goto done;
-	for (int i = 0; i < a->nlayers; i++) {
-		if (a->stats[i].unsupported || !spp_analysis_in_shard(a, i))
-			continue; /* no figures to check a kernel against, or another shard's */
-		if (o->stop && *o->stop) {
-			a->incomplete = 1;
-			goto done;
-		}
-		if (o->progress)
-			o->progress(o->progress_ctx, a, i);
-		if (o->restore && (rc = o->restore(o->journal_ctx, a, i, err)) != 0) {
-			if (rc < 0)
-				goto done;
-			rc = SPP_OK;
-			continue;
-		}
-		if (a->runs_from && a->runs_from[i] >= 0)
-			rc = spp_dedupe_copy(a, i, err);
-		else
-			rc = run_layer(a, i, fmts, nf, &ro, err);
-		if (!rc && o->done)
-			rc = o->done(o->journal_ctx, a, i, err);
-		if (rc)
-			goto done;
-	}
 	/* breakeven is the weights' own: uniform X, weight-only CPU formats (the sweep is CPU-only) */
 	ro.act_sparsity = 0;
 	ro.epilogue = SPP_EPILOGUE_NONE;

@@ -7,6 +7,7 @@
 
 #include "profiler/analyze.h"
 #include "profiler/decode.h"
+#include "profiler/pages.h"
 
 /* Row i's non-zero bits, packed eight to a byte, into bits ((k + 7) / 8 bytes). */
 static void row_bits(const struct spp_layer *l, int64_t i, float *row, unsigned char *bits)
@@ -25,6 +26,7 @@ int spp_dedupe_key(const struct spp_layer *l, struct spp_dedupe_key *out, struct
 	const struct spp_tensor *w = l->weight;
 	XXH3_state_t *st;
 	XXH128_hash_t h;
+	struct spp_pages pg;
 	float *row = NULL;
 	unsigned char *bits = NULL;
 
@@ -50,6 +52,9 @@ int spp_dedupe_key(const struct spp_layer *l, struct spp_dedupe_key *out, struct
 			row_bits(l, i, row, bits);
 			XXH3_128bits_update(st, bits, (size_t)(l->view.k + 7) / 8);
 		}
+		spp_pages_open(&pg); /* read once: the pages leave the process (profiler/pages.h) */
+		spp_pages_drop(&pg, w->data, w->nbytes, 0);
+		spp_pages_close(&pg);
 	}
 	h = XXH3_128bits_digest(st);
 	XXH3_freeState(st);

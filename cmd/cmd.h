@@ -8,6 +8,8 @@
 
 #include <stdint.h>
 
+#include <cjson/cJSON.h>
+
 #include "cmd/parse_options.h"
 #include "profiler/base/error.h"
 
@@ -21,6 +23,15 @@ struct spp_cmd {
 int cmd_analyze(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
+
+/*
+ * The report of a merged analysis (reports/report.h spp_report_merge): its
+ * tree with the parts' machine block (taken) and settings.merged_from, the
+ * n names of the parts. NULL when out of memory (machine freed).
+ */
+struct spp_analysis;
+cJSON *cmd_merged_report(struct spp_analysis *a, cJSON *machine, const char *const *names, int n,
+			 struct spp_error *err);
 int cmd_synth(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_calibrate(int argc, char **argv);

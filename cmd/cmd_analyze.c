@@ -17,6 +17,7 @@
 #include "profiler/analyze.h"
 #include "profiler/base/budget.h"
 #include "profiler/base/safe_text.h"
+#include "cmd/cmd_mpi.h"
 #include "reports/journal.h"
 #include "reports/report.h"
 
@@ -426,6 +427,31 @@ static int write_out(const struct analyze_args *args, struct spp_analysis *a, en
 	return rc ? cmd_fail(err) : 0;
 }
 
+/* Under mpirun: this rank's shard, and at rank 0 the merged report of every rank's. */
+static int analyze_mpi(struct analyze_args *args, const char *model, enum spp_report_format fmt)
+{
+	struct spp_render_opts ropts = {0};
+	struct spp_error err = {0};
+	cJSON *report = NULL;
+	const cJSON *w, *warnings;
+	int rc = cmd_mpi_analyze(model, &args->opts, &report, &err);
+
+	warnings = report && !args->quiet ? cJSON_GetObjectItemCaseSensitive(report, "warnings") : NULL;
+	cJSON_ArrayForEach(w, warnings) {
+		fputs("spprof: warning: ", stderr);
+		spp_safe_fputs(stderr, cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(w, "message")),
+			       (size_t)-1);
+		fputc('\n', stderr);
+	}
+	if (!rc && report && args->output)
+		rc = spp_report_write_file(report, fmt, args->output, &ropts, &err);
+	else if (!rc && report)
+		rc = spp_report_render(report, fmt, stdout, &ropts, &err);
+	cJSON_Delete(report);
+	cmd_mpi_end();
+	return rc ? cmd_fail(&err) : 0;
+}
+
 int cmd_analyze(int argc, char **argv)
 {
 	struct analyze_args args = {0};
@@ -450,6 +476,8 @@ int cmd_analyze(int argc, char **argv)
 		opts->progress = progress;
 		opts->progress_ctx = &ps;
 	}
+	if (cmd_mpi_launched() && !args.shard && !opts->static_only)
+		return analyze_mpi(&args, argv[1], fmt);
 	/* a journal of the finished layers beside -o, so that --resume can go on after a kill */
 	if (args.output && !opts->static_only) {
 		if (spp_journal_init(&journal, args.output, args.resume, &err))

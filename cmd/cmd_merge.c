@@ -38,9 +38,8 @@ const struct cmd_help cmd_merge_help = {
 		"3 cannot write\n",
 };
 
-/* The merged report: the analysis's tree with the parts' machine block. */
-static cJSON *merged_report(struct spp_analysis *a, cJSON *machine, char **paths, int n,
-			    struct spp_error *err)
+cJSON *cmd_merged_report(struct spp_analysis *a, cJSON *machine, const char *const *names, int n,
+			 struct spp_error *err)
 {
 	cJSON *report = spp_report_build(a, SPP_VERSION, err), *from;
 
@@ -51,7 +50,7 @@ static cJSON *merged_report(struct spp_analysis *a, cJSON *machine, char **paths
 	cJSON_ReplaceItemInObjectCaseSensitive(report, "machine", machine);
 	from = cJSON_AddArrayToObject(cJSON_GetObjectItemCaseSensitive(report, "settings"), "merged_from");
 	for (int i = 0; from && i < n; i++)
-		cJSON_AddItemToArray(from, cJSON_CreateString(paths[i]));
+		cJSON_AddItemToArray(from, cJSON_CreateString(names[i]));
 	return report;
 }
 
@@ -73,10 +72,11 @@ int cmd_merge(int argc, char **argv)
 		return 2;
 	if (args.output && (rc = spp_outfile_check(args.output, &err)))
 		return cmd_fail(&err);
-	rc = spp_report_merge((const char *const *)argv + 1, npos, args.model, &a, &machine, &err);
+	rc = spp_report_merge((const char *const *)argv + 1, npos,
+			      &(struct spp_merge_opts){.model = args.model}, &a, &machine, &err);
 	if (rc)
 		return cmd_fail(&err);
-	report = merged_report(a, machine, argv + 1, npos, &err);
+	report = cmd_merged_report(a, machine, (const char *const *)argv + 1, npos, &err);
 	spp_analysis_destroy(a);
 	if (!report)
 		return cmd_fail(&err);

@@ -1,4 +1,5 @@
 #include "profiler/analyze.h"
+#include "kernels/peers.h"
 #include "profiler/dedupe.h"
 
 #include "profiler/base/budget.h"
@@ -511,6 +512,14 @@ int spp_analyze_run(const char *path, const struct spp_analyze_opts *o,
 fail:
 	spp_analysis_destroy(a);
 	return rc;
+}
+
+const struct spp_format_ops *spp_format_by_key(const char *key, int *peer)
+{
+	const struct spp_format_ops *f = spp_cpu_format_find(key);
+
+	*peer = !f && spp_cpu_peer_find(key);
+	return f ? f : spp_cpu_peer_find(key);
 }
 
 int spp_analysis_in_shard(const struct spp_analysis *a, int i)

@@ -140,7 +140,8 @@ struct spp_model_totals {
 	X(SPP_WARN_NO_KERNEL_RUNS, "no_kernel_runs", "a layer has no kernel runs")                  \
 	X(SPP_WARN_NO_CALIBRATION, "no_calibration", "no calibrated bandwidth: bw_util is null")    \
 	X(SPP_WARN_NO_GEMM_LAYERS, "no_gemm_layers", "the model has no GEMM layers")               \
-	X(SPP_WARN_INPUT_SHAPE_ASSUMED, "input_shape_assumed", "a graph input's shape was assumed or unknown")
+	X(SPP_WARN_INPUT_SHAPE_ASSUMED, "input_shape_assumed", "a graph input's shape was assumed or unknown") \
+	X(SPP_WARN_SHARD_FAILED, "shard_failed", "a rank failed: its shard's layers have no runs")
 
 enum spp_warn {
 #define SPP_WARN_ENUM(e, code, what) e,
@@ -207,6 +208,9 @@ int spp_analyze_run(const char *path, const struct spp_analyze_opts *o,
 int spp_analysis_warn(struct spp_analysis *a, struct spp_error *err, enum spp_warn code,
 		      const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
+
+/* The CPU format or reference peer (*peer 1) of key, as a report names it; NULL when neither. */
+const struct spp_format_ops *spp_format_by_key(const char *key, int *peer);
 
 /* Whether layer i is timed here: always without --shard, else when its work unit is this shard's. */
 int spp_analysis_in_shard(const struct spp_analysis *a, int i);

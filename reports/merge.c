@@ -14,7 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernels/peers.h"
 #include "profiler/analyze.h"
 #include "reports/json_values.h"
 
@@ -22,8 +21,9 @@ struct parts {
 	const char *const *paths;
 	cJSON **r;
 	int n;
-	int *of_shard;          /* part of each shard index */
+	int *of_shard;          /* part of each shard index; -1: a failed shard's */
 	int count;
+	const char *const *failed;  /* spp_merge_opts.failed */
 };
 
 static const cJSON *get(const cJSON *o, const char *k)
@@ -99,7 +99,7 @@ static int cover(struct parts *P, struct spp_error *err)
 			return spp_error_set(err, SPP_E_FORMAT, "'%s': not a shard's report (no "
 					     "settings.shard: run analyze with --shard I/N)", P->paths[p]);
 		if (p == 0) {
-			P->count = c;
+			P->count = P->failed ? P->count : c;
 			P->of_shard = malloc((size_t)P->count * sizeof(*P->of_shard));
 			if (!P->of_shard)
 				return spp_error_set(err, SPP_E_NOMEM, "out of memory");
@@ -116,7 +116,7 @@ static int cover(struct parts *P, struct spp_error *err)
 		P->of_shard[i] = p;
 	}
 	for (int s = 0; s < P->count; s++)
-		if (P->of_shard[s] < 0) {
+		if (P->of_shard[s] < 0 && !(P->failed && P->failed[s])) {
 			layers_of_shard(P->r[0], s, names, sizeof(names));
 			return spp_error_set(err, SPP_E_FORMAT, "shard %d of %d is missing: %s%s", s,
 					     P->count, names[0] ? "no part times " : "no part given for it",
@@ -173,15 +173,16 @@ static int opts_of(const cJSON *r, struct spp_analyze_opts *o, struct spp_error 
 	o->formats_set = 1;
 	o->nformats = o->npeers = 0;
 	cJSON_ArrayForEach(e, get(s, "formats")) {
-		const struct spp_format_ops *f = cJSON_IsString(e) ? spp_cpu_format_find(e->valuestring) : NULL;
-		const struct spp_format_ops *p = cJSON_IsString(e) ? spp_cpu_peer_find(e->valuestring) : NULL;
+		int peer = 0;
+		const struct spp_format_ops *f = cJSON_IsString(e) ? spp_format_by_key(e->valuestring, &peer)
+								   : NULL;
 
 		if (cJSON_IsString(e) && strcmp(e->valuestring, "dense") == 0)
 			continue;
-		if (f && o->nformats < SPP_MAX_FORMATS)
+		if (f && !peer && o->nformats < SPP_MAX_FORMATS)
 			o->formats[o->nformats++] = f;
-		else if (p && o->npeers < SPP_MAX_PEERS)
-			o->peers[o->npeers++] = p;
+		else if (f && peer && o->npeers < SPP_MAX_PEERS)
+			o->peers[o->npeers++] = f;
 		else
 			return spp_error_set(err, SPP_E_UNSUPPORTED, "settings.formats: '%s' is not a "
 					     "format or peer of this spprof", cJSON_IsString(e) ? e->valuestring : "?");
@@ -213,6 +214,7 @@ static int warnings_of(struct spp_analysis *a, const struct parts *P, struct spp
 		SPP_WARN_LIST(SPP_WARN_ALL)
 #undef SPP_WARN_ALL
 	};
+	int rc;
 
 	for (int i = 0; i < a->nwarnings; i++)
 		free(a->warnings[i].message);
@@ -222,7 +224,7 @@ static int warnings_of(struct spp_analysis *a, const struct parts *P, struct spp
 
 		cJSON_ArrayForEach(w, get(P->r[p], "warnings")) {
 			const char *code = str_at(w, "code", NULL), *msg = str_at(w, "message", NULL);
-			int seen = 0, rc;
+			int seen = 0;
 			size_t c = 0;
 
 			while (c < sizeof(all) / sizeof(all[0]) && (!code || strcmp(spp_warn_code(all[c]), code)))
@@ -235,6 +237,11 @@ static int warnings_of(struct spp_analysis *a, const struct parts *P, struct spp
 				return rc;
 		}
 	}
+	for (int s = 0; P->failed && s < P->count; s++)
+		if (P->failed[s] && (rc = spp_analysis_warn(a, err, SPP_WARN_SHARD_FAILED, "shard %d of %d "
+							    "(rank %d) failed: %s; its layers have no runs",
+							    s, P->count, s, P->failed[s])))
+			return rc;
 	return 0;
 }
 
@@ -278,7 +285,8 @@ static int attach_runs(struct spp_analysis *a, const struct parts *P, struct spp
 		if ((p = (int)spp_json_int(sh, 0, P->count - 1, -1)) < 0)
 			return spp_error_set(err, SPP_E_FORMAT, "'%s': layer '%s' has no shard",
 					     P->paths[0], a->layers[i].name);
-		p = P->of_shard[p];
+		if ((p = P->of_shard[p]) < 0)
+			continue; /* a failed rank's shard: no runs */
 		l = cJSON_GetArrayItem(get(P->r[p], "layers"), i);
 		if ((rc = spp_report_layer_runs(l, P->paths[p], &a->runs[i], err)))
 			break;
@@ -290,10 +298,12 @@ static int attach_runs(struct spp_analysis *a, const struct parts *P, struct spp
 	return rc;
 }
 
-int spp_report_merge(const char *const *paths, int n, const char *model, struct spp_analysis **out,
-		     cJSON **machine, struct spp_error *err)
+int spp_report_merge(const char *const *paths, int n, const struct spp_merge_opts *mo,
+		     struct spp_analysis **out, cJSON **machine, struct spp_error *err)
 {
-	struct parts P = {paths, calloc((size_t)(n > 0 ? n : 1), sizeof(cJSON *)), n, NULL, 0};
+	struct parts P = {paths, calloc((size_t)(n > 0 ? n : 1), sizeof(cJSON *)), n, NULL,
+			  mo->failed ? mo->count : 0, mo->failed};
+	const char *model = mo->model;
 	struct spp_analyze_opts o;
 	struct spp_analysis *a = NULL;
 	const char *h0;

@@ -111,8 +111,19 @@ cJSON *spp_report_settings(const struct spp_analysis *a);
  * or SPP_E_IO / SPP_E_FORMAT / SPP_E_UNSUPPORTED naming the part and the
  * fault, or the model's loader status.
  */
-int spp_report_merge(const char *const *paths, int n, const char *model, struct spp_analysis **out,
-		     cJSON **machine, struct spp_error *err);
+struct spp_merge_opts {
+	const char *model;           /* NULL: the parts' model.path */
+	/*
+	 * MPI mode: count shards were run, and failed[s] says why shard s has
+	 * no part (its rank's error; NULL where it has one): such a shard's
+	 * layers have no runs and a shard_failed warning quotes the error.
+	 * failed NULL: every shard must have its part.
+	 */
+	int count;
+	const char *const *failed;
+};
+int spp_report_merge(const char *const *paths, int n, const struct spp_merge_opts *mo,
+		     struct spp_analysis **out, cJSON **machine, struct spp_error *err);
 
 /* The same from len bytes of text; path names the source in messages. */
 int spp_report_parse(const char *text, size_t len, const char *path, cJSON **out,

@@ -14,7 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "counters/counters.h"
 #include "reports/json_values.h"
 
 static const cJSON *get(const cJSON *o, const char *k)

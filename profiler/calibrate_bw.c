@@ -5,6 +5,7 @@
  * spp_calibrate() then stores the figures through calibrate.c's cache.
  */
 #include "profiler/machine.h"
+#include "profiler/measure.h"
 
 #include <omp.h>
 #include <pthread.h>
@@ -28,18 +29,6 @@ static double now_s(void)
 	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* Pin the calling OpenMP thread to one CPU; best effort. */
-static void pin_self(int t)
-{
-	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-	cpu_set_t set;
-
-	if (ncpu <= 0)
-		return;
-	CPU_ZERO(&set);
-	CPU_SET((int)(t % ncpu), &set);
-	pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
-}
 
 /* ---- probes: the sum keeps the compiler from dropping the reads ---- */
 
@@ -287,7 +276,7 @@ static double read_level(const float *b, size_t bytes, int threads, enum spp_isa
 			size_t begin = per * (size_t)tid;
 			size_t len = tid == nt - 1 ? n - begin : per;
 			if (rep == 0)
-				pin_self(tid);
+				spp_pin_self(tid); /* best effort */
 			for (int p = 0; p < passes; p++)
 				total += read_chunk(isa, b + begin, len, prefetch);
 		}

@@ -380,21 +380,46 @@ void spp_cache_flush(struct spp_flusher *f, const struct spp_range *r, int nr)
 	}
 }
 
-int spp_pin_threads(int threads)
+/* The CPUs the process may run on, taken once, before any thread is pinned. */
+static int allowed[CPU_SETSIZE], nallowed;
+static pthread_once_t allowed_once = PTHREAD_ONCE_INIT;
+
+static void take_allowed(void)
 {
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	cpu_set_t set;
+
+	if (sched_getaffinity(0, sizeof(set), &set) == 0) {
+		for (int c = 0; c < CPU_SETSIZE; c++)
+			if (CPU_ISSET(c, &set))
+				allowed[nallowed++] = c;
+	}
+	for (long c = 0; nallowed == 0 && c < ncpu && c < CPU_SETSIZE; c++)
+		allowed[c] = (int)c; /* unknown: every online CPU */
+	if (nallowed == 0 && ncpu > 0)
+		nallowed = ncpu < CPU_SETSIZE ? (int)ncpu : CPU_SETSIZE;
+}
+
+int spp_pin_self(int t)
+{
+	cpu_set_t set;
+
+	pthread_once(&allowed_once, take_allowed);
+	if (nallowed < 1 || t < 0)
+		return -1;
+	CPU_ZERO(&set);
+	CPU_SET(allowed[t % nallowed], &set);
+	return pthread_setaffinity_np(pthread_self(), sizeof(set), &set) == 0 ? 0 : -1;
+}
+
+int spp_pin_threads(int threads)
+{
 	int pinned = 0;
 
-	if (threads < 1 || ncpu < 1)
+	if (threads < 1)
 		return 0;
+	pthread_once(&allowed_once, take_allowed); /* on this thread, before any is pinned */
 #pragma omp parallel num_threads(threads) reduction(+ : pinned)
-	{
-		cpu_set_t set;
-		int t = omp_get_thread_num();
-
-		CPU_ZERO(&set);
-		CPU_SET((int)(t % ncpu), &set);
-		pinned += pthread_setaffinity_np(pthread_self(), sizeof(set), &set) == 0;
-	}
+	pinned += spp_pin_self(omp_get_thread_num()) == 0;
 	return pinned;
 }

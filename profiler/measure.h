@@ -169,10 +169,15 @@ void spp_cache_flush(struct spp_flusher *f, const struct spp_range *r, int nr);
 const char *spp_cache_flush_method(void);
 
 /*
- * Pin OpenMP threads 0..threads-1 to CPUs t mod online CPUs, each setting
- * its own affinity inside a parallel region. Returns the number of threads
- * pinned (threads when all worked; 0 where the OS refuses or lacks it).
+ * Pin OpenMP threads 0..threads-1 to the process's CPUs in turn (thread t
+ * to the (t mod count)-th CPU the process was allowed when it first asked:
+ * taskset's, mpirun's binding, a cgroup's), each setting its own affinity
+ * inside a parallel region. Returns the number of threads pinned (threads
+ * when all worked; 0 where the OS refuses or lacks it).
  */
 int spp_pin_threads(int threads);
+
+/* Pin the calling thread as spp_pin_threads pins thread t. Returns 0 or -1. */
+int spp_pin_self(int t);
 
 #endif

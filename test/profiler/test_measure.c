@@ -4,6 +4,8 @@
  * figures) and analyze end to end with kernel runs.
  */
 #include <math.h>
+#include <pthread.h>
+#include <sched.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -570,8 +572,44 @@ void test_decode_conv(void **state);
 void test_end_to_end(void **state);
 void test_cli_options(void **state);
 
-int main(void)
+/*
+ * --pin, a process of its own: pinning keeps to the CPUs the process was
+ * given (taskset, mpirun's binding). Confined to its last CPU, both pinned
+ * threads run there, not on CPU 0 and 1. Exits 77 with one CPU.
+ */
+static int pin_within_affinity(void)
 {
+	cpu_set_t set, one;
+	int last = -1, bad = 0;
+
+	if (sched_getaffinity(0, sizeof(set), &set) || CPU_COUNT(&set) < 2) {
+		printf("pin: fewer than 2 CPUs: skipped\n");
+		return 77;
+	}
+	for (int c = 0; c < CPU_SETSIZE; c++)
+		if (CPU_ISSET(c, &set))
+			last = c;
+	CPU_ZERO(&one);
+	CPU_SET(last, &one);
+	if (sched_setaffinity(0, sizeof(one), &one))
+		return 1;
+	if (spp_pin_threads(2) != 2)
+		bad = 1;
+#pragma omp parallel num_threads(2) reduction(| : bad)
+	{
+		cpu_set_t mine;
+
+		bad |= pthread_getaffinity_np(pthread_self(), sizeof(mine), &mine) != 0 ||
+		       CPU_COUNT(&mine) != 1 || !CPU_ISSET(last, &mine);
+	}
+	printf("pin: %s to CPU %d, the one the process was given\n", bad ? "NOT pinned" : "pinned", last);
+	return bad;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc > 1 && strcmp(argv[1], "--pin") == 0)
+		return pin_within_affinity();
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_stats),
 		cmocka_unit_test(test_harness_interleaved),

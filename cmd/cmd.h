@@ -154,4 +154,13 @@ int cmd_opt_peers(const char *cmd, const struct cmd_option *o, const char *arg, 
 /* Whether stderr/stdout should get colour: a terminal and NO_COLOR unset. */
 int cmd_use_color(int fd);
 
+/*
+ * A report tree (taken, freed) written atomically to output in format
+ * fmt, or rendered to stdout (in colour on a terminal) when output is
+ * NULL. Returns 0 or the failure's exit status (cmd_fail).
+ */
+enum spp_report_format;
+int cmd_emit_report(cJSON *report, enum spp_report_format fmt, const char *output,
+		    struct spp_error *err);
+
 #endif

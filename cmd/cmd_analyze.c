@@ -400,7 +400,6 @@ static void catch_stop(void)
 static int write_out(const struct analyze_args *args, struct spp_analysis *a, enum spp_report_format fmt,
 		     struct spp_error *err)
 {
-	struct spp_render_opts ropts = {0};
 	cJSON *report;
 	int rc;
 
@@ -415,22 +414,12 @@ static int write_out(const struct analyze_args *args, struct spp_analysis *a, en
 	    (rc = spp_analysis_warn(a, err, SPP_WARN_NO_DEVICE, "%s", args->backend_warning)))
 		return cmd_fail(err);
 	report = spp_report_build(a, SPP_VERSION, err);
-	if (!report)
-		return cmd_fail(err);
-	if (args->output) {
-		rc = spp_report_write_file(report, fmt, args->output, &ropts, err);
-	} else {
-		ropts.color = fmt == SPP_REPORT_TEXT && cmd_use_color(STDOUT_FILENO);
-		rc = spp_report_render(report, fmt, stdout, &ropts, err);
-	}
-	cJSON_Delete(report);
-	return rc ? cmd_fail(err) : 0;
+	return report ? cmd_emit_report(report, fmt, args->output, err) : cmd_fail(err);
 }
 
 /* Under mpirun: this rank's shard, and at rank 0 the merged report of every rank's. */
 static int analyze_mpi(struct analyze_args *args, const char *model, enum spp_report_format fmt)
 {
-	struct spp_render_opts ropts = {0};
 	struct spp_error err = {0};
 	cJSON *report = NULL;
 	const cJSON *w, *warnings;
@@ -443,13 +432,13 @@ static int analyze_mpi(struct analyze_args *args, const char *model, enum spp_re
 			       (size_t)-1);
 		fputc('\n', stderr);
 	}
-	if (!rc && report && args->output)
-		rc = spp_report_write_file(report, fmt, args->output, &ropts, &err);
-	else if (!rc && report)
-		rc = spp_report_render(report, fmt, stdout, &ropts, &err);
+	if (rc)
+		rc = cmd_fail(&err);
+	else if (report) /* rank 0 */
+		rc = cmd_emit_report(report, fmt, args->output, &err), report = NULL;
 	cJSON_Delete(report);
 	cmd_mpi_end();
-	return rc ? cmd_fail(&err) : 0;
+	return rc;
 }
 
 int cmd_analyze(int argc, char **argv)

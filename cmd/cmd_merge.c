@@ -56,7 +56,6 @@ cJSON *cmd_merged_report(struct spp_analysis *a, cJSON *machine, const char *con
 
 int cmd_merge(int argc, char **argv)
 {
-	struct spp_render_opts ropts = {0};
 	struct spp_error err = {0};
 	enum spp_report_format fmt = SPP_REPORT_TEXT;
 	struct merge_args args = {0};
@@ -78,14 +77,5 @@ int cmd_merge(int argc, char **argv)
 		return cmd_fail(&err);
 	report = cmd_merged_report(a, machine, (const char *const *)argv + 1, npos, &err);
 	spp_analysis_destroy(a);
-	if (!report)
-		return cmd_fail(&err);
-	if (args.output) {
-		rc = spp_report_write_file(report, fmt, args.output, &ropts, &err);
-	} else {
-		ropts.color = fmt == SPP_REPORT_TEXT && cmd_use_color(STDOUT_FILENO);
-		rc = spp_report_render(report, fmt, stdout, &ropts, &err);
-	}
-	cJSON_Delete(report);
-	return rc ? cmd_fail(&err) : 0;
+	return report ? cmd_emit_report(report, fmt, args.output, &err) : cmd_fail(&err);
 }

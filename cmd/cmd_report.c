@@ -29,7 +29,6 @@ const struct cmd_help cmd_report_help = {
 
 int cmd_report(int argc, char **argv)
 {
-	struct spp_render_opts ropts = {0};
 	struct spp_error err = {0};
 	enum spp_report_format fmt = SPP_REPORT_TEXT;
 	struct report_args args = {0};
@@ -46,12 +45,5 @@ int cmd_report(int argc, char **argv)
 	rc = spp_report_load(argv[1], &report, &err);
 	if (rc)
 		return cmd_fail(&err);
-	if (args.output) {
-		rc = spp_report_write_file(report, fmt, args.output, &ropts, &err);
-	} else {
-		ropts.color = fmt == SPP_REPORT_TEXT && cmd_use_color(STDOUT_FILENO);
-		rc = spp_report_render(report, fmt, stdout, &ropts, &err);
-	}
-	cJSON_Delete(report);
-	return rc ? cmd_fail(&err) : 0;
+	return cmd_emit_report(report, fmt, args.output, &err);
 }

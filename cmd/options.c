@@ -228,3 +228,19 @@ int cmd_opt_peers(const char *cmd, const struct cmd_option *o, const char *arg, 
 	return cmd_parse_peers(cmd, arg, (const struct spp_format_ops **)((char *)args + o->off),
 			       o->room, (int *)((char *)args + o->off_n));
 }
+
+int cmd_emit_report(cJSON *report, enum spp_report_format fmt, const char *output,
+		    struct spp_error *err)
+{
+	struct spp_render_opts ropts = {0};
+	int rc;
+
+	if (output) {
+		rc = spp_report_write_file(report, fmt, output, &ropts, err);
+	} else {
+		ropts.color = fmt == SPP_REPORT_TEXT && cmd_use_color(STDOUT_FILENO);
+		rc = spp_report_render(report, fmt, stdout, &ropts, err);
+	}
+	cJSON_Delete(report);
+	return rc ? cmd_fail(err) : 0;
+}

@@ -100,6 +100,16 @@ int spp_dedupe_plan(struct spp_analysis *a, struct spp_error *err)
 	return rc;
 }
 
+/* A copy of n elements of size bytes (room for one when n is 0); NULL when out of memory. */
+static void *dup_array(const void *p, int n, size_t size)
+{
+	void *q = malloc((size_t)(n > 0 ? n : 1) * size);
+
+	if (q && n > 0)
+		memcpy(q, p, (size_t)n * size);
+	return q;
+}
+
 int spp_dedupe_copy(struct spp_analysis *a, int i, struct spp_error *err)
 {
 	const struct spp_layer_runs *from = &a->runs[a->runs_from[i]];
@@ -107,12 +117,10 @@ int spp_dedupe_copy(struct spp_analysis *a, int i, struct spp_error *err)
 
 	*to = *from;
 	to->dense_shared = 1; /* its dense baseline was chosen on the layer it copies */
-	to->runs = malloc((size_t)(from->nruns > 0 ? from->nruns : 1) * sizeof(*to->runs));
-	if (!to->runs) {
+	if (!(to->runs = dup_array(from->runs, from->nruns, sizeof(*to->runs)))) {
 		to->nruns = 0;
 		return spp_error_set(err, SPP_E_NOMEM, "out of memory");
 	}
-	memcpy(to->runs, from->runs, (size_t)from->nruns * sizeof(*to->runs));
 	return 0;
 }
 
@@ -122,11 +130,9 @@ int spp_dedupe_copy_nsweep(struct spp_analysis *a, int i, struct spp_error *err)
 	struct spp_nsweep *to = &a->nsweeps_n[i];
 
 	*to = *from;
-	to->results = malloc((size_t)(from->nresults > 0 ? from->nresults : 1) * sizeof(*to->results));
-	if (!to->results) {
+	if (!(to->results = dup_array(from->results, from->nresults, sizeof(*to->results)))) {
 		to->nresults = 0;
 		return spp_error_set(err, SPP_E_NOMEM, "out of memory");
 	}
-	memcpy(to->results, from->results, (size_t)from->nresults * sizeof(*to->results));
 	return 0;
 }

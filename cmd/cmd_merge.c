@@ -38,19 +38,33 @@ const struct cmd_help cmd_merge_help = {
 		"3 cannot write\n",
 };
 
-cJSON *cmd_merged_report(struct spp_analysis *a, cJSON *machine, const char *const *names, int n,
-			 struct spp_error *err)
+cJSON *cmd_merged_report(struct spp_analysis *a, struct spp_merge_machines *mm,
+			 const char *const *names, int n, struct spp_error *err)
 {
-	cJSON *report = spp_report_build(a, SPP_VERSION, err), *from;
+	cJSON *report = spp_report_build(a, SPP_VERSION, err), *from, *l, *layers;
+	int i = 0;
 
 	if (!report) {
-		cJSON_Delete(machine);
+		spp_merge_machines_free(mm);
 		return NULL;
 	}
-	cJSON_ReplaceItemInObjectCaseSensitive(report, "machine", machine);
+	cJSON_ReplaceItemInObjectCaseSensitive(report, "machine",
+					       cJSON_Duplicate(cJSON_GetArrayItem(mm->list, 0), 1));
 	from = cJSON_AddArrayToObject(cJSON_GetObjectItemCaseSensitive(report, "settings"), "merged_from");
-	for (int i = 0; from && i < n; i++)
-		cJSON_AddItemToArray(from, cJSON_CreateString(names[i]));
+	for (int k = 0; from && k < n; k++)
+		cJSON_AddItemToArray(from, cJSON_CreateString(names[k]));
+	/* parts from different machines: the machine is a dimension, each layer names its own */
+	layers = mm->n > 1 ? cJSON_GetObjectItemCaseSensitive(report, "layers") : NULL;
+	cJSON_ArrayForEach(l, layers) {
+		if (mm->of_layer[i] >= 0)
+			cJSON_AddNumberToObject(l, "machine", mm->of_layer[i]);
+		i++;
+	}
+	if (mm->n > 1) {
+		cJSON_AddItemToObject(report, "machines", mm->list);
+		mm->list = NULL;
+	}
+	spp_merge_machines_free(mm);
 	return report;
 }
 
@@ -60,7 +74,8 @@ int cmd_merge(int argc, char **argv)
 	enum spp_report_format fmt = SPP_REPORT_TEXT;
 	struct merge_args args = {0};
 	struct spp_analysis *a = NULL;
-	cJSON *report, *machine = NULL;
+	struct spp_merge_machines mm;
+	cJSON *report;
 	int rc, npos;
 
 	if ((rc = cmd_parse_options("merge", merge_options, &args, argc, argv, &npos)))
@@ -72,10 +87,10 @@ int cmd_merge(int argc, char **argv)
 	if (args.output && (rc = spp_outfile_check(args.output, &err)))
 		return cmd_fail(&err);
 	rc = spp_report_merge((const char *const *)argv + 1, npos,
-			      &(struct spp_merge_opts){.model = args.model}, &a, &machine, &err);
+			      &(struct spp_merge_opts){.model = args.model}, &a, &mm, &err);
 	if (rc)
 		return cmd_fail(&err);
-	report = cmd_merged_report(a, machine, (const char *const *)argv + 1, npos, &err);
+	report = cmd_merged_report(a, &mm, (const char *const *)argv + 1, npos, &err);
 	spp_analysis_destroy(a);
 	return report ? cmd_emit_report(report, fmt, args.output, &err) : cmd_fail(&err);
 }

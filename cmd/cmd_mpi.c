@@ -46,7 +46,7 @@ static int merge_parts(const char *path, char *buf, const int *meta, int size, c
 	char (*names)[32] = calloc((size_t)size, sizeof(*names));
 	const char **named = calloc((size_t)size, sizeof(*named));
 	struct spp_analysis *merged = NULL;
-	cJSON *machine = NULL;
+	struct spp_merge_machines mm = {0};
 	const char **ok = calloc((size_t)size, sizeof(*ok)), **failed = calloc((size_t)size, sizeof(*failed));
 	int nok = 0, rc = 0;
 	size_t off = 0;
@@ -71,8 +71,8 @@ static int merge_parts(const char *path, char *buf, const int *meta, int size, c
 		rc = spp_error_set(err, SPP_E_FORMAT, "every rank failed; rank 0: %s", failed[0]);
 	if (!rc)
 		rc = spp_report_merge(ok, nok, &(struct spp_merge_opts){path, size, failed}, &merged,
-				      &machine, err);
-	if (!rc && !(*report = cmd_merged_report(merged, machine, named, nok, err)))
+				      &mm, err);
+	if (!rc && !(*report = cmd_merged_report(merged, &mm, named, nok, err)))
 		rc = err->code;
 	spp_analysis_destroy(merged);
 	for (int r = 0; paths && r < size; r++)

@@ -194,3 +194,16 @@ const char *spp_cell_warning_text(const cJSON *w)
 		return w->valuestring;
 	return spp_cell_str(w, "message");
 }
+
+void spp_cell_machine_label(const cJSON *m, char *buf, size_t n)
+{
+	const char *cpu = spp_cell_str(m, "cpu"), *isa = spp_cell_str(m, "isa");
+	const char *blas = spp_cell_str(m, "dense_blas.name"), *ver = spp_cell_str(m, "dense_blas.version");
+	const char *core = spp_cell_str(m, "dense_blas.core");
+	double t = 0;
+
+	spp_cell_num(m, "threads", &t);
+	snprintf(buf, n, "%.120s, %s, %.0f thread%s, %s %s (%s)", cpu ? cpu : "unknown CPU",
+		 isa ? isa : "unknown ISA", t, t == 1 ? "" : "s", blas ? blas : "BLAS", ver ? ver : "",
+		 core ? core : "unknown core");
+}

@@ -73,6 +73,13 @@ void spp_cell_bytes(double v, char *buf, size_t n);
 int spp_cell_baseline_line(const cJSON *report, char *buf, size_t n);
 
 /*
+ * What a machine block says the runs ran on, "AMD EPYC, avx2, 2 threads,
+ * OpenBLAS 0.3.21 (Zen)": the CPU, vector ISA, threads and dense BLAS, by
+ * which two reports' machines are told apart (compare, merge).
+ */
+void spp_cell_machine_label(const cJSON *machine, char *buf, size_t n);
+
+/*
  * A report warning's sentence: warnings[] holds {"code", "message"}
  * objects (reports before the codes, plain strings). NULL when w is
  * neither.

@@ -227,6 +227,15 @@ static cJSON *side(const cJSON *r, const char *path)
 		cJSON_AddStringToObject(o, "created", spp_cell_str(r, "created"));
 	else
 		cJSON_AddNullToObject(o, "created");
+	/* what the runs ran on: two machines make the time figures a comparison of machines */
+	if (cJSON_IsObject(spp_cell_get(r, "machine"))) {
+		char label[400];
+
+		spp_cell_machine_label(spp_cell_get(r, "machine"), label, sizeof(label));
+		cJSON_AddStringToObject(o, "machine", label);
+	} else {
+		cJSON_AddNullToObject(o, "machine");
+	}
 	return o;
 }
 
@@ -265,6 +274,8 @@ cJSON *spp_compare_build(const cJSON *base, const char *base_path,
 	cJSON_AddStringToObject(root, "schema", SPP_COMPARE_SCHEMA);
 	cJSON_AddItemToObject(root, "base", side(base, base_path));
 	cJSON_AddItemToObject(root, "new", side(next, next_path));
+	cJSON_AddBoolToObject(root, "same_machine",
+			      cJSON_Compare(spp_cell_path(root, "base.machine"), spp_cell_path(root, "new.machine"), 1));
 	model = compare_scope(bscope, nscope, model_metrics,
 			      sizeof(model_metrics) / sizeof(model_metrics[0]), &changed,
 			      &noise, &oom);

@@ -94,6 +94,9 @@ static void write_text(const cJSON *d, FILE *f, int all)
 		str(d, "base.created"));
 	fprintf(f, "new   %s (%s, %s)\n", str(d, "new.report"), str(d, "new.model"),
 		str(d, "new.created"));
+	if (cJSON_IsFalse(spp_cell_get(d, "same_machine")))
+		fprintf(f, "machines differ: base on %s, new on %s: the time figures compare the "
+			   "machines too\n", str(d, "base.machine"), str(d, "new.machine"));
 	fprintf(f, "layers: %.0f common, %.0f added, %.0f removed; figures: %.0f changed, "
 		   "%.0f within noise\n\n",
 		spp_cell_num(s, "layers_common", &v) ? v : 0,
@@ -152,6 +155,9 @@ static void write_md(const cJSON *d, FILE *f, int all)
 
 	fputs("### spprof compare\n\n", f);
 	fprintf(f, "Base `%s`, new `%s`: ", str(d, "base.report"), str(d, "new.report"));
+	if (cJSON_IsFalse(spp_cell_get(d, "same_machine")))
+		fprintf(f, "on different machines (base %s, new %s), so the times compare the machines "
+			   "too; ", str(d, "base.machine"), str(d, "new.machine"));
 	fprintf(f, "%.0f common layers, %.0f added, %.0f removed; %.0f figures changed, "
 		   "%.0f within noise.\n\n",
 		spp_cell_num(s, "layers_common", &v) ? v : 0,

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "profiler/analyze.h"
+#include "reports/cells.h"
 #include "reports/json_values.h"
 
 struct parts {
@@ -22,6 +23,7 @@ struct parts {
 	cJSON **r;
 	int n;
 	int *of_shard;          /* part of each shard index; -1: a failed shard's */
+	int *part_of;           /* the part that timed each layer; -1: none */
 	int count;
 	const char *const *failed;  /* spp_merge_opts.failed */
 };
@@ -262,7 +264,7 @@ static int same_layer(const struct spp_analysis *a, int i, const cJSON *l, const
 }
 
 /* Each layer's runs from the part of its shard, and --dedupe's copies named. */
-static int attach_runs(struct spp_analysis *a, const struct parts *P, struct spp_error *err)
+static int attach_runs(struct spp_analysis *a, struct parts *P, struct spp_error *err)
 {
 	const cJSON *layers0 = get(P->r[0], "layers");
 	int rc = 0;
@@ -272,7 +274,8 @@ static int attach_runs(struct spp_analysis *a, const struct parts *P, struct spp
 				     a->nlayers, cJSON_GetArraySize(layers0), P->paths[0]);
 	a->runs = calloc((size_t)(a->nlayers > 0 ? a->nlayers : 1), sizeof(*a->runs));
 	a->runs_from = malloc((size_t)(a->nlayers > 0 ? a->nlayers : 1) * sizeof(*a->runs_from));
-	if (!a->runs || !a->runs_from)
+	P->part_of = malloc((size_t)(a->nlayers > 0 ? a->nlayers : 1) * sizeof(*P->part_of));
+	if (!a->runs || !a->runs_from || !P->part_of)
 		return spp_error_set(err, SPP_E_NOMEM, "out of memory");
 	for (int i = 0; i < a->nlayers && !rc; i++) {
 		const cJSON *l0 = cJSON_GetArrayItem(layers0, i), *sh = get(l0, "shard"), *l;
@@ -280,6 +283,7 @@ static int attach_runs(struct spp_analysis *a, const struct parts *P, struct spp
 		int p;
 
 		a->runs_from[i] = -1;
+		P->part_of[i] = -1;
 		if ((rc = same_layer(a, i, l0, P->paths[0], err)) || a->stats[i].unsupported)
 			continue;
 		if ((p = (int)spp_json_int(sh, 0, P->count - 1, -1)) < 0)
@@ -287,6 +291,7 @@ static int attach_runs(struct spp_analysis *a, const struct parts *P, struct spp
 					     P->paths[0], a->layers[i].name);
 		if ((p = P->of_shard[p]) < 0)
 			continue; /* a failed rank's shard: no runs */
+		P->part_of[i] = p;
 		l = cJSON_GetArrayItem(get(P->r[p], "layers"), i);
 		if ((rc = spp_report_layer_runs(l, P->paths[p], &a->runs[i], err)))
 			break;
@@ -298,10 +303,52 @@ static int attach_runs(struct spp_analysis *a, const struct parts *P, struct spp
 	return rc;
 }
 
-int spp_report_merge(const char *const *paths, int n, const struct spp_merge_opts *mo,
-		     struct spp_analysis **out, cJSON **machine, struct spp_error *err)
+void spp_merge_machines_free(struct spp_merge_machines *mm)
 {
-	struct parts P = {paths, calloc((size_t)(n > 0 ? n : 1), sizeof(cJSON *)), n, NULL,
+	cJSON_Delete(mm->list);
+	free(mm->of_layer);
+	memset(mm, 0, sizeof(*mm));
+}
+
+/* The parts' distinct machines, and the one that timed each layer. 0 or SPP_E_NOMEM. */
+static int machines_of(const struct parts *P, int nlayers, struct spp_merge_machines *mm,
+		       struct spp_error *err)
+{
+	int *of_part = calloc((size_t)P->n, sizeof(*of_part));
+
+	mm->list = cJSON_CreateArray();
+	mm->of_layer = malloc((size_t)(nlayers > 0 ? nlayers : 1) * sizeof(*mm->of_layer));
+	for (int p = 0; of_part && mm->list && mm->of_layer && p < P->n; p++) {
+		const cJSON *m = get(P->r[p], "machine"), *e;
+		char mine[512], theirs[512];
+		int k = 0;
+
+		spp_cell_machine_label(m, mine, sizeof(mine));
+		cJSON_ArrayForEach(e, mm->list) {
+			spp_cell_machine_label(e, theirs, sizeof(theirs));
+			if (strcmp(mine, theirs) == 0)
+				break;
+			k++;
+		}
+		if (!e && !cJSON_AddItemToArray(mm->list, cJSON_Duplicate(m, 1)))
+			break;
+		of_part[p] = k;
+		mm->n = cJSON_GetArraySize(mm->list);
+	}
+	for (int i = 0; of_part && mm->of_layer && i < nlayers; i++)
+		mm->of_layer[i] = P->part_of[i] >= 0 ? of_part[P->part_of[i]] : -1;
+	free(of_part);
+	if (!of_part || !mm->list || !mm->of_layer || mm->n < 1) {
+		spp_merge_machines_free(mm);
+		return spp_error_set(err, SPP_E_NOMEM, "out of memory");
+	}
+	return 0;
+}
+
+int spp_report_merge(const char *const *paths, int n, const struct spp_merge_opts *mo,
+		     struct spp_analysis **out, struct spp_merge_machines *mm, struct spp_error *err)
+{
+	struct parts P = {paths, calloc((size_t)(n > 0 ? n : 1), sizeof(cJSON *)), n, NULL, NULL,
 			  mo->failed ? mo->count : 0, mo->failed};
 	const char *model = mo->model;
 	struct spp_analyze_opts o;
@@ -310,7 +357,7 @@ int spp_report_merge(const char *const *paths, int n, const struct spp_merge_opt
 	int rc = P.r ? 0 : spp_error_set(err, SPP_E_NOMEM, "out of memory");
 
 	*out = NULL;
-	*machine = NULL;
+	memset(mm, 0, sizeof(*mm));
 	for (int p = 0; p < n && !rc; p++)
 		rc = spp_report_load(paths[p], &P.r[p], err);
 	for (int p = 1; p < n && !rc; p++)
@@ -338,13 +385,13 @@ int spp_report_merge(const char *const *paths, int n, const struct spp_merge_opt
 		run_settings_of(get(P.r[0], "settings"), &a->settings);
 		rc = attach_runs(a, &P, err);
 	}
-	if (!rc && !(rc = warnings_of(a, &P, err)) && !(rc = spp_analysis_derive(a, err)) &&
-	    !(*machine = cJSON_Duplicate(get(P.r[0], "machine"), 1)))
-		rc = spp_error_set(err, SPP_E_NOMEM, "out of memory");
+	if (!rc && !(rc = warnings_of(a, &P, err)) && !(rc = spp_analysis_derive(a, err)))
+		rc = machines_of(&P, a->nlayers, mm, err);
 	for (int p = 0; p < n; p++)
 		cJSON_Delete(P.r[p]);
 	free(P.r);
 	free(P.of_shard);
+	free(P.part_of);
 	if (rc) {
 		spp_analysis_destroy(a);
 		return rc;

@@ -107,7 +107,7 @@ cJSON *spp_report_settings(const struct spp_analysis *a);
  * the analysis one run would have made: model (NULL: the parts'
  * model.path) scanned again and its hash checked, each layer's runs from
  * its shard's part, the parts' warnings once each, every figure derived.
- * *machine: the parts' machine block (the analysis has none). Returns 0,
+ * mm: the parts' machines (the analysis has none). Returns 0,
  * or SPP_E_IO / SPP_E_FORMAT / SPP_E_UNSUPPORTED naming the part and the
  * fault, or the model's loader status.
  */
@@ -122,8 +122,21 @@ struct spp_merge_opts {
 	int count;
 	const char *const *failed;
 };
+/*
+ * The machines of the parts: their distinct machine blocks (told apart by
+ * spp_cell_machine_label: CPU, ISA, threads, dense BLAS), part 0's first,
+ * and the one that timed each layer (-1: none). Released by
+ * spp_merge_machines_free.
+ */
+struct spp_merge_machines {
+	cJSON *list;
+	int *of_layer;           /* the analysis's nlayers */
+	int n;
+};
+void spp_merge_machines_free(struct spp_merge_machines *mm);
+
 int spp_report_merge(const char *const *paths, int n, const struct spp_merge_opts *mo,
-		     struct spp_analysis **out, cJSON **machine, struct spp_error *err);
+		     struct spp_analysis **out, struct spp_merge_machines *mm, struct spp_error *err);
 
 /* The same from len bytes of text; path names the source in messages. */
 int spp_report_parse(const char *text, size_t len, const char *path, cJSON **out,

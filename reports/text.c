@@ -417,25 +417,28 @@ static void header_line(FILE *f, int color, const char *label, const char *value
  */
 static void write_machine_lines(const cJSON *r, FILE *f, int color)
 {
-	const cJSON *m = spp_cell_get(r, "machine"), *s = spp_cell_get(r, "settings");
-	const char *cpu = spp_cell_str(m, "cpu"), *sched = spp_cell_str(s, "schedule");
+	const cJSON *m = spp_cell_get(r, "machine"), *s = spp_cell_get(r, "settings"), *e;
+	const char *sched = spp_cell_str(s, "schedule");
 	char line[512], reps[64];
-	double v, t = 0, rt = 0;
+	double v, rt = 0;
 	size_t used;
+	int i = 0;
 
 	if (!cJSON_IsObject(spp_cell_get(m, "dense_blas")))
 		return;
-	spp_cell_num(m, "threads", &t);
-	used = (size_t)snprintf(line, sizeof(line), "%.120s, %s, %.0f thread%s, %s %s (%s)",
-				cpu ? cpu : NULL_CELL,
-				spp_cell_str(m, "isa") ? spp_cell_str(m, "isa") : NULL_CELL, t,
-				t == 1 ? "" : "s",
-				spp_cell_str(m, "dense_blas.name") ? spp_cell_str(m, "dense_blas.name") : "BLAS",
-				spp_cell_str(m, "dense_blas.version") ? spp_cell_str(m, "dense_blas.version") : "",
-				spp_cell_str(m, "dense_blas.core") ? spp_cell_str(m, "dense_blas.core") : NULL_CELL);
+	spp_cell_machine_label(m, line, sizeof(line));
+	used = strlen(line);
 	if (spp_cell_num(m, "peak_bw_gbs", &v) && used < sizeof(line))
 		snprintf(line + used, sizeof(line) - used, ", DRAM read %.1f GB/s", v);
 	header_line(f, color, "machine", line);
+	/* a merge of parts timed on different machines: each layer names its own */
+	cJSON_ArrayForEach(e, spp_cell_get(r, "machines")) {
+		char label[400];
+
+		spp_cell_machine_label(e, label, sizeof(label));
+		snprintf(line, sizeof(line), "[%d] %s", i++, label);
+		header_line(f, color, i == 1 ? "machines" : "", line);
+	}
 	if (spp_cell_baseline_line(r, line, sizeof(line)) == 0)
 		header_line(f, color, "baseline", line);
 	if (!sched)

@@ -239,6 +239,44 @@ def merges(spprof, path, tmp, fails):
     p, _ = merge(spprof, three, "--model", other)
     if p.returncode != 2 or "not the model they profiled" not in p.stderr:
         fails.append(f"merge --model OTHER: exit {p.returncode}, {p.stderr.strip()!r}")
+    machines(spprof, three, tmp, got, fails)
+
+
+def machines(spprof, three, tmp, same, fails):
+    """Shard 1 as if timed on another CPU: the machine becomes a dimension, and compare says so."""
+    moved = os.path.join(tmp, "part1-elsewhere.json")
+    with open(three[1]) as f:
+        rep = json.load(f)
+    rep["machine"]["cpu"] = "Other CPU 9000"
+    with open(moved, "w") as f:
+        json.dump(rep, f)
+    p, got = merge(spprof, [three[0], moved, three[2]])
+    if got is None or len(got.get("machines", [])) != 2 or \
+            got["machines"][1]["cpu"] != "Other CPU 9000" or got["machine"] != got["machines"][0]:
+        fails.append(f"merge across machines: exit {p.returncode}, machines "
+                     f"{[m.get('cpu') for m in (got or {}).get('machines', [])]}")
+        return
+    for l in got["layers"]:
+        if l["runs"] and l.get("machine") != (1 if l.get("name") in {x["name"] for x in rep["layers"]
+                                                                     if x["shard"] == 1} else 0):
+            fails.append(f"merge across machines: {l['name']} has machine {l.get('machine')}")
+    if "machines" in same or any("machine" in l for l in same["layers"]):
+        fails.append("merge on one machine: it has machines or layers[].machine")
+    text = subprocess.run([spprof, "merge", three[0], moved, three[2]], capture_output=True, text=True)
+    if "machines  [0]" not in text.stdout or "[1] Other CPU 9000" not in text.stdout:
+        fails.append("merge across machines: the text report does not list the machines")
+    cmp = subprocess.run([spprof, "compare", three[0], moved, "--format", "json"],
+                         capture_output=True, text=True)
+    c = json.loads(cmp.stdout) if cmp.returncode == 0 else {}
+    if c.get("same_machine") is not False or "Other CPU 9000" not in (c.get("new") or {}).get("machine", ""):
+        fails.append(f"compare across machines: same_machine {c.get('same_machine')}")
+    cmp = subprocess.run([spprof, "compare", three[0], moved], capture_output=True, text=True)
+    if "machines differ" not in cmp.stdout:
+        fails.append("compare across machines: the text does not say the machines differ")
+    cmp = subprocess.run([spprof, "compare", three[0], three[1], "--format", "json"],
+                         capture_output=True, text=True)
+    if json.loads(cmp.stdout).get("same_machine") is not True:
+        fails.append("compare on one machine: same_machine is not true")
 
 
 def journal_layers(path):

@@ -2,7 +2,9 @@
  * libFuzzer harness for the JSON report reader (report, compare, check) and
  * every writer behind it: a report that loads renders in text, JSON, CSV,
  * Markdown and HTML, compares against itself and against a fixed rule set,
- * and a refusal is one clean line (no raw control or bidi code point).
+ * and gives each layer's runs back as merge and --resume read them
+ * (spp_report_layer_runs: a refusal is one clean line too); a refusal is
+ * one clean line (no raw control or bidi code point).
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -49,6 +51,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct spp_render_opts o = {0};
 	struct spp_error err = {0};
 	cJSON *r = NULL;
+	const cJSON *l;
 	FILE *f;
 	int rc = spp_report_parse((const char *)data, size, "fuzz", &r, &err);
 
@@ -62,6 +65,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (size_t i = 0; i < sizeof(fmts) / sizeof(fmts[0]); i++)
 		spp_report_render(r, fmts[i], f, &o, &err);
 	gate(r, f);
+	cJSON_ArrayForEach(l, cJSON_GetObjectItemCaseSensitive(r, "layers")) {
+		struct spp_layer_runs runs;
+		struct spp_error e2 = {0};
+		int rr = spp_report_layer_runs(l, "fuzz", &runs, &e2);
+
+		if (rr && (runs.runs || runs.nruns || !e2.msg[0] || !spp_safe_clean(e2.msg)))
+			abort();
+		spp_layer_runs_release(&runs);
+	}
 	fclose(f);
 	cJSON_Delete(r);
 	return 0;

@@ -127,17 +127,38 @@ static int cover(struct parts *P, struct spp_error *err)
 	return 0;
 }
 
-/* Sweeps are not carried over yet: a part with any is refused. */
+/* N sweeps are not carried over yet: a part with any is refused. */
 static int no_sweeps(const struct parts *P, struct spp_error *err)
 {
 	for (int p = 0; p < P->n; p++) {
 		const cJSON *l;
 
 		cJSON_ArrayForEach(l, get(P->r[p], "layers"))
-			if (cJSON_GetArraySize(get(l, "breakeven")) > 0 || get(l, "n_sweep"))
-				return spp_error_set(err, SPP_E_UNSUPPORTED, "'%s': breakeven or N sweeps "
-						     "(--breakeven, --n-sweep) are not merged yet", P->paths[p]);
+			if (get(l, "n_sweep"))
+				return spp_error_set(err, SPP_E_UNSUPPORTED, "'%s': N sweeps (--n-sweep) "
+						     "are not merged yet", P->paths[p]);
 	}
+	return 0;
+}
+
+/* Layer i's breakeven sweep from the part that timed it, one sweep per layer that has one. */
+static int attach_sweep(struct spp_analysis *a, int i, const cJSON *l, const char *path,
+			struct spp_error *err)
+{
+	int rc;
+
+	if (!a->sweeps) {
+		a->sweeps = calloc((size_t)a->nlayers, sizeof(*a->sweeps));
+		a->sweep_of = malloc((size_t)a->nlayers * sizeof(*a->sweep_of));
+		if (!a->sweeps || !a->sweep_of)
+			return spp_error_set(err, SPP_E_NOMEM, "out of memory");
+		for (int j = 0; j < a->nlayers; j++)
+			a->sweep_of[j] = -1;
+	}
+	if ((rc = spp_report_layer_sweep(l, path, &a->sweeps[a->nsweeps], err)))
+		return rc;
+	if (a->sweeps[a->nsweeps].nresults > 0)
+		a->sweep_of[i] = a->nsweeps++;
 	return 0;
 }
 
@@ -293,7 +314,8 @@ static int attach_runs(struct spp_analysis *a, struct parts *P, struct spp_error
 			continue; /* a failed rank's shard: no runs */
 		P->part_of[i] = p;
 		l = cJSON_GetArrayItem(get(P->r[p], "layers"), i);
-		if ((rc = spp_report_layer_runs(l, P->paths[p], &a->runs[i], err)))
+		if ((rc = spp_report_layer_runs(l, P->paths[p], &a->runs[i], err)) ||
+		    (cJSON_GetArraySize(get(l, "breakeven")) > 0 && (rc = attach_sweep(a, i, l, P->paths[p], err))))
 			break;
 		from = str_at(l, "runs_copied_from", NULL);
 		for (int j = 0; from && j < i; j++)

@@ -91,6 +91,15 @@ int spp_report_layer_runs(const cJSON *layer, const char *path, struct spp_layer
 			  struct spp_error *err);
 
 /*
+ * The breakeven sweep of a report's layer object ("breakeven": per
+ * "cpu/<format>", its sparsity, reason and curve) into out, as the
+ * analysis held it (no results when the layer has none), for merge.
+ * Returns 0, SPP_E_FORMAT or SPP_E_NOMEM; out is empty on failure.
+ */
+int spp_report_layer_sweep(const cJSON *layer, const char *path, struct spp_sweep *out,
+			   struct spp_error *err);
+
+/*
  * Layer i's runs as spp_report_layer_runs reads them back: {layer, name,
  * m, k, n, runs, dense_candidates, flops.combined*, activations}, as the
  * report writes them (a journal line, reports/journal.c). NULL when out of

@@ -250,3 +250,53 @@ int spp_report_layer_runs(const cJSON *layer, const char *path, struct spp_layer
 	act_of(layer, &out->act);
 	return 0;
 }
+
+/* A curve point back: {sparsity, time_ns, dense_time_ns, speedup}. */
+static void point_of(const cJSON *p, struct spp_sweep_point *out)
+{
+	out->sparsity = num(p, "sparsity");
+	out->time_ns = num(p, "time_ns");
+	out->dense_time_ns = num(p, "dense_time_ns");
+	out->speedup = num(p, "speedup");
+}
+
+int spp_report_layer_sweep(const cJSON *layer, const char *path, struct spp_sweep *out,
+			   struct spp_error *err)
+{
+	const cJSON *be = get(layer, "breakeven"), *e;
+	int n = cJSON_GetArraySize(be);
+
+	memset(out, 0, sizeof(*out));
+	out->m = spp_json_int(get(layer, "m"), 0, INT64_C(1) << 50, 0);
+	out->k = spp_json_int(get(layer, "k"), 0, INT64_C(1) << 50, 0);
+	out->n = spp_json_int(get(layer, "n"), 0, INT64_C(1) << 50, 0);
+	if (!cJSON_IsObject(be) || n == 0)
+		return 0;
+	if (!(out->results = calloc((size_t)n, sizeof(*out->results))))
+		return spp_error_set(err, SPP_E_NOMEM, "out of memory");
+	cJSON_ArrayForEach(e, be) {
+		struct spp_sweep_result *r = &out->results[out->nresults];
+		const cJSON *p, *curve = get(e, "curve");
+		const char *slash = strchr(e->string, '/');
+
+		if (!slash || strncmp(e->string, "cpu", (size_t)(slash - e->string)) || !cJSON_IsObject(e)) {
+			spp_sweep_release(out);
+			return spp_error_set(err, SPP_E_FORMAT, "'%s': a breakeven key '%s' is not "
+					     "cpu/<format>", path, e->string);
+		}
+		out->nresults++;
+		r->backend = "cpu"; /* the sweep is the CPU's */
+		snprintf(r->format, sizeof(r->format), "%s", slash + 1);
+		r->breakeven = num(e, "sparsity");
+		str(e, "reason", r->reason, sizeof(r->reason));
+		r->curve = calloc((size_t)(cJSON_GetArraySize(curve) > 0 ? cJSON_GetArraySize(curve) : 1),
+				  sizeof(*r->curve));
+		if (!r->curve) {
+			spp_sweep_release(out);
+			return spp_error_set(err, SPP_E_NOMEM, "out of memory");
+		}
+		cJSON_ArrayForEach(p, curve)
+			point_of(p, &r->curve[r->npoints++]);
+	}
+	return 0;
+}

@@ -30,8 +30,8 @@ const struct cmd_help cmd_merge_help = {
 		"into the report one run would have written. The parts must come from\n"
 		"the same model (hash) and settings, one per shard; the model is scanned\n"
 		"again, each layer takes its runs from its shard's part, and the totals,\n"
-		"summary and projection are derived as in a single run (breakeven sweeps\n"
-		"too). Parts made with --n-sweep are not merged yet.\n",
+		"summary and projection are derived as in a single run, breakeven and N\n"
+		"sweeps included.\n",
 	.options = merge_options,
 	.tail = "exit codes: 0 merged, 2 bad usage, a malformed part, parts that do not fit\n"
 		"together (naming the shard doubled or missing) or a model that is not theirs,\n"

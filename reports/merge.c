@@ -127,18 +127,21 @@ static int cover(struct parts *P, struct spp_error *err)
 	return 0;
 }
 
-/* N sweeps are not carried over yet: a part with any is refused. */
-static int no_sweeps(const struct parts *P, struct spp_error *err)
+/* --n-sweep's N, as the parts' first N curve gives them (the settings do not list them). */
+static void nsweep_ns(const struct parts *P, struct spp_analyze_opts *o)
 {
-	for (int p = 0; p < P->n; p++) {
-		const cJSON *l;
+	const cJSON *l, *e, *p;
 
-		cJSON_ArrayForEach(l, get(P->r[p], "layers"))
-			if (get(l, "n_sweep"))
-				return spp_error_set(err, SPP_E_UNSUPPORTED, "'%s': N sweeps (--n-sweep) "
-						     "are not merged yet", P->paths[p]);
+	cJSON_ArrayForEach(l, get(P->r[0], "layers")) {
+		cJSON_ArrayForEach(e, get(l, "n_sweep")) {
+			o->n_sweep_count = 0;
+			cJSON_ArrayForEach(p, get(e, "curve"))
+				if (o->n_sweep_count < SPP_NSWEEP_MAX_N)
+					o->n_sweep[o->n_sweep_count++] = spp_json_int(get(p, "n"), 1, INT64_C(1) << 31, 1);
+			if (o->n_sweep_count)
+				return;
+		}
 	}
-	return 0;
 }
 
 /* Layer i's breakeven sweep from the part that timed it, one sweep per layer that has one. */
@@ -296,7 +299,9 @@ static int attach_runs(struct spp_analysis *a, struct parts *P, struct spp_error
 	a->runs = calloc((size_t)(a->nlayers > 0 ? a->nlayers : 1), sizeof(*a->runs));
 	a->runs_from = malloc((size_t)(a->nlayers > 0 ? a->nlayers : 1) * sizeof(*a->runs_from));
 	P->part_of = malloc((size_t)(a->nlayers > 0 ? a->nlayers : 1) * sizeof(*P->part_of));
-	if (!a->runs || !a->runs_from || !P->part_of)
+	if (a->opts.n_sweep_count)
+		a->nsweeps_n = calloc((size_t)(a->nlayers > 0 ? a->nlayers : 1), sizeof(*a->nsweeps_n));
+	if (!a->runs || !a->runs_from || !P->part_of || (a->opts.n_sweep_count && !a->nsweeps_n))
 		return spp_error_set(err, SPP_E_NOMEM, "out of memory");
 	for (int i = 0; i < a->nlayers && !rc; i++) {
 		const cJSON *l0 = cJSON_GetArrayItem(layers0, i), *sh = get(l0, "shard"), *l;
@@ -315,7 +320,8 @@ static int attach_runs(struct spp_analysis *a, struct parts *P, struct spp_error
 		P->part_of[i] = p;
 		l = cJSON_GetArrayItem(get(P->r[p], "layers"), i);
 		if ((rc = spp_report_layer_runs(l, P->paths[p], &a->runs[i], err)) ||
-		    (cJSON_GetArraySize(get(l, "breakeven")) > 0 && (rc = attach_sweep(a, i, l, P->paths[p], err))))
+		    (cJSON_GetArraySize(get(l, "breakeven")) > 0 && (rc = attach_sweep(a, i, l, P->paths[p], err))) ||
+		    (a->nsweeps_n && (rc = spp_report_layer_nsweep(l, P->paths[p], &a->nsweeps_n[i], err))))
 			break;
 		from = str_at(l, "runs_copied_from", NULL);
 		for (int j = 0; from && j < i; j++)
@@ -384,8 +390,8 @@ int spp_report_merge(const char *const *paths, int n, const struct spp_merge_opt
 		rc = spp_report_load(paths[p], &P.r[p], err);
 	for (int p = 1; p < n && !rc; p++)
 		rc = same_settings(&P, p, err);
-	if (!rc && !(rc = cover(&P, err)) && !(rc = no_sweeps(&P, err)))
-		rc = opts_of(P.r[0], &o, err);
+	if (!rc && !(rc = cover(&P, err)) && !(rc = opts_of(P.r[0], &o, err)))
+		nsweep_ns(&P, &o);
 	if (!rc && !model && !(model = str_at(get(P.r[0], "model"), "path", NULL)))
 		rc = spp_error_set(err, SPP_E_FORMAT, "'%s': no model.path: give the model with --model",
 				   paths[0]);

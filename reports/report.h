@@ -99,6 +99,10 @@ int spp_report_layer_runs(const cJSON *layer, const char *path, struct spp_layer
 int spp_report_layer_sweep(const cJSON *layer, const char *path, struct spp_sweep *out,
 			   struct spp_error *err);
 
+/* The same for its speedup against N ("n_sweep", --n-sweep). */
+int spp_report_layer_nsweep(const cJSON *layer, const char *path, struct spp_nsweep *out,
+			    struct spp_error *err);
+
 /*
  * Layer i's runs as spp_report_layer_runs reads them back: {layer, name,
  * m, k, n, runs, dense_candidates, flops.combined*, activations}, as the

@@ -300,3 +300,56 @@ int spp_report_layer_sweep(const cJSON *layer, const char *path, struct spp_swee
 	}
 	return 0;
 }
+
+/* One format's speedup against N back from its "n_sweep" entry. */
+static void nresult_of(const cJSON *e, const char *format, double sparsity, struct spp_nsweep_result *r)
+{
+	const cJSON *p, *c;
+
+	r->backend = "cpu"; /* the N sweep is the CPU's */
+	snprintf(r->format, sizeof(r->format), "%s", format);
+	str(e, "wins", r->wins, sizeof(r->wins));
+	str(e, "reason", r->reason, sizeof(r->reason));
+	cJSON_ArrayForEach(p, get(e, "curve")) {
+		if (r->npoints >= SPP_NSWEEP_MAX_N)
+			break;
+		point_of(p, &r->curve[r->npoints]);
+		r->curve[r->npoints].sparsity = sparsity;
+		r->n[r->npoints++] = spp_json_int(get(p, "n"), 1, INT64_C(1) << 31, 1);
+	}
+	cJSON_ArrayForEach(c, get(e, "crossings")) {
+		const cJSON *faster = get(c, "faster");
+
+		if (r->ncross >= SPP_NSWEEP_MAX_N)
+			break;
+		r->cross[r->ncross].n = num(c, "n");
+		r->cross[r->ncross++].faster_above = cJSON_IsString(faster) && strcmp(faster->valuestring, "above") == 0;
+	}
+}
+
+int spp_report_layer_nsweep(const cJSON *layer, const char *path, struct spp_nsweep *out,
+			    struct spp_error *err)
+{
+	const cJSON *ns = get(layer, "n_sweep"), *e;
+	int n = cJSON_GetArraySize(ns);
+
+	memset(out, 0, sizeof(*out));
+	out->m = spp_json_int(get(layer, "m"), 0, INT64_C(1) << 50, 0);
+	out->k = spp_json_int(get(layer, "k"), 0, INT64_C(1) << 50, 0);
+	out->sparsity = num(layer, "sparsity") < 1 ? num(layer, "sparsity") : 0;
+	if (!cJSON_IsObject(ns) || n == 0)
+		return 0;
+	if (!(out->results = calloc((size_t)n, sizeof(*out->results))))
+		return spp_error_set(err, SPP_E_NOMEM, "out of memory");
+	cJSON_ArrayForEach(e, ns) {
+		const char *slash = strchr(e->string, '/');
+
+		if (!slash || strncmp(e->string, "cpu", (size_t)(slash - e->string)) || !cJSON_IsObject(e)) {
+			spp_nsweep_release(out);
+			return spp_error_set(err, SPP_E_FORMAT, "'%s': an n_sweep key '%s' is not "
+					     "cpu/<format>", path, e->string);
+		}
+		nresult_of(e, slash + 1, out->sparsity, &out->results[out->nresults++]);
+	}
+	return 0;
+}

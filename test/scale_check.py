@@ -17,7 +17,7 @@ the split is the same run after run, --shard auto reads each engine's
 variables (SLURM's less its minimum, Kubernetes' with --shard-count, Open
 MPI's, PMI's), and a bad spec or missing variable is a usage error.
 
-merge: one shard's report (0/1, with breakeven sweeps) merges into itself
+merge: one shard's report (0/1, with breakeven and N sweeps) merges into itself
 field for field (every figure derived again from the runs and sweeps read
 back); the three shards merge into
 a report whose layers carry each part's runs and whose static figures and
@@ -182,14 +182,14 @@ def merge(spprof, parts, *extra):
 
 def merges(spprof, path, tmp, fails):
     part = lambda i, n, *x: os.path.join(tmp, f"part{i}of{n}{''.join(x)}.json")
-    for i, n, extra in [(0, 1, ["--dedupe", "--epilogue", "bias_relu", "--breakeven"]), (0, 3, []),
+    for i, n, extra in [(0, 1, ["--dedupe", "--epilogue", "bias_relu", "--breakeven", "--n-sweep", "1,16"]), (0, 3, []),
                         (1, 3, []),
                         (2, 3, []), (0, 3, ["--time-budget", "0.03"]), (0, 1, ["--static"])]:
         p, _ = run(spprof, path, "--shard", f"{i}/{n}", "-o", part(i, n, *extra), *extra)
         if p.returncode:
             fails.append(f"--shard {i}/{n} {extra}: exit {p.returncode}: {p.stderr.strip()}")
             return
-    one = part(0, 1, "--dedupe", "--epilogue", "bias_relu", "--breakeven")
+    one = part(0, 1, "--dedupe", "--epilogue", "bias_relu", "--breakeven", "--n-sweep", "1,16")
     p, got = merge(spprof, [one])
     with open(one) as f:
         want = json.load(f)

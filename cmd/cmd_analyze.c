@@ -396,6 +396,14 @@ static void catch_stop(void)
 	sigaction(SIGTERM, &sa, NULL);
 }
 
+/* One warning on stderr; warnings quote names from the model: shown escaped. */
+static void warn_line(const char *msg)
+{
+	fputs("spprof: warning: ", stderr);
+	spp_safe_fputs(stderr, msg ? msg : "", (size_t)-1);
+	fputc('\n', stderr);
+}
+
 /* The analysis's report to -o or stdout, with the warnings on stderr first. 0 or the failure's status. */
 static int write_out(const struct analyze_args *args, struct spp_analysis *a, enum spp_report_format fmt,
 		     struct spp_error *err)
@@ -403,12 +411,8 @@ static int write_out(const struct analyze_args *args, struct spp_analysis *a, en
 	cJSON *report;
 	int rc;
 
-	for (int i = 0; !args->quiet && i < a->nwarnings; i++) {
-		/* warnings quote names from the model: shown escaped */
-		fputs("spprof: warning: ", stderr);
-		spp_safe_fputs(stderr, a->warnings[i].message, (size_t)-1);
-		fputc('\n', stderr);
-	}
+	for (int i = 0; !args->quiet && i < a->nwarnings; i++)
+		warn_line(a->warnings[i].message);
 	/* printed before the run; the report keeps it with the others */
 	if (args->backend_warning[0] &&
 	    (rc = spp_analysis_warn(a, err, SPP_WARN_NO_DEVICE, "%s", args->backend_warning)))
@@ -426,12 +430,8 @@ static int analyze_mpi(struct analyze_args *args, const char *model, enum spp_re
 	int rc = cmd_mpi_analyze(model, &args->opts, &report, &err);
 
 	warnings = report && !args->quiet ? cJSON_GetObjectItemCaseSensitive(report, "warnings") : NULL;
-	cJSON_ArrayForEach(w, warnings) {
-		fputs("spprof: warning: ", stderr);
-		spp_safe_fputs(stderr, cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(w, "message")),
-			       (size_t)-1);
-		fputc('\n', stderr);
-	}
+	cJSON_ArrayForEach(w, warnings)
+		warn_line(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(w, "message")));
 	if (rc)
 		rc = cmd_fail(&err);
 	else if (report) /* rank 0 */

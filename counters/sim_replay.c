@@ -228,6 +228,7 @@ int spp_sim_replay(const struct spp_sim_geometry *g, int threads, uint64_t budge
 	struct spp_exec ex = {.threads = threads, .isa = SPP_ISA_PORTABLE};
 	struct sink s;
 	double est, units, scale = 1;
+	int64_t want;           /* the stride the budget asks for */
 	size_t len;
 	int rc;
 
@@ -258,10 +259,9 @@ int spp_sim_replay(const struct spp_sim_geometry *g, int threads, uint64_t budge
 	est = units * (2 + 3 * ceil((double)n * 4 / g->line));
 	s.block = SAMPLE_BLOCK;
 	/* a warm replay simulates the sampled blocks twice in the one budget */
-	s.stride = (int64_t)ceil(est * (warm ? 2 : 1) /
-				 (double)(budget == 0 ? SPP_SIM_DEFAULT_BUDGET : budget));
-	if (s.stride < 1 || s.trace->tiled)
-		s.stride = 1;
+	want = (int64_t)ceil(est * (warm ? 2 : 1) /
+			     (double)(budget == 0 ? SPP_SIM_DEFAULT_BUDGET : budget));
+	s.stride = want < 1 || s.trace->tiled ? 1 : want;
 	if (warm) { /* the first replay fills the caches as the timed runs found them */
 		cur = &s;
 		ops->spmm(enc, x, y, n, &ex);
@@ -287,8 +287,7 @@ int spp_sim_replay(const struct spp_sim_geometry *g, int threads, uint64_t budge
 		len += (size_t)snprintf(f->note + len, sizeof(f->note) - len,
 					"; %.3g%% of 64-%s blocks simulated, counts scaled",
 					100 * f->sampled, s.trace->unit);
-	if (s.trace->tiled && est * (warm ? 2 : 1) > (double)(budget == 0 ? SPP_SIM_DEFAULT_BUDGET : budget) &&
-	    len < sizeof(f->note))
+	if (s.trace->tiled && want > 1 && len < sizeof(f->note))
 		len += (size_t)snprintf(f->note + len, sizeof(f->note) - len,
 					"; replayed whole: a K-tiled kernel's rows are not sampled");
 	if (n == 1 && s.trace->n1_reordered && len < sizeof(f->note))

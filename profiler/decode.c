@@ -158,22 +158,6 @@ static int decode_coo(const struct spp_layer *l, float *out, struct spp_error *e
 	return SPP_OK;
 }
 
-/*
- * The tensor's file pages leave the process once it is decoded (the page
- * cache keeps them), so that a run over a model larger than memory holds
- * one layer at a time (profiler/pages.h).
- */
-static void drop_pages(const struct spp_tensor *t)
-{
-	struct spp_pages pg;
-
-	if (!t->data || !t->nbytes)
-		return;
-	spp_pages_open(&pg);
-	spp_pages_drop(&pg, t->data, t->nbytes, 0);
-	spp_pages_close(&pg);
-}
-
 int spp_layer_decode(const struct spp_layer *l, float *out, struct spp_error *err)
 {
 	const struct spp_tensor *t = l->weight;
@@ -210,7 +194,9 @@ int spp_layer_decode(const struct spp_layer *l, float *out, struct spp_error *er
 #pragma omp parallel for schedule(static)
 	for (int64_t i = 0; i < m; i++)
 		spp_layer_decode_span(l, i, 0, k, out + i * k);
-	drop_pages(t);
+	/* its file pages leave the process (the page cache keeps them): a run
+	 * over a model larger than memory holds one layer at a time */
+	spp_pages_release(t->data, t->nbytes);
 	return SPP_OK;
 }
 

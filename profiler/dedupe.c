@@ -26,7 +26,6 @@ int spp_dedupe_key(const struct spp_layer *l, struct spp_dedupe_key *out, struct
 	const struct spp_tensor *w = l->weight;
 	XXH3_state_t *st;
 	XXH128_hash_t h;
-	struct spp_pages pg;
 	float *row = NULL;
 	unsigned char *bits = NULL;
 
@@ -52,9 +51,7 @@ int spp_dedupe_key(const struct spp_layer *l, struct spp_dedupe_key *out, struct
 			row_bits(l, i, row, bits);
 			XXH3_128bits_update(st, bits, (size_t)(l->view.k + 7) / 8);
 		}
-		spp_pages_open(&pg); /* read once: the pages leave the process (profiler/pages.h) */
-		spp_pages_drop(&pg, w->data, w->nbytes, 0);
-		spp_pages_close(&pg);
+		spp_pages_release(w->data, w->nbytes); /* read once: the pages leave the process */
 	}
 	h = XXH3_128bits_digest(st);
 	XXH3_freeState(st);

@@ -83,3 +83,14 @@ void spp_pages_drop(const struct spp_pages *pg, const void *p, uint64_t n,
 	if (e > run)
 		(void)madvise((void *)run, e - run, MADV_DONTNEED);
 }
+
+void spp_pages_release(const void *p, uint64_t n)
+{
+	struct spp_pages pg;
+
+	if (!p || !n)
+		return;
+	spp_pages_open(&pg);
+	spp_pages_drop(&pg, p, n, 0);
+	spp_pages_close(&pg);
+}

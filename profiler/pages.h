@@ -42,4 +42,10 @@ void spp_pages_prefault(const void *p, uint64_t n);
 void spp_pages_drop(const struct spp_pages *pg, const void *p, uint64_t n,
 		    int interior);
 
+/*
+ * Drop every file page of [p, p + n) once it has been read whole, in a
+ * pass of its own (open, drop, close): a tensor decoded or hashed once.
+ */
+void spp_pages_release(const void *p, uint64_t n);
+
 #endif

@@ -142,7 +142,6 @@ int spp_journal_restore(void *ctx, struct spp_analysis *a, int i, struct spp_err
 	if (!a->runs[i].dense_shared && a->runs[i].dense.nt > 0 &&
 	    (rc = spp_dense_choose(&a->runs[i].dense, &a->dense_memo, err)))
 		return rc;
-	j->restored++;
 	return 1;
 }
 

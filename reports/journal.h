@@ -13,7 +13,6 @@ struct spp_journal {
 	FILE *f;
 	cJSON **lines;           /* --resume: the journal's line of each layer, or NULL */
 	int nlines;
-	int restored;            /* layers taken from the journal */
 };
 
 /* A journal beside output (not yet opened). 0 or SPP_E_USAGE. */

@@ -426,7 +426,7 @@ cJSON *spp_report_layer_runs_json(const struct spp_analysis *a, int i)
 	const struct spp_layer_runs *runs = &a->runs[i];
 	const struct spp_layer *l = &a->layers[i];
 	struct build b = {0};
-	cJSON *o = checked(&b, cJSON_CreateObject()), *ra, *fl, *ac;
+	cJSON *o = checked(&b, cJSON_CreateObject()), *ra, *fl;
 
 	add_num(&b, o, "layer", i);
 	add_str(&b, o, "name", l->name);
@@ -440,16 +440,7 @@ cJSON *spp_report_layer_runs_json(const struct spp_analysis *a, int i)
 	fl = add_obj(&b, o, "flops");
 	add_fig(&b, fl, "combined", runs->act.source[0] ? runs->act.flops_combined : NAN);
 	add_fig(&b, fl, "combined_speedup", runs->act.source[0] ? runs->act.combined_speedup : NAN);
-	if (runs->act.source[0]) {
-		ac = add_obj(&b, o, "activations");
-		add_str(&b, ac, "source", runs->act.source);
-		add_str(&b, ac, "path", runs->act.path[0] ? runs->act.path : NULL);
-		add_fig(&b, ac, "requested", runs->act.requested);
-		add_fig(&b, ac, "sparsity", runs->act.sparsity);
-		add_num(&b, ac, "zero_rows", (double)runs->act.zero_rows);
-	} else {
-		add_null(&b, o, "activations");
-	}
+	build_activations(&b, o, a, i); /* the X of the runs, as the report has it */
 	if (b.oom) {
 		cJSON_Delete(o);
 		return NULL;

@@ -21,6 +21,18 @@ static const cJSON *get(const cJSON *o, const char *k)
 	return cJSON_GetObjectItemCaseSensitive(o, k);
 }
 
+/* A dimension of a layer object (m, k, n); 0 when it is not one. */
+static int64_t dim(const cJSON *layer, const char *k)
+{
+	return spp_json_int(get(layer, k), 0, INT64_C(1) << 50, 0);
+}
+
+/* The format of a sweep entry keyed "cpu/<format>" (the sweeps are the CPU's); NULL otherwise. */
+static const char *cpu_format(const cJSON *e)
+{
+	return cJSON_IsObject(e) && e->string && strncmp(e->string, "cpu/", 4) == 0 ? e->string + 4 : NULL;
+}
+
 static double num(const cJSON *o, const char *k)
 {
 	const cJSON *v = get(o, k);
@@ -177,9 +189,9 @@ static void dense_of(const cJSON *d, const cJSON *layer, struct spp_dense_choice
 	ch->winner = -1;
 	if (!cJSON_IsObject(d))
 		return;
-	ch->m = spp_json_int(get(layer, "m"), 0, INT64_C(1) << 50, 0);
-	ch->k = spp_json_int(get(layer, "k"), 0, INT64_C(1) << 50, 0);
-	ch->n = spp_json_int(get(layer, "n"), 0, INT64_C(1) << 50, 0);
+	ch->m = dim(layer, "m");
+	ch->k = dim(layer, "k");
+	ch->n = dim(layer, "n");
 	str(d, "measured_on", ch->measured_on, sizeof(ch->measured_on));
 	ch->threads = (int)spp_json_int(get(d, "threads"), 0, 1 << 20, 0);
 	cJSON_ArrayForEach(c, get(d, "candidates")) {
@@ -267,9 +279,9 @@ int spp_report_layer_sweep(const cJSON *layer, const char *path, struct spp_swee
 	int n = cJSON_GetArraySize(be);
 
 	memset(out, 0, sizeof(*out));
-	out->m = spp_json_int(get(layer, "m"), 0, INT64_C(1) << 50, 0);
-	out->k = spp_json_int(get(layer, "k"), 0, INT64_C(1) << 50, 0);
-	out->n = spp_json_int(get(layer, "n"), 0, INT64_C(1) << 50, 0);
+	out->m = dim(layer, "m");
+	out->k = dim(layer, "k");
+	out->n = dim(layer, "n");
 	if (!cJSON_IsObject(be) || n == 0)
 		return 0;
 	if (!(out->results = calloc((size_t)n, sizeof(*out->results))))
@@ -277,16 +289,16 @@ int spp_report_layer_sweep(const cJSON *layer, const char *path, struct spp_swee
 	cJSON_ArrayForEach(e, be) {
 		struct spp_sweep_result *r = &out->results[out->nresults];
 		const cJSON *p, *curve = get(e, "curve");
-		const char *slash = strchr(e->string, '/');
+		const char *format = cpu_format(e);
 
-		if (!slash || strncmp(e->string, "cpu", (size_t)(slash - e->string)) || !cJSON_IsObject(e)) {
+		if (!format) {
 			spp_sweep_release(out);
 			return spp_error_set(err, SPP_E_FORMAT, "'%s': a breakeven key '%s' is not "
 					     "cpu/<format>", path, e->string);
 		}
 		out->nresults++;
 		r->backend = "cpu"; /* the sweep is the CPU's */
-		snprintf(r->format, sizeof(r->format), "%s", slash + 1);
+		snprintf(r->format, sizeof(r->format), "%s", format);
 		r->breakeven = num(e, "sparsity");
 		str(e, "reason", r->reason, sizeof(r->reason));
 		r->curve = calloc((size_t)(cJSON_GetArraySize(curve) > 0 ? cJSON_GetArraySize(curve) : 1),
@@ -334,22 +346,22 @@ int spp_report_layer_nsweep(const cJSON *layer, const char *path, struct spp_nsw
 	int n = cJSON_GetArraySize(ns);
 
 	memset(out, 0, sizeof(*out));
-	out->m = spp_json_int(get(layer, "m"), 0, INT64_C(1) << 50, 0);
-	out->k = spp_json_int(get(layer, "k"), 0, INT64_C(1) << 50, 0);
+	out->m = dim(layer, "m");
+	out->k = dim(layer, "k");
 	out->sparsity = num(layer, "sparsity") < 1 ? num(layer, "sparsity") : 0;
 	if (!cJSON_IsObject(ns) || n == 0)
 		return 0;
 	if (!(out->results = calloc((size_t)n, sizeof(*out->results))))
 		return spp_error_set(err, SPP_E_NOMEM, "out of memory");
 	cJSON_ArrayForEach(e, ns) {
-		const char *slash = strchr(e->string, '/');
+		const char *format = cpu_format(e);
 
-		if (!slash || strncmp(e->string, "cpu", (size_t)(slash - e->string)) || !cJSON_IsObject(e)) {
+		if (!format) {
 			spp_nsweep_release(out);
 			return spp_error_set(err, SPP_E_FORMAT, "'%s': an n_sweep key '%s' is not "
 					     "cpu/<format>", path, e->string);
 		}
-		nresult_of(e, slash + 1, out->sparsity, &out->results[out->nresults++]);
+		nresult_of(e, format, out->sparsity, &out->results[out->nresults++]);
 	}
 	return 0;
 }

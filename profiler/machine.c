@@ -191,6 +191,63 @@ static void caches_from_cpuid(struct spp_machine *m)
 }
 #endif
 
+/* AMD's associativity codes of leaf 0x80000006; 0: not given there (9: see leaf 0x8000001d) */
+static int amd_ways(unsigned code, uint64_t size, unsigned line)
+{
+	static const int ways[16] = {0, 1, 2, 0, 4, 0, 8, 0, 16, 0, 32, 48, 64, 96, 128, 0};
+
+	if (code == 0xf && line)
+		return (int)(size / line); /* fully associative */
+	return ways[code & 0xf];
+}
+
+static void add_level(struct spp_machine *m, int level, const char *type, uint64_t size, int ways,
+		      int line, int shared_by)
+{
+	struct spp_cache_level *cl = &m->caches[m->ncaches];
+
+	if (size == 0 || m->ncaches >= SPP_MAX_CACHES)
+		return;
+	memset(cl, 0, sizeof(*cl));
+	cl->level = level;
+	snprintf(cl->type, sizeof(cl->type), "%s", type);
+	cl->size = size;
+	cl->ways = ways;
+	cl->line = line;
+	cl->shared_by = shared_by;
+	m->ncaches++;
+}
+
+void spp_machine_caches_amd_legacy(struct spp_machine *m, unsigned ecx5, unsigned ecx6, unsigned edx6)
+{
+	uint64_t l1 = (uint64_t)(ecx5 >> 24) << 10, l2 = (uint64_t)(ecx6 >> 16) << 10;
+	uint64_t l3 = (uint64_t)(edx6 >> 18) << 19;
+	unsigned l1_ways = (ecx5 >> 16) & 0xff;
+
+	/* L1's associativity is a count (0xff: fully associative) */
+	add_level(m, 1, "data", l1, l1_ways == 0xff && (ecx5 & 0xff) ? (int)(l1 / (ecx5 & 0xff)) : (int)l1_ways,
+		  (int)(ecx5 & 0xff), 1);
+	add_level(m, 2, "unified", l2, amd_ways((ecx6 >> 12) & 0xf, l2, ecx6 & 0xff), (int)(ecx6 & 0xff), 1);
+	add_level(m, 3, "unified", l3, amd_ways((edx6 >> 12) & 0xf, l3, edx6 & 0xff), (int)(edx6 & 0xff),
+		  m->logical_cpus > 0 ? m->logical_cpus : 1);
+	if (m->ncaches)
+		snprintf(m->cache_source, sizeof(m->cache_source), "cpuid-amd");
+}
+
+#if defined(__x86_64__) || defined(__i386__)
+/* AMD's older leaves, for a hypervisor that passes no cache topology (leaf 0x8000001d empty). */
+static void caches_from_amd_legacy(struct spp_machine *m)
+{
+	unsigned a, b, c5, d, c6, d6;
+
+	if (strcmp(m->vendor, "AuthenticAMD") != 0 || __get_cpuid_max(0x80000000u, NULL) < 0x80000006u)
+		return;
+	__cpuid(0x80000005u, a, b, c5, d);
+	__cpuid(0x80000006u, a, b, c6, d6);
+	spp_machine_caches_amd_legacy(m, c5, c6, d6);
+}
+#endif
+
 /* no shipping CPU has more than this much last-level cache per core */
 #define MAX_LLC_PER_CPU (UINT64_C(32) << 20)
 
@@ -320,6 +377,7 @@ void spp_sim_geometry_from_machine(const struct spp_machine *m, struct spp_sim_g
 				   char *note, size_t note_n)
 {
 	const struct spp_cache_level *l1 = NULL, *l2 = NULL, *last = NULL;
+	struct spp_cache_level guessed;
 	char buf[256] = "";
 	size_t len = 0;
 
@@ -327,7 +385,17 @@ void spp_sim_geometry_from_machine(const struct spp_machine *m, struct spp_sim_g
 	for (int i = 0; m && i < m->ncaches; i++) {
 		const struct spp_cache_level *c = &m->caches[i];
 
-		if (strcmp(c->type, "instruction") == 0 || !usable(c))
+		if (strcmp(c->type, "instruction") == 0)
+			continue;
+		/* a last level of known size whose associativity the CPU left unsaid */
+		if (c->ways == 0 && c->level >= 3 && c->line > 0 && c->size % (16u * (unsigned)c->line) == 0) {
+			guessed = *c;
+			guessed.ways = 16;
+			c = &guessed;
+			len += (size_t)snprintf(buf + len, sizeof(buf) - len,
+						"L%d associativity not reported: 16 ways assumed; ", c->level);
+		}
+		if (!usable(c))
 			continue;
 		if (c->level == 1)
 			l1 = c;
@@ -381,6 +449,8 @@ void spp_machine_describe(struct spp_machine *m, int threads)
 #if defined(__x86_64__) || defined(__i386__)
 	if (m->ncaches == 0)
 		caches_from_cpuid(m);
+	if (m->ncaches == 0)
+		caches_from_amd_legacy(m);
 #endif
 	spp_machine_check_caches(m);
 	spp_blas_info(&m->blas);

@@ -103,6 +103,16 @@ int spp_calibration_store(const char *cpu, const struct spp_calibration *cal,
 			  int count, struct spp_error *err);
 
 /*
+ * Cache levels from AMD's leaves 0x80000005 (ecx5: L1D) and 0x80000006
+ * (ecx6: L2, edx6: L3), which every AMD CPU answers, appended to m->caches
+ * for a hypervisor that passes no cache topology (leaf 0x8000001d empty).
+ * They say nothing of sharing: L1 and L2 are taken as a core's own and the
+ * L3 as shared by every CPU the OS shows (m->logical_cpus), the least it can
+ * be; an associativity left to leaf 0x8000001d (code 9) is 0, unknown.
+ */
+void spp_machine_caches_amd_legacy(struct spp_machine *m, unsigned ecx5, unsigned ecx6, unsigned edx6);
+
+/*
  * Check a cache hierarchy for what no real CPU has (sizes that do not
  * divide into ways x lines, a level smaller than the one below it, more
  * than 32 MiB of last-level cache per core); fills m->cache_note.

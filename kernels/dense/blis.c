@@ -26,8 +26,9 @@ typedef __typeof__(bli_thread_set_num_threads) threads_fn;
 typedef __typeof__(bli_arch_query_id) arch_fn;
 typedef __typeof__(bli_arch_string) arch_name_fn;
 typedef __typeof__(bli_info_get_version_str) version_fn;
+typedef __typeof__(bli_init) init_fn;
 
-enum { F_SGEMM, F_SGEMV, F_THREADS, F_ARCH, F_ARCH_NAME, F_VERSION };
+enum { F_SGEMM, F_SGEMV, F_THREADS, F_ARCH, F_ARCH_NAME, F_VERSION, F_INIT, F_COUNT };
 
 /* ISA class of a configuration: 3 AVX-512, 2 AVX2, 1 AVX, 0 older or generic. */
 static int arch_rank(arch_t a)
@@ -46,7 +47,7 @@ static int open_lib(struct spp_dense_cand *c, const char *variant, struct spp_er
 {
 	static const char *const names[] = {"bli_sgemm", "bli_sgemv", "bli_thread_set_num_threads",
 					    "bli_arch_query_id", "bli_arch_string",
-					    "bli_info_get_version_str"};
+					    "bli_info_get_version_str", "bli_init"};
 	arch_t a;
 
 	c->handle = variant ? dlmopen(LM_ID_NEWLM, BLIS_SONAME, RTLD_NOW | RTLD_LOCAL)
@@ -54,10 +55,16 @@ static int open_lib(struct spp_dense_cand *c, const char *variant, struct spp_er
 	if (!c->handle)
 		return spp_error_set(err, SPP_E_UNSUPPORTED, "cannot load %s: %s", BLIS_SONAME,
 				     dlerror());
-	for (int i = 0; i < 6; i++)
+	for (int i = 0; i < F_COUNT; i++)
 		if (!(c->fn[i] = spp_dense_sym(c->handle, names[i])))
 			return spp_error_set(err, SPP_E_UNSUPPORTED, "%s has no %s", BLIS_SONAME, names[i]);
-	/* initialises BLIS, which reads BLIS_ARCH_TYPE now, while it is set */
+	/*
+	 * Initialise BLIS first: bli_arch_query_id alone reads BLIS_ARCH_TYPE
+	 * before BLIS has registered its configurations, and 0.9 then aborts
+	 * on every value ("Accessed uninitialized context in gks"). bli_init
+	 * registers them, then reads the variable, now, while it is set.
+	 */
+	((init_fn *)c->fn[F_INIT])();
 	a = ((arch_fn *)c->fn[F_ARCH])();
 	snprintf(c->kernel, sizeof(c->kernel), "%s", ((arch_name_fn *)c->fn[F_ARCH_NAME])(a));
 	snprintf(c->version, sizeof(c->version), "%s", ((version_fn *)c->fn[F_VERSION])());
@@ -69,17 +76,20 @@ static int open_lib(struct spp_dense_cand *c, const char *variant, struct spp_er
 	return SPP_OK;
 }
 
-static int better(const struct spp_dense_cand *c, enum spp_isa isa, char *buf, size_t n,
+static int better(const struct spp_dense_cand *c, enum spp_isa isa, int nth, char *buf, size_t n,
 		  char *kname, size_t kn)
 {
 	int want = isa >= SPP_ISA_AVX512 ? 3 : isa >= SPP_ISA_AVX2 ? 2 : 0;
-	arch_t a = ((arch_fn *)c->fn[F_ARCH])(), best;
+	arch_t a = ((arch_fn *)c->fn[F_ARCH])();
+	arch_t avx2 = spp_dense_cpu_is_amd() ? BLIS_ARCH_ZEN3 : BLIS_ARCH_HASWELL;
+	/* best first; the AVX2 configuration where a build has no skx */
+	arch_t chain[2] = {want == 3 ? BLIS_ARCH_SKX : avx2, want == 3 ? avx2 : BLIS_NUM_ARCHS};
 
-	if (want == 0 || arch_rank(a) >= want)
+	if (want == 0 || arch_rank(a) >= want || nth < 0 || nth > 1 || chain[nth] == BLIS_NUM_ARCHS ||
+	    arch_rank(chain[nth]) <= arch_rank(a))
 		return 0;
-	best = want == 3 ? BLIS_ARCH_SKX : spp_dense_cpu_is_amd() ? BLIS_ARCH_ZEN3 : BLIS_ARCH_HASWELL;
-	snprintf(buf, n, "%d", (int)best);
-	snprintf(kname, kn, "%s", ((arch_name_fn *)c->fn[F_ARCH_NAME])(best));
+	snprintf(buf, n, "%d", (int)chain[nth]);
+	snprintf(kname, kn, "%s", ((arch_name_fn *)c->fn[F_ARCH_NAME])(chain[nth]));
 	return 1;
 }
 

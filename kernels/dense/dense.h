@@ -6,13 +6,14 @@
  *
  * A library is one row of spp_dense_libs (OpenBLAS, oneDNN, BLIS); a
  * candidate is a library loaded one way: as the process loaded it, or,
- * where its CPU detection fell short of this CPU's ISA and the user did
- * not choose, a second copy loaded (dlmopen, its own link namespace) with
- * the library's own variable set to the best kernel set its build has
+ * where its CPU detection (or the user's choice of kernels) fell short of
+ * this CPU's ISA, a second copy loaded (dlmopen, its own link namespace)
+ * with the library's own variable set to the best kernel set its build has
  * (OPENBLAS_CORETYPE, BLIS_ARCH_TYPE): both libraries read that variable
- * once, when they load. Every candidate first runs a small checked GEMM in
- * a child process, so that a kernel set this CPU cannot run (SIGILL) or a
- * build that aborts is reported, never trusted.
+ * once, when they load. The user's choice stays a candidate of its own.
+ * Every candidate first runs a small checked GEMM in a child process, so
+ * that a kernel set this CPU cannot run (SIGILL) or a build that aborts is
+ * reported, never trusted.
  *
  * Ownership: a struct spp_dense_set is the caller's; spp_dense_set_open
  * fills it and spp_dense_set_close releases what it loaded.
@@ -26,7 +27,7 @@
 #include "kernels/kernels.h"
 #include "profiler/base/error.h"
 
-#define SPP_DENSE_MAX 8
+#define SPP_DENSE_MAX 12
 
 /*
  * Up to this N a candidate is also timed as N GEMVs (by_columns). Measured
@@ -51,12 +52,14 @@ struct spp_dense_lib {
 	 */
 	int (*open)(struct spp_dense_cand *c, const char *variant, struct spp_error *err);
 	/*
-	 * The variant to load beside the library as loaded, when c (as
-	 * loaded) runs kernels for a lesser ISA than isa and the user did not
-	 * set tune_env: its tune_env value into buf, with the kernel set's
-	 * name in kname. 0 when there is none to add. NULL: never.
+	 * The variants to load beside the library as loaded, when c (as
+	 * loaded, by its own detection or the user's tune_env) runs kernels
+	 * for a lesser ISA than isa, best first: the nth (0, 1, ...) one's
+	 * tune_env value into buf, with the kernel set's name in kname. The
+	 * first whose probe passes is loaded (a build may lack a kernel set).
+	 * 0 when there is no nth. NULL: never.
 	 */
-	int (*better)(const struct spp_dense_cand *c, enum spp_isa isa, char *buf, size_t n,
+	int (*better)(const struct spp_dense_cand *c, enum spp_isa isa, int nth, char *buf, size_t n,
 		      char *kname, size_t kn);
 	/* y = w * x (x K x N, y M x N, row-major) on `threads` threads; N = 1 as a GEMV */
 	void (*gemm)(const struct spp_dense_cand *c, const struct spp_matrix *w, const float *x,
@@ -112,7 +115,7 @@ struct spp_dense_cand {
 	char reason[256];       /* why not ok */
 	enum spp_dense_pool pool;
 	void *handle;           /* dlopen/dlmopen handle; NULL when linked in */
-	void (*fn[6])(void);    /* the library's entry points (each library's own order) */
+	void (*fn[8])(void);    /* the library's entry points (each library's own order) */
 };
 
 struct spp_dense_set {

@@ -87,17 +87,19 @@ static int open_lib(struct spp_dense_cand *c, const char *variant, struct spp_er
 	return SPP_OK;
 }
 
-static int better(const struct spp_dense_cand *c, enum spp_isa isa, char *buf, size_t n,
+static int better(const struct spp_dense_cand *c, enum spp_isa isa, int nth, char *buf, size_t n,
 		  char *kname, size_t kn)
 {
 	int want = isa >= SPP_ISA_AVX512 ? 3 : isa >= SPP_ISA_AVX2 ? 2 : 0;
-	const char *core;
+	const char *avx2 = spp_dense_cpu_is_amd() ? "Zen" : "Haswell";
+	/* best first; the AVX2 core where a build has no AVX-512 kernels */
+	const char *chain[2] = {want == 3 ? "SkylakeX" : avx2, want == 3 ? avx2 : NULL};
 
-	if (want == 0 || core_rank(c->kernel) >= want)
+	if (want == 0 || core_rank(c->kernel) >= want || nth < 0 || nth > 1 || !chain[nth] ||
+	    core_rank(chain[nth]) <= core_rank(c->kernel))
 		return 0;
-	core = want == 3 ? "SkylakeX" : spp_dense_cpu_is_amd() ? "Zen" : "Haswell";
-	snprintf(buf, n, "%s", core);
-	snprintf(kname, kn, "%s", core);
+	snprintf(buf, n, "%s", chain[nth]);
+	snprintf(kname, kn, "%s", chain[nth]);
 	return 1;
 }
 

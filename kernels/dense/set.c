@@ -373,10 +373,73 @@ static int wanted(const struct spp_dense_want *w, const char *key)
 	return 0;
 }
 
+#define SPP_DENSE_LIBS_MAX 8
+
+/* Whether want names a variant of lib ("openblas:Haswell"): then it is the user's to choose. */
+static int asked_variant(const struct spp_dense_want *w, const struct spp_dense_lib *lib)
+{
+	size_t kl = strlen(lib->key);
+
+	for (int i = 0; w && i < w->n; i++)
+		if (strncmp(w->names[i], lib->key, kl) == 0 && w->names[i][kl] == ':')
+			return 1;
+	return 0;
+}
+
+/* The user's value of lib's variable when spp_dense_set_open began; NULL: unset. */
+static const char *user_value(const struct spp_dense_lib *lib, char users[][64])
+{
+	for (int i = 0; spp_dense_libs[i] && i < SPP_DENSE_LIBS_MAX; i++)
+		if (spp_dense_libs[i] == lib)
+			return users[i][0] ? users[i] : NULL;
+	return NULL;
+}
+
+/* A variant to load, with the kernel sets to fall back on, best first. */
+#define VARIANT_ALTS 2
+
 struct variant {
 	struct spp_dense_cand *c;
 	char value[48];
+	int nalt;
+	char alt[VARIANT_ALTS][48], alt_name[VARIANT_ALTS][48];
 };
+
+/*
+ * Probe v's kernel sets in order until one passes; the candidate takes the
+ * name and variable of the one that did. 0, or -1 when none passed (the
+ * first's reason kept).
+ */
+static int probe_variant(struct variant *v)
+{
+	char first[sizeof(v->c->reason)] = "", why[sizeof(v->c->origin)];
+
+	snprintf(why, sizeof(why), "%s", v->c->origin);
+	for (int a = 0; a < v->nalt; a++) {
+		struct spp_dense_cand *c = v->c;
+
+		snprintf(c->name, sizeof(c->name), "%s:%s", c->lib->key, v->alt_name[a]);
+		snprintf(c->env, sizeof(c->env), "%s=%s", c->lib->tune_env, v->alt[a]);
+		snprintf(v->value, sizeof(v->value), "%s", v->alt[a]);
+		if (probe(c, v->alt[a]) == 0) {
+			/* why: "" for a variant the user asked for */
+			if (why[0])
+				snprintf(c->origin, sizeof(c->origin), "spprof's choice: %s=%s, since %.110s%s%s%s",
+					 c->lib->tune_env, v->alt[a], why, a ? " (" : "",
+					 a ? v->alt_name[0] : "", a ? " is not in this build)" : "");
+			return 0;
+		}
+		if (a == 0)
+			snprintf(first, sizeof(first), "%s", c->reason);
+	}
+	snprintf(v->c->reason, sizeof(v->c->reason), "%s", first);
+	if (why[0])
+		snprintf(v->c->origin, sizeof(v->c->origin), "spprof's choice: %s=%s, since %.110s",
+			 v->c->lib->tune_env, v->alt[0], why);
+	snprintf(v->c->name, sizeof(v->c->name), "%s:%s", v->c->lib->key, v->alt_name[0]);
+	snprintf(v->c->env, sizeof(v->c->env), "%s=%s", v->c->lib->tune_env, v->alt[0]);
+	return -1;
+}
 
 /*
  * Each usable candidate whose library can run as GEMVs gets its companion
@@ -406,11 +469,18 @@ int spp_dense_set_open(struct spp_dense_set *s, const struct spp_dense_want *wan
 		       enum spp_isa isa, struct spp_error *err)
 {
 	struct variant vars[SPP_DENSE_MAX];
+	/* the user's own tune_env values, restored once the variants loaded */
+	char users[SPP_DENSE_LIBS_MAX][64];
 	int nvars = 0, usable = 0;
 	size_t len = 0;
 	char all[512] = "";
 
 	memset(s, 0, sizeof(*s));
+	for (int i = 0; spp_dense_libs[i] && i < SPP_DENSE_LIBS_MAX; i++) {
+		const char *v = spp_dense_libs[i]->tune_env ? getenv(spp_dense_libs[i]->tune_env) : NULL;
+
+		snprintf(users[i], sizeof(users[i]), "%s", v ? v : "");
+	}
 	/* each library as the process has it, checked in a child first */
 	for (int i = 0; spp_dense_libs[i]; i++) {
 		const struct spp_dense_lib *lib = spp_dense_libs[i];
@@ -433,17 +503,31 @@ int spp_dense_set_open(struct spp_dense_set *s, const struct spp_dense_want *wan
 				 lib->tune_env);
 		if (probe(c, NULL) == 0)
 			load(c, NULL);
-		/* a lesser kernel set than the CPU's ISA, and no choice of the user's */
-		if (c->ok && lib->better && !user && nvars < SPP_DENSE_MAX &&
-		    lib->better(c, isa, value, sizeof(value), kname, sizeof(kname))) {
+		/*
+		 * A lesser kernel set than the CPU's ISA, by the library's own
+		 * detection or the user's variable: spprof's choice beside it,
+		 * each timed, the fastest verified one the baseline (unless the
+		 * user's --dense names the variants of this library).
+		 */
+		if (c->ok && lib->better && !asked_variant(want, lib) && nvars < SPP_DENSE_MAX &&
+		    lib->better(c, isa, 0, value, sizeof(value), kname, sizeof(kname))) {
 			struct spp_dense_cand *v = add(s, lib, value, kname);
+			struct variant *var = &vars[nvars];
 
 			if (v) {
-				snprintf(v->origin, sizeof(v->origin),
-					 "spprof's choice: %s=%s, since %s detected %s, below this CPU's %s",
-					 lib->tune_env, value, lib->name, c->kernel, spp_isa_name(isa));
-				vars[nvars].c = v;
-				snprintf(vars[nvars++].value, sizeof(vars[0].value), "%s", value);
+				/* probe_variant words the rest when it knows which loaded */
+				snprintf(v->origin, sizeof(v->origin), "%s %s %s, below this CPU's %s",
+					 lib->name, user ? "was told" : "detected", c->kernel,
+					 spp_isa_name(isa));
+				memset(var, 0, sizeof(*var));
+				var->c = v;
+				for (int a = 0; a < VARIANT_ALTS; a++) {
+					if (!lib->better(c, isa, a, var->alt[a], sizeof(var->alt[a]),
+							 var->alt_name[a], sizeof(var->alt_name[a])))
+						break;
+					var->nalt++;
+				}
+				nvars++;
 			}
 		}
 	}
@@ -459,13 +543,21 @@ int spp_dense_set_open(struct spp_dense_set *s, const struct spp_dense_want *wan
 		v = add(s, spp_dense_lib_find(key), colon + 1, colon + 1);
 		if (!v)
 			break;
-		snprintf(v->origin, sizeof(v->origin), "asked for: --dense %s", want->names[i]);
+		memset(&vars[nvars], 0, sizeof(vars[nvars]));
 		vars[nvars].c = v;
-		snprintf(vars[nvars++].value, sizeof(vars[0].value), "%s", colon + 1);
+		vars[nvars].nalt = 1;
+		snprintf(vars[nvars].alt[0], sizeof(vars[0].alt[0]), "%s", colon + 1);
+		snprintf(vars[nvars++].alt_name[0], sizeof(vars[0].alt_name[0]), "%s", colon + 1);
 	}
-	for (int i = 0; i < nvars; i++)
-		if (probe(vars[i].c, vars[i].value) != 0)
+	for (int i = 0; i < nvars; i++) {
+		int asked = !vars[i].c->origin[0];
+
+		if (probe_variant(&vars[i]) != 0)
 			vars[i].c = NULL;
+		else if (asked)
+			snprintf(vars[i].c->origin, sizeof(vars[i].c->origin), "asked for: --dense %s:%s",
+				 vars[i].c->lib->key, vars[i].value);
+	}
 	/*
 	 * Load the variants that passed with their variable set. The new
 	 * namespaces keep a pointer to the environment array, so every name
@@ -481,8 +573,14 @@ int spp_dense_set_open(struct spp_dense_set *s, const struct spp_dense_want *wan
 			load(vars[i].c, vars[i].value);
 		}
 	for (int i = 0; i < nvars; i++)
-		if (vars[i].c)
-			unsetenv(vars[i].c->lib->tune_env);
+		if (vars[i].c) {
+			const char *had = user_value(vars[i].c->lib, users);
+
+			if (had)
+				setenv(vars[i].c->lib->tune_env, had, 1);
+			else
+				unsetenv(vars[i].c->lib->tune_env);
+		}
 	add_companions(s);
 	for (int i = 0; i < s->n; i++) {
 		usable += s->c[i].ok;

@@ -165,18 +165,46 @@ static int parse_shapes(int argc, char **argv, int64_t shapes[16][3])
 	return nshapes;
 }
 
+/* BLIS's arch_t of its best configuration for this CPU's ISA (blis.h, 0.9). */
+static const char *best_blis_arch(void)
+{
+	enum spp_isa isa = spp_isa_detect();
+
+	if (isa >= SPP_ISA_AVX512)
+		return "0"; /* skx */
+	return isa >= SPP_ISA_AVX2 ? (strcmp(best_core(), "Zen") == 0 ? "6" : "3") : NULL; /* zen3, haswell */
+}
+
+/* A BLIS caller in d: from handle h, initialised (which reads BLIS_ARCH_TYPE). 1 when usable. */
+static int blis_direct(struct direct *d, void *h, const char *name)
+{
+	bli_threads_fn *bt = (bli_threads_fn *)sym(h, "bli_thread_set_num_threads");
+	void (*init)(void) = (void (*)(void))sym(h, "bli_init");
+
+	d->h = h;
+	d->bsgemm = (bli_sgemm_fn *)sym(h, "bli_sgemm");
+	d->bsgemv = (bli_sgemv_fn *)sym(h, "bli_sgemv");
+	if (!d->bsgemm || !d->bsgemv || !bt || !init)
+		return 0;
+	init();
+	bt(1);
+	d->name = name;
+	return 1;
+}
+
 /*
- * The direct callers into d (room for 4), each on 1 thread: OpenBLAS as
+ * The direct callers into d (room for 5), each on 1 thread: OpenBLAS as
  * loaded, a second copy on core_env's core where it loads, oneDNN, BLIS
- * where it is installed. user: OPENBLAS_CORETYPE as the process found it.
- * Returns their number.
+ * where it is installed, as loaded and a copy on its best configuration
+ * for the ISA (what spprof's candidates add where BLIS detects less).
+ * user: OPENBLAS_CORETYPE as the process found it. Returns their number.
  */
 static int open_direct(struct direct *d, const char *core_env, const char *user)
 {
 	Dl_info info;
-	int nd = 0;
+	int nd = 0, have_blis;
 
-	memset(d, 0, 4 * sizeof(*d));
+	memset(d, 0, 5 * sizeof(*d));
 	d[nd++] = (struct direct){.name = "openblas (as loaded)", .sgemm = cblas_sgemm, .sgemv = cblas_sgemv,
 				  .threads = openblas_set_num_threads};
 	if (dladdr((void *)cblas_sgemm, &info)) {
@@ -194,15 +222,15 @@ static int open_direct(struct direct *d, const char *core_env, const char *user)
 			nd++;
 	}
 	d[nd++] = (struct direct){.name = "onednn", .dnnl = 1};
-	d[nd].h = dlopen("libblis.so.4", RTLD_NOW | RTLD_LOCAL);
-	d[nd].bsgemm = (bli_sgemm_fn *)sym(d[nd].h, "bli_sgemm");
-	d[nd].bsgemv = (bli_sgemv_fn *)sym(d[nd].h, "bli_sgemv");
-	if (d[nd].bsgemm && d[nd].bsgemv) {
-		bli_threads_fn *bt = (bli_threads_fn *)sym(d[nd].h, "bli_thread_set_num_threads");
-
-		if (bt)
-			bt(1);
-		d[nd++].name = "blis";
+	have_blis = blis_direct(&d[nd], dlopen("libblis.so.4", RTLD_NOW | RTLD_LOCAL), "blis (as loaded)");
+	nd += have_blis;
+	if (have_blis && best_blis_arch()) {
+		/* BLIS reads BLIS_ARCH_TYPE when bli_init runs, not at load */
+		setenv("BLIS_ARCH_TYPE", best_blis_arch(), 1);
+		if (blis_direct(&d[nd], dlmopen(LM_ID_NEWLM, "libblis.so.4", RTLD_NOW | RTLD_LOCAL),
+				"blis (best config)"))
+			nd++;
+		unsetenv("BLIS_ARCH_TYPE");
 	}
 	for (int i = 0; i < nd; i++)
 		if (d[i].threads)
@@ -278,7 +306,7 @@ static int bench_shape(struct direct *d, int nd, struct spp_dense_set *set, int 
 	float *w = spp_buffer_alloc(sizeof(float) * (size_t)(m * k));
 	float *x = spp_buffer_alloc(sizeof(float) * (size_t)(k * n));
 	float *y = spp_buffer_alloc(sizeof(float) * (size_t)(m * n));
-	double ts[64], ratio[64], med, p10, p90, dmed[4];
+	double ts[64], ratio[64], med, p10, p90, dmed[5];
 	char winner[64] = "", shape[32];
 	struct spp_matrix wm = {m, k, w};
 	int missed;
@@ -320,7 +348,7 @@ int main(int argc, char **argv)
 {
 	int64_t shapes[16][3];
 	int nshapes, rounds = argc > 1 ? atoi(argv[1]) : 7, nd, missed = 0;
-	struct direct d[4];
+	struct direct d[5];
 	struct spp_dense_set set;
 	struct spp_error err = {0};
 	char core_env[64], loaded_core[64];

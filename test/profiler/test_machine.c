@@ -74,6 +74,49 @@ static void test_cache_notes(void **state)
 	assert_non_null(strstr(m.cache_note, "no cache geometry"));
 }
 
+/*
+ * AMD's leaves 0x80000005/6 as a bhyve guest on an EPYC (Zen 5) answered
+ * them, with leaf 0x8000001d empty: L1D 48 KiB 12-way, L2 1 MiB 8-way, the
+ * host's L3 (1016 x 512 KiB) with its associativity left to 0x8000001d.
+ */
+static void test_caches_amd_legacy(void **state)
+{
+	struct spp_machine m;
+	struct spp_sim_geometry g;
+	char note[256];
+
+	(void)state;
+	memset(&m, 0, sizeof(m));
+	m.logical_cpus = 2;
+	spp_machine_caches_amd_legacy(&m, 0x300c0140u, 0x4006140u, 0xfe09140u);
+	assert_int_equal(m.ncaches, 3);
+	assert_string_equal(m.cache_source, "cpuid-amd");
+	assert_true(m.caches[0].level == 1 && m.caches[0].size == 48u << 10 && m.caches[0].ways == 12 &&
+		    m.caches[0].line == 64 && strcmp(m.caches[0].type, "data") == 0);
+	assert_true(m.caches[1].level == 2 && m.caches[1].size == 1u << 20 && m.caches[1].ways == 8 &&
+		    m.caches[1].shared_by == 1);
+	assert_true(m.caches[2].level == 3 && m.caches[2].size == UINT64_C(508) << 20 && m.caches[2].ways == 0 &&
+		    m.caches[2].shared_by == 2);
+	spp_machine_check_caches(&m);
+	assert_non_null(strstr(m.cache_note, "L3 of 508 MiB shared by 2 CPUs is implausible"));
+	/* the simulator: 16 ways assumed for the L3, at its believable size */
+	spp_sim_geometry_from_machine(&m, &g, note, sizeof(note));
+	assert_true(g.l1.size == 48u << 10 && g.l1.ways == 12);
+	assert_true(g.l2.size == 1u << 20 && g.l2.ways == 8);
+	assert_true(g.llc.size == UINT64_C(64) << 20 && g.llc.ways == 16);
+	assert_non_null(strstr(note, "16 ways assumed"));
+
+	/* a fully associative L1 (0xff) and a 16-way L3 (code 8) */
+	memset(&m, 0, sizeof(m));
+	m.logical_cpus = 8;
+	spp_machine_caches_amd_legacy(&m, 0x20ff0140u, 0x2006140u, 0x808040u);
+	assert_int_equal(m.caches[0].ways, 512);
+	assert_int_equal(m.caches[1].size, 512u << 10);
+	assert_true(m.caches[2].size == UINT64_C(16) << 20 && m.caches[2].ways == 16);
+	spp_machine_check_caches(&m);
+	assert_string_equal(m.cache_note, "");
+}
+
 static void test_calibration_round_trip(void **state)
 {
 	char *dir = harness_tmpdir();
@@ -208,6 +251,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_cache_notes),
+		cmocka_unit_test(test_caches_amd_legacy),
 		cmocka_unit_test(test_calibration_round_trip),
 		cmocka_unit_test(test_info_binary),
 		cmocka_unit_test(test_calibrate_binary),

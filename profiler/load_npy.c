@@ -338,29 +338,39 @@ int spp_npy_add(struct spp_model *m, const unsigned char *buf, uint64_t size,
 	return spp_model_add_tensor(m, &t, where, err);
 }
 
-/* One member: read whole into memory the model owns, then parsed as .npy. */
-static int npz_member(struct spp_model *m, zip_t *za, zip_uint64_t i, const char *file,
-		      uint64_t file_size, struct spp_error *err)
+/*
+ * One member, parsed as .npy: in place in buf (file `file` of m) when
+ * stored, else read whole into memory the model owns.
+ */
+static int npz_member(struct spp_model *m, zip_t *za, const struct spp_zip_places *pl,
+		      zip_uint64_t i, const unsigned char *buf, uint64_t file_size, int file,
+		      const char *display_name, struct spp_error *err)
 {
 	zip_stat_t st;
+	const unsigned char *in_place = NULL;
 	unsigned char *data = NULL;
 	char where[512], *name = NULL;
 	size_t len;
 	int rc;
 
-	if ((rc = spp_zip_member_stat(za, i, file, file_size, &st, err)))
+	if ((rc = spp_zip_member_stat(za, i, display_name, file_size, &st, err)))
 		return rc;
-	snprintf(where, sizeof(where), "'%s': member '%.400s'", file, st.name);
+	snprintf(where, sizeof(where), "'%s': member '%.400s'", display_name, st.name);
 	len = strlen(st.name);
 	if (len <= 4 || strcmp(st.name + len - 4, ".npy") != 0)
 		return spp_error_set(err, SPP_E_FORMAT, "%s: not a .npy array", where);
 	if (!(name = strndup(st.name, len - 4)))
 		return spp_error_set(err, SPP_E_NOMEM, "%s: out of memory", where);
-	rc = spp_zip_member_read(za, i, &st, file, where, &data, err);
-	if (!rc) {
-		rc = spp_model_own(m, data, err); /* the model's now, even on failure */
-		if (!rc)
-			rc = spp_npy_add(m, data, st.size, where, name, 0, 0, err);
+	rc = spp_zip_member_in_place(pl, i, &st, buf, file_size, where, &in_place, err);
+	if (!rc && in_place) {
+		rc = spp_npy_add(m, in_place, st.size, where, name, file, (uint64_t)(in_place - buf), err);
+	} else if (!rc) {
+		rc = spp_zip_member_read(za, i, &st, display_name, where, &data, err);
+		if (!rc) {
+			rc = spp_model_own(m, data, err); /* the model's now, even on failure */
+			if (!rc)
+				rc = spp_npy_add(m, data, st.size, where, name, file, 0, err);
+		}
 	}
 	free(name);
 	return rc;
@@ -371,9 +381,10 @@ static int ptr_name_cmp(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-int spp_npz_add(struct spp_model *m, const unsigned char *buf, uint64_t size,
+int spp_npz_add(struct spp_model *m, const unsigned char *buf, uint64_t size, int file,
 		const char *display_name, struct spp_error *err)
 {
+	struct spp_zip_places pl = {0};
 	zip_t *za;
 	zip_int64_t n;
 	int first = m->ntensors, rc = SPP_OK;
@@ -382,8 +393,10 @@ int spp_npz_add(struct spp_model *m, const unsigned char *buf, uint64_t size,
 	if ((rc = spp_zip_open_buffer(buf, size, display_name, &za, err)))
 		return rc;
 	n = zip_get_num_entries(za, 0);
+	rc = spp_zip_places_find(za, buf, size, &pl, err);
 	for (zip_int64_t i = 0; i < n && !rc; i++)
-		rc = npz_member(m, za, (zip_uint64_t)i, display_name, size, err);
+		rc = npz_member(m, za, &pl, (zip_uint64_t)i, buf, size, file, display_name, err);
+	spp_zip_places_free(&pl);
 	/* two members of one name (a zip allows it) would be two tensors of one name */
 	if (!rc && m->ntensors - first > 1) {
 		names = malloc((size_t)(m->ntensors - first) * sizeof(*names));
@@ -444,7 +457,7 @@ int spp_load_npz(const char *path, struct spp_model **out, struct spp_error *err
 	*out = NULL;
 	if (rc)
 		return rc;
-	rc = spp_npz_add(m, m->files[0].base, m->files[0].size, path, err);
+	rc = spp_npz_add(m, m->files[0].base, m->files[0].size, 0, path, err);
 	if (rc) {
 		spp_model_destroy(m);
 		return rc;

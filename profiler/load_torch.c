@@ -6,8 +6,10 @@
  * pickle.h, so a file never runs code. Every tensor of the object saved
  * (a state dict, a checkpoint dict holding one, nested dicts and lists)
  * becomes a tensor named by its path of keys ("model.fc.weight").
- * Storages are read whole from the archive (libzip); a tensor that is a
- * contiguous little-endian run of its storage points into it, any other
+ * A stored (uncompressed) storage is read in place from the mapped archive
+ * once its CRC checks (zip_member.h: as torch.save writes them), any other
+ * is read whole (libzip); a tensor that is a contiguous little-endian run
+ * of its storage points into it, any other
  * (strided views, a big-endian file) is gathered into a copy the model
  * owns. Views sharing a storage share its one read.
  */
@@ -24,7 +26,7 @@
 struct storage {
 	const char *key;
 	size_t key_len;
-	unsigned char *data;
+	const unsigned char *data;  /* in the mapping, or a copy the model owns */
 	uint64_t size;
 };
 
@@ -32,6 +34,7 @@ struct tl {
 	struct spp_model *m;
 	int file;                /* the archive: m->files[file] */
 	zip_t *za;
+	struct spp_zip_places places;  /* where stored members lie, to read them in place */
 	const char *path;
 	char dir[512];           /* "<name>/" of data.pkl */
 	int big_endian;
@@ -52,27 +55,45 @@ int spp_torch_sniff(const unsigned char *b, size_t got, uint64_t size)
 	return n >= 8 && 30 + n <= got && memcmp(b + 30 + n - 8, "data.pkl", 8) == 0;
 }
 
-/* Member name read whole; *data NULL (and 0) when absent and optional. */
-static int member(struct tl *t, const char *name, int optional, unsigned char **data,
-		  uint64_t *size)
+/*
+ * Member name: in place in the archive's mapping when it is stored and
+ * in_place is not NULL (*in_place set), else read whole into a copy the
+ * caller frees; *data NULL (and 0) when absent and optional.
+ */
+static int member(struct tl *t, const char *name, int optional, const unsigned char **data,
+		  uint64_t *size, int *in_place)
 {
 	zip_int64_t i = zip_name_locate(t->za, name, 0);
+	const struct spp_mapped_file *f = &t->m->files[t->file];
 	zip_stat_t st;
 	char where[700];
+	unsigned char *copy = NULL;
 	int rc;
 
 	*data = NULL;
 	*size = 0;
+	if (in_place)
+		*in_place = 0;
 	if (i < 0)
 		return optional ? SPP_OK
 				: spp_error_set(t->err, SPP_E_FORMAT, "'%s': no member '%.400s'",
 						t->path, name);
-	if ((rc = spp_zip_member_stat(t->za, (zip_uint64_t)i, t->path, t->m->files[t->file].size,
-				      &st, t->err)))
+	if ((rc = spp_zip_member_stat(t->za, (zip_uint64_t)i, t->path, f->size, &st, t->err)))
 		return rc;
 	snprintf(where, sizeof(where), "'%s': member '%.400s'", t->path, name);
-	if ((rc = spp_zip_member_read(t->za, (zip_uint64_t)i, &st, t->path, where, data, t->err)))
+	if (in_place) {
+		if ((rc = spp_zip_member_in_place(&t->places, (zip_uint64_t)i, &st, f->base, f->size, where,
+						  data, t->err)))
+			return rc;
+		if (*data) {
+			*in_place = 1;
+			*size = st.size;
+			return SPP_OK;
+		}
+	}
+	if ((rc = spp_zip_member_read(t->za, (zip_uint64_t)i, &st, t->path, where, &copy, t->err)))
 		return rc;
+	*data = copy;
 	*size = st.size;
 	return SPP_OK;
 }
@@ -97,7 +118,7 @@ static int storage(struct tl *t, const struct spp_pv *s, struct storage **out)
 {
 	char name[700];
 	struct storage *x;
-	int rc;
+	int rc, in_place;
 
 	for (size_t i = 0; i < t->nst; i++)
 		if (t->st[i].key_len == s->len && memcmp(t->st[i].key, s->s, s->len) == 0) {
@@ -113,8 +134,8 @@ static int storage(struct tl *t, const struct spp_pv *s, struct storage **out)
 	x->key = s->s;
 	x->key_len = s->len;
 	snprintf(name, sizeof(name), "%sdata/%.*s", t->dir, (int)(s->len > 128 ? 128 : s->len), s->s);
-	if ((rc = member(t, name, 0, &x->data, &x->size)) ||
-	    (rc = spp_model_own(t->m, x->data, t->err)))
+	if ((rc = member(t, name, 0, &x->data, &x->size, &in_place)) ||
+	    (!in_place && (rc = spp_model_own(t->m, (void *)x->data, t->err))))
 		return rc;
 	t->nst++;
 	*out = x;
@@ -257,7 +278,7 @@ static int find_pickle(struct tl *t, zip_int64_t *at)
 
 static int load(struct tl *t)
 {
-	unsigned char *pkl = NULL, *order = NULL;
+	const unsigned char *pkl = NULL, *order = NULL;
 	uint64_t pn, on;
 	char name[600], where[700];
 	zip_int64_t at;
@@ -265,24 +286,26 @@ static int load(struct tl *t)
 
 	if ((rc = spp_zip_open_buffer(t->m->files[t->file].base, t->m->files[t->file].size, t->path,
 				      &t->za, t->err)) ||
+	    (rc = spp_zip_places_find(t->za, t->m->files[t->file].base, t->m->files[t->file].size,
+				      &t->places, t->err)) ||
 	    (rc = find_pickle(t, &at)))
 		return rc;
 	snprintf(name, sizeof(name), "%sbyteorder", t->dir);
-	if ((rc = member(t, name, 1, &order, &on)))
+	if ((rc = member(t, name, 1, &order, &on, NULL)))
 		return rc;
 	if (order && !(on >= 3 && memcmp(order, "big", 3) == 0) &&
 	    !(on >= 6 && memcmp(order, "little", 6) == 0))
 		rc = spp_error_set(t->err, SPP_E_FORMAT, "'%s': byteorder is neither little nor big",
 				   t->path);
 	t->big_endian = order && on >= 3 && memcmp(order, "big", 3) == 0;
-	free(order);
+	free((void *)order);
 	snprintf(name, sizeof(name), "%sdata.pkl", t->dir);
-	if (rc || (rc = member(t, name, 0, &pkl, &pn)))
+	if (rc || (rc = member(t, name, 0, &pkl, &pn, NULL)))
 		return rc;
 	snprintf(where, sizeof(where), "'%s': member '%.400s'", t->path, name);
 	if (!(rc = spp_pickle_load(pkl, (size_t)pn, where, &t->pk, NULL, t->err)))
 		rc = walk(t, t->pk.root, "", 0);
-	free(pkl);
+	free((void *)pkl);
 	return rc;
 }
 
@@ -407,6 +430,7 @@ int spp_torch_add(struct spp_model *m, int file, const char *path, struct spp_er
 		rc = load(&t);
 	spp_pickle_free(&t.pk);
 	free(t.st);
+	spp_zip_places_free(&t.places);
 	if (t.za)
 		zip_discard(t.za);
 	return rc;

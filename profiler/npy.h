@@ -48,11 +48,13 @@ int spp_npy_add(struct spp_model *m, const unsigned char *buf, uint64_t size,
 		struct spp_error *err);
 
 /*
- * Parse the .npz image buf[0, size) (display_name starts error messages)
- * and append one tensor per member to m, data owned by m. Returns 0,
- * SPP_E_FORMAT (a bad archive or member) or SPP_E_NOMEM.
+ * Parse the .npz image buf[0, size), file `file` of m (display_name starts
+ * error messages), and append one tensor per member to m: a stored member
+ * read in place (its tensor borrows buf, at its offset in the file), any
+ * other read whole into memory m owns. Returns 0, SPP_E_FORMAT (a bad
+ * archive or member) or SPP_E_NOMEM.
  */
-int spp_npz_add(struct spp_model *m, const unsigned char *buf, uint64_t size,
+int spp_npz_add(struct spp_model *m, const unsigned char *buf, uint64_t size, int file,
 		const char *display_name, struct spp_error *err);
 
 #endif

@@ -2,7 +2,8 @@
  * One member of a zip archive read whole (libzip), checked as every
  * archive loader needs: a complete entry, stored or deflated, not
  * encrypted, sizes that fit the archive (deflate expands 1032 times at
- * most), and exactly the bytes the entry announces. Used by the npz and
+ * most), and exactly the bytes the entry announces; or a stored member in
+ * place, where it lies in the archive's mapping. Used by the npz and
  * PyTorch loaders.
  */
 #ifndef SPP_PROFILER_ZIP_MEMBER_H
@@ -27,6 +28,36 @@ int spp_zip_member_stat(zip_t *za, zip_uint64_t i, const char *file, uint64_t fi
  * st->size bytes; the caller frees it). where names the member in errors. */
 int spp_zip_member_read(zip_t *za, zip_uint64_t i, const zip_stat_t *st, const char *file,
 			const char *where, unsigned char **data, struct spp_error *err);
+
+/*
+ * Where each member's data starts in the archive's bytes, so that a stored
+ * member is read in place: found by walking the local headers in the
+ * central directory's order (the order zip writers use), each checked
+ * against libzip's entry (signature, name, method; the step to the next is
+ * libzip's compressed size, past a data descriptor where bit 3 says one
+ * follows). Where the walk meets anything else it stops, and the members
+ * from there on have no place (off 0): they are read as copies.
+ */
+struct spp_zip_places {
+	uint64_t *off;          /* data offset of member i; 0: not known */
+	zip_uint64_t n;
+};
+
+/* Fill p for za, opened over size bytes at buf. SPP_E_NOMEM only. */
+int spp_zip_places_find(zip_t *za, const unsigned char *buf, uint64_t size, struct spp_zip_places *p,
+			struct spp_error *err);
+void spp_zip_places_free(struct spp_zip_places *p);
+
+/*
+ * Member i (entry st, checked by spp_zip_member_stat) in place: *data
+ * into buf when it is stored and its place is known and its bytes match
+ * the entry's CRC-32 (as libzip checks a member read whole), else NULL
+ * (read it with spp_zip_member_read). SPP_E_FORMAT "where: ... CRC" when the
+ * bytes do not match.
+ */
+int spp_zip_member_in_place(const struct spp_zip_places *p, zip_uint64_t i, const zip_stat_t *st,
+			    const unsigned char *buf, uint64_t size, const char *where,
+			    const unsigned char **data, struct spp_error *err);
 
 /* Open a read-only archive over size bytes at buf (kept by the caller). */
 int spp_zip_open_buffer(const unsigned char *buf, uint64_t size, const char *file, zip_t **za,

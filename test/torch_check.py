@@ -7,7 +7,9 @@ of Linear and Conv2d layers, every dtype the loader maps, a pruned model
 (weight_orig, weight_mask), strided views, tensors sharing one storage, a
 checkpoint nesting the state dict, and a big-endian copy of one file. Each
 is read by spprof and by torch.load, and every tensor's shape, dtype, nnz
-and layer compared. Then hostile pickles inside a torch zip (os.system,
+and layer compared. A 128 MiB stored storage is read in place (peak RSS
+under its size), a byte changed in it fails its CRC, and the same archive
+deflated, or written with data descriptors, reads the same. Then hostile pickles inside a torch zip (os.system,
 posix.system, builtins.eval through REDUCE, deep nesting, a huge memo
 index, a truncated pickle) must exit 2 with one line naming the file.
 
@@ -103,6 +105,78 @@ def big_endian_copy(src, dst):
         z.writestr(prefix + "/byteorder", "big")
 
 
+def peak_rss_kib(cmd):
+    """Run cmd; its exit status and peak resident set in KiB (GNU time's: a
+    child forked from this process would count this process's pages too)."""
+    r = subprocess.run(["/usr/bin/time", "-f", "%M"] + cmd, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.PIPE, text=True)
+    return r.returncode, int(r.stderr.strip().splitlines()[-1])
+
+
+def in_place(d, spprof):
+    """Stored storages read in place: a 128 MiB tensor never costs its size in
+    memory; a byte changed in a stored storage fails its CRC (exit 2, one line);
+    the same archive deflated (read as copies), or written with data
+    descriptors (sizes after each member), reads the same."""
+    w = torch.zeros(8192, 4096)
+    w[::5, ::3] = 0.25
+    path = os.path.join(d, "in_place.pt")
+    torch.save({"fc.weight": w}, path)
+    rc, kib = peak_rss_kib([spprof, "analyze", path, "--static", "--quiet"])
+    # a copy of the storage alone is 131072 KiB; read in place, 34-48 MiB were seen
+    if rc != 0 or kib >= 96 * 1024:
+        FAILS.append("in_place.pt (128 MiB stored): exit %d, peak RSS %d KiB (want < 96 MiB: "
+                     "read in place)" % (rc, kib))
+    zin = zipfile.ZipFile(path)
+    info = next(i for i in zin.infolist() if "/data/" in i.filename)
+    deflated = os.path.join(d, "deflated.pt")
+    with zipfile.ZipFile(deflated, "w", zipfile.ZIP_DEFLATED) as z:
+        for i in zin.infolist():
+            z.writestr(i.filename, zin.read(i.filename))
+    a, b = spprof_json(spprof, path), spprof_json(spprof, deflated)
+    if a and b and [(l["name"], l["nnz"], l["pattern"]) for l in a["layers"]] != \
+            [(l["name"], l["nnz"], l["pattern"]) for l in b["layers"]]:
+        FAILS.append("deflated.pt: its layers differ from the stored file's")
+    # written to a stream that cannot seek: each member's sizes in a data descriptor after it
+    class Unseekable:
+        def __init__(self, f):
+            self.f = f
+
+        def write(self, b):
+            return self.f.write(b)
+
+        def flush(self):
+            self.f.flush()
+
+    described = os.path.join(d, "descriptor.pt")
+    with open(described, "wb") as out:
+        with zipfile.ZipFile(Unseekable(out), "w", zipfile.ZIP_STORED) as z:
+            for i in zin.infolist():
+                z.writestr(i.filename, zin.read(i.filename))
+    with open(described, "rb") as f:
+        flagged = int.from_bytes(f.read(8)[6:8], "little") & 8
+    c = spprof_json(spprof, described)
+    if not flagged or (a and c and [(l["name"], l["nnz"]) for l in a["layers"]] !=
+                       [(l["name"], l["nnz"]) for l in c["layers"]]):
+        FAILS.append("descriptor.pt (data descriptors): flag %d, layers differ from the stored "
+                     "file's" % flagged)
+    # the member's data starts after its local header (30 bytes, name, extra)
+    with open(path, "rb") as f:
+        raw = bytearray(f.read())
+    start = info.header_offset + 30 + int.from_bytes(raw[info.header_offset + 26:info.header_offset + 28],
+                                                     "little") + \
+        int.from_bytes(raw[info.header_offset + 28:info.header_offset + 30], "little")
+    raw[start + info.file_size // 2] ^= 0x40
+    bad = os.path.join(d, "crc.pt")
+    with open(bad, "wb") as f:
+        f.write(raw)
+    r = subprocess.run([spprof, "analyze", bad, "--static"], capture_output=True, text=True, timeout=60)
+    if r.returncode != 2 or "CRC" not in r.stderr or bad not in r.stderr or r.stderr.count("\n") != 1 \
+            or r.stdout:
+        FAILS.append("crc.pt: exit %d, stderr %r (want 2 and a CRC error naming the file)" %
+                     (r.returncode, r.stderr))
+
+
 def hostile(d, spprof):
     """Pickles that must be refused: name -> (bytes of data.pkl, text in the error)."""
     cases = {
@@ -190,6 +264,7 @@ def main():
             strip = lambda r: [(l["name"], l["nnz"], l["pattern"]) for l in r["layers"]]
             if strip(le) != strip(be):
                 FAILS.append("big-endian file: its layers differ from the little-endian one's")
+        in_place(d, spprof)
         hostile(d, spprof)
     for f in FAILS:
         print("FAIL", f)

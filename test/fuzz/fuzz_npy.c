@@ -24,7 +24,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	m->path = strdup("fuzz");
 	if (size >= 2 && data[0] == 'P' && data[1] == 'K')
-		rc = spp_npz_add(m, data, size, "fuzz", &err);
+		rc = spp_npz_add(m, data, size, 0, "fuzz", &err);
 	else
 		rc = spp_npy_add(m, data, size, "'fuzz'", "t", 0, 0, &err);
 	if (rc && (err.code != rc || err.msg[0] == '\0'))

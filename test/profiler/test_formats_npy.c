@@ -227,8 +227,19 @@ static void test_npz(void **state)
 	{
 		struct spp_analysis *a = fx_analyze(p);
 
+		const struct spp_mapped_file *f = &a->model->files[0];
+
 		assert_string_equal(a->model->format, "npz");
 		assert_int_equal(a->model->ntensors, 2);
+		/* the stored member read in place, at its offset in the file; the deflated one a copy */
+		for (int i = 0; i < 2; i++) {
+			const struct spp_tensor *t = &a->model->tensors[i];
+			int inside = t->data >= f->base && t->data < f->base + f->size;
+
+			assert_int_equal(inside, strcmp(t->name, "fc1.weight") == 0);
+			if (inside)
+				assert_true(t->data == f->base + t->offset);
+		}
 		spp_analysis_destroy(a);
 	}
 	check_matrix(p, "fc1.weight");

@@ -128,11 +128,14 @@ struct spp_format_ops {
 	int keep;              /* N of nmN_M; else 0 */
 	/*
 	 * Encode w for `threads` threads (the partition is part of the
-	 * encoding). Returns 0, SPP_E_NOMEM, or SPP_E_UNSUPPORTED with the
-	 * reason when the format cannot hold w (an N:M format on a
-	 * non-compliant matrix, spp_nm_check's message).
+	 * encoding) and for products with X of n columns: a layout hint
+	 * (csr and nm cut K into tiles for X's rows at n >= 2, and none at
+	 * n = 1); spmm is right at every N whatever n was. Returns 0,
+	 * SPP_E_NOMEM, or SPP_E_UNSUPPORTED with the reason when the format
+	 * cannot hold w (an N:M format on a non-compliant matrix,
+	 * spp_nm_check's message).
 	 */
-	int (*encode)(const struct spp_matrix *w, int threads,
+	int (*encode)(const struct spp_matrix *w, int threads, int64_t n,
 		      struct spp_encoded *out, struct spp_error *err);
 	/* y = w * x (then ex->epi); x is K x N, y is M x N, both row-major. Returns 0. */
 	int (*spmm)(const struct spp_encoded *w, const float *x, float *y,

@@ -63,7 +63,7 @@ static int format_open(void *dev, const void *entry, const struct spp_device_lay
 	if (!k)
 		return SPP_E_NOMEM;
 	k->f = entry;
-	if ((rc = k->f->encode(L->w, d->threads, &k->enc, err))) {
+	if ((rc = k->f->encode(L->w, d->threads, L->n, &k->enc, err))) {
 		free(k);
 		return rc;
 	}

@@ -68,7 +68,7 @@ int main(int argc, char **argv)
 		x[i] = (float)(i % 7) - 3.0f;
 	memset(y, 0, (size_t)(m * n) * sizeof(float));
 	w = (struct spp_matrix){m, k, wv};
-	if (ops->encode(&w, 1, &enc, &err)) {
+	if (ops->encode(&w, 1, n, &enc, &err)) {
 		fprintf(stderr, "spp-simcheck: %s\n", err.msg);
 		return 2;
 	}

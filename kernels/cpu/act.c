@@ -87,7 +87,7 @@ static int act_alloc(struct spp_encoded *out, const struct spp_format_ops *ops, 
 
 /* ---- csr_act ---- */
 
-static int csr_act_encode(const struct spp_matrix *w, int threads, struct spp_encoded *out,
+static int csr_act_encode(const struct spp_matrix *w, int threads, int64_t n, struct spp_encoded *out,
 			  struct spp_error *err)
 {
 	struct cpu_act *a;
@@ -96,7 +96,7 @@ static int csr_act_encode(const struct spp_matrix *w, int threads, struct spp_en
 	if (rc)
 		goto fail;
 	a = out->impl;
-	rc = spp_cpu_csr.encode(w, threads, &a->w, err);
+	rc = spp_cpu_csr.encode(w, threads, n, &a->w, err);
 	if (rc)
 		goto fail;
 	out->m = a->w.m;
@@ -272,15 +272,17 @@ static int csc_encode_as(const struct spp_format_ops *ops, const struct spp_matr
 	return rc;
 }
 
-static int csc_encode(const struct spp_matrix *w, int threads, struct spp_encoded *out,
+static int csc_encode(const struct spp_matrix *w, int threads, int64_t n, struct spp_encoded *out,
 		      struct spp_error *err)
 {
+	(void)n; /* one layout at every N */
 	return csc_encode_as(&spp_cpu_csc, w, threads, out, err);
 }
 
-static int csc_act_encode(const struct spp_matrix *w, int threads, struct spp_encoded *out,
+static int csc_act_encode(const struct spp_matrix *w, int threads, int64_t n, struct spp_encoded *out,
 			  struct spp_error *err)
 {
+	(void)n; /* one layout at every N */
 	return csc_encode_as(&spp_cpu_csc_act, w, threads, out, err);
 }
 

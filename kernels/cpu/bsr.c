@@ -225,9 +225,10 @@ static const struct spp_trace_ops bsr_trace = {
 };
 
 #define BSR_OPS(B, COLOUR)                                                     \
-	static int bsr##B##_encode(const struct spp_matrix *w, int threads,    \
+	static int bsr##B##_encode(const struct spp_matrix *w, int threads, int64_t n,    \
 				   struct spp_encoded *out, struct spp_error *err) \
 	{                                                                      \
+		(void)n; /* one layout at every N */                          \
 		return bsr_encode_b(B, &SPP_CPU_OPS(bsr##B), w, threads, out, err); \
 	}                                                                      \
 	const struct spp_format_ops SPP_CPU_OPS(bsr##B) = {                    \

@@ -31,9 +31,10 @@ static void coo_release(struct spp_encoded *e)
 	cpu_release_common(e);
 }
 
-static int coo_encode(const struct spp_matrix *w, int threads,
+static int coo_encode(const struct spp_matrix *w, int threads, int64_t n,
 		      struct spp_encoded *out, struct spp_error *err)
 {
+	(void)n; /* one layout at every N */
 	int64_t m = w->m, k = w->k, nnz = 0, z = 0;
 	int64_t *row_cum = NULL;
 	struct cpu_coo *c = NULL;

@@ -66,12 +66,14 @@ void cpu_partition(const int64_t *cum, int64_t units, int parts, int64_t *lo);
 double cpu_now_ns(void);
 
 /*
- * K-tile width (columns) for a matrix of the given density, so that the
- * rows of X one tile touches (256 bytes each for a 64-column chunk) stay
- * in L1 while a tile segment still holds enough non-zeros to amortise the
- * load and store of the Y row accumulators. Returns k when one tile fits.
+ * K-tile width (columns) for a matrix of the given density run at N = n,
+ * so that the rows of X one tile touches (256 bytes each for a 64-column
+ * chunk) stay in L1 while a tile segment still holds enough non-zeros to
+ * amortise the load and store of the Y row accumulators. Returns k when
+ * one tile fits, and at n = 1, where x is a single row that L1 holds and
+ * each segment ends in a horizontal sum and a scalar store of y.
  */
-int64_t cpu_tile_width(int64_t k, double density);
+int64_t cpu_tile_width(int64_t k, double density, int64_t n);
 
 /*
  * Non-zeros of w's rows as a prefix: cum[0] = 0, cum[i + 1] = non-zeros of

@@ -40,7 +40,7 @@ static void csr_release(struct spp_encoded *e)
 	cpu_release_common(e);
 }
 
-static int csr_encode(const struct spp_matrix *w, int threads,
+static int csr_encode(const struct spp_matrix *w, int threads, int64_t n,
 		      struct spp_encoded *out, struct spp_error *err)
 {
 	int64_t m = w->m, k = w->k, nnz = 0, cursor = 0;
@@ -65,7 +65,7 @@ static int csr_encode(const struct spp_matrix *w, int threads,
 				   "csr: %lld non-zeros exceed the int32 offsets", (long long)nnz);
 		goto out;
 	}
-	c->tile_w = cpu_tile_width(k, m * k > 0 ? (double)nnz / (double)(m * k) : 0);
+	c->tile_w = cpu_tile_width(k, m * k > 0 ? (double)nnz / (double)(m * k) : 0, n);
 	if (c->tile_w > 65536)
 		c->tile_w = 65536;
 	c->tiles = k > 0 ? (k + c->tile_w - 1) / c->tile_w : 1;

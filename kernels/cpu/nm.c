@@ -47,7 +47,7 @@ static void nm_release(struct spp_encoded *e)
 }
 
 static int nm_encode_nm(int keep, int group, const struct spp_format_ops *ops,
-			const struct spp_matrix *w, int threads,
+			const struct spp_matrix *w, int threads, int64_t n,
 			struct spp_encoded *out, struct spp_error *err)
 {
 	int64_t m = w->m, k = w->k, nnz = 0, slots;
@@ -73,7 +73,7 @@ static int nm_encode_nm(int keep, int group, const struct spp_format_ops *ops,
 	s->groups = (k + group - 1) / group;
 	slots = s->groups * keep;
 	/* a tile as wide as csr's for the kept density, in whole groups */
-	s->tile_g = (cpu_tile_width(k, (double)keep / group) + group - 1) / group;
+	s->tile_g = (cpu_tile_width(k, (double)keep / group, n) + group - 1) / group;
 	if (s->tile_g < 1)
 		s->tile_g = 1;
 	/* whole 16-slot vectors per tile, for the kernels' decode */
@@ -253,11 +253,11 @@ static const struct spp_trace_ops nm_trace = {
 };
 
 #define NM_OPS(N, M, COLOUR)                                                   \
-	static int nm##N##_##M##_encode(const struct spp_matrix *w, int threads, \
+	static int nm##N##_##M##_encode(const struct spp_matrix *w, int threads, int64_t n, \
 					struct spp_encoded *out,               \
 					struct spp_error *err)                 \
 	{                                                                      \
-		return nm_encode_nm(N, M, &SPP_CPU_OPS(nm##N##_##M), w, threads, out, err); \
+		return nm_encode_nm(N, M, &SPP_CPU_OPS(nm##N##_##M), w, threads, n, out, err); \
 	}                                                                      \
 	const struct spp_format_ops SPP_CPU_OPS(nm##N##_##M) = {               \
 		.key = "nm" #N "_" #M,                                         \

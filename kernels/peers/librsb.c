@@ -55,9 +55,10 @@ static void release(struct spp_encoded *e)
 	memset(e, 0, sizeof(*e));
 }
 
-static int encode(const struct spp_matrix *w, int threads, struct spp_encoded *out,
+static int encode(const struct spp_matrix *w, int threads, int64_t n, struct spp_encoded *out,
 		  struct spp_error *err)
 {
+	(void)n; /* the library's own layout */
 	int64_t m = w->m, k = w->k, nnz = 0;
 	rsb_coo_idx_t *rp = NULL, *ja = NULL;
 	float *va = NULL;

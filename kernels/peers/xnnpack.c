@@ -243,9 +243,10 @@ static int check_matrix(const struct spp_matrix *w, int64_t nnz, struct spp_erro
 	return SPP_OK;
 }
 
-static int encode(const struct spp_matrix *w, int threads, struct spp_encoded *out,
+static int encode(const struct spp_matrix *w, int threads, int64_t n, struct spp_encoded *out,
 		  struct spp_error *err)
 {
+	(void)n; /* the library's own layout */
 	int64_t m = w->m, k = w->k, nnz = 0;
 	struct xnn_peer *p = NULL;
 	float *bias = NULL;

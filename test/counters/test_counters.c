@@ -256,7 +256,7 @@ static void replay_in(const char *key, const float *wv, int64_t m, int64_t k, in
 	for (int64_t i = 0; i < k * n; i++)
 		x[i] = (float)((i * 7) % 13) - 6.0f;
 	assert_int_equal(spp_sim_geometry_parse(model, &g, &err), 0);
-	assert_int_equal(ops->encode(&w, threads, &enc, &err), 0);
+	assert_int_equal(ops->encode(&w, threads, n, &enc, &err), 0);
 	assert_int_equal(spp_sim_replay(&g, threads, budget, warm, &enc, x, y, n, f, &err), 0);
 	if (y_out) {
 		float *ref = calloc((size_t)(m * n), sizeof(float));
@@ -452,7 +452,7 @@ static void test_sim_backend(void **state)
 	assert_non_null(traced);
 	assert_null(spp_trace_format_find("librsb"));
 	assert_int_equal(spp_sim_geometry_parse("l1=1K/2,llc=64K/4", &g, &err), 0);
-	assert_int_equal(traced->encode(&wm, 2, &enc, &err), 0);
+	assert_int_equal(traced->encode(&wm, 2, n, &enc, &err), 0);
 	assert_int_equal(b->open(&cfg, &sess, &err), 0);
 	/* outside start/stop nothing is recorded */
 	traced->spmm(&enc, x, y, n, &ex);

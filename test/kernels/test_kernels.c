@@ -137,10 +137,10 @@ struct ctx {
 	long checks;
 };
 
-/* Encode w with fmt for `threads`, run every ISA, compare with ref. */
+/* Encode w with fmt for `threads` and N = enc_n, run every ISA at n, compare with ref. */
 static void check_format(struct ctx *c, const struct spp_format_ops *fmt,
 			 const struct spp_matrix *w, const float *x,
-			 const float *ref, const double *bound, int64_t n,
+			 const float *ref, const double *bound, int64_t n, int64_t enc_n,
 			 int threads, int expect_ok)
 {
 	struct spp_encoded e;
@@ -150,7 +150,7 @@ static void check_format(struct ctx *c, const struct spp_format_ops *fmt,
 	float *y, *bias;
 	int rc;
 
-	rc = fmt->encode(w, threads, &e, &err);
+	rc = fmt->encode(w, threads, enc_n, &e, &err);
 	if (!expect_ok && rc == SPP_E_UNSUPPORTED) {
 		assert_non_null(strstr(err.msg, "of groups hold more than"));
 		return;
@@ -223,7 +223,7 @@ static void check_matrix(struct ctx *c, const struct spp_format_ops *const *fmts
 		spp_reference_gemm(&w, x, ref, n);
 		for (int f = 0; fmts[f]; f++)
 			for (int t = 1; t <= 3; t++)
-				check_format(c, fmts[f], &w, x, ref, bound, n, t,
+				check_format(c, fmts[f], &w, x, ref, bound, n, n, t,
 					     !unstructured || !fmts[f]->keep);
 		free(x);
 		free(ref);
@@ -282,7 +282,9 @@ static void test_k_tiles(void **state)
 
 			assert_non_null(ref);
 			spp_reference_gemm(&w, x, ref, n);
-			check_format(&c, fmt, &w, x, ref, bound, n, 2, 1);
+			/* each N on the layout encoded for it, and on the other's (tiled at N = 1, untiled at 64) */
+			check_format(&c, fmt, &w, x, ref, bound, n, n, 2, 1);
+			check_format(&c, fmt, &w, x, ref, bound, n, 65 - n, 2, 1);
 			free(x);
 			free(ref);
 			free(bound);
@@ -314,7 +316,7 @@ static void test_partition_and_busy(void **state)
 
 		if (fmt->keep)
 			continue; /* not N:M compliant: refused, tested below */
-		assert_int_equal(fmt->encode(&w, 3, &e, &err), 0);
+		assert_int_equal(fmt->encode(&w, 3, n, &e, &err), 0);
 		for (int64_t i = 0; i < m * k; i++)
 			nnz += wv[i] != 0.0f;
 		assert_int_equal(e.nnz, nnz);
@@ -349,15 +351,15 @@ static void test_nm_refusal(void **state)
 	assert_non_null(nm24);
 	/* one group (row 0, columns 0..3) holds 3 non-zeros: 1 of 16 groups */
 	wv[0] = wv[1] = wv[2] = 1.0f;
-	assert_int_equal(nm24->encode(&w, 1, &e, &err), SPP_E_UNSUPPORTED);
+	assert_int_equal(nm24->encode(&w, 1, 1, &e, &err), SPP_E_UNSUPPORTED);
 	assert_int_equal(err.code, SPP_E_UNSUPPORTED);
 	assert_non_null(strstr(err.msg, "6.25% of groups hold more than 2 non-zeros"));
 	assert_null(e.impl);
 	/* 1:4 refuses the same matrix: 1 of 16 groups holds more than 1 */
-	assert_int_equal(spp_cpu_format_find("nm1_4")->encode(&w, 1, &e, &err), SPP_E_UNSUPPORTED);
+	assert_int_equal(spp_cpu_format_find("nm1_4")->encode(&w, 1, 1, &e, &err), SPP_E_UNSUPPORTED);
 	assert_non_null(strstr(err.msg, "6.25% of groups hold more than 1 non-zero"));
 	/* 4:8 holds it */
-	assert_int_equal(spp_cpu_format_find("nm4_8")->encode(&w, 1, &e, &err), 0);
+	assert_int_equal(spp_cpu_format_find("nm4_8")->encode(&w, 1, 1, &e, &err), 0);
 	spp_cpu_format_find("nm4_8")->release(&e);
 }
 
@@ -451,7 +453,7 @@ static void test_act_vs_reference(void **state)
 				spp_reference_gemm(&w, x, ref, n);
 				for (int f = 0; spp_cpu_act_formats[f]; f++)
 					for (int t = 1; t <= 3; t++)
-						check_format(&c, spp_cpu_act_formats[f], &w, x, ref, bound, n, t, 1);
+						check_format(&c, spp_cpu_act_formats[f], &w, x, ref, bound, n, n, t, 1);
 				free(x);
 				free(ref);
 				free(bound);
@@ -492,7 +494,7 @@ static void test_act_skips(void **state)
 			for (int isa = 0; isa <= (int)spp_isa_detect(); isa++) {
 				struct spp_exec ex = { .threads = 2, .isa = (enum spp_isa)isa };
 
-				assert_int_equal(fmt->encode(&w, 2, &e, &err), 0);
+				assert_int_equal(fmt->encode(&w, 2, n, &e, &err), 0);
 				assert_int_equal(fmt->spmm(&e, x, y, n, &ex), 0);
 				for (int64_t j = 0; j < n; j++) {
 					if (skips)

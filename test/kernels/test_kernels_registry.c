@@ -60,7 +60,7 @@ void test_bytes(void **state)
 		const struct spp_format_ops *fmt = spp_cpu_format_find(want[i].key);
 
 		assert_non_null(fmt);
-		assert_int_equal(fmt->encode(&w, 2, &e, &err), 0);
+		assert_int_equal(fmt->encode(&w, 2, 8, &e, &err), 0);
 		if (e.bytes != want[i].bytes)
 			fail_msg("%s: %llu bytes, want %llu", want[i].key,
 				 (unsigned long long)e.bytes, (unsigned long long)want[i].bytes);
@@ -68,7 +68,7 @@ void test_bytes(void **state)
 		assert_ptr_equal(e.ops, fmt);
 		fmt->release(&e);
 	}
-	assert_int_equal(spp_cpu_format_find("nm1_4")->encode(&w, 1, &e, &err), SPP_E_UNSUPPORTED);
+	assert_int_equal(spp_cpu_format_find("nm1_4")->encode(&w, 1, 1, &e, &err), SPP_E_UNSUPPORTED);
 }
 
 void test_release_and_registry(void **state)

@@ -138,7 +138,7 @@ static void check_case(const struct spp_format_ops *ops, int64_t m, int64_t k,
 		nnz += w[i] != 0;
 	}
 	why = refusal(ops, m, k, nnz);
-	rc = ops->encode(&wm, threads, &enc, &err);
+	rc = ops->encode(&wm, threads, ns[0], &enc, &err);
 	if (why) {
 		if (rc != SPP_E_UNSUPPORTED || !strstr(err.msg, why))
 			fail_msg("%s %lldx%lld s %.2f t %d: encode returned %d '%s', expected "
@@ -192,11 +192,11 @@ static void test_xnnpack_density_rule(void **state)
 	(void)state;
 	if (!ops)
 		skip();
-	assert_int_equal(ops->encode(&wm, 1, &enc, &err), SPP_E_UNSUPPORTED);
+	assert_int_equal(ops->encode(&wm, 1, 1, &enc, &err), SPP_E_UNSUPPORTED);
 	assert_non_null(strstr(err.msg, "too dense for its sparse path"));
 	assert_non_null(strstr(err.msg, "66.7%"));
 	w[8] = 0;
-	assert_int_equal(ops->encode(&wm, 1, &enc, &err), 0);
+	assert_int_equal(ops->encode(&wm, 1, 1, &enc, &err), 0);
 	assert_int_equal(enc.nnz, 2);
 	assert_true(enc.bytes > 0);
 	ops->release(&enc);

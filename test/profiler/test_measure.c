@@ -335,10 +335,10 @@ static int lazy_spmm(const struct spp_encoded *w, const float *x, float *y,
 	return 0;
 }
 
-static int csr_encode(const struct spp_matrix *w, int threads,
+static int csr_encode(const struct spp_matrix *w, int threads, int64_t n,
 		      struct spp_encoded *out, struct spp_error *err)
 {
-	return spp_cpu_format_find("csr")->encode(w, threads, out, err);
+	return spp_cpu_format_find("csr")->encode(w, threads, n, out, err);
 }
 
 static void csr_release(struct spp_encoded *e)

@@ -91,21 +91,25 @@ int64_t cpu_tile_width(int64_t k, double density, int64_t n)
 	 * sparsity, N = 64: 96 to 192 columns within 3 %, 256 a third slower).
 	 * Sparser matrices get wider tiles so that a (row, tile) segment keeps
 	 * about 64 non-zeros: with fewer, the Y row load and store per segment
-	 * cost more than L1 saves (measured at 90 % and 95 %, N = 64: 64 within
-	 * 2 % of the best of 16, 32, 64, 128 and untiled; 16 was 7 to 17 %
-	 * slower, untiled 5 to 17 %).
+	 * cost more than L1 saves (measured at 90 % and 95 %, N = 64, on a Zen 3
+	 * with AVX2: 64 within 2 % of the best of 16, 32, 64, 128 and untiled;
+	 * 16 was 7 to 17 % slower, untiled 5 to 17 %). Where the AVX-512
+	 * kernels run, 32 (measured on an EPYC Zen 5, 4096 x 4096, 1 thread,
+	 * N = 64, 2 rounds: csr at 90 % 4.42x/4.43x the dense baseline against
+	 * 4.02x/3.81x at 64; 24 and 48 between; at 80 % and 95 % within 3 %).
 	 */
 	int64_t w = 128;
+	double seg = spp_isa_detect() >= SPP_ISA_AVX512 ? 32.0 : 64.0;
 
 	/*
-	 * N = 1: one segment per row. Measured here (EPYC Zen 5, AVX-512,
+	 * N = 1: one segment per row. Measured on the EPYC Zen 5 (AVX-512,
 	 * 4096 x 4096, 1 thread): nm2_4 on 2:4 went from 0.91-1.10x to
 	 * 1.67-1.75x the dense GEMV untiled, csr at 90 % from 2.37x to 2.80x.
 	 */
 	if (n == 1)
 		return k > 0 ? k : 1;
-	if (density > 0 && 64.0 / density > (double)w)
-		w = (int64_t)(64.0 / density);
+	if (density > 0 && seg / density > (double)w)
+		w = (int64_t)(seg / density);
 	w = (w + 15) / 16 * 16;
 	return w >= k ? (k > 0 ? k : 1) : w;
 }

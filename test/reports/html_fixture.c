@@ -222,6 +222,8 @@ static void make_odd(cJSON *r)
 
 	set(m, "peak_gflops", cJSON_CreateString("fast"));
 	set(m, "peak_bw_gbs", cJSON_CreateNumber(-1));
+	/* the levels too, which a machine with a cached calibration writes */
+	set(m, "calibration", cJSON_CreateString("done"));
 	cJSON_DeleteItemFromObjectCaseSensitive(cJSON_GetObjectItemCaseSensitive(r, "summary"), "storage");
 	set(cJSON_GetObjectItemCaseSensitive(r, "summary"), "flops", cJSON_CreateString("many"));
 	cJSON_AddStringToObject(be, "cpu/csr", "x");

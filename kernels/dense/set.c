@@ -550,13 +550,14 @@ int spp_dense_set_open(struct spp_dense_set *s, const struct spp_dense_want *wan
 		snprintf(vars[nvars++].alt_name[0], sizeof(vars[0].alt_name[0]), "%s", colon + 1);
 	}
 	for (int i = 0; i < nvars; i++) {
-		int asked = !vars[i].c->origin[0];
+		struct spp_dense_cand *c = vars[i].c;
+		int asked = !c->origin[0], rc = probe_variant(&vars[i]);
 
-		if (probe_variant(&vars[i]) != 0)
+		if (asked)
+			snprintf(c->origin, sizeof(c->origin), "asked for: --dense %s:%s", c->lib->key,
+				 vars[i].value);
+		if (rc != 0)
 			vars[i].c = NULL;
-		else if (asked)
-			snprintf(vars[i].c->origin, sizeof(vars[i].c->origin), "asked for: --dense %s:%s",
-				 vars[i].c->lib->key, vars[i].value);
 	}
 	/*
 	 * Load the variants that passed with their variable set. The new

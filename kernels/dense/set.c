@@ -387,11 +387,11 @@ static int asked_variant(const struct spp_dense_want *w, const struct spp_dense_
 }
 
 /* The user's value of lib's variable when spp_dense_set_open began; NULL: unset. */
-static const char *user_value(const struct spp_dense_lib *lib, char users[][64])
+static const char *user_value(const struct spp_dense_lib *lib, char *const *users)
 {
 	for (int i = 0; spp_dense_libs[i] && i < SPP_DENSE_LIBS_MAX; i++)
 		if (spp_dense_libs[i] == lib)
-			return users[i][0] ? users[i] : NULL;
+			return users[i];
 	return NULL;
 }
 
@@ -469,8 +469,8 @@ int spp_dense_set_open(struct spp_dense_set *s, const struct spp_dense_want *wan
 		       enum spp_isa isa, struct spp_error *err)
 {
 	struct variant vars[SPP_DENSE_MAX];
-	/* the user's own tune_env values, restored once the variants loaded */
-	char users[SPP_DENSE_LIBS_MAX][64];
+	/* the user's own tune_env values, copied (setenv may free the strings), restored at the end */
+	char *users[SPP_DENSE_LIBS_MAX] = {0};
 	int nvars = 0, usable = 0;
 	size_t len = 0;
 	char all[512] = "";
@@ -479,7 +479,11 @@ int spp_dense_set_open(struct spp_dense_set *s, const struct spp_dense_want *wan
 	for (int i = 0; spp_dense_libs[i] && i < SPP_DENSE_LIBS_MAX; i++) {
 		const char *v = spp_dense_libs[i]->tune_env ? getenv(spp_dense_libs[i]->tune_env) : NULL;
 
-		snprintf(users[i], sizeof(users[i]), "%s", v ? v : "");
+		if (v && !(users[i] = strdup(v))) {
+			while (i-- > 0)
+				free(users[i]);
+			return spp_error_set(err, SPP_E_NOMEM, "out of memory");
+		}
 	}
 	/* each library as the process has it, checked in a child first */
 	for (int i = 0; spp_dense_libs[i]; i++) {
@@ -582,6 +586,8 @@ int spp_dense_set_open(struct spp_dense_set *s, const struct spp_dense_want *wan
 			else
 				unsetenv(vars[i].c->lib->tune_env);
 		}
+	for (int i = 0; i < SPP_DENSE_LIBS_MAX; i++)
+		free(users[i]);
 	add_companions(s);
 	for (int i = 0; i < s->n; i++) {
 		usable += s->c[i].ok;

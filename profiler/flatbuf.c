@@ -1,16 +1,8 @@
 /* The verified FlatBuffers reader of flatbuf.h. */
 #include "profiler/flatbuf.h"
+#include "profiler/base/le.h"
 
 #include <string.h>
-
-static uint64_t le(const unsigned char *p, int size)
-{
-	uint64_t v = 0;
-
-	for (int i = size - 1; i >= 0; i--)
-		v = v << 8 | p[i];
-	return v;
-}
 
 static void fault(struct spp_fb *f, const char *what, uint64_t at)
 {
@@ -39,7 +31,7 @@ static struct spp_fb_table table_at(struct spp_fb *f, uint64_t pos)
 
 	if (!inside(f, pos, 4, "a table runs past the end"))
 		return t;
-	so = (int32_t)(uint32_t)le(f->b + pos, 4);
+	so = (int32_t)(uint32_t)spp_le(f->b + pos, 4);
 	if (so > 0 && (uint64_t)so > pos) {
 		fault(f, "a vtable lies before the file", pos);
 		return t;
@@ -47,8 +39,8 @@ static struct spp_fb_table table_at(struct spp_fb *f, uint64_t pos)
 	t.vt = pos - (uint64_t)so; /* a negative soffset wraps to pos + |so| */
 	if (!inside(f, t.vt, 4, "a vtable lies outside the file"))
 		return t;
-	t.vtlen = (uint32_t)le(f->b + t.vt, 2);
-	t.tlen = (uint32_t)le(f->b + t.vt + 2, 2);
+	t.vtlen = (uint32_t)spp_le(f->b + t.vt, 2);
+	t.tlen = (uint32_t)spp_le(f->b + t.vt + 2, 2);
 	if (t.vtlen < 4 || t.vtlen % 2 || t.tlen < 4 ||
 	    !inside(f, t.vt, t.vtlen, "a vtable runs past the end") ||
 	    !inside(f, pos, t.tlen, "a table runs past the end")) {
@@ -63,7 +55,7 @@ struct spp_fb_table spp_fb_root(struct spp_fb *f)
 {
 	if (!inside(f, 0, 8, "shorter than a FlatBuffer"))
 		return (struct spp_fb_table){0};
-	return table_at(f, le(f->b, 4));
+	return table_at(f, spp_le(f->b, 4));
 }
 
 /* The position of slot's field of size bytes, 0 when absent. */
@@ -73,7 +65,7 @@ static uint64_t field(struct spp_fb *f, const struct spp_fb_table *t, int slot, 
 
 	if (f->bad || !t->pos || o + 2 > t->vtlen)
 		return 0;
-	fo = (uint32_t)le(f->b + t->vt + o, 2);
+	fo = (uint32_t)spp_le(f->b + t->vt + o, 2);
 	if (!fo)
 		return 0;
 	if (fo + (uint32_t)size > t->tlen) {
@@ -88,7 +80,7 @@ uint64_t spp_fb_uint(struct spp_fb *f, const struct spp_fb_table *t, int slot, i
 {
 	uint64_t p = field(f, t, slot, size);
 
-	return p ? le(f->b + p, size) : dflt;
+	return p ? spp_le(f->b + p, size) : dflt;
 }
 
 int64_t spp_fb_int(struct spp_fb *f, const struct spp_fb_table *t, int slot, int size,
@@ -98,7 +90,7 @@ int64_t spp_fb_int(struct spp_fb *f, const struct spp_fb_table *t, int slot, int
 
 	if (!p)
 		return dflt;
-	v = le(f->b + p, size);
+	v = spp_le(f->b + p, size);
 	if (size < 8 && v >> (8 * size - 1))
 		v |= ~UINT64_C(0) << (8 * size);
 	return (int64_t)v;
@@ -111,7 +103,7 @@ static uint64_t target(struct spp_fb *f, const struct spp_fb_table *t, int slot)
 
 	if (!p)
 		return 0;
-	to = p + le(f->b + p, 4);
+	to = p + spp_le(f->b + p, 4);
 	return inside(f, to, 4, "an offset points past the end") ? to : 0;
 }
 
@@ -130,7 +122,7 @@ struct spp_fb_vec spp_fb_vector(struct spp_fb *f, const struct spp_fb_table *t, 
 
 	if (!to)
 		return v;
-	len = le(f->b + to, 4);
+	len = spp_le(f->b + to, 4);
 	if (!inside(f, to + 4, len * (uint64_t)size, "a vector runs past the end"))
 		return v;
 	v.pos = to + 4;
@@ -144,14 +136,14 @@ struct spp_fb_table spp_fb_at(struct spp_fb *f, const struct spp_fb_vec *v, uint
 
 	if (f->bad || i >= v->len || v->size != 4)
 		return (struct spp_fb_table){0};
-	to = p + le(f->b + p, 4);
+	to = p + spp_le(f->b + p, 4);
 	return inside(f, to, 4, "an offset points past the end") ? table_at(f, to)
 								  : (struct spp_fb_table){0};
 }
 
 uint64_t spp_fb_vec_uint(const struct spp_fb *f, const struct spp_fb_vec *v, uint32_t i)
 {
-	return i < v->len ? le(f->b + v->pos + (uint64_t)i * v->size, (int)v->size) : 0;
+	return i < v->len ? spp_le(f->b + v->pos + (uint64_t)i * v->size, (int)v->size) : 0;
 }
 
 int64_t spp_fb_vec_int(const struct spp_fb *f, const struct spp_fb_vec *v, uint32_t i)

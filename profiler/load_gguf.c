@@ -1,5 +1,6 @@
 /* GGUF: the parser of profiler/gguf.h and the file loader. */
 #include "profiler/gguf.h"
+#include "profiler/base/le.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,22 +66,13 @@ static int need(struct reader *r, uint64_t n, const char *what)
 	return fault(r, msg);
 }
 
-static uint64_t le(const unsigned char *p, int n)
-{
-	uint64_t v = 0;
-
-	for (int i = n - 1; i >= 0; i--)
-		v = v << 8 | p[i];
-	return v;
-}
-
 static int rd_u32(struct reader *r, uint32_t *v, const char *what)
 {
 	int rc = need(r, 4, what);
 
 	if (rc)
 		return rc;
-	*v = (uint32_t)le(r->b + r->pos, 4);
+	*v = (uint32_t)spp_le(r->b + r->pos, 4);
 	r->pos += 4;
 	return SPP_OK;
 }
@@ -91,7 +83,7 @@ static int rd_u64(struct reader *r, uint64_t *v, const char *what)
 
 	if (rc)
 		return rc;
-	*v = le(r->b + r->pos, 8);
+	*v = spp_le(r->b + r->pos, 8);
 	r->pos += 8;
 	return SPP_OK;
 }

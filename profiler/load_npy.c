@@ -339,21 +339,20 @@ int spp_npy_add(struct spp_model *m, const unsigned char *buf, uint64_t size,
 }
 
 /*
- * One member, parsed as .npy: in place in buf (file `file` of m) when
- * stored, else read whole into memory the model owns.
+ * One member, parsed as .npy: in place in pl's buffer (file `file` of m)
+ * when stored, else read whole into memory the model owns.
  */
 static int npz_member(struct spp_model *m, zip_t *za, const struct spp_zip_places *pl,
-		      zip_uint64_t i, const unsigned char *buf, uint64_t file_size, int file,
-		      const char *display_name, struct spp_error *err)
+		      zip_uint64_t i, int file, const char *display_name, struct spp_error *err)
 {
 	zip_stat_t st;
-	const unsigned char *in_place = NULL;
-	unsigned char *data = NULL;
+	const unsigned char *data = NULL;
+	unsigned char *copy = NULL;
 	char where[512], *name = NULL;
 	size_t len;
 	int rc;
 
-	if ((rc = spp_zip_member_stat(za, i, display_name, file_size, &st, err)))
+	if ((rc = spp_zip_member_stat(za, i, display_name, pl->size, &st, err)))
 		return rc;
 	snprintf(where, sizeof(where), "'%s': member '%.400s'", display_name, st.name);
 	len = strlen(st.name);
@@ -361,17 +360,12 @@ static int npz_member(struct spp_model *m, zip_t *za, const struct spp_zip_place
 		return spp_error_set(err, SPP_E_FORMAT, "%s: not a .npy array", where);
 	if (!(name = strndup(st.name, len - 4)))
 		return spp_error_set(err, SPP_E_NOMEM, "%s: out of memory", where);
-	rc = spp_zip_member_in_place(pl, i, &st, buf, file_size, where, &in_place, err);
-	if (!rc && in_place) {
-		rc = spp_npy_add(m, in_place, st.size, where, name, file, (uint64_t)(in_place - buf), err);
-	} else if (!rc) {
-		rc = spp_zip_member_read(za, i, &st, display_name, where, &data, err);
-		if (!rc) {
-			rc = spp_model_own(m, data, err); /* the model's now, even on failure */
-			if (!rc)
-				rc = spp_npy_add(m, data, st.size, where, name, file, 0, err);
-		}
-	}
+	rc = spp_zip_member_get(za, pl, i, &st, display_name, where, &data, &copy, err);
+	if (!rc && copy)
+		rc = spp_model_own(m, copy, err); /* the model's now, even on failure */
+	if (!rc)
+		rc = spp_npy_add(m, data, st.size, where, name, file,
+				 copy ? 0 : (uint64_t)(data - pl->buf), err);
 	free(name);
 	return rc;
 }
@@ -395,7 +389,7 @@ int spp_npz_add(struct spp_model *m, const unsigned char *buf, uint64_t size, in
 	n = zip_get_num_entries(za, 0);
 	rc = spp_zip_places_find(za, buf, size, &pl, err);
 	for (zip_int64_t i = 0; i < n && !rc; i++)
-		rc = npz_member(m, za, &pl, (zip_uint64_t)i, buf, size, file, display_name, err);
+		rc = npz_member(m, za, &pl, (zip_uint64_t)i, file, display_name, err);
 	spp_zip_places_free(&pl);
 	/* two members of one name (a zip allows it) would be two tensors of one name */
 	if (!rc && m->ntensors - first > 1) {

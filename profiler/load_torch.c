@@ -56,44 +56,31 @@ int spp_torch_sniff(const unsigned char *b, size_t got, uint64_t size)
 }
 
 /*
- * Member name: in place in the archive's mapping when it is stored and
- * in_place is not NULL (*in_place set), else read whole into a copy the
- * caller frees; *data NULL (and 0) when absent and optional.
+ * Member name into *data: in place in the archive's mapping when stored,
+ * else read whole into *copy, which the caller owns; *data NULL (and 0)
+ * when absent and optional.
  */
 static int member(struct tl *t, const char *name, int optional, const unsigned char **data,
-		  uint64_t *size, int *in_place)
+		  uint64_t *size, unsigned char **copy)
 {
 	zip_int64_t i = zip_name_locate(t->za, name, 0);
-	const struct spp_mapped_file *f = &t->m->files[t->file];
 	zip_stat_t st;
 	char where[700];
-	unsigned char *copy = NULL;
 	int rc;
 
 	*data = NULL;
+	*copy = NULL;
 	*size = 0;
-	if (in_place)
-		*in_place = 0;
 	if (i < 0)
 		return optional ? SPP_OK
 				: spp_error_set(t->err, SPP_E_FORMAT, "'%s': no member '%.400s'",
 						t->path, name);
-	if ((rc = spp_zip_member_stat(t->za, (zip_uint64_t)i, t->path, f->size, &st, t->err)))
+	if ((rc = spp_zip_member_stat(t->za, (zip_uint64_t)i, t->path, t->places.size, &st, t->err)))
 		return rc;
 	snprintf(where, sizeof(where), "'%s': member '%.400s'", t->path, name);
-	if (in_place) {
-		if ((rc = spp_zip_member_in_place(&t->places, (zip_uint64_t)i, &st, f->base, f->size, where,
-						  data, t->err)))
-			return rc;
-		if (*data) {
-			*in_place = 1;
-			*size = st.size;
-			return SPP_OK;
-		}
-	}
-	if ((rc = spp_zip_member_read(t->za, (zip_uint64_t)i, &st, t->path, where, &copy, t->err)))
+	if ((rc = spp_zip_member_get(t->za, &t->places, (zip_uint64_t)i, &st, t->path, where, data, copy,
+				     t->err)))
 		return rc;
-	*data = copy;
 	*size = st.size;
 	return SPP_OK;
 }
@@ -118,7 +105,8 @@ static int storage(struct tl *t, const struct spp_pv *s, struct storage **out)
 {
 	char name[700];
 	struct storage *x;
-	int rc, in_place;
+	unsigned char *copy;
+	int rc;
 
 	for (size_t i = 0; i < t->nst; i++)
 		if (t->st[i].key_len == s->len && memcmp(t->st[i].key, s->s, s->len) == 0) {
@@ -134,8 +122,8 @@ static int storage(struct tl *t, const struct spp_pv *s, struct storage **out)
 	x->key = s->s;
 	x->key_len = s->len;
 	snprintf(name, sizeof(name), "%sdata/%.*s", t->dir, (int)(s->len > 128 ? 128 : s->len), s->s);
-	if ((rc = member(t, name, 0, &x->data, &x->size, &in_place)) ||
-	    (!in_place && (rc = spp_model_own(t->m, (void *)x->data, t->err))))
+	if ((rc = member(t, name, 0, &x->data, &x->size, &copy)) ||
+	    (copy && (rc = spp_model_own(t->m, copy, t->err))))
 		return rc;
 	t->nst++;
 	*out = x;
@@ -279,6 +267,7 @@ static int find_pickle(struct tl *t, zip_int64_t *at)
 static int load(struct tl *t)
 {
 	const unsigned char *pkl = NULL, *order = NULL;
+	unsigned char *pkl_copy = NULL, *order_copy = NULL;
 	uint64_t pn, on;
 	char name[600], where[700];
 	zip_int64_t at;
@@ -291,21 +280,21 @@ static int load(struct tl *t)
 	    (rc = find_pickle(t, &at)))
 		return rc;
 	snprintf(name, sizeof(name), "%sbyteorder", t->dir);
-	if ((rc = member(t, name, 1, &order, &on, NULL)))
+	if ((rc = member(t, name, 1, &order, &on, &order_copy)))
 		return rc;
 	if (order && !(on >= 3 && memcmp(order, "big", 3) == 0) &&
 	    !(on >= 6 && memcmp(order, "little", 6) == 0))
 		rc = spp_error_set(t->err, SPP_E_FORMAT, "'%s': byteorder is neither little nor big",
 				   t->path);
 	t->big_endian = order && on >= 3 && memcmp(order, "big", 3) == 0;
-	free((void *)order);
+	free(order_copy);
 	snprintf(name, sizeof(name), "%sdata.pkl", t->dir);
-	if (rc || (rc = member(t, name, 0, &pkl, &pn, NULL)))
+	if (rc || (rc = member(t, name, 0, &pkl, &pn, &pkl_copy)))
 		return rc;
 	snprintf(where, sizeof(where), "'%s': member '%.400s'", t->path, name);
 	if (!(rc = spp_pickle_load(pkl, (size_t)pn, where, &t->pk, NULL, t->err)))
 		rc = walk(t, t->pk.root, "", 0);
-	free((void *)pkl);
+	free(pkl_copy);
 	return rc;
 }
 

@@ -157,39 +157,6 @@ static void caches_from_sysfs(struct spp_machine *m)
 		snprintf(m->cache_source, sizeof(m->cache_source), "sysfs");
 }
 
-#if defined(__x86_64__) || defined(__i386__)
-/* Deterministic cache parameters: Intel leaf 4, AMD leaf 0x8000001d. */
-static void caches_from_cpuid(struct spp_machine *m)
-{
-	unsigned leaf = strcmp(m->vendor, "AuthenticAMD") == 0 ? 0x8000001du : 4u;
-	unsigned max = __get_cpuid_max(leaf & 0x80000000u, NULL);
-
-	if (max < leaf)
-		return;
-	for (unsigned i = 0; i < 16 && m->ncaches < SPP_MAX_CACHES; i++) {
-		unsigned a, b, c, d;
-		struct spp_cache_level *cl = &m->caches[m->ncaches];
-		unsigned type;
-
-		__cpuid_count(leaf, i, a, b, c, d);
-		type = a & 0x1f;
-		if (type == 0)
-			break;
-		memset(cl, 0, sizeof(*cl));
-		cl->level = (int)((a >> 5) & 7);
-		snprintf(cl->type, sizeof(cl->type), "%s",
-			 type == 1 ? "data" : type == 2 ? "instruction" : "unified");
-		cl->ways = (int)((b >> 22) & 0x3ff) + 1;
-		cl->line = (int)(b & 0xfff) + 1;
-		cl->size = (uint64_t)cl->ways * (((b >> 12) & 0x3ff) + 1) *
-			   (uint64_t)cl->line * ((uint64_t)c + 1);
-		cl->shared_by = (int)((a >> 14) & 0xfff) + 1;
-		m->ncaches++;
-	}
-	if (m->ncaches)
-		snprintf(m->cache_source, sizeof(m->cache_source), "cpuid");
-}
-#endif
 
 /* AMD's associativity codes of leaf 0x80000006; 0: not given there (9: see leaf 0x8000001d) */
 static int amd_ways(unsigned code, uint64_t size, unsigned line)
@@ -235,6 +202,31 @@ void spp_machine_caches_amd_legacy(struct spp_machine *m, unsigned ecx5, unsigne
 }
 
 #if defined(__x86_64__) || defined(__i386__)
+/* Deterministic cache parameters: Intel leaf 4, AMD leaf 0x8000001d. */
+static void caches_from_cpuid(struct spp_machine *m)
+{
+	unsigned leaf = strcmp(m->vendor, "AuthenticAMD") == 0 ? 0x8000001du : 4u;
+	unsigned max = __get_cpuid_max(leaf & 0x80000000u, NULL);
+
+	if (max < leaf)
+		return;
+	for (unsigned i = 0; i < 16 && m->ncaches < SPP_MAX_CACHES; i++) {
+		unsigned a, b, c, d, type, ways, line;
+
+		__cpuid_count(leaf, i, a, b, c, d);
+		type = a & 0x1f;
+		if (type == 0)
+			break;
+		ways = ((b >> 22) & 0x3ff) + 1;
+		line = (b & 0xfff) + 1;
+		add_level(m, (int)((a >> 5) & 7), type == 1 ? "data" : type == 2 ? "instruction" : "unified",
+			  (uint64_t)ways * (((b >> 12) & 0x3ff) + 1) * line * ((uint64_t)c + 1), (int)ways,
+			  (int)line, (int)((a >> 14) & 0xfff) + 1);
+	}
+	if (m->ncaches)
+		snprintf(m->cache_source, sizeof(m->cache_source), "cpuid");
+}
+
 /* AMD's older leaves, for a hypervisor that passes no cache topology (leaf 0x8000001d empty). */
 static void caches_from_amd_legacy(struct spp_machine *m)
 {

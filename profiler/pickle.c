@@ -7,6 +7,7 @@
  * so memory stays linear in the pickle.
  */
 #include "profiler/pickle.h"
+#include "profiler/base/le.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -136,15 +137,6 @@ static int need(struct up *u, size_t k)
 	return u->n - u->pos < k ? bad(u, "the pickle ends inside an opcode") : 0;
 }
 
-static uint64_t le(const unsigned char *p, int k)
-{
-	uint64_t v = 0;
-
-	for (int i = k - 1; i >= 0; i--)
-		v = v << 8 | p[i];
-	return v;
-}
-
 static int push_int(struct up *u, int64_t i, enum spp_pv_kind kind)
 {
 	uint32_t v = val(u, kind);
@@ -189,12 +181,12 @@ static int op_value(struct up *u, unsigned char op)
 		if ((rc = need(u, 2)))
 			return -1;
 		u->pos += 2;
-		return push_int(u, (int64_t)le(a, 2), SPP_PV_INT) ? -1 : 1;
+		return push_int(u, (int64_t)spp_le(a, 2), SPP_PV_INT) ? -1 : 1;
 	case 'J':
 		if ((rc = need(u, 4)))
 			return -1;
 		u->pos += 4;
-		return push_int(u, (int32_t)(uint32_t)le(a, 4), SPP_PV_INT) ? -1 : 1;
+		return push_int(u, (int32_t)(uint32_t)spp_le(a, 4), SPP_PV_INT) ? -1 : 1;
 	case 0x8a: { /* LONG1: n bytes, two's complement */
 		uint64_t v;
 		int k;
@@ -203,7 +195,7 @@ static int op_value(struct up *u, unsigned char op)
 			return -1;
 		if (k > 8)
 			return bad(u, "an integer wider than 64 bits"), -1;
-		v = le(a + 1, k);
+		v = spp_le(a + 1, k);
 		if (k > 0 && k < 8 && (a[k] & 0x80))
 			v |= ~UINT64_C(0) << (8 * k);
 		u->pos += 1 + (size_t)k;
@@ -228,7 +220,7 @@ static int op_value(struct up *u, unsigned char op)
 		if (need(u, 4))
 			return -1;
 		u->pos += 4;
-		return push_str(u, le(a, 4)) ? -1 : 1;
+		return push_str(u, spp_le(a, 4)) ? -1 : 1;
 	case 0x8c: case 'U': case 'C':
 		if (need(u, 1))
 			return -1;
@@ -239,7 +231,7 @@ static int op_value(struct up *u, unsigned char op)
 		if (need(u, 8))
 			return -1;
 		u->pos += 8;
-		return push_str(u, le(a, 8)) ? -1 : 1;
+		return push_str(u, spp_le(a, 8)) ? -1 : 1;
 	}
 	return 0;
 }
@@ -372,7 +364,7 @@ static int op_memo(struct up *u, unsigned char op)
 	case 'r': case 'j':
 		if (need(u, 4))
 			return -1;
-		i = le(a, 4), u->pos += 4;
+		i = spp_le(a, 4), u->pos += 4;
 		break;
 	case 0x94: /* MEMOIZE: the next index, the count of those put */
 		i = u->memo_n;

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <zlib.h>
 
+#include "profiler/base/le.h"
 #include "profiler/pages.h"
 
 /* bytes of a member whose CRC is checked before their pages are dropped */
@@ -46,8 +47,9 @@ int spp_zip_member_stat(zip_t *za, zip_uint64_t i, const char *file, uint64_t fi
 	return SPP_OK;
 }
 
-int spp_zip_member_read(zip_t *za, zip_uint64_t i, const zip_stat_t *st, const char *file,
-			const char *where, unsigned char **data, struct spp_error *err)
+/* Member i, whose entry st passed spp_zip_member_stat, into *data (malloc'd, st->size bytes). */
+static int read_whole(zip_t *za, zip_uint64_t i, const zip_stat_t *st, const char *file,
+		      const char *where, unsigned char **data, struct spp_error *err)
 {
 	zip_file_t *zf;
 	zip_int64_t got;
@@ -104,21 +106,11 @@ int spp_zip_open_buffer(const unsigned char *buf, uint64_t size, const char *fil
 	return rc;
 }
 
-/* Little-endian integers of the zip format. */
-static uint32_t le16(const unsigned char *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8;
-}
-
-static uint32_t le32(const unsigned char *p)
-{
-	return le16(p) | le16(p + 2) << 16;
-}
-
 /* Whether a local header or the central directory starts at pos. */
 static int next_header(const unsigned char *buf, uint64_t size, uint64_t pos)
 {
-	return pos + 4 <= size && (le32(buf + pos) == 0x04034b50u || le32(buf + pos) == 0x02014b50u);
+	return pos + 4 <= size &&
+	       (spp_le(buf + pos, 4) == 0x04034b50u || spp_le(buf + pos, 4) == 0x02014b50u);
 }
 
 /*
@@ -132,18 +124,19 @@ static uint64_t local_data(const unsigned char *buf, uint64_t size, uint64_t *po
 	size_t nl = strlen(name);
 	uint32_t flags;
 
-	if (at + 30 > size || le32(buf + at) != 0x04034b50u)
+	if (at + 30 > size || spp_le(buf + at, 4) != 0x04034b50u)
 		return 0;
-	flags = le16(buf + at + 6);
-	if (le16(buf + at + 26) != nl || le16(buf + at + 8) != (uint32_t)st->comp_method || (flags & 1))
+	flags = spp_le(buf + at + 6, 2);
+	if (spp_le(buf + at + 26, 2) != nl || spp_le(buf + at + 8, 2) != st->comp_method ||
+	    (flags & 1))
 		return 0;
-	data = at + 30 + nl + le16(buf + at + 28);
+	data = at + 30 + nl + spp_le(buf + at + 28, 2);
 	if (data > size || st->comp_size > size - data || memcmp(buf + at + 30, name, nl) != 0)
 		return 0;
 	end = data + st->comp_size;
 	if (flags & 8) {
 		/* a data descriptor: its signature optional, its sizes 4 or 8 bytes each */
-		uint64_t d = end + (end + 4 <= size && le32(buf + end) == 0x08074b50u ? 4 : 0);
+		uint64_t d = end + (end + 4 <= size && spp_le(buf + end, 4) == 0x08074b50u ? 4 : 0);
 
 		end = next_header(buf, size, d + 12) ? d + 12 : next_header(buf, size, d + 20) ? d + 20 : 0;
 		if (!end)
@@ -160,6 +153,8 @@ int spp_zip_places_find(zip_t *za, const unsigned char *buf, uint64_t size, stru
 	uint64_t pos = 0;
 
 	memset(p, 0, sizeof(*p));
+	p->buf = buf;
+	p->size = size;
 	if (n <= 0)
 		return SPP_OK;
 	if (!(p->off = calloc((size_t)n, sizeof(*p->off))))
@@ -186,16 +181,16 @@ void spp_zip_places_free(struct spp_zip_places *p)
 	memset(p, 0, sizeof(*p));
 }
 
-int spp_zip_member_in_place(const struct spp_zip_places *p, zip_uint64_t i, const zip_stat_t *st,
-			    const unsigned char *buf, uint64_t size, const char *where,
-			    const unsigned char **data, struct spp_error *err)
+/* Member i in place (*data into the archive's bytes) when it can be; else *data NULL. */
+static int in_place(const struct spp_zip_places *p, zip_uint64_t i, const zip_stat_t *st,
+		    const char *where, const unsigned char **data, struct spp_error *err)
 {
 	uint64_t off = p && i < p->n ? p->off[i] : 0;
 	uLong crc = crc32(0L, Z_NULL, 0);
 
 	*data = NULL;
-	if (!off || st->comp_method != ZIP_CM_STORE || st->size != st->comp_size || off > size ||
-	    st->size > size - off || !(st->valid & ZIP_STAT_CRC))
+	if (!off || st->comp_method != ZIP_CM_STORE || st->size != st->comp_size || off > p->size ||
+	    st->size > p->size - off || !(st->valid & ZIP_STAT_CRC))
 		return SPP_OK;
 	/*
 	 * In parts (zlib's crc32 takes a uInt length), each part's file pages
@@ -205,13 +200,28 @@ int spp_zip_member_in_place(const struct spp_zip_places *p, zip_uint64_t i, cons
 	for (uint64_t done = 0; done < st->size;) {
 		uInt part = st->size - done > CRC_PART ? CRC_PART : (uInt)(st->size - done);
 
-		crc = crc32(crc, buf + off + done, part);
-		spp_pages_release(buf + off + done, part);
+		crc = crc32(crc, p->buf + off + done, part);
+		spp_pages_release(p->buf + off + done, part);
 		done += part;
 	}
 	if ((uint32_t)crc != st->crc)
 		return spp_error_set(err, SPP_E_FORMAT, "%s: CRC error (its bytes are not those stored)",
 				     where);
-	*data = buf + off;
+	*data = p->buf + off;
+	return SPP_OK;
+}
+
+int spp_zip_member_get(zip_t *za, const struct spp_zip_places *p, zip_uint64_t i,
+		       const zip_stat_t *st, const char *file, const char *where,
+		       const unsigned char **data, unsigned char **copy, struct spp_error *err)
+{
+	int rc;
+
+	*copy = NULL;
+	if ((rc = in_place(p, i, st, where, data, err)) || *data)
+		return rc;
+	if ((rc = read_whole(za, i, st, file, where, copy, err)))
+		return rc;
+	*data = *copy;
 	return SPP_OK;
 }

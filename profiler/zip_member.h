@@ -24,11 +24,6 @@ int spp_zip_fault(const char *file, const char *what, zip_error_t *ze, struct sp
 int spp_zip_member_stat(zip_t *za, zip_uint64_t i, const char *file, uint64_t file_size,
 			zip_stat_t *st, struct spp_error *err);
 
-/* Member i, whose entry st passed spp_zip_member_stat, into *data (malloc'd,
- * st->size bytes; the caller frees it). where names the member in errors. */
-int spp_zip_member_read(zip_t *za, zip_uint64_t i, const zip_stat_t *st, const char *file,
-			const char *where, unsigned char **data, struct spp_error *err);
-
 /*
  * Where each member's data starts in the archive's bytes, so that a stored
  * member is read in place: found by walking the local headers in the
@@ -39,7 +34,9 @@ int spp_zip_member_read(zip_t *za, zip_uint64_t i, const zip_stat_t *st, const c
  * from there on have no place (off 0): they are read as copies.
  */
 struct spp_zip_places {
-	uint64_t *off;          /* data offset of member i; 0: not known */
+	const unsigned char *buf;  /* the archive's bytes, the caller's */
+	uint64_t size;
+	uint64_t *off;             /* data offset of member i; 0: not known */
 	zip_uint64_t n;
 };
 
@@ -49,15 +46,15 @@ int spp_zip_places_find(zip_t *za, const unsigned char *buf, uint64_t size, stru
 void spp_zip_places_free(struct spp_zip_places *p);
 
 /*
- * Member i (entry st, checked by spp_zip_member_stat) in place: *data
- * into buf when it is stored and its place is known and its bytes match
- * the entry's CRC-32 (as libzip checks a member read whole), else NULL
- * (read it with spp_zip_member_read). SPP_E_FORMAT "where: ... CRC" when the
- * bytes do not match.
+ * Member i (entry st, checked by spp_zip_member_stat) into *data: in place
+ * in p's buffer when it is stored, its place is known and its bytes match
+ * the entry's CRC-32 (as libzip checks a member read whole), *copy NULL;
+ * else read whole into *copy (malloc'd, the caller's), *data the same.
+ * SPP_E_FORMAT "where: CRC error ..." when stored bytes do not match.
  */
-int spp_zip_member_in_place(const struct spp_zip_places *p, zip_uint64_t i, const zip_stat_t *st,
-			    const unsigned char *buf, uint64_t size, const char *where,
-			    const unsigned char **data, struct spp_error *err);
+int spp_zip_member_get(zip_t *za, const struct spp_zip_places *p, zip_uint64_t i,
+		       const zip_stat_t *st, const char *file, const char *where,
+		       const unsigned char **data, unsigned char **copy, struct spp_error *err);
 
 /* Open a read-only archive over size bytes at buf (kept by the caller). */
 int spp_zip_open_buffer(const unsigned char *buf, uint64_t size, const char *file, zip_t **za,

@@ -34,12 +34,12 @@ static void coo_release(struct spp_encoded *e)
 static int coo_encode(const struct spp_matrix *w, int threads, int64_t n,
 		      struct spp_encoded *out, struct spp_error *err)
 {
-	(void)n; /* one layout at every N */
 	int64_t m = w->m, k = w->k, nnz = 0, z = 0;
 	int64_t *row_cum = NULL;
 	struct cpu_coo *c = NULL;
 	int rc = 0;
 
+	(void)n; /* one layout at every N */
 	memset(out, 0, sizeof(*out));
 	if (threads < 1)
 		return spp_error_set(err, SPP_E_USAGE, "coo: threads must be >= 1, got %d", threads);

@@ -373,8 +373,6 @@ static int wanted(const struct spp_dense_want *w, const char *key)
 	return 0;
 }
 
-#define SPP_DENSE_LIBS_MAX 8
-
 /* Whether want names a variant of lib ("openblas:Haswell"): then it is the user's to choose. */
 static int asked_variant(const struct spp_dense_want *w, const struct spp_dense_lib *lib)
 {
@@ -386,15 +384,6 @@ static int asked_variant(const struct spp_dense_want *w, const struct spp_dense_
 	return 0;
 }
 
-/* The user's value of lib's variable when spp_dense_set_open began; NULL: unset. */
-static const char *user_value(const struct spp_dense_lib *lib, char *const *users)
-{
-	for (int i = 0; spp_dense_libs[i] && i < SPP_DENSE_LIBS_MAX; i++)
-		if (spp_dense_libs[i] == lib)
-			return users[i];
-	return NULL;
-}
-
 /* A variant to load, with the kernel sets to fall back on, best first. */
 #define VARIANT_ALTS 2
 
@@ -403,7 +392,18 @@ struct variant {
 	char value[48];
 	int nalt;
 	char alt[VARIANT_ALTS][48], alt_name[VARIANT_ALTS][48];
+	char *had;              /* the variable's value before it was set for this copy; NULL: unset */
 };
+
+/* c takes kernel set a of v: its name, variable and value. */
+static void take_alt(struct variant *v, int a)
+{
+	struct spp_dense_cand *c = v->c;
+
+	snprintf(c->name, sizeof(c->name), "%s:%s", c->lib->key, v->alt_name[a]);
+	snprintf(c->env, sizeof(c->env), "%s=%s", c->lib->tune_env, v->alt[a]);
+	snprintf(v->value, sizeof(v->value), "%s", v->alt[a]);
+}
 
 /*
  * Probe v's kernel sets in order until one passes; the candidate takes the
@@ -418,9 +418,7 @@ static int probe_variant(struct variant *v)
 	for (int a = 0; a < v->nalt; a++) {
 		struct spp_dense_cand *c = v->c;
 
-		snprintf(c->name, sizeof(c->name), "%s:%s", c->lib->key, v->alt_name[a]);
-		snprintf(c->env, sizeof(c->env), "%s=%s", c->lib->tune_env, v->alt[a]);
-		snprintf(v->value, sizeof(v->value), "%s", v->alt[a]);
+		take_alt(v, a);
 		if (probe(c, v->alt[a]) == 0) {
 			/* why: "" for a variant the user asked for */
 			if (why[0])
@@ -436,8 +434,7 @@ static int probe_variant(struct variant *v)
 	if (why[0])
 		snprintf(v->c->origin, sizeof(v->c->origin), "spprof's choice: %s=%s, since %.110s",
 			 v->c->lib->tune_env, v->alt[0], why);
-	snprintf(v->c->name, sizeof(v->c->name), "%s:%s", v->c->lib->key, v->alt_name[0]);
-	snprintf(v->c->env, sizeof(v->c->env), "%s=%s", v->c->lib->tune_env, v->alt[0]);
+	take_alt(v, 0);
 	return -1;
 }
 
@@ -469,28 +466,17 @@ int spp_dense_set_open(struct spp_dense_set *s, const struct spp_dense_want *wan
 		       enum spp_isa isa, struct spp_error *err)
 {
 	struct variant vars[SPP_DENSE_MAX];
-	/* the user's own tune_env values, copied (setenv may free the strings), restored at the end */
-	char *users[SPP_DENSE_LIBS_MAX] = {0};
 	int nvars = 0, usable = 0;
 	size_t len = 0;
 	char all[512] = "";
 
 	memset(s, 0, sizeof(*s));
-	for (int i = 0; spp_dense_libs[i] && i < SPP_DENSE_LIBS_MAX; i++) {
-		const char *v = spp_dense_libs[i]->tune_env ? getenv(spp_dense_libs[i]->tune_env) : NULL;
-
-		if (v && !(users[i] = strdup(v))) {
-			while (i-- > 0)
-				free(users[i]);
-			return spp_error_set(err, SPP_E_NOMEM, "out of memory");
-		}
-	}
 	/* each library as the process has it, checked in a child first */
 	for (int i = 0; spp_dense_libs[i]; i++) {
 		const struct spp_dense_lib *lib = spp_dense_libs[i];
 		const char *user = lib->tune_env ? getenv(lib->tune_env) : NULL;
 		struct spp_dense_cand *c;
-		char value[48], kname[48];
+		struct variant *var = &vars[nvars];
 
 		if (!wanted(want, lib->key))
 			continue;
@@ -513,26 +499,18 @@ int spp_dense_set_open(struct spp_dense_set *s, const struct spp_dense_want *wan
 		 * each timed, the fastest verified one the baseline (unless the
 		 * user's --dense names the variants of this library).
 		 */
-		if (c->ok && lib->better && !asked_variant(want, lib) && nvars < SPP_DENSE_MAX &&
-		    lib->better(c, isa, 0, value, sizeof(value), kname, sizeof(kname))) {
-			struct spp_dense_cand *v = add(s, lib, value, kname);
-			struct variant *var = &vars[nvars];
-
-			if (v) {
-				/* probe_variant words the rest when it knows which loaded */
-				snprintf(v->origin, sizeof(v->origin), "%s %s %s, below this CPU's %s",
-					 lib->name, user ? "was told" : "detected", c->kernel,
-					 spp_isa_name(isa));
-				memset(var, 0, sizeof(*var));
-				var->c = v;
-				for (int a = 0; a < VARIANT_ALTS; a++) {
-					if (!lib->better(c, isa, a, var->alt[a], sizeof(var->alt[a]),
-							 var->alt_name[a], sizeof(var->alt_name[a])))
-						break;
-					var->nalt++;
-				}
-				nvars++;
-			}
+		if (!c->ok || !lib->better || asked_variant(want, lib) || nvars == SPP_DENSE_MAX)
+			continue;
+		memset(var, 0, sizeof(*var));
+		while (var->nalt < VARIANT_ALTS &&
+		       lib->better(c, isa, var->nalt, var->alt[var->nalt], sizeof(var->alt[0]),
+				   var->alt_name[var->nalt], sizeof(var->alt_name[0])))
+			var->nalt++;
+		if (var->nalt && (var->c = add(s, lib, var->alt[0], var->alt_name[0]))) {
+			/* probe_variant words the rest when it knows which loaded */
+			snprintf(var->c->origin, sizeof(var->c->origin), "%s %s %s, below this CPU's %s",
+				 lib->name, user ? "was told" : "detected", c->kernel, spp_isa_name(isa));
+			nvars++;
 		}
 	}
 	/* variants the user named: "openblas:Haswell" */
@@ -567,8 +545,17 @@ int spp_dense_set_open(struct spp_dense_set *s, const struct spp_dense_want *wan
 	 * Load the variants that passed with their variable set. The new
 	 * namespaces keep a pointer to the environment array, so every name
 	 * is set before the first load (setting a new name may move the
-	 * array) and only replaced or removed after it.
+	 * array) and only replaced or removed after it; the user's values
+	 * are copied first and set again at the end.
 	 */
+	for (int i = 0; i < nvars; i++) {
+		const char *had = vars[i].c ? getenv(vars[i].c->lib->tune_env) : NULL;
+
+		if (had && !(vars[i].had = strdup(had))) {
+			snprintf(vars[i].c->reason, sizeof(vars[i].c->reason), "out of memory");
+			vars[i].c = NULL;
+		}
+	}
 	for (int i = 0; i < nvars; i++)
 		if (vars[i].c && !getenv(vars[i].c->lib->tune_env))
 			setenv(vars[i].c->lib->tune_env, vars[i].value, 1);
@@ -577,17 +564,13 @@ int spp_dense_set_open(struct spp_dense_set *s, const struct spp_dense_want *wan
 			setenv(vars[i].c->lib->tune_env, vars[i].value, 1);
 			load(vars[i].c, vars[i].value);
 		}
-	for (int i = 0; i < nvars; i++)
-		if (vars[i].c) {
-			const char *had = user_value(vars[i].c->lib, users);
-
-			if (had)
-				setenv(vars[i].c->lib->tune_env, had, 1);
-			else
-				unsetenv(vars[i].c->lib->tune_env);
-		}
-	for (int i = 0; i < SPP_DENSE_LIBS_MAX; i++)
-		free(users[i]);
+	for (int i = 0; i < nvars; i++) {
+		if (vars[i].c && vars[i].had)
+			setenv(vars[i].c->lib->tune_env, vars[i].had, 1);
+		else if (vars[i].c)
+			unsetenv(vars[i].c->lib->tune_env);
+		free(vars[i].had);
+	}
 	add_companions(s);
 	for (int i = 0; i < s->n; i++) {
 		usable += s->c[i].ok;

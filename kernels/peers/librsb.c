@@ -58,7 +58,6 @@ static void release(struct spp_encoded *e)
 static int encode(const struct spp_matrix *w, int threads, int64_t n, struct spp_encoded *out,
 		  struct spp_error *err)
 {
-	(void)n; /* the library's own layout */
 	int64_t m = w->m, k = w->k, nnz = 0;
 	rsb_coo_idx_t *rp = NULL, *ja = NULL;
 	float *va = NULL;
@@ -67,6 +66,7 @@ static int encode(const struct spp_matrix *w, int threads, int64_t n, struct spp
 	size_t bytes = 0;
 	int rc = SPP_OK;
 
+	(void)n; /* the library's own layout */
 	memset(out, 0, sizeof(*out));
 	pthread_once(&init_once, init_library);
 	if (init_status != RSB_ERR_NO_ERROR)

@@ -246,13 +246,13 @@ static int check_matrix(const struct spp_matrix *w, int64_t nnz, struct spp_erro
 static int encode(const struct spp_matrix *w, int threads, int64_t n, struct spp_encoded *out,
 		  struct spp_error *err)
 {
-	(void)n; /* the library's own layout */
 	int64_t m = w->m, k = w->k, nnz = 0;
 	struct xnn_peer *p = NULL;
 	float *bias = NULL;
 	enum xnn_status s;
 	int rc;
 
+	(void)n; /* the library's own layout */
 	memset(out, 0, sizeof(*out));
 	pthread_once(&init_once, init_library);
 	if (init_status != xnn_status_success)

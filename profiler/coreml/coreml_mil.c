@@ -11,6 +11,7 @@
  * for conv_transpose the input's over C_in.
  */
 #include "profiler/coreml/coreml.h"
+#include "profiler/base/le.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -37,15 +38,6 @@ static const struct {
 	{1, -1, SPP_DTYPE_BOOL, 0},
 };
 #define NTYPES (sizeof(types) / sizeof(types[0]))
-
-static uint64_t le(const unsigned char *p, int n)
-{
-	uint64_t v = 0;
-
-	for (int i = n - 1; i >= 0; i--)
-		v = v << 8 | p[i];
-	return v;
-}
 
 /* The bytes n codes of r's type take. */
 static uint64_t bytes_of(const struct mil_raw *r)
@@ -96,15 +88,15 @@ static int blob(struct coreml *c, const Coreml__Value__BlobFileValue *b, const c
 	if ((rc = blob_file(c, b->filename, &file)))
 		return rc;
 	f = &c->m->files[file];
-	if (at > f->size || f->size - at < 64 || le(f->base + at, 4) != BLOB_SENTINEL)
+	if (at > f->size || f->size - at < 64 || spp_le(f->base + at, 4) != BLOB_SENTINEL)
 		return coreml_fault(c, "value '%s': no blob metadata (sentinel 0xDEADBEEF) at byte %"
 				    PRIu64 " of '%s' (%" PRIu64 " bytes)", name, at, f->path, f->size);
-	size = le(f->base + at + 8, 8), data = le(f->base + at + 16, 8);
-	if ((int)le(f->base + at + 4, 4) != want || data > f->size || size > f->size - data ||
+	size = spp_le(f->base + at + 8, 8), data = spp_le(f->base + at + 16, 8);
+	if ((int)spp_le(f->base + at + 4, 4) != want || data > f->size || size > f->size - data ||
 	    size != bytes_of(r))
 		return coreml_fault(c, "value '%s': blob at byte %" PRIu64 " of '%s' holds %" PRIu64
 				    " bytes of type %u at %" PRIu64 ", its type needs %" PRIu64, name,
-				    at, f->path, size, (unsigned)le(f->base + at + 4, 4), data,
+				    at, f->path, size, (unsigned)spp_le(f->base + at + 4, 4), data,
 				    bytes_of(r));
 	r->data = f->base + data, r->nbytes = size, r->offset = data, r->file = file;
 	return SPP_OK;

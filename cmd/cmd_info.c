@@ -147,7 +147,11 @@ static void print_text(const struct spp_machine *m, const struct spp_dense_set *
 	       m->vendor[0] ? " (" : "", m->vendor, m->vendor[0] ? ")" : "");
 	if (m->hypervisor[0])
 		printf("virtualized  %s guest\n", m->hypervisor);
-	printf("vector isa   %s\n", spp_isa_name(m->isa));
+	if (m->isa != spp_isa_cpu())
+		printf("vector isa   %s (SPPROF_ISA; the CPU has %s)\n", spp_isa_name(m->isa),
+		       spp_isa_name(spp_isa_cpu()));
+	else
+		printf("vector isa   %s\n", spp_isa_name(m->isa));
 	printf("threads      %d of %d logical CPUs\n", m->threads, m->logical_cpus);
 	printf("caches       ");
 	for (int i = 0; i < m->ncaches; i++) {

@@ -99,9 +99,10 @@ int spp_sim_cores(const struct spp_sim *s);
 uint64_t spp_sim_total_accesses(const struct spp_sim *s);
 
 /*
- * Replay the traced portable kernel of enc's format on x (K x n) into y
- * (M x n, overwritten) through a fresh simulator of geometry g with
- * `threads` cores, and fill f (source "sim"). warm: the state the timed
+ * Replay the traced kernel of enc's format for `isa` (the ISA the timed
+ * runs used; the best this CPU has when it has not that one) on x
+ * (K x n) into y (M x n, overwritten) through a fresh simulator of
+ * geometry g with `threads` cores, and fill f (source "sim"). warm: the state the timed
  * runs are in (one replay fills the caches, the second is counted; the
  * budget shared by the two); else a cold run from empty caches (--cold,
  * and cachegrind's view). budget: line accesses to simulate before
@@ -110,7 +111,7 @@ uint64_t spp_sim_total_accesses(const struct spp_sim *s);
  */
 #define SPP_SIM_DEFAULT_BUDGET ((uint64_t)40 * 1000 * 1000)
 int spp_sim_replay(const struct spp_sim_geometry *g, int threads, uint64_t budget, int warm,
-		   const struct spp_encoded *enc, const float *x, float *y, int64_t n,
+		   enum spp_isa isa, const struct spp_encoded *enc, const float *x, float *y, int64_t n,
 		   struct spp_cache_figures *f, struct spp_error *err);
 
 /* The traced copy of a CPU format (kernels/trace.h); NULL when none. */

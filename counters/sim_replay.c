@@ -77,6 +77,34 @@ void spp_trace_access(const void *p, size_t bytes, int store)
 	spp_sim_access(s->sim, s->core, a, bytes, store);
 }
 
+void spp_trace_masked(const void *p, size_t esize, uint64_t lanes, int store)
+{
+	const char *b = p;
+	uint64_t line = UINT64_MAX;
+
+	if (!cur)
+		return;
+	for (; lanes; lanes &= lanes - 1) {
+		const char *a = b + (size_t)__builtin_ctzll(lanes) * esize;
+
+		/* one access per distinct 64-byte line (the element's lines) */
+		if ((uint64_t)(uintptr_t)a / 64 != line ||
+		    (uint64_t)((uintptr_t)a + esize - 1) / 64 != line) {
+			spp_trace_access(a, esize, store);
+			line = (uint64_t)((uintptr_t)a + esize - 1) / 64;
+		}
+	}
+}
+
+void spp_trace_gather(const void *base, const int32_t *idx, int n, uint64_t lanes, size_t esize)
+{
+	if (!cur)
+		return;
+	for (int l = 0; l < n; l++)
+		if (lanes >> l & 1)
+			spp_trace_access((const char *)base + (int64_t)idx[l] * (int64_t)esize, esize, 0);
+}
+
 /* The traced copy of every CPU format (counters/meson.build), in registry order. */
 #define TRACED_DECLARE(id, key) extern const struct spp_format_ops spp_trace_##key;
 SPP_CPU_FORMAT_LIST(TRACED_DECLARE)
@@ -100,7 +128,7 @@ const struct spp_format_ops *spp_trace_format_find(const char *key)
 /* Run part p on row units [u0, u1) only: a copy of the buffers' header with a narrowed partition. */
 static void run_block(struct sink *s, const struct spp_encoded *w, spp_part_fn fn, int p,
 		      int64_t u0, int64_t u1, const float *x, float *y, int64_t n,
-		      const struct spp_epi *e)
+		      enum spp_isa isa, const struct spp_epi *e)
 {
 	struct spp_encoded wc = *w;
 	int64_t *const scratch[2] = {s->lo, s->rlo};
@@ -108,7 +136,7 @@ static void run_block(struct sink *s, const struct spp_encoded *w, spp_part_fn f
 	memcpy(s->impl, w->impl, s->trace->impl_size);
 	s->trace->narrow(w, s->impl, p, u0, u1, scratch);
 	wc.impl = s->impl;
-	fn(&wc, p, x, y, n, SPP_ISA_PORTABLE, e);
+	fn(&wc, p, x, y, n, isa, e);
 }
 
 /*
@@ -130,7 +158,7 @@ void spp_trace_run_parts(const struct spp_encoded *w, spp_part_fn fn, const floa
 		int64_t u0, u1;
 
 		if (!s) {
-			fn(w, p, x, y, n, SPP_ISA_PORTABLE, &ex->epi);
+			fn(w, p, x, y, n, ex->isa, &ex->epi);
 			continue;
 		}
 		s->core = (p % threads) % s->cores;
@@ -138,7 +166,7 @@ void spp_trace_run_parts(const struct spp_encoded *w, spp_part_fn fn, const floa
 		if (!lo || s->stride <= 1) {
 			if (lo)
 				s->units_total += lo[p + 1] - lo[p], s->units_sim += lo[p + 1] - lo[p];
-			fn(w, p, x, y, n, SPP_ISA_PORTABLE, &ex->epi);
+			fn(w, p, x, y, n, ex->isa, &ex->epi);
 			continue;
 		}
 		u0 = lo[p], u1 = lo[p + 1];
@@ -149,7 +177,7 @@ void spp_trace_run_parts(const struct spp_encoded *w, spp_part_fn fn, const floa
 			if (b % s->stride)
 				continue;
 			s->units_sim += b1 - b0;
-			run_block(s, w, fn, p, b0, b1, x, y, n, &ex->epi);
+			run_block(s, w, fn, p, b0, b1, x, y, n, ex->isa, &ex->epi);
 		}
 	}
 }
@@ -220,12 +248,13 @@ static void figures_from_sim(struct spp_cache_figures *f, const struct spp_sim *
 }
 
 int spp_sim_replay(const struct spp_sim_geometry *g, int threads, uint64_t budget, int warm,
-		   const struct spp_encoded *enc, const float *x, float *y, int64_t n,
+		   enum spp_isa isa, const struct spp_encoded *enc, const float *x, float *y, int64_t n,
 		   struct spp_cache_figures *f, struct spp_error *err)
 {
 	struct spp_sim_counts base[SPP_COUNTERS_MAX_THREADS + 1];
 	const struct spp_format_ops *ops = enc->ops ? spp_trace_format_find(enc->ops->key) : NULL;
-	struct spp_exec ex = {.threads = threads, .isa = SPP_ISA_PORTABLE};
+	/* the ISA the timed runs used, where this CPU has it (a report replayed elsewhere) */
+	struct spp_exec ex = {.threads = threads, .isa = isa <= spp_isa_detect() ? isa : spp_isa_detect()};
 	struct sink s;
 	double est, units, scale = 1;
 	int64_t want;           /* the stride the budget asks for */
@@ -279,8 +308,8 @@ int spp_sim_replay(const struct spp_sim_geometry *g, int threads, uint64_t budge
 	figures_from_sim(f, s.sim, g, threads, scale, warm ? base : NULL);
 	f->sampled = s.units_total > 0 ? (double)s.units_sim / (double)s.units_total : 1;
 	len = (size_t)snprintf(f->note, sizeof(f->note),
-			       "simulated: the portable kernel's accesses replayed %s, its %d part%s in "
-			       "turn on %d simulated core%s", warm ? "warm (the second of two "
+			       "simulated: the %s kernel's accesses replayed %s, its %d part%s in "
+			       "turn on %d simulated core%s", spp_isa_name(ex.isa), warm ? "warm (the second of two "
 			       "replays counted)" : "cold (from empty caches)", enc->nparts,
 			       enc->nparts == 1 ? "" : "s", threads, threads == 1 ? "" : "s");
 	if (scale > 1 && len < sizeof(f->note))
@@ -290,9 +319,6 @@ int spp_sim_replay(const struct spp_sim_geometry *g, int threads, uint64_t budge
 	if (s.trace->tiled && want > 1 && len < sizeof(f->note))
 		len += (size_t)snprintf(f->note + len, sizeof(f->note) - len,
 					"; replayed whole: a K-tiled kernel's rows are not sampled");
-	if (n == 1 && s.trace->n1_reordered && len < sizeof(f->note))
-		len += (size_t)snprintf(f->note + len, sizeof(f->note) - len,
-					"; at N = 1 the vector kernels read X in another order");
 	if (s.unmapped && len < sizeof(f->note))
 		snprintf(f->note + len, sizeof(f->note) - len,
 			 "; %llu accesses outside known buffers (not deterministic)",

@@ -36,6 +36,14 @@ enum spp_isa {
 const char *spp_isa_name(enum spp_isa isa);
 
 /* Best ISA this CPU and OS support (cpuid + xgetbv). */
+enum spp_isa spp_isa_cpu(void);
+
+/*
+ * The ISA the kernels run and encode for: spp_isa_cpu(), capped by the
+ * environment's SPPROF_ISA (portable, avx2 or avx512; another value is
+ * ignored), so that a lesser ISA's kernels can be timed or simulated on
+ * a CPU that has a better one, as valgrind runs them (AVX2 at most).
+ */
 enum spp_isa spp_isa_detect(void);
 
 /*

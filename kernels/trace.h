@@ -1,6 +1,6 @@
 /*
- * Trace points of the portable CPU kernels, and each format's replay
- * hooks, for the cache simulator (counters/sim.h).
+ * Trace points of the CPU kernels, and each format's replay hooks, for
+ * the cache simulator (counters/sim.h).
  *
  * The kernel sources in kernels/cpu/ are compiled twice: once as they are
  * (the timed build, where these macros are nothing and no trace code
@@ -8,14 +8,23 @@
  * trace point reports one access to the simulator and the symbols of the
  * second copy are renamed, so that both copies link into one library:
  * an entry SPP_CPU_OPS(<key>) is spp_cpu_<key> in the first copy and
- * spp_trace_<key> in the second, and the OpenMP driver cpu_run_parts
+ * spp_trace_<key> in the second, a vector kernel cpu_<key>_part_<isa>
+ * is spp_trace_<key>_part_<isa>, and the OpenMP driver cpu_run_parts
  * becomes spp_trace_run_parts (counters/sim_replay.c), which runs the
  * parts one after the other on the calling thread in a fixed order, each
- * on its own simulated core.
+ * on its own simulated core, on the ISA the timed runs used.
  *
- * A trace point sits at loop level: SPP_TRACE_LOAD(p, bytes) before a loop
- * that reads bytes contiguous bytes from p (a 64-column slice of an X row
- * is one trace point, not 64), in the order the kernel touches them.
+ * Portable kernels: a trace point sits at loop level, SPP_TRACE_LOAD(p,
+ * bytes) before a loop that reads bytes contiguous bytes from p (a
+ * 64-column slice of an X row is one trace point, not 64), in the order
+ * the kernel touches them.
+ * Vector kernels (AVX2, AVX-512): a trace point per load or store
+ * instruction on W, X and Y, with the bytes it touches: simd.h's
+ * vocabulary traces its loads, stores and gathers itself (a masked access
+ * the lines of its lanes, a gather each element), and the kernels trace
+ * their scalar and raw-intrinsic accesses. Software prefetches are not
+ * accesses (as cachegrind, which ignores them), nor are the kernels'
+ * stack scratch arrays.
  *
  * The simulator knows no format's buffers: each entry's struct
  * spp_trace_ops (spp_format_ops.trace) tells it where the partition of
@@ -44,7 +53,6 @@ struct spp_trace_buffer {
 
 struct spp_trace_ops {
 	const char *unit;       /* a row unit of the partition: "row", "block-row" */
-	int n1_reordered;       /* at N = 1 the vector kernels read X in another order */
 	/*
 	 * The kernels sweep each K tile over every row of a part before the
 	 * next: a sample of the rows would amortise each tile's X over fewer
@@ -72,17 +80,40 @@ struct spp_trace_ops {
  * listens), and the driver that runs the parts in turn.
  */
 void spp_trace_access(const void *p, size_t bytes, int store);
+/*
+ * The vector kernels' masked and gathered accesses: the lines of the
+ * lanes set in `lanes` (bit l: lane l), lane l at p + l * esize, one
+ * access per distinct line in lane order; a gather's lane l at
+ * base + idx[l] * esize, one access per lane (as the hardware and
+ * cachegrind see a gather: an element load each).
+ */
+void spp_trace_masked(const void *p, size_t esize, uint64_t lanes, int store);
+void spp_trace_gather(const void *base, const int32_t *idx, int n, uint64_t lanes, size_t esize);
 void spp_trace_run_parts(const struct spp_encoded *w, spp_part_fn fn, const float *x,
 			 float *y, int64_t n, const struct spp_exec *ex);
 
 #ifdef SPP_TRACE
 #define SPP_TRACE_LOAD(p, bytes) spp_trace_access((p), (size_t)(bytes), 0)
 #define SPP_TRACE_STORE(p, bytes) spp_trace_access((p), (size_t)(bytes), 1)
+#define SPP_TRACE_MASKED(p, esize, lanes, store) \
+	spp_trace_masked((p), (size_t)(esize), (uint64_t)(lanes), (store))
 #define SPP_CPU_OPS(key) spp_trace_##key
 #define cpu_run_parts spp_trace_run_parts
+/* the traced copies of the vector kernels (kernels/cpu/cpu.h) */
+#define cpu_csr_part_avx512 spp_trace_csr_part_avx512
+#define cpu_csr_part_avx2 spp_trace_csr_part_avx2
+#define cpu_coo_part_avx512 spp_trace_coo_part_avx512
+#define cpu_coo_part_avx2 spp_trace_coo_part_avx2
+#define cpu_bsr_part_avx512 spp_trace_bsr_part_avx512
+#define cpu_bsr_part_avx2 spp_trace_bsr_part_avx2
+#define cpu_bitmask_part_avx512 spp_trace_bitmask_part_avx512
+#define cpu_bitmask_part_avx2 spp_trace_bitmask_part_avx2
+#define cpu_nm_part_avx512 spp_trace_nm_part_avx512
+#define cpu_nm_part_avx2 spp_trace_nm_part_avx2
 #else
 #define SPP_TRACE_LOAD(p, bytes) ((void)0)
 #define SPP_TRACE_STORE(p, bytes) ((void)0)
+#define SPP_TRACE_MASKED(p, esize, lanes, store) ((void)0)
 #define SPP_CPU_OPS(key) spp_cpu_##key
 #endif
 

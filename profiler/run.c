@@ -413,7 +413,7 @@ static int item_figures(struct measure *M, struct spp_layer_runs *out, int i,
 	spp_run_count_read(cc, i, o->cache_line > 0 ? o->cache_line : 64, r);
 	/* the simulator replays the traced copy of each verified CPU format */
 	if (en && o->counters && o->sim_geometry && strcmp(o->counters->name, "sim") == 0 &&
-	    spp_sim_replay(o->sim_geometry, o->threads, o->sim_budget, !o->cold, en, M->B.x,
+	    spp_sim_replay(o->sim_geometry, o->threads, o->sim_budget, !o->cold, o->isa, en, M->B.x,
 			   M->B.y, M->L.n, &r->cache, &e2) == SPP_E_NOMEM)
 		return spp_error_set(err, SPP_E_NOMEM, "'%s': out of memory for the cache simulator",
 				     M->name);

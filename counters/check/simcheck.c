@@ -1,15 +1,19 @@
 /*
  * spp-simcheck: one CPU kernel on a seeded random matrix, either run as it
- * is (portable path, one thread) for valgrind's cachegrind to simulate, or
- * replayed through spprof's cache simulator. scripts/sim-vs-cachegrind
- * runs both with the same geometry and compares the D1 and LL misses.
+ * is (one thread, on ISA: portable by default) for valgrind's cachegrind
+ * to simulate, or replayed through spprof's cache simulator (the traced
+ * copy of the same ISA's kernel). scripts/sim-vs-cachegrind runs both
+ * with the same geometry and compares the D1 and LL misses.
  *
- *   spp-simcheck setup|kernel|sim FORMAT M K N DENSITY [CACHE-MODEL]
+ *   spp-simcheck setup|kernel|sim FORMAT M K N DENSITY [CACHE-MODEL [ISA]]
  *
  * setup: build W, X, Y and evict the caches (read 64 MiB), no kernel: the
  * baseline cachegrind's counts of `kernel` are taken against. kernel: the
- * same, then one call of the portable kernel. sim: the same setup, then
- * the simulator's replay; prints its counts and its speed.
+ * same, then one call of the kernel. sim: the same setup, then the
+ * simulator's replay; prints its counts and its speed. ISA: portable,
+ * avx2 or avx512, which this CPU (or valgrind's) must have: exit 77 if
+ * not; it is also set as SPPROF_ISA, so that the format encodes for it
+ * (kernels.h) under valgrind and natively alike.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,10 +45,25 @@ int main(int argc, char **argv)
 	unsigned char *evict;
 	volatile unsigned sink = 0;
 	uint64_t st = 12345;
+	int isa = SPP_ISA_PORTABLE;
 
 	if (argc < 7 || (strcmp(argv[1], "setup") && strcmp(argv[1], "kernel") && strcmp(argv[1], "sim"))) {
-		fprintf(stderr, "usage: spp-simcheck setup|kernel|sim FORMAT M K N DENSITY [CACHE-MODEL]\n");
+		fprintf(stderr, "usage: spp-simcheck setup|kernel|sim FORMAT M K N DENSITY [CACHE-MODEL [ISA]]\n");
 		return 2;
+	}
+	if (argc > 8) {
+		for (isa = 0; isa < SPP_ISA_COUNT && strcmp(argv[8], spp_isa_name((enum spp_isa)isa)); isa++)
+			;
+		if (isa == SPP_ISA_COUNT) {
+			fprintf(stderr, "spp-simcheck: unknown ISA '%s'\n", argv[8]);
+			return 2;
+		}
+		/* the encoding follows the ISA too (csr's K tiles): as valgrind's run sees it */
+		setenv("SPPROF_ISA", argv[8], 1);
+		if (isa > (int)spp_isa_detect()) {
+			fprintf(stderr, "spp-simcheck: this CPU has no %s\n", argv[8]);
+			return 77;
+		}
 	}
 	ops = spp_cpu_format_find(argv[2]);
 	m = atoll(argv[3]), k = atoll(argv[4]), n = atoll(argv[5]);
@@ -64,6 +83,15 @@ int main(int argc, char **argv)
 		if ((double)(st >> 11) / 9007199254740992.0 < density)
 			wv[i] = 0.5f + (float)(st >> 60);
 	}
+	/* an N:M format: keep the first N non-zeros of each group of M */
+	for (long long i = 0; ops->keep > 0 && i < m; i++)
+		for (long long g = 0; g < k; g += ops->block) {
+			int kept = 0;
+
+			for (long long j = g; j < g + ops->block && j < k; j++)
+				if (wv[i * k + j] != 0.0f && ++kept > ops->keep)
+					wv[i * k + j] = 0.0f;
+		}
 	for (long long i = 0; i < k * n; i++)
 		x[i] = (float)(i % 7) - 3.0f;
 	memset(y, 0, (size_t)(m * n) * sizeof(float));
@@ -76,7 +104,7 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < EVICT_BYTES; i += 64)
 		sink += evict[i];
 	if (strcmp(argv[1], "kernel") == 0) {
-		struct spp_exec ex = {.threads = 1, .isa = SPP_ISA_PORTABLE};
+		struct spp_exec ex = {.threads = 1, .isa = (enum spp_isa)isa};
 
 		ops->spmm(&enc, x, y, n, &ex);
 	} else if (strcmp(argv[1], "sim") == 0) {
@@ -89,7 +117,7 @@ int main(int argc, char **argv)
 			return 2;
 		}
 		t0 = now_s();
-		if (spp_sim_replay(&g, 1, UINT64_MAX, 0, &enc, x, y, n, &f, &err)) {
+		if (spp_sim_replay(&g, 1, UINT64_MAX, 0, (enum spp_isa)isa, &enc, x, y, n, &f, &err)) {
 			fprintf(stderr, "spp-simcheck: %s\n", err.msg);
 			return 3;
 		}

@@ -20,7 +20,7 @@ INL256 __m256 expand256(unsigned m8, const float *val)
 					  _mm256_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28));
 	__m256i bits = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
 	__m256i keep = _mm256_cmpeq_epi32(_mm256_and_si256(_mm256_set1_epi32((int)m8), bits), bits);
-	__m256 v = _mm256_permutevar8x32_ps(_mm256_loadu_ps(val),
+	__m256 v = _mm256_permutevar8x32_ps(simd_loadu(val),
 					    _mm256_and_si256(lanes, _mm256_set1_epi32(0xf)));
 
 	return _mm256_and_ps(v, _mm256_castsi256_ps(keep));
@@ -34,16 +34,18 @@ INL256 float bm_dot(const uint8_t *mr, const float *val, int64_t k, const float 
 	for (; c + 16 <= k; c += 16) {
 		unsigned m0 = mr[c / 8], m1 = mr[c / 8 + 1];
 
-		a0 = _mm256_fmadd_ps(expand256(m0, val), _mm256_loadu_ps(x + c), a0);
+		SPP_TRACE_LOAD(mr + c / 8, 2);
+		a0 = _mm256_fmadd_ps(expand256(m0, val), simd_loadu(x + c), a0);
 		val += __builtin_popcount(m0);
-		a1 = _mm256_fmadd_ps(expand256(m1, val), _mm256_loadu_ps(x + c + 8), a1);
+		a1 = _mm256_fmadd_ps(expand256(m1, val), simd_loadu(x + c + 8), a1);
 		val += __builtin_popcount(m1);
 	}
 	for (; c < k; c += 8) {
 		int64_t left = k - c < 8 ? k - c : 8;
 		unsigned m = mr[c / 8] & ((1u << left) - 1);
 
-		a0 = _mm256_fmadd_ps(expand256(m, val), _mm256_maskload_ps(x + c, tail_mask256(left)), a0);
+		SPP_TRACE_LOAD(mr + c / 8, 1);
+		a0 = _mm256_fmadd_ps(expand256(m, val), simd_maskz_loadu(tail_mask256(left), x + c), a0);
 		val += __builtin_popcount(m);
 	}
 	return hsum256(_mm256_add_ps(a0, a1));

@@ -23,6 +23,7 @@ SIMD_INL uint64_t mask_word(const uint8_t *mr, int64_t c, int64_t k)
 	uint64_t wd = 0;
 	int64_t left = k - c;
 
+	SPP_TRACE_LOAD(mr + c / 8, left >= 64 ? 8 : (left + 7) / 8);
 	if (left >= 64) {
 		memcpy(&wd, mr + c / 8, 8);
 		return wd;
@@ -75,8 +76,11 @@ SIMD_TARGET void SIMD_NAME(cpu_bitmask_part)(const struct spp_encoded *w, int64_
 	int64_t k = w->k;
 
 	if (n == 1) {
-		for (int64_t i = r0; i < r1; i++)
+		for (int64_t i = r0; i < r1; i++) {
+			SPP_TRACE_LOAD(&b->ptr[i], 4);
+			SPP_TRACE_STORE(&y[i], 4);
 			y[i] = cpu_epi1(e, i, bm_dot(b->mask + i * b->stride, b->val + b->ptr[i], k, x));
+		}
 		return;
 	}
 	for (int64_t j0 = 0; j0 < n; j0 += SIMD_CHUNK) {
@@ -86,6 +90,8 @@ SIMD_TARGET void SIMD_NAME(cpu_bitmask_part)(const struct spp_encoded *w, int64_
 		for (int64_t i = r0; i < r1; i++) {
 			const uint8_t *mr = b->mask + i * b->stride;
 			const float *val = b->val + b->ptr[i];
+
+			SPP_TRACE_LOAD(&b->ptr[i], 4);
 
 #define BM_BODY(nv, full) bm_row(nv, full, mt, mr, val, k, x + j0, n, y + i * n + j0, e, i)
 			SIMD_CHUNK_DISPATCH(cw, BM_BODY);

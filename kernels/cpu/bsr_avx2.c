@@ -20,11 +20,14 @@ INL256 void bsr_tile256(const int B, const int rg, const int nv, const int full,
 #pragma GCC unroll 4
 		for (int v = 0; v < nv; v++)
 			a[r][v] = _mm256_setzero_ps();
+	SPP_TRACE_LOAD(&s->ptr[br], 8);
 	for (int32_t q = s->ptr[br]; q < s->ptr[br + 1]; q++) {
 		int64_t bc = s->bcol[q];
 		int kc = k - bc * B < B ? (int)(k - bc * B) : B;
 		const float *wb = s->val + (int64_t)q * B * B + r0 * B;
 		const float *xb = x + bc * B * n;
+
+		SPP_TRACE_LOAD(&s->bcol[q], 4);
 
 		for (int c = 0; c < kc; c++) {
 			__m256 xv[4];
@@ -34,7 +37,7 @@ INL256 void bsr_tile256(const int B, const int rg, const int nv, const int full,
 				xv[v] = simd_ld(full || v < nv - 1, mt, xb + c * n + 8 * v);
 #pragma GCC unroll 8
 			for (int r = 0; r < rg; r++) {
-				__m256 wv = _mm256_broadcast_ss(wb + r * B + c);
+				__m256 wv = simd_bcast(wb + r * B + c);
 
 #pragma GCC unroll 4
 				for (int v = 0; v < nv; v++)
@@ -64,30 +67,36 @@ INL256 void bsr_vec256(const int B, const struct cpu_bsr *s, int64_t br,
 #pragma GCC unroll 4
 	for (int r = 0; r < 4; r++)
 		h[r] = _mm_setzero_ps();
+	SPP_TRACE_LOAD(&s->ptr[br], 8);
 	for (int32_t q = s->ptr[br]; q < s->ptr[br + 1]; q++) {
 		int64_t bc = s->bcol[q];
 		int64_t kc = k - bc * B < B ? k - bc * B : B;
 		const float *wb = s->val + (int64_t)q * B * B;
 
+		SPP_TRACE_LOAD(&s->bcol[q], 4);
+
 		if (B == 4) {
 			__m128 xv = _mm_maskload_ps(x + bc * B, _mm256_castsi256_si128(tail_mask256(kc)));
 
+			SPP_TRACE_MASKED(x + bc * B, 4, (1u << kc) - 1, 0);
+			SPP_TRACE_LOAD(wb, 64);
 #pragma GCC unroll 4
 			for (int r = 0; r < 4; r++)
 				h[r] = _mm_fmadd_ps(_mm_loadu_ps(wb + r * 4), xv, h[r]);
 		} else {
 #pragma GCC unroll 2
 			for (int c8 = 0; c8 < B; c8 += 8) {
-				__m256 xv = _mm256_maskload_ps(x + bc * B + c8,
-							       tail_mask256(kc - c8 < 0 ? 0 : kc - c8));
+				__m256 xv = simd_maskz_loadu(tail_mask256(kc - c8 < 0 ? 0 : kc - c8),
+							     x + bc * B + c8);
 
 #pragma GCC unroll 16
 				for (int r = 0; r < B; r++)
-					a[r] = _mm256_fmadd_ps(_mm256_loadu_ps(wb + r * B + c8), xv, a[r]);
+					a[r] = _mm256_fmadd_ps(simd_loadu(wb + r * B + c8), xv, a[r]);
 			}
 		}
 	}
 	for (int r = 0; r < rr; r++) {
+		SPP_TRACE_STORE(&y[br * B + r], 4);
 		if (B == 4) {
 			__m128 t = h[r];
 

@@ -19,10 +19,13 @@ INL512 void bsr_row512(const int B, const int nv, const int full,
 #pragma GCC unroll 4
 		for (int v = 0; v < nv; v++)
 			a[r][v] = _mm512_setzero_ps();
+	SPP_TRACE_LOAD(&s->ptr[br], 8);
 	for (int32_t q = s->ptr[br]; q < s->ptr[br + 1]; q++) {
 		int64_t bc = s->bcol[q];
 		const float *wb = s->val + (int64_t)q * B * B;
 		const float *xb = x + bc * B * n;
+
+		SPP_TRACE_LOAD(&s->bcol[q], 4);
 
 		if (k - bc * B >= B) {
 #pragma GCC unroll 16
@@ -34,7 +37,7 @@ INL512 void bsr_row512(const int B, const int nv, const int full,
 					xv[v] = simd_ld(full || v < nv - 1, mt, xb + c * n + 16 * v);
 #pragma GCC unroll 16
 				for (int r = 0; r < B; r++) {
-					__m512 wv = _mm512_set1_ps(wb[r * B + c]);
+					__m512 wv = simd_bcast(wb + r * B + c);
 
 #pragma GCC unroll 4
 					for (int v = 0; v < nv; v++)
@@ -50,7 +53,7 @@ INL512 void bsr_row512(const int B, const int nv, const int full,
 					xv[v] = simd_ld(full || v < nv - 1, mt, xb + c * n + 16 * v);
 #pragma GCC unroll 16
 				for (int r = 0; r < B; r++) {
-					__m512 wv = _mm512_set1_ps(wb[r * B + c]);
+					__m512 wv = simd_bcast(wb + r * B + c);
 
 #pragma GCC unroll 4
 					for (int v = 0; v < nv; v++)
@@ -81,6 +84,8 @@ INL512 void bsr_vec512(const int B, const struct cpu_bsr *s, int64_t br,
 	float lanes[16];
 	int32_t q = s->ptr[br], end = s->ptr[br + 1];
 
+	SPP_TRACE_LOAD(&s->ptr[br], 8);
+
 #pragma GCC unroll 4
 	for (int u = 0; u < sets; u++)
 #pragma GCC unroll 16
@@ -98,6 +103,8 @@ INL512 void bsr_vec512(const int B, const struct cpu_bsr *s, int64_t br,
 			bc = s->bcol[q];
 			kc = k - bc * B < B ? k - bc * B : B;
 			wb = s->val + (int64_t)q * B * B;
+			SPP_TRACE_LOAD(&s->bcol[q], 4);
+			SPP_TRACE_MASKED(x + bc * B, 4, (1u << kc) - 1, 0);
 			if (B == 16) {
 				xv = _mm512_maskz_loadu_ps((__mmask16)((1u << kc) - 1), x + bc * B);
 			} else if (B == 8) {
@@ -111,7 +118,7 @@ INL512 void bsr_vec512(const int B, const struct cpu_bsr *s, int64_t br,
 			}
 #pragma GCC unroll 16
 			for (int v = 0; v < nvb; v++)
-				a[u][v] = _mm512_fmadd_ps(_mm512_loadu_ps(wb + 16 * v), xv, a[u][v]);
+				a[u][v] = _mm512_fmadd_ps(simd_loadu(wb + 16 * v), xv, a[u][v]);
 			q++;
 		}
 	}
@@ -123,8 +130,10 @@ INL512 void bsr_vec512(const int B, const struct cpu_bsr *s, int64_t br,
 		for (int u = 1; u < sets; u++)
 			t = _mm512_add_ps(t, a[u][v]);
 		if (B == 16) {
-			if (v < rr)
+			if (v < rr) {
+				SPP_TRACE_STORE(&y[br * B + v], 4);
 				y[br * B + v] = _mm512_reduce_add_ps(t);
+			}
 			continue;
 		}
 		_mm512_storeu_ps(lanes, t);
@@ -134,8 +143,10 @@ INL512 void bsr_vec512(const int B, const struct cpu_bsr *s, int64_t br,
 
 			for (int c = 0; c < B; c++)
 				sum += lanes[h * B + c];
-			if (r < rr)
+			if (r < rr) {
+				SPP_TRACE_STORE(&y[br * B + r], 4);
 				y[br * B + r] = sum;
+			}
 		}
 	}
 }

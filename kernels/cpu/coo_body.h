@@ -19,6 +19,7 @@ SIMD_INL void coo_empty_row(float *yr, int64_t cw, const struct spp_epi *e, int6
 {
 	float v = cpu_epi1(e, row, 0.0f);
 
+	SPP_TRACE_STORE(yr, cw * 4);
 	if (v == 0.0f && !signbit(v)) {
 		memset(yr, 0, (size_t)cw * sizeof(*yr));
 		return;
@@ -38,7 +39,8 @@ SIMD_INL void coo_chunk(const int nv, const int full, const struct cpu_coo *c,
 		int32_t r = c->row[z];
 		int64_t q = z + 1;
 
-		while (q < z1 && c->row[q] == r)
+		SPP_TRACE_LOAD(&c->row[z], 4);
+		while (q < z1 && (SPP_TRACE_LOAD(&c->row[q], 4), c->row[q] == r))
 			q++;
 		for (; cur < r; cur++)
 			coo_empty_row(y + cur * n, cw, e, cur);
@@ -63,16 +65,22 @@ SIMD_TARGET void SIMD_NAME(cpu_coo_part)(const struct spp_encoded *w, int64_t z0
 			int32_t r = c->row[z];
 			int64_t e = z + 1;
 
-			while (e < z1 && c->row[e] == r)
+			SPP_TRACE_LOAD(&c->row[z], 4);
+			while (e < z1 && (SPP_TRACE_LOAD(&c->row[e], 4), c->row[e] == r))
 				e++;
-			for (; cur < r; cur++)
+			for (; cur < r; cur++) {
+				SPP_TRACE_STORE(&y[cur], 4);
 				y[cur] = cpu_epi1(ep, cur, 0.0f);
+			}
+			SPP_TRACE_STORE(&y[r], 4);
 			y[r] = cpu_epi1(ep, r, simd_hsum(dot(0, 0, c->col + z, c->val + z, e - z, x, simd_zero())));
 			cur = (int64_t)r + 1;
 			z = e;
 		}
-		for (; cur < r1; cur++)
+		for (; cur < r1; cur++) {
+			SPP_TRACE_STORE(&y[cur], 4);
 			y[cur] = cpu_epi1(ep, cur, 0.0f);
+		}
 		return;
 	}
 	for (int64_t j0 = 0; j0 < n; j0 += SIMD_CHUNK) {

@@ -202,8 +202,12 @@ static inline __attribute__((always_inline)) float cpu_nm_seg_dot(const struct c
 {
 	float acc = 0;
 
-	for (int64_t p = 0; p < len; p++)
+	for (int64_t p = 0; p < len; p++) {
+		SPP_TRACE_LOAD(&s->val[S0 + p], 4);
+		SPP_TRACE_LOAD(s->pos + ((S0 + p) * s->bits >> 3), 8);
+		SPP_TRACE_LOAD(&x[p / s->keep * s->group + cpu_nm_pos(s, S0 + p)], 4);
 		acc += s->val[S0 + p] * x[p / s->keep * s->group + cpu_nm_pos(s, S0 + p)];
+	}
 	return acc;
 }
 

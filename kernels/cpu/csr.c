@@ -218,7 +218,7 @@ static int csr_buffers(const struct spp_encoded *w, struct spp_trace_buffer *b)
 }
 
 static const struct spp_trace_ops csr_trace = {
-	"row", 0, 1, sizeof(struct cpu_csr), csr_part_lo, csr_narrow, csr_buffers,
+	"row", 1, sizeof(struct cpu_csr), csr_part_lo, csr_narrow, csr_buffers,
 };
 
 const struct spp_format_ops SPP_CPU_OPS(csr) = {

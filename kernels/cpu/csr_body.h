@@ -20,6 +20,8 @@ SIMD_INL void csr_chunk(const int nv, const int full, const struct cpu_csr *c,
 			int32_t lo = c->ptr[t * m + i], hi = c->ptr[t * m + i + 1];
 			const struct spp_epi *et = t == c->tiles - 1 ? e : NULL;
 
+			SPP_TRACE_LOAD(&c->ptr[t * m + i], 8);
+
 			/* an empty segment adds nothing; the last still applies the epilogue */
 			if (t > 0 && lo == hi && !(et && et->kind))
 				continue;

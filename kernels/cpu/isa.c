@@ -3,6 +3,8 @@
  * (cpuid) and what the OS saves on a context switch (xgetbv), since a CPU
  * with AVX-512 under an OS that does not save zmm state must not use it.
  */
+#include <stdlib.h>
+
 #include "kernels/cpu/cpu.h"
 
 #if CPU_X86
@@ -27,7 +29,7 @@ const char *spp_isa_name(enum spp_isa isa)
 	}
 }
 
-enum spp_isa spp_isa_detect(void)
+enum spp_isa spp_isa_cpu(void)
 {
 #if CPU_X86
 	unsigned a, b, c, d;
@@ -55,4 +57,15 @@ enum spp_isa spp_isa_detect(void)
 		return SPP_ISA_AVX2;
 #endif
 	return SPP_ISA_PORTABLE;
+}
+
+enum spp_isa spp_isa_detect(void)
+{
+	enum spp_isa cpu = spp_isa_cpu();
+	const char *cap = getenv("SPPROF_ISA");
+
+	for (int i = 0; cap && *cap && i < SPP_ISA_COUNT; i++)
+		if (strcmp(cap, spp_isa_name((enum spp_isa)i)) == 0)
+			return (enum spp_isa)i < cpu ? (enum spp_isa)i : cpu;
+	return cpu;
 }

@@ -249,7 +249,7 @@ static int nm_buffers(const struct spp_encoded *w, struct spp_trace_buffer *b)
 
 /* at N = 1 the vector kernels read x by whole vectors, the portable one element by element */
 static const struct spp_trace_ops nm_trace = {
-	"row", 1, 1, sizeof(struct cpu_nm), nm_part_lo, nm_narrow, nm_buffers,
+	"row", 1, sizeof(struct cpu_nm), nm_part_lo, nm_narrow, nm_buffers,
 };
 
 #define NM_OPS(N, M, COLOUR)                                                   \

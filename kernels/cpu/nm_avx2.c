@@ -30,14 +30,15 @@ INL256 float nm_dot256(const struct cpu_nm *s, int64_t S0, int64_t len, const fl
 		__m256i idx, m = tail_mask256(len - sl < 8 ? len - sl : 8);
 		__m256 xv;
 
+		SPP_TRACE_LOAD(s->pos + (bit >> 3), 8);
 		memcpy(&v, s->pos + (bit >> 3), 8);
 		idx = _mm256_add_epi32(lg, _mm256_cvtepu8_epi32(_mm_cvtsi64_si128(
 			(long long)_pdep_u64(v >> (bit & 7), rep))));
-		xv = _mm256_mask_i32gather_ps(_mm256_setzero_ps(), x + c, idx, _mm256_castsi256_ps(m), 4);
+		xv = simd_mask_gather(x + c, idx, m);
 		if ((sl / 8) & 1)
-			a1 = _mm256_fmadd_ps(_mm256_maskload_ps(val + sl, m), xv, a1);
+			a1 = _mm256_fmadd_ps(simd_maskz_loadu(m, val + sl), xv, a1);
 		else
-			a0 = _mm256_fmadd_ps(_mm256_maskload_ps(val + sl, m), xv, a0);
+			a0 = _mm256_fmadd_ps(simd_maskz_loadu(m, val + sl), xv, a0);
 	}
 	return hsum256(_mm256_add_ps(a0, a1));
 }
@@ -96,8 +97,8 @@ INL256 void nm_rows256_perm(const int wide, const int nr, const struct cpu_nm *s
 		a[u] = _mm256_setzero_ps();
 	for (t = 0; t < steps; t++) {
 		const float *xc = x + t * win;
-		__m256 x0 = _mm256_loadu_ps(xc), x1 = _mm256_loadu_ps(xc + 8);
-		__m256 x2 = wide ? _mm256_loadu_ps(xc + 16) : x0, x3 = wide ? _mm256_loadu_ps(xc + 24) : x1;
+		__m256 x0 = simd_loadu(xc), x1 = simd_loadu(xc + 8);
+		__m256 x2 = wide ? simd_loadu(xc + 16) : x0, x3 = wide ? simd_loadu(xc + 24) : x1;
 
 		if (nr == 4) {
 			const char *pf = (const char *)(s->val + S0) + NM_PF + t * 128;
@@ -115,6 +116,7 @@ INL256 void nm_rows256_perm(const int wide, const int nr, const struct cpu_nm *s
 			__m256i idx;
 			__m256 xv;
 
+			SPP_TRACE_LOAD(s->pos + (bit >> 3), 8);
 			memcpy(&v, s->pos + (bit >> 3), 8);
 			idx = _mm256_add_epi32(lg, _mm256_and_si256(_mm256_srlv_epi32(
 				_mm256_set1_epi32((int)(uint32_t)(v >> (bit & 7))), sh), pm));
@@ -126,7 +128,7 @@ INL256 void nm_rows256_perm(const int wide, const int nr, const struct cpu_nm *s
 				xv = _mm256_blend_ps(xv, _mm256_blend_ps(_mm256_permutevar8x32_ps(x2, idx),
 									 _mm256_permutevar8x32_ps(x3, idx), 0xC0),
 						     0xF0);
-			a[u] = _mm256_fmadd_ps(_mm256_loadu_ps(s->val + S), xv, a[u]);
+			a[u] = _mm256_fmadd_ps(simd_loadu(s->val + S), xv, a[u]);
 		}
 	}
 	if (nr == 4)
@@ -138,6 +140,9 @@ INL256 void nm_rows256_perm(const int wide, const int nr, const struct cpu_nm *s
 		int64_t S = S0 + u * len + t * 8;
 		float acc = sum[u] + cpu_nm_seg_dot(s, S, len - t * 8, x + t * win) + (first ? 0 : y[row + u]);
 
+		if (!first)
+			SPP_TRACE_LOAD(&y[row + u], 4);
+		SPP_TRACE_STORE(&y[row + u], 4);
 		y[row + u] = cpu_epi1(e, row + u, acc);
 	}
 }
@@ -171,6 +176,7 @@ INL256 void nm_rows256_perm(const int wide, const int nr, const struct cpu_nm *s
 				uint64_t v_;                                                     \
 				__m256i col_;                                                    \
                                                                                                  \
+				SPP_TRACE_LOAD((s)->pos + (bit_ >> 3), 8);                       \
 				memcpy(&v_, (s)->pos + (bit_ >> 3), 8);                           \
 				col_ = _mm256_add_epi32(                                         \
 					_mm256_add_epi32(lg_, _mm256_set1_epi32((int)((p_ >> ks_) * group_))), \
@@ -182,8 +188,10 @@ INL256 void nm_rows256_perm(const int wide, const int nr, const struct cpu_nm *s
 					BODY(S_ + u_, (x) + off_[u_], u_);                       \
 			}                                                                        \
 		}                                                                                \
-		for (; p_ < p1_; p_++)                                                           \
+		for (; p_ < p1_; p_++) {                                                         \
+			SPP_TRACE_LOAD((s)->pos + (((S0) + p_) * (s)->bits >> 3), 8);            \
 			BODY((S0) + p_, (x) + (p_ / keep_ * group_ + cpu_nm_pos(s, (S0) + p_)) * (n), p_); \
+		}                                                                                \
 	} while (0)
 
 /* N >= 2: a Y row chunk in registers over one segment (NM_SLOTS's S0, ng, x). */
@@ -200,7 +208,7 @@ INL256 void nm_seg256(const int nv, const int full, __m256i mt, const int fast,
 	}
 #define NM_SEG_BODY(S, xr, u)                                                                    \
 	do {                                                                                     \
-		__m256 wv_ = _mm256_broadcast_ss(s->val + (S));                                   \
+		__m256 wv_ = simd_bcast(s->val + (S));                                   \
 		const int set_ = (int)((u) & 1);                                                 \
 		_Pragma("GCC unroll 4")                                                          \
 		for (int v = 0; v < nv; v++)                                                     \
@@ -223,23 +231,24 @@ INL256 void nm_seg256_64(const int fast, const struct cpu_nm *s, int64_t S0, int
 			 const float *x, int64_t n, float *yr, int zero, const struct spp_epi *e,
 			 int64_t row)
 {
+	const __m256i mt_all = _mm256_set1_epi32(-1);
 	__m256 a[8];
 
 #pragma GCC unroll 8
 	for (int v = 0; v < 8; v++)
-		a[v] = zero ? _mm256_setzero_ps() : _mm256_loadu_ps(yr + 8 * v);
+		a[v] = zero ? _mm256_setzero_ps() : simd_loadu(yr + 8 * v);
 #define NM_SEG_BODY(S, xr, u)                                                                    \
 	do {                                                                                     \
-		__m256 wv_ = _mm256_broadcast_ss(s->val + (S));                                   \
+		__m256 wv_ = simd_bcast(s->val + (S));                                   \
 		_Pragma("GCC unroll 8")                                                          \
 		for (int v = 0; v < 8; v++)                                                      \
-			a[v] = _mm256_fmadd_ps(wv_, _mm256_loadu_ps((xr) + 8 * v), a[v]);        \
+			a[v] = _mm256_fmadd_ps(wv_, simd_loadu((xr) + 8 * v), a[v]);        \
 	} while (0)
 	NM_SLOTS(s, S0, ng, x, n, fast, NM_SEG_BODY);
 #undef NM_SEG_BODY
 #pragma GCC unroll 8
 	for (int v = 0; v < 8; v++)
-		_mm256_storeu_ps(yr + 8 * v, simd_epi(e, row, a[v]));
+		simd_st(1, mt_all, yr + 8 * v, simd_epi(e, row, a[v]));
 }
 
 /* N >= 2: a chunk of Y's columns, one K tile over all rows of the part before the next. */
@@ -298,6 +307,9 @@ INL256 void nm_vec256(const struct cpu_nm *s, int64_t r0, int64_t r1, const floa
 			float acc = (gather ? nm_dot256(s, S0, len, x + c0) : cpu_nm_seg_dot(s, S0, len, x + c0)) +
 				    (g0 == 0 ? 0 : y[i]);
 
+			if (g0)
+				SPP_TRACE_LOAD(&y[i], 4);
+			SPP_TRACE_STORE(&y[i], 4);
 			y[i] = cpu_epi1(et, i, acc);
 		}
 		g0 = g1;

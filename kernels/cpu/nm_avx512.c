@@ -12,6 +12,7 @@ INL512 uint64_t nm_pos8(const struct cpu_nm *s, int64_t S, uint64_t rep)
 	int64_t bit = S * s->bits;
 	uint64_t v;
 
+	SPP_TRACE_LOAD(s->pos + (bit >> 3), 8);
 	memcpy(&v, s->pos + (bit >> 3), 8);
 	return _pdep_u64(v >> (bit & 7), rep);
 }
@@ -69,11 +70,11 @@ INL512 float nm_dot512(const int nx, const struct cpu_nm *s, int64_t S0, int64_t
 			_mm_prefetch((const char *)s->pos + (S0 + sl + DOT_PF) * s->bits / 8, _MM_HINT_T0);
 #pragma GCC unroll 4
 		for (int v = 0; v < nx; v++) {
-			xs0[v] = _mm512_loadu_ps(x + c + 16 * v);
-			xs1[v] = _mm512_loadu_ps(x + c + win + 16 * v);
+			xs0[v] = simd_loadu(x + c + 16 * v);
+			xs1[v] = simd_loadu(x + c + win + 16 * v);
 		}
-		a0 = _mm512_fmadd_ps(_mm512_loadu_ps(val + sl), nm_permx(nx, i0, xs0), a0);
-		a1 = _mm512_fmadd_ps(_mm512_loadu_ps(val + sl + 16), nm_permx(nx, i1, xs1), a1);
+		a0 = _mm512_fmadd_ps(simd_loadu(val + sl), nm_permx(nx, i0, xs0), a0);
+		a1 = _mm512_fmadd_ps(simd_loadu(val + sl + 16), nm_permx(nx, i1, xs1), a1);
 	}
 	/* the rest one window at a time, x past K read as 0, slots past the segment masked */
 	for (; wi * 16 < slots; wi++) {
@@ -88,10 +89,10 @@ INL512 float nm_dot512(const int nx, const struct cpu_nm *s, int64_t S0, int64_t
 			int64_t left = k - c - 16 * v;
 			__mmask16 mx = left <= 0 ? 0 : tail_mask512(left < 16 ? left : 16);
 
-			xs[v] = _mm512_maskz_loadu_ps(mx, x + c + 16 * v);
+			xs[v] = simd_maskz_loadu(mx, x + c + 16 * v);
 		}
 		/* masked: a lane past the segment must not add 0 * inf */
-		a0 = _mm512_mask3_fmadd_ps(_mm512_maskz_loadu_ps(ms, val + sl), nm_permx(nx, idx, xs), a0, ms);
+		a0 = _mm512_mask3_fmadd_ps(simd_maskz_loadu(ms, val + sl), nm_permx(nx, idx, xs), a0, ms);
 	}
 	return _mm512_reduce_add_ps(_mm512_add_ps(a0, a1));
 }
@@ -155,7 +156,7 @@ INL512 void nm_seg512(const int nv, const int full, const int KEEP, const int GR
 #pragma GCC unroll 2
 				for (int u = 0; u < 2; u++) {
 					const float *xr = x + o[j + u];
-					__m512 wv = _mm512_set1_ps(vp[j + u]);
+					__m512 wv = simd_bcast(vp + j + u);
 
 #pragma GCC unroll 4
 					for (int v = 0; v < nv; v++)
@@ -164,7 +165,7 @@ INL512 void nm_seg512(const int nv, const int full, const int KEEP, const int GR
 			}
 			if (j < cnt) {
 				const float *xr = x + o[j];
-				__m512 wv = _mm512_set1_ps(vp[j]);
+				__m512 wv = simd_bcast(vp + j);
 
 #pragma GCC unroll 4
 				for (int v = 0; v < nv; v++)
@@ -177,7 +178,9 @@ INL512 void nm_seg512(const int nv, const int full, const int KEEP, const int GR
 
 			for (int64_t q = 0; q < keep; q++) {
 				const float *xr = xg + (int64_t)cpu_nm_pos(s, S0 + g * keep + q) * n;
-				__m512 wv = _mm512_set1_ps(val[g * keep + q]);
+				__m512 wv = simd_bcast(val + g * keep + q);
+
+				SPP_TRACE_LOAD(s->pos + ((S0 + g * keep + q) * s->bits >> 3), 8);
 
 #pragma GCC unroll 4
 				for (int v = 0; v < nv; v++)
@@ -249,6 +252,9 @@ CPU_AVX512 void cpu_nm_part_avx512(const struct spp_encoded *w, int64_t r0,
 					d = nm_dot512(2, s, S0, len, w->k - c0, x + c0);
 				else
 					d = nm_dot512(4, s, S0, len, w->k - c0, x + c0);
+				if (g0)
+					SPP_TRACE_LOAD(&y[i], 4);
+				SPP_TRACE_STORE(&y[i], 4);
 				y[i] = g0 == 0 ? d : y[i] + d;
 			}
 			g0 = g1;

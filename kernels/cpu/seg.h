@@ -51,6 +51,8 @@ SIMD_INL void seg(const int nv, const int full, simd_m mt,
 			const float *xr = x + colat(ci, col, j + u) * n;
 			simd_f wv = simd_bcast(val + j + u);
 
+			SPP_TRACE_LOAD((const char *)col + (j + u) * (ci ? 2 : 4), ci ? 2 : 4);
+
 #pragma GCC unroll 4
 			for (int v = 0; v < nv; v++)
 				a[u][v] = simd_fmadd(wv, simd_ld(full || v < nv - 1, mt, xr + SIMD_VL * v), a[u][v]);
@@ -59,6 +61,8 @@ SIMD_INL void seg(const int nv, const int full, simd_m mt,
 	if (j < len) {
 		const float *xr = x + colat(ci, col, j) * n;
 		simd_f wv = simd_bcast(val + j);
+
+		SPP_TRACE_LOAD((const char *)col + j * (ci ? 2 : 4), ci ? 2 : 4);
 
 #pragma GCC unroll 4
 		for (int v = 0; v < nv; v++)
@@ -120,18 +124,30 @@ SIMD_INL float dot_scalar(const int ci, const void *col, const float *val, int64
 	float a0 = 0, a1 = 0, a2 = 0, a3 = 0;
 	int64_t j = 0;
 
+	/* the trace of products j..j+cnt-1: each value, index and element of x */
+#define DOT_TRACE(j, cnt)                                                      \
+	for (int q_ = 0; q_ < (cnt); q_++) {                                   \
+		SPP_TRACE_LOAD(val + (j) + q_, 4);                             \
+		SPP_TRACE_LOAD((const char *)col + ((j) + q_) * (ci ? 2 : 4), ci ? 2 : 4); \
+		SPP_TRACE_LOAD(x + colat(ci, col, (j) + q_), 4);               \
+	}
+
 	for (; j + 4 <= len; j += 4) {
 		if ((j & 15) == 0) {
 			_mm_prefetch((const char *)(val + j + DOT_PF), _MM_HINT_T0);
 			_mm_prefetch((const char *)col + (j + DOT_PF) * (ci ? 2 : 4), _MM_HINT_T0);
 		}
+		DOT_TRACE(j, 4);
 		a0 += val[j] * x[colat(ci, col, j)];
 		a1 += val[j + 1] * x[colat(ci, col, j + 1)];
 		a2 += val[j + 2] * x[colat(ci, col, j + 2)];
 		a3 += val[j + 3] * x[colat(ci, col, j + 3)];
 	}
-	for (; j < len; j++)
+	for (; j < len; j++) {
+		DOT_TRACE(j, 1);
 		a0 += val[j] * x[colat(ci, col, j)];
+	}
+#undef DOT_TRACE
 	return (a0 + a1) + (a2 + a3);
 }
 
@@ -146,13 +162,19 @@ SIMD_INL void csr_rows_n1(const struct cpu_csr *c, int64_t m, int64_t r0, int64_
 	for (int64_t t = 0; t < c->tiles; t++)
 		for (int64_t i = r0; i < r1; i++) {
 			int32_t lo = c->ptr[t * m + i], hi = c->ptr[t * m + i + 1];
-			float d = lo == hi ? 0.0f
+			float d;
+
+			SPP_TRACE_LOAD(&c->ptr[t * m + i], 8);
+			d = lo == hi ? 0.0f
 				: SPP_SCALAR_DOT && !skip
 				? dot_scalar(1, c->col + lo, c->val + lo, hi - lo, x + t * c->tile_w)
 				: simd_hsum(dot(1, skip, c->col + lo, c->val + lo, hi - lo,
 						x + t * c->tile_w, simd_zero()));
 
+			if (t)
+				SPP_TRACE_LOAD(&y[i], 4);
 			d = t == 0 ? d : y[i] + d;
+			SPP_TRACE_STORE(&y[i], 4);
 			y[i] = t == c->tiles - 1 ? cpu_epi1(e, i, d) : d;
 		}
 }

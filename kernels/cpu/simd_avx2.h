@@ -24,8 +24,6 @@ typedef __m256i simd_i;
 typedef __m256i simd_m;
 
 #define simd_zero() _mm256_setzero_ps()
-#define simd_bcast(p) _mm256_broadcast_ss(p)
-#define simd_loadu(p) _mm256_loadu_ps(p)
 #define simd_add(a, b) _mm256_add_ps(a, b)
 #define simd_max(a, b) _mm256_max_ps(a, b)
 #define simd_fmadd(a, b, c) _mm256_fmadd_ps(a, b, c)
@@ -50,21 +48,66 @@ INL256 __m256i tail_mask256(int64_t r)
 
 #define simd_first(left) tail_mask256(left)
 #define simd_chunk_tail(cw) tail_mask256((cw) % 8 ? (cw) % 8 : 8)
-#define simd_maskz_loadu(m, p) _mm256_maskload_ps(p, m)
-#define simd_gather(x, idx) _mm256_i32gather_ps(x, idx, 4)
+
+/* The lanes of a vector mask as bits (bit l: lane l), for the trace points. */
+#define lanes256(m) ((unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(m)))
+
+/*
+ * The loads, each traced in the simulator's copy (kernels/trace.h): a
+ * broadcast its 4 bytes, a masked load its lanes, a gather each element.
+ */
+INL256 simd_f simd_bcast(const float *p)
+{
+	SPP_TRACE_LOAD(p, 4);
+	return _mm256_broadcast_ss(p);
+}
+
+INL256 simd_f simd_loadu(const float *p)
+{
+	SPP_TRACE_LOAD(p, 32);
+	return _mm256_loadu_ps(p);
+}
+
+INL256 simd_f simd_maskz_loadu(simd_m m, const float *p)
+{
+	SPP_TRACE_MASKED(p, 4, lanes256(m), 0);
+	return _mm256_maskload_ps(p, m);
+}
+
+#ifdef SPP_TRACE
+INL256 void trace_gather256(const float *x, __m256i idx, unsigned lanes)
+{
+	int32_t i[8];
+
+	_mm256_storeu_si256((__m256i *)i, idx);
+	spp_trace_gather(x, i, 8, lanes, 4);
+}
+#else
+#define trace_gather256(x, idx, lanes) ((void)0)
+#endif
+
+INL256 simd_f simd_gather(const float *x, simd_i idx)
+{
+	trace_gather256(x, idx, 0xff);
+	return _mm256_i32gather_ps(x, idx, 4);
+}
 
 /* x[idx] in the lanes of m, 0 elsewhere. */
-#define simd_mask_gather(x, idx, m) \
-	_mm256_mask_i32gather_ps(_mm256_setzero_ps(), x, idx, _mm256_castsi256_ps(m), 4)
+INL256 simd_f simd_mask_gather(const float *x, simd_i idx, simd_m m)
+{
+	trace_gather256(x, idx, lanes256(m));
+	return _mm256_mask_i32gather_ps(_mm256_setzero_ps(), x, idx, _mm256_castsi256_ps(m), 4);
+}
 
 /* Full, or the lanes of m (the others 0). */
 INL256 simd_f simd_ld(int full, simd_m m, const float *p)
 {
-	return full ? _mm256_loadu_ps(p) : _mm256_maskload_ps(p, m);
+	return full ? simd_loadu(p) : simd_maskz_loadu(m, p);
 }
 
 INL256 void simd_st(int full, simd_m m, float *p, simd_f v)
 {
+	SPP_TRACE_MASKED(p, 4, full ? 0xff : lanes256(m), 1);
 	if (full)
 		_mm256_storeu_ps(p, v);
 	else
@@ -79,6 +122,8 @@ INL256 void simd_st(int full, simd_m m, float *p, simd_f v)
 INL256 simd_i simd_idx(const int ci, const void *col, int64_t j, int64_t left, simd_m m)
 {
 	(void)m;
+	SPP_TRACE_MASKED((const char *)col + j * (ci ? 2 : 4), ci ? 2 : 4,
+			 left >= 8 ? 0xff : (1u << left) - 1, 0);
 	if (left >= 8)
 		return ci ? _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)((const uint16_t *)col + j)))
 			  : _mm256_loadu_si256((const __m256i *)((const int32_t *)col + j));

@@ -23,8 +23,6 @@ typedef __m512i simd_i;
 typedef __mmask16 simd_m;
 
 #define simd_zero() _mm512_setzero_ps()
-#define simd_bcast(p) _mm512_set1_ps(*(p))
-#define simd_loadu(p) _mm512_loadu_ps(p)
 #define simd_add(a, b) _mm512_add_ps(a, b)
 #define simd_max(a, b) _mm512_max_ps(a, b)
 #define simd_fmadd(a, b, c) _mm512_fmadd_ps(a, b, c)
@@ -33,11 +31,52 @@ typedef __mmask16 simd_m;
 /* Lanes below left set (left >= 1; from 16 up, all). */
 #define simd_first(left) ((left) >= 16 ? 0xffff : (__mmask16)((1u << (left)) - 1))
 
-#define simd_maskz_loadu(m, p) _mm512_maskz_loadu_ps(m, p)
-#define simd_gather(x, idx) _mm512_i32gather_ps(idx, x, 4)
+/*
+ * The loads, each traced in the simulator's copy (kernels/trace.h): a
+ * broadcast its 4 bytes, a masked load its lanes, a gather each element.
+ */
+INL512 simd_f simd_bcast(const float *p)
+{
+	SPP_TRACE_LOAD(p, 4);
+	return _mm512_set1_ps(*p);
+}
+
+INL512 simd_f simd_loadu(const float *p)
+{
+	SPP_TRACE_LOAD(p, 64);
+	return _mm512_loadu_ps(p);
+}
+
+INL512 simd_f simd_maskz_loadu(simd_m m, const float *p)
+{
+	SPP_TRACE_MASKED(p, 4, m, 0);
+	return _mm512_maskz_loadu_ps(m, p);
+}
+
+#ifdef SPP_TRACE
+INL512 void trace_gather512(const float *x, __m512i idx, __mmask16 m)
+{
+	int32_t i[16];
+
+	_mm512_storeu_si512(i, idx);
+	spp_trace_gather(x, i, 16, m, 4);
+}
+#else
+#define trace_gather512(x, idx, m) ((void)0)
+#endif
+
+INL512 simd_f simd_gather(const float *x, simd_i idx)
+{
+	trace_gather512(x, idx, 0xffff);
+	return _mm512_i32gather_ps(idx, x, 4);
+}
 
 /* x[idx] in the lanes of m, 0 elsewhere. */
-#define simd_mask_gather(x, idx, m) _mm512_mask_i32gather_ps(_mm512_setzero_ps(), m, idx, x, 4)
+INL512 simd_f simd_mask_gather(const float *x, simd_i idx, simd_m m)
+{
+	trace_gather512(x, idx, m);
+	return _mm512_mask_i32gather_ps(_mm512_setzero_ps(), m, idx, x, 4);
+}
 
 /* The last vector of a chunk of cw (1..64) columns: lanes below cw % 16, or all. */
 INL512 __mmask16 tail_mask512(int64_t r)
@@ -50,11 +89,12 @@ INL512 __mmask16 tail_mask512(int64_t r)
 /* Full, or the lanes of m (the others 0). */
 INL512 simd_f simd_ld(int full, simd_m m, const float *p)
 {
-	return full ? _mm512_loadu_ps(p) : _mm512_maskz_loadu_ps(m, p);
+	return full ? simd_loadu(p) : simd_maskz_loadu(m, p);
 }
 
 INL512 void simd_st(int full, simd_m m, float *p, simd_f v)
 {
+	SPP_TRACE_MASKED(p, 4, full ? 0xffff : m, 1);
 	if (full)
 		_mm512_storeu_ps(p, v);
 	else
@@ -65,6 +105,7 @@ INL512 void simd_st(int full, simd_m m, float *p, simd_f v)
 INL512 simd_i simd_idx(const int ci, const void *col, int64_t j, int64_t left, simd_m m)
 {
 	(void)left;
+	SPP_TRACE_MASKED((const char *)col + j * (ci ? 2 : 4), ci ? 2 : 4, m, 0);
 	if (ci)
 		return _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, (const uint16_t *)col + j));
 	return _mm512_maskz_loadu_epi32(m, (const int32_t *)col + j);

@@ -26,6 +26,7 @@
 #include "counters/counters.h"
 #include "counters/sim.h"
 #include "kernels/kernels.h"
+#include "kernels/trace.h"
 #include "profiler/machine.h"
 #include "test/harness.h"
 
@@ -240,10 +241,14 @@ static float *aligned_floats(size_t n)
 	return p;
 }
 
-/* A replay of the traced kernel of format key, cold (from empty caches) unless warm. */
-static void replay_in(const char *key, const float *wv, int64_t m, int64_t k, int64_t n,
-		      int threads, const char *model, uint64_t budget, int warm,
-		      struct spp_cache_figures *f, float *y_out)
+/*
+ * A replay of format key's traced kernel for isa, cold (from empty caches)
+ * unless warm; with y_out its Y, checked against the reference. *bytes
+ * (when not NULL) gets the lines of the encoding's buffers.
+ */
+static void replay_isa(const char *key, const float *wv, int64_t m, int64_t k, int64_t n,
+		       int threads, const char *model, uint64_t budget, int warm, enum spp_isa isa,
+		       struct spp_cache_figures *f, float *y_out, double *w_lines)
 {
 	const struct spp_format_ops *ops = spp_cpu_format_find(key);
 	struct spp_matrix w = {m, k, wv};
@@ -257,7 +262,15 @@ static void replay_in(const char *key, const float *wv, int64_t m, int64_t k, in
 		x[i] = (float)((i * 7) % 13) - 6.0f;
 	assert_int_equal(spp_sim_geometry_parse(model, &g, &err), 0);
 	assert_int_equal(ops->encode(&w, threads, n, &enc, &err), 0);
-	assert_int_equal(spp_sim_replay(&g, threads, budget, warm, &enc, x, y, n, f, &err), 0);
+	assert_int_equal(spp_sim_replay(&g, threads, budget, warm, isa, &enc, x, y, n, f, &err), 0);
+	if (w_lines) {
+		struct spp_trace_buffer b[SPP_TRACE_MAX_BUFFERS];
+		int nb = enc.ops->trace->buffers(&enc, b);
+
+		*w_lines = 0;
+		for (int i = 0; i < nb; i++)
+			*w_lines += ceil((double)b[i].bytes / 64);
+	}
 	if (y_out) {
 		float *ref = calloc((size_t)(m * n), sizeof(float));
 
@@ -270,6 +283,14 @@ static void replay_in(const char *key, const float *wv, int64_t m, int64_t k, in
 	ops->release(&enc);
 	free(x);
 	free(y);
+}
+
+/* The portable kernel's replay. */
+static void replay_in(const char *key, const float *wv, int64_t m, int64_t k, int64_t n,
+		      int threads, const char *model, uint64_t budget, int warm,
+		      struct spp_cache_figures *f, float *y_out)
+{
+	replay_isa(key, wv, m, k, n, threads, model, budget, warm, SPP_ISA_PORTABLE, f, y_out, NULL);
 }
 
 static void replay(const char *key, const float *wv, int64_t m, int64_t k, int64_t n,
@@ -307,6 +328,54 @@ static void test_replay_formats(void **state)
 	}
 	free(w);
 	free(y);
+}
+
+/*
+ * Every traced kernel, portable and each vector ISA this CPU has, at
+ * N = 1 and N = 19: its output is right (replay_isa checks Y), and with
+ * caches that hold everything its misses are the compulsory ones, each
+ * line of the encoding's buffers, of X (every column is used) and of Y
+ * once: a trace point missing on a buffer, or an access outside the
+ * buffers, shows here. The note names the ISA replayed. (The edges of
+ * shapes are the kernels tests' work.)
+ */
+static void test_replay_isa_footprint(void **state)
+{
+	static const char *const keys[] = {"csr", "coo", "bsr4", "bsr16", "bitmask", "nm2_4"};
+	static const int64_t ns[] = {1, 19};
+	/* whole 16 x 16 blocks: the portable bsr kernel skips a block's padding */
+	int64_t m = 48, k = 80;
+	float *w = random_matrix(m, k, 0.5, 9), *nm = malloc((size_t)(m * k) * sizeof(float));
+
+	(void)state;
+	/* 2:4: two of each group of four, where they sit turning with the row */
+	for (int64_t i = 0; i < m; i++)
+		for (int64_t j = 0; j < k; j++)
+			nm[i * k + j] = (i + j) % 4 < 2 ? 0.5f + (float)(j % 5) : 0.0f;
+	for (int isa = SPP_ISA_PORTABLE; isa <= (int)spp_isa_detect(); isa++)
+		for (size_t f = 0; f < sizeof(keys) / sizeof(keys[0]); f++)
+			for (size_t q = 0; q < 2; q++) {
+				int64_t n = ns[q];
+				float *y = calloc((size_t)(m * n), sizeof(float));
+				struct spp_cache_figures c;
+				double wl, expect;
+
+				replay_isa(keys[f], strcmp(keys[f], "nm2_4") ? w : nm, m, k, n, 1,
+					   "l1=1M/16,llc=8M/16", 0, 0, (enum spp_isa)isa, &c, y, &wl);
+				expect = wl + ceil((double)(k * n) * 4 / 64) + ceil((double)(m * n) * 4 / 64);
+				print_message("%s %s N=%lld: misses %.0f, footprint %.0f lines\n",
+					      spp_isa_name((enum spp_isa)isa), keys[f], (long long)n,
+					      c.v[SPP_CEV_LLC_MISSES], expect);
+				assert_true(c.v[SPP_CEV_L1D_MISSES] == c.v[SPP_CEV_LLC_MISSES]);
+				/* bitmask's kernels never read ptr[m], alone on a line at m = 48 */
+				assert_true(c.v[SPP_CEV_LLC_MISSES] <= expect &&
+					    c.v[SPP_CEV_LLC_MISSES] >= expect - (strcmp(keys[f], "bitmask") == 0));
+				assert_null(strstr(c.note, "outside known buffers"));
+				assert_non_null(strstr(c.note, spp_isa_name((enum spp_isa)isa)));
+				free(y);
+			}
+	free(w);
+	free(nm);
 }
 
 /*
@@ -490,6 +559,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_shared_llc),
 		cmocka_unit_test(test_replay_formats),
 		cmocka_unit_test(test_replay_compulsory),
+		cmocka_unit_test(test_replay_isa_footprint),
 		cmocka_unit_test(test_replay_warm),
 		cmocka_unit_test(test_replay_deterministic),
 		cmocka_unit_test(test_replay_sampled),

@@ -30,6 +30,8 @@ struct spp_sim {
 	struct cache *l1, *l2;  /* per core; l2 NULL when absent */
 	struct cache llc;
 	struct spp_sim_counts *count; /* per core */
+	struct spp_sim_counts muted;  /* where the accesses of a warming pass count */
+	int counting;
 };
 
 static int parse_size(const char *s, const char **end, uint64_t *out)
@@ -217,6 +219,7 @@ int spp_sim_create(const struct spp_sim_geometry *g, int cores, struct spp_sim *
 		s->shift++;
 	s->l1 = calloc((size_t)cores, sizeof(*s->l1));
 	s->count = calloc((size_t)cores, sizeof(*s->count));
+	s->counting = 1;
 	if (!s->l1 || !s->count)
 		goto nomem;
 	if (g->l2.size) {
@@ -262,7 +265,7 @@ static int touch(struct cache *c, uint64_t line)
 
 void spp_sim_access(struct spp_sim *s, int core, uint64_t addr, uint64_t bytes, int store)
 {
-	struct spp_sim_counts *n = &s->count[core];
+	struct spp_sim_counts *n = s->counting ? &s->count[core] : &s->muted;
 	uint64_t first = addr >> s->shift, last = (addr + (bytes ? bytes : 1) - 1) >> s->shift;
 
 	/* write-allocate: a store fills a line as a load does */
@@ -282,6 +285,11 @@ void spp_sim_access(struct spp_sim *s, int core, uint64_t addr, uint64_t bytes, 
 		if (!touch(&s->llc, line))
 			n->llc_miss++;
 	}
+}
+
+void spp_sim_counting(struct spp_sim *s, int on)
+{
+	s->counting = on;
 }
 
 void spp_sim_counts(const struct spp_sim *s, int c, struct spp_sim_counts *out)

@@ -27,9 +27,13 @@
  * it simulates row blocks (64 row units of the format: rows, or block rows
  * for bsr) at a fixed stride, every S-th block of each part starting with
  * the first, and scales the counts by units / simulated units; `sampled`
- * is the fraction simulated. A K-tiled format (spp_trace_ops.tiled: csr,
- * nm) is replayed whole: a sample of its rows overstates the misses of
- * the level that holds a tile's X, which is reused across all the rows.
+ * is the fraction simulated. A K-tiled encoding (csr and nm at N >= 2)
+ * is sampled by whole K tiles instead, every S-th, scaled by columns: a
+ * sample of its rows overstates the misses of the level that holds a
+ * tile's X, which is reused across all the rows. A sampled tile t is
+ * counted after warming passes that leave the caches as the full run
+ * would: tile t - 1 before it (cold), and tile t then tile t - 1 (warm,
+ * so that tile t's own W and X are in the levels that hold the layer).
  */
 #ifndef SPP_COUNTERS_SIM_H
 #define SPP_COUNTERS_SIM_H
@@ -88,6 +92,12 @@ void spp_sim_destroy(struct spp_sim *s);
 
 /* One access of `bytes` (>= 1) bytes at address addr by core `core`. */
 void spp_sim_access(struct spp_sim *s, int core, uint64_t addr, uint64_t bytes, int store);
+
+/*
+ * Count the accesses that follow (on: the default), or only let them
+ * update the caches (off: a warming pass).
+ */
+void spp_sim_counting(struct spp_sim *s, int on);
 
 /* Counts of core c, or the sum over cores when c < 0. */
 void spp_sim_counts(const struct spp_sim *s, int c, struct spp_sim_counts *out);

@@ -38,9 +38,14 @@ struct sink {
 	struct region reg[MAX_REGIONS];
 	int nreg, last;
 	uint64_t unmapped;
-	/* sampling: every stride-th block of `block` row units of each part */
+	/*
+	 * sampling: every stride-th block of `block` row units of each part,
+	 * or (a K-tiled encoding) every tile_stride-th K tile, counted in
+	 * columns; units_total / units_sim scales the counts
+	 */
 	const struct spp_trace_ops *trace;  /* NULL: no sampling */
-	int64_t block, stride, units_total, units_sim;
+	int64_t block, stride, tile_stride, tiles, units_total, units_sim;
+	int warm;               /* tile sampling: warm the caches as the timed runs found them */
 	int64_t *lo, *rlo;      /* scratch partitions (nparts + 1) */
 	void *impl;             /* scratch copy of the encoding's impl struct */
 };
@@ -139,10 +144,34 @@ static void run_block(struct sink *s, const struct spp_encoded *w, spp_part_fn f
 	fn(&wc, p, x, y, n, isa, e);
 }
 
+/* Tile t of part p alone (trace->tile_view); columns of the tile, or -1 when it cannot stand alone. */
+static int64_t run_tile(struct sink *s, const struct spp_encoded *w, spp_part_fn fn, int p,
+			int64_t t, const float *x, float *y, int64_t n, enum spp_isa isa,
+			const struct spp_epi *e)
+{
+	struct spp_encoded wc = *w;
+	int64_t k0, kw;
+
+	memcpy(s->impl, w->impl, s->trace->impl_size);
+	if (s->trace->tile_view(w, s->impl, t, &k0, &kw))
+		return -1;
+	wc.impl = s->impl;
+	wc.k = kw;
+	if (fn)
+		fn(&wc, p, x + k0 * n, y, n, isa, e);
+	return kw;
+}
+
+/* The sampled tiles: every tile_stride-th, from the middle of the first stride. */
+static int tile_sampled(const struct sink *s, int64_t t)
+{
+	return t % s->tile_stride == (s->tile_stride - 1) / 2;
+}
+
 /*
  * The traced kernels' driver: every part in turn on the calling thread,
- * part p on simulated core p mod threads; sampled row blocks when the
- * replay asked for them.
+ * part p on simulated core p mod threads; sampled row blocks or K tiles
+ * when the replay asked for them.
  */
 void spp_trace_run_parts(const struct spp_encoded *w, spp_part_fn fn, const float *x,
 			 float *y, int64_t n, const struct spp_exec *ex)
@@ -162,6 +191,25 @@ void spp_trace_run_parts(const struct spp_encoded *w, spp_part_fn fn, const floa
 			continue;
 		}
 		s->core = (p % threads) % s->cores;
+		if (s->tile_stride > 1) {
+			for (int64_t t = 0; t < s->tiles; t++) {
+				int64_t kw = run_tile(s, w, NULL, p, t, x, y, n, ex->isa, &ex->epi);
+
+				s->units_total += kw;
+				if (!tile_sampled(s, t))
+					continue;
+				/* warming passes, uncounted (spp_sim.h) */
+				spp_sim_counting(s->sim, 0);
+				if (s->warm)
+					run_tile(s, w, fn, p, t, x, y, n, ex->isa, &ex->epi);
+				if (s->warm || t > 0)
+					run_tile(s, w, fn, p, (t + s->tiles - 1) % s->tiles, x, y, n, ex->isa,
+						 &ex->epi);
+				spp_sim_counting(s->sim, 1);
+				s->units_sim += run_tile(s, w, fn, p, t, x, y, n, ex->isa, &ex->epi);
+			}
+			continue;
+		}
 		lo = s->trace ? s->trace->part_lo(w) : NULL;
 		if (!lo || s->stride <= 1) {
 			if (lo)
@@ -287,11 +335,26 @@ int spp_sim_replay(const struct spp_sim_geometry *g, int threads, uint64_t budge
 	units = (double)enc->bytes / 4 > (double)enc->nnz ? (double)enc->bytes / 4 : (double)enc->nnz;
 	est = units * (2 + 3 * ceil((double)n * 4 / g->line));
 	s.block = SAMPLE_BLOCK;
-	/* a warm replay simulates the sampled blocks twice in the one budget */
-	want = (int64_t)ceil(est * (warm ? 2 : 1) /
+	s.tiles = s.trace->tiles ? s.trace->tiles(enc) : 1;
+	/*
+	 * Passes over each sampled unit within the one budget: a warm replay
+	 * simulates the sampled row blocks twice; a sampled tile is counted
+	 * after one warming tile (cold) or two (warm).
+	 */
+	want = (int64_t)ceil(est * (s.tiles > 1 ? (warm ? 3 : 2) : (warm ? 2 : 1)) /
 			     (double)(budget == 0 ? SPP_SIM_DEFAULT_BUDGET : budget));
-	s.stride = want < 1 || s.trace->tiled ? 1 : want;
-	if (warm) { /* the first replay fills the caches as the timed runs found them */
+	s.stride = s.tile_stride = 1;
+	if (want > 1 && s.tiles > 1) {
+		/* whole K tiles, at least one; each sampled one must stand alone */
+		s.tile_stride = want < s.tiles ? want : s.tiles;
+		for (int64_t t = 0; t < s.tiles; t++)
+			if (tile_sampled(&s, t) && run_tile(&s, enc, NULL, 0, t, x, y, n, isa, NULL) < 0)
+				s.tile_stride = 1;
+	} else if (want > 1) {
+		s.stride = want;
+	}
+	s.warm = warm;
+	if (warm && s.tile_stride == 1) { /* the first replay fills the caches as the timed runs found them */
 		cur = &s;
 		ops->spmm(enc, x, y, n, &ex);
 		cur = NULL;
@@ -305,20 +368,25 @@ int spp_sim_replay(const struct spp_sim_geometry *g, int threads, uint64_t budge
 	cur = NULL;
 	if (s.units_sim > 0 && s.units_total > s.units_sim)
 		scale = (double)s.units_total / (double)s.units_sim;
-	figures_from_sim(f, s.sim, g, threads, scale, warm ? base : NULL);
+	figures_from_sim(f, s.sim, g, threads, scale, warm && s.tile_stride == 1 ? base : NULL);
 	f->sampled = s.units_total > 0 ? (double)s.units_sim / (double)s.units_total : 1;
 	len = (size_t)snprintf(f->note, sizeof(f->note),
 			       "simulated: the %s kernel's accesses replayed %s, its %d part%s in "
 			       "turn on %d simulated core%s", spp_isa_name(ex.isa), warm ? "warm (the second of two "
 			       "replays counted)" : "cold (from empty caches)", enc->nparts,
 			       enc->nparts == 1 ? "" : "s", threads, threads == 1 ? "" : "s");
-	if (scale > 1 && len < sizeof(f->note))
+	if (scale > 1 && s.tile_stride > 1 && len < sizeof(f->note))
+		len += (size_t)snprintf(f->note + len, sizeof(f->note) - len,
+					"; 1 in %lld of its %lld K tiles simulated (%.3g%% of the columns), "
+					"counts scaled", (long long)s.tile_stride, (long long)s.tiles,
+					100 * f->sampled);
+	else if (scale > 1 && len < sizeof(f->note))
 		len += (size_t)snprintf(f->note + len, sizeof(f->note) - len,
 					"; %.3g%% of 64-%s blocks simulated, counts scaled",
 					100 * f->sampled, s.trace->unit);
-	if (s.trace->tiled && want > 1 && len < sizeof(f->note))
+	if (s.tiles > 1 && want > s.tile_stride && len < sizeof(f->note))
 		len += (size_t)snprintf(f->note + len, sizeof(f->note) - len,
-					"; replayed whole: a K-tiled kernel's rows are not sampled");
+					"; over its budget: a K-tiled kernel's rows are not sampled");
 	if (s.unmapped && len < sizeof(f->note))
 		snprintf(f->note + len, sizeof(f->note) - len,
 			 "; %llu accesses outside known buffers (not deterministic)",

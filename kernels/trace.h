@@ -53,13 +53,6 @@ struct spp_trace_buffer {
 
 struct spp_trace_ops {
 	const char *unit;       /* a row unit of the partition: "row", "block-row" */
-	/*
-	 * The kernels sweep each K tile over every row of a part before the
-	 * next: a sample of the rows would amortise each tile's X over fewer
-	 * rows (measured: L2 misses 13x a full replay's at a third of the rows
-	 * of a 4096 x 4096 csr at 90 %, N = 64), so such a replay is never sampled.
-	 */
-	int tiled;
 	size_t impl_size;       /* bytes of the encoding's impl struct */
 	/* The partition in row units: part p covers [lo[p], lo[p + 1]). */
 	const int64_t *(*part_lo)(const struct spp_encoded *w);
@@ -72,6 +65,20 @@ struct spp_trace_ops {
 		       int64_t *const scratch[2]);
 	/* The encoding's buffers, at most SPP_TRACE_MAX_BUFFERS; returns how many. */
 	int (*buffers)(const struct spp_encoded *w, struct spp_trace_buffer *out);
+	/*
+	 * A K-tiled format (csr and nm at N >= 2): the kernels sweep each K
+	 * tile over every row of a part before the next, so a sample of the
+	 * rows would amortise each tile's X over fewer rows (measured: L2
+	 * misses 13x a full replay's at a third of the rows of a 4096 x 4096
+	 * csr at 90 %, N = 64); such a replay samples whole tiles instead.
+	 * tiles: how many (NULL: untiled). tile_view: a copy of w's impl
+	 * struct (impl) narrowed to tile t alone, a one-tile encoding of the
+	 * columns [*k0, *k0 + *kw), run on X from its row *k0; returns 0, or
+	 * -1 when the tile cannot stand alone (then the replay is whole).
+	 */
+	int64_t (*tiles)(const struct spp_encoded *w);
+	int (*tile_view)(const struct spp_encoded *w, void *impl, int64_t t, int64_t *k0,
+			 int64_t *kw);
 };
 
 /*

@@ -206,7 +206,8 @@ static int bitmask_buffers(const struct spp_encoded *w, struct spp_trace_buffer 
 
 /* at N = 1 the vector kernels read X in another order than the portable one */
 static const struct spp_trace_ops bitmask_trace = {
-	"row", 0, sizeof(struct cpu_bitmask), bitmask_part_lo, bitmask_narrow, bitmask_buffers,
+	"row", sizeof(struct cpu_bitmask), bitmask_part_lo, bitmask_narrow, bitmask_buffers, NULL,
+	NULL,
 };
 
 const struct spp_format_ops SPP_CPU_OPS(bitmask) = {

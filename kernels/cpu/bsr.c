@@ -221,7 +221,7 @@ static int bsr_buffers(const struct spp_encoded *w, struct spp_trace_buffer *b)
 }
 
 static const struct spp_trace_ops bsr_trace = {
-	"block-row", 0, sizeof(struct cpu_bsr), bsr_part_lo, bsr_narrow, bsr_buffers,
+	"block-row", sizeof(struct cpu_bsr), bsr_part_lo, bsr_narrow, bsr_buffers, NULL, NULL,
 };
 
 #define BSR_OPS(B, COLOUR)                                                     \

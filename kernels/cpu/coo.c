@@ -198,7 +198,7 @@ static int coo_buffers(const struct spp_encoded *w, struct spp_trace_buffer *b)
 }
 
 static const struct spp_trace_ops coo_trace = {
-	"row", 0, sizeof(struct cpu_coo), coo_part_lo, coo_narrow, coo_buffers,
+	"row", sizeof(struct cpu_coo), coo_part_lo, coo_narrow, coo_buffers, NULL, NULL,
 };
 
 const struct spp_format_ops SPP_CPU_OPS(coo) = {

@@ -217,8 +217,26 @@ static int csr_buffers(const struct spp_encoded *w, struct spp_trace_buffer *b)
 	return 3;
 }
 
+static int64_t csr_tiles(const struct spp_encoded *w)
+{
+	return ((const struct cpu_csr *)w->impl)->tiles;
+}
+
+/* Tile t alone: its segment offsets (absolute in col and val) as the only tile's. */
+static int csr_tile_view(const struct spp_encoded *w, void *impl, int64_t t, int64_t *k0,
+			 int64_t *kw)
+{
+	struct cpu_csr *c = impl;
+
+	c->ptr += t * w->m;
+	c->tiles = 1;
+	*k0 = t * c->tile_w;
+	*kw = w->k - *k0 < c->tile_w ? w->k - *k0 : c->tile_w;
+	return 0;
+}
+
 static const struct spp_trace_ops csr_trace = {
-	"row", 1, sizeof(struct cpu_csr), csr_part_lo, csr_narrow, csr_buffers,
+	"row", sizeof(struct cpu_csr), csr_part_lo, csr_narrow, csr_buffers, csr_tiles, csr_tile_view,
 };
 
 const struct spp_format_ops SPP_CPU_OPS(csr) = {

@@ -247,9 +247,35 @@ static int nm_buffers(const struct spp_encoded *w, struct spp_trace_buffer *b)
 	return 2;
 }
 
-/* at N = 1 the vector kernels read x by whole vectors, the portable one element by element */
+static int64_t nm_tiles(const struct spp_encoded *w)
+{
+	const struct cpu_nm *c = w->impl;
+
+	return (c->groups + c->tile_g - 1) / c->tile_g;
+}
+
+/*
+ * Tile t alone: its slots start at storage slot m * g0 * N (cpu_nm_seg),
+ * where the packed positions must start on a byte.
+ */
+static int nm_tile_view(const struct spp_encoded *w, void *impl, int64_t t, int64_t *k0,
+			int64_t *kw)
+{
+	struct cpu_nm *c = impl;
+	int64_t g0 = t * c->tile_g, g1 = cpu_nm_tile_end(c, g0), slot = c->m * g0 * c->keep;
+
+	if (slot * c->bits % 8)
+		return -1;
+	c->val += slot;
+	c->pos += slot * c->bits / 8;
+	c->groups = g1 - g0;
+	*k0 = g0 * c->group;
+	*kw = w->k - *k0 < (g1 - g0) * c->group ? w->k - *k0 : (g1 - g0) * c->group;
+	return 0;
+}
+
 static const struct spp_trace_ops nm_trace = {
-	"row", 1, sizeof(struct cpu_nm), nm_part_lo, nm_narrow, nm_buffers,
+	"row", sizeof(struct cpu_nm), nm_part_lo, nm_narrow, nm_buffers, nm_tiles, nm_tile_view,
 };
 
 #define NM_OPS(N, M, COLOUR)                                                   \

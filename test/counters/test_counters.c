@@ -473,8 +473,8 @@ static double rel(const struct spp_cache_figures *a, const struct spp_cache_figu
 /*
  * Sampling: an untiled format's row blocks, scaled, land near a full
  * replay's accesses and misses at every level (uniform random rows, X
- * larger than L2); a K-tiled one (csr) is replayed whole, since a sample
- * of its rows overstated L2 misses tenfold.
+ * larger than L2); a K-tiled one (csr) is sampled by whole tiles, since a
+ * sample of its rows overstated L2 misses tenfold.
  */
 static void test_replay_sampled(void **state)
 {
@@ -492,11 +492,26 @@ static void test_replay_sampled(void **state)
 	assert_true(rel(&part, &full, SPP_CEV_L1D_ACCESSES) < 0.05);
 	assert_true(rel(&part, &full, SPP_CEV_L1D_MISSES) < 0.05);
 	assert_true(rel(&part, &full, SPP_CEV_L2_MISSES) < 0.05);
-	replay("csr", w, m, k, n, 1, geo, 0, &full, NULL);
-	replay("csr", w, m, k, n, 1, geo, 400000, &whole, NULL);
-	assert_true(whole.sampled == 1.0);
-	assert_non_null(strstr(whole.note, "replayed whole"));
-	assert_true(whole.v[SPP_CEV_L2_MISSES] == full.v[SPP_CEV_L2_MISSES]);
+	/*
+	 * csr's K tiles (7 at 10 %, N = 32 and 128): one simulated, the caches
+	 * warmed by tile t, then t - 1 (spp_sim.h): measured within 5 % of a
+	 * full warm replay at L1 and L2. Cold, the LLC misses undercount Y's
+	 * compulsory ones (Y warmed by tile t - 1): measured 0.82 to 0.92.
+	 */
+	for (int64_t nn = 32; nn <= 128; nn *= 4) {
+		replay_in("csr", w, m, k, nn, 2, geo, 0, 1, &full, NULL);
+		replay_in("csr", w, m, k, nn, 2, geo, 400000, 1, &whole, NULL);
+		assert_true(whole.sampled > 0.1 && whole.sampled < 0.2);
+		assert_non_null(strstr(whole.note, "1 in 7 of its 7 K tiles simulated"));
+		assert_true(rel(&whole, &full, SPP_CEV_L1D_ACCESSES) < 0.02);
+		assert_true(rel(&whole, &full, SPP_CEV_L1D_MISSES) < 0.08);
+		assert_true(rel(&whole, &full, SPP_CEV_L2_MISSES) < 0.08);
+		replay_in("csr", w, m, k, nn, 2, geo, 0, 0, &full, NULL);
+		replay_in("csr", w, m, k, nn, 2, geo, 400000, 0, &whole, NULL);
+		assert_true(rel(&whole, &full, SPP_CEV_L2_MISSES) < 0.08);
+		assert_true(whole.v[SPP_CEV_LLC_MISSES] > 0.75 * full.v[SPP_CEV_LLC_MISSES] &&
+			    whole.v[SPP_CEV_LLC_MISSES] <= full.v[SPP_CEV_LLC_MISSES]);
+	}
 	free(w);
 }
 

@@ -1,4 +1,5 @@
 /* spprof info: the machine, the dense BLAS, calibration, counter sources. */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -54,6 +55,33 @@ static void print_size(FILE *f, uint64_t b)
 		fprintf(f, "%llu KiB", (unsigned long long)(b >> 10));
 }
 
+/*
+ * The simulator's sampling error against full replays, measured here on
+ * its two synthetic layers (counters/sim.h), and its speed.
+ */
+static void print_sim_sampling(const struct spp_machine *m)
+{
+	static const char *const lev[3] = {"L1D", "L2", "LLC"};
+	struct spp_sim_sampling c;
+	struct spp_error err;
+
+	if (spp_sim_check_sampling(&m->sim, m->isa, &c, &err)) {
+		printf("               sampling error: not measured: %s\n", err.msg);
+		return;
+	}
+	printf("               replays %.3g line accesses/s (%s kernels); sampling error, warm, "
+	       "against full replays:\n", c.rate, spp_isa_name(m->isa));
+	for (int i = 0; i < c.ncases; i++) {
+		printf("                 %s, %.3g %% simulated (%.1fx faster):", c.cases[i].what,
+		       100 * c.cases[i].sampled, c.cases[i].speedup);
+		for (int l = 0; l < 3; l++)
+			if (isnan(c.cases[i].err[l]))
+				printf(" %s no misses%s", lev[l], l < 2 ? "," : "\n");
+			else
+				printf(" %s %+.1f %%%s", lev[l], 100 * c.cases[i].err[l], l < 2 ? "," : "\n");
+	}
+}
+
 /* One line per counter backend: works here or not, what it counts, why not. */
 static void print_counters(const struct spp_machine *m)
 {
@@ -80,6 +108,7 @@ static void print_counters(const struct spp_machine *m)
 
 			spp_sim_geometry_format(&m->sim, geo, sizeof(geo));
 			printf("               models %s%s%s\n", geo, m->sim_note[0] ? "; " : "", m->sim_note);
+			print_sim_sampling(m);
 		}
 	}
 	if (m->ncounters) {

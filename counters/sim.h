@@ -124,6 +124,33 @@ int spp_sim_replay(const struct spp_sim_geometry *g, int threads, uint64_t budge
 		   enum spp_isa isa, const struct spp_encoded *enc, const float *x, float *y, int64_t n,
 		   struct spp_cache_figures *f, struct spp_error *err);
 
+/*
+ * Line accesses the simulator replays per second here (a warm replay of
+ * csr at 90 %, 512 x 2048, N = 32, on isa: about 20 ms); 0 when it could
+ * not run. analyze paces its replays by it.
+ */
+double spp_sim_rate(const struct spp_sim_geometry *g, enum spp_isa isa);
+
+/*
+ * The sampling error, measured once against full replays (spprof info):
+ * csr (K tiles) and bitmask (row blocks) at 90 %, 2048 x 4096, N = 64,
+ * warm, one thread, sampled 1 in 8; err[] is sampled / full - 1 of the
+ * L1D, L2 and LLC misses (NAN where the full replay has none).
+ */
+struct spp_sim_sampling_case {
+	char what[64];
+	double sampled, err[3], speedup;
+};
+
+struct spp_sim_sampling {
+	struct spp_sim_sampling_case cases[2];
+	int ncases;
+	double rate;            /* line accesses per second of the full replays */
+};
+
+int spp_sim_check_sampling(const struct spp_sim_geometry *g, enum spp_isa isa,
+			   struct spp_sim_sampling *out, struct spp_error *err);
+
 /* The traced copy of a CPU format (kernels/trace.h); NULL when none. */
 const struct spp_format_ops *spp_trace_format_find(const char *key);
 

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "kernels/kernels.h"
 #include "kernels/trace.h"
@@ -295,6 +296,22 @@ static void figures_from_sim(struct spp_cache_figures *f, const struct spp_sim *
 	free(smp);
 }
 
+/*
+ * A planning estimate of the line accesses of a whole replay: each stored
+ * value, its index and X / Y slices; times the passes over each sampled
+ * unit: a warm replay simulates the sampled row blocks twice, and a
+ * sampled tile is counted after one warming tile (cold) or two (warm).
+ */
+static double replay_estimate(const struct spp_encoded *enc, int64_t n, int line, int64_t tiles,
+			      int warm)
+{
+	double units = (double)enc->bytes / 4 > (double)enc->nnz ? (double)enc->bytes / 4
+								 : (double)enc->nnz;
+
+	return units * (2 + 3 * ceil((double)n * 4 / line)) *
+	       (tiles > 1 ? (warm ? 3 : 2) : (warm ? 2 : 1));
+}
+
 int spp_sim_replay(const struct spp_sim_geometry *g, int threads, uint64_t budget, int warm,
 		   enum spp_isa isa, const struct spp_encoded *enc, const float *x, float *y, int64_t n,
 		   struct spp_cache_figures *f, struct spp_error *err)
@@ -304,7 +321,7 @@ int spp_sim_replay(const struct spp_sim_geometry *g, int threads, uint64_t budge
 	/* the ISA the timed runs used, where this CPU has it (a report replayed elsewhere) */
 	struct spp_exec ex = {.threads = threads, .isa = isa <= spp_isa_detect() ? isa : spp_isa_detect()};
 	struct sink s;
-	double est, units, scale = 1;
+	double scale = 1;
 	int64_t want;           /* the stride the budget asks for */
 	size_t len;
 	int rc;
@@ -331,17 +348,9 @@ int spp_sim_replay(const struct spp_sim_geometry *g, int threads, uint64_t budge
 	add_format_regions(&s, enc);
 	add_region(&s, x, (uint64_t)enc->k * (uint64_t)n * 4);
 	add_region(&s, y, (uint64_t)enc->m * (uint64_t)n * 4);
-	/* a planning estimate: each stored value, its index and X / Y slices */
-	units = (double)enc->bytes / 4 > (double)enc->nnz ? (double)enc->bytes / 4 : (double)enc->nnz;
-	est = units * (2 + 3 * ceil((double)n * 4 / g->line));
 	s.block = SAMPLE_BLOCK;
 	s.tiles = s.trace->tiles ? s.trace->tiles(enc) : 1;
-	/*
-	 * Passes over each sampled unit within the one budget: a warm replay
-	 * simulates the sampled row blocks twice; a sampled tile is counted
-	 * after one warming tile (cold) or two (warm).
-	 */
-	want = (int64_t)ceil(est * (s.tiles > 1 ? (warm ? 3 : 2) : (warm ? 2 : 1)) /
+	want = (int64_t)ceil(replay_estimate(enc, n, g->line, s.tiles, warm) /
 			     (double)(budget == 0 ? SPP_SIM_DEFAULT_BUDGET : budget));
 	s.stride = s.tile_stride = 1;
 	if (want > 1 && s.tiles > 1) {
@@ -398,6 +407,99 @@ out:
 	free(s.impl);
 	spp_sim_destroy(s.sim);
 	return rc;
+}
+
+static double now_s(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+/*
+ * A warm replay of format key on a seeded random m x k layer of the given
+ * density at N = n, one thread: sampled 1 in `stride` (1: whole). Fills f
+ * and *seconds. Returns 0, SPP_E_NOMEM or the encoder's error.
+ */
+static int synthetic_replay(const char *key, int64_t m, int64_t k, int64_t n, double density,
+			    const struct spp_sim_geometry *g, enum spp_isa isa, int stride,
+			    struct spp_cache_figures *f, double *seconds, struct spp_error *err)
+{
+	const struct spp_format_ops *ops = spp_cpu_format_find(key);
+	float *wv = calloc((size_t)(m * k), sizeof(float));
+	float *x = malloc((size_t)(k * n) * sizeof(float)), *y = malloc((size_t)(m * n) * sizeof(float));
+	struct spp_encoded enc;
+	uint64_t st = 0x9E3779B97F4A7C15ull, budget = UINT64_MAX;
+	double t0;
+	int rc;
+
+	if (!ops || !wv || !x || !y) {
+		free(wv), free(x), free(y);
+		return spp_error_set(err, SPP_E_NOMEM, "sim: out of memory for the %s check", key);
+	}
+	for (int64_t i = 0; i < m * k; i++) {
+		st = st * 6364136223846793005ull + 1442695040888963407ull;
+		if ((double)(st >> 11) / 9007199254740992.0 < density)
+			wv[i] = 0.5f + (float)(st >> 60);
+	}
+	for (int64_t i = 0; i < k * n; i++)
+		x[i] = (float)(i % 7) - 3.0f;
+	rc = ops->encode(&(struct spp_matrix){m, k, wv}, 1, n, &enc, err);
+	if (rc == 0) {
+		if (stride > 1)
+			budget = (uint64_t)(replay_estimate(&enc, n, g->line,
+							    ops->trace->tiles ? ops->trace->tiles(&enc) : 1, 1) /
+					    stride * 1.0001);
+		t0 = now_s();
+		rc = spp_sim_replay(g, 1, budget, 1, isa, &enc, x, y, n, f, err);
+		*seconds = now_s() - t0;
+		ops->release(&enc);
+	}
+	free(wv), free(x), free(y);
+	return rc;
+}
+
+double spp_sim_rate(const struct spp_sim_geometry *g, enum spp_isa isa)
+{
+	struct spp_cache_figures f;
+	struct spp_error err;
+	double sec = 0;
+
+	/* csr at 90 %, 512 x 2048, N = 32: about 10^6 line accesses (warm: two replays) */
+	if (synthetic_replay("csr", 512, 2048, 32, 0.1, g, isa, 1, &f, &sec, &err) || sec <= 0)
+		return 0;
+	return 2 * f.v[SPP_CEV_L1D_ACCESSES] / sec;
+}
+
+int spp_sim_check_sampling(const struct spp_sim_geometry *g, enum spp_isa isa,
+			   struct spp_sim_sampling *out, struct spp_error *err)
+{
+	static const char *const keys[] = {"csr", "bitmask"};
+	static const enum spp_counter_event lev[3] = {SPP_CEV_L1D_MISSES, SPP_CEV_L2_MISSES,
+						      SPP_CEV_LLC_MISSES};
+
+	memset(out, 0, sizeof(*out));
+	for (int c = 0; c < 2; c++) {
+		struct spp_sim_sampling_case *o = &out->cases[c];
+		struct spp_cache_figures full, part;
+		double sec, sec_part;
+		int rc;
+
+		if ((rc = synthetic_replay(keys[c], 2048, 4096, 64, 0.1, g, isa, 1, &full, &sec, err)) ||
+		    (rc = synthetic_replay(keys[c], 2048, 4096, 64, 0.1, g, isa, 8, &part, &sec_part, err)))
+			return rc;
+		snprintf(o->what, sizeof(o->what), "%s, 90 %%, 2048 x 4096, N = 64, %s", keys[c],
+			 c == 0 ? "K tiles" : "row blocks");
+		o->sampled = part.sampled;
+		for (int l = 0; l < 3; l++)
+			o->err[l] = full.v[lev[l]] > 0 ? part.v[lev[l]] / full.v[lev[l]] - 1 : NAN;
+		o->speedup = sec_part > 0 ? sec / sec_part : NAN;
+		if (sec > 0)
+			out->rate = 2 * full.v[SPP_CEV_L1D_ACCESSES] / sec;
+	}
+	out->ncases = 2;
+	return SPP_OK;
 }
 
 void spp_sim_trace_attach(struct spp_sim *sim, int core)

@@ -10,7 +10,11 @@
  * setup: build W, X, Y and evict the caches (read 64 MiB), no kernel: the
  * baseline cachegrind's counts of `kernel` are taken against. kernel: the
  * same, then one call of the kernel. sim: the same setup, then the
- * simulator's replay; prints its counts and its speed. ISA: portable,
+ * simulator's replay; prints its counts and its speed. warm: a full warm
+ * replay (the second of two counted, as analyze's) of the ISA's kernel:
+ * its accesses and misses per level, on the encoding of the detected ISA,
+ * or with `own` the ISA's own (scripts/sim-vs-cachegrind --isa-table).
+ * ISA: portable,
  * avx2 or avx512, which this CPU (or valgrind's) must have: exit 77 if
  * not; it is also set as SPPROF_ISA, so that the format encodes for it
  * (kernels.h) under valgrind and natively alike.
@@ -47,8 +51,10 @@ int main(int argc, char **argv)
 	uint64_t st = 12345;
 	int isa = SPP_ISA_PORTABLE;
 
-	if (argc < 7 || (strcmp(argv[1], "setup") && strcmp(argv[1], "kernel") && strcmp(argv[1], "sim"))) {
-		fprintf(stderr, "usage: spp-simcheck setup|kernel|sim FORMAT M K N DENSITY [CACHE-MODEL [ISA]]\n");
+	if (argc < 7 || (strcmp(argv[1], "setup") && strcmp(argv[1], "kernel") && strcmp(argv[1], "sim") &&
+			 strcmp(argv[1], "warm"))) {
+		fprintf(stderr, "usage: spp-simcheck setup|kernel|sim|warm FORMAT M K N DENSITY "
+			"[CACHE-MODEL [ISA [own]]]\n");
 		return 2;
 	}
 	if (argc > 8) {
@@ -59,7 +65,8 @@ int main(int argc, char **argv)
 			return 2;
 		}
 		/* the encoding follows the ISA too (csr's K tiles): as valgrind's run sees it */
-		setenv("SPPROF_ISA", argv[8], 1);
+		if (strcmp(argv[1], "warm") || (argc > 9 && strcmp(argv[9], "own") == 0))
+			setenv("SPPROF_ISA", argv[8], 1);
 		if (isa > (int)spp_isa_detect()) {
 			fprintf(stderr, "spp-simcheck: this CPU has no %s\n", argv[8]);
 			return 77;
@@ -107,6 +114,22 @@ int main(int argc, char **argv)
 		struct spp_exec ex = {.threads = 1, .isa = (enum spp_isa)isa};
 
 		ops->spmm(&enc, x, y, n, &ex);
+	} else if (strcmp(argv[1], "warm") == 0) {
+		struct spp_sim_geometry g;
+		struct spp_cache_figures f;
+
+		if (argc < 8 || spp_sim_geometry_parse(argv[7], &g, &err)) {
+			fprintf(stderr, "spp-simcheck: warm needs a cache model%s%s\n", argc < 8 ? "" : ": ",
+				argc < 8 ? "" : err.msg);
+			return 2;
+		}
+		if (spp_sim_replay(&g, 1, UINT64_MAX, 1, (enum spp_isa)isa, &enc, x, y, n, &f, &err)) {
+			fprintf(stderr, "spp-simcheck: %s\n", err.msg);
+			return 3;
+		}
+		printf("warm l1d_accesses %.0f l1d_misses %.0f l2_misses %.0f llc_misses %.0f\n",
+		       f.v[SPP_CEV_L1D_ACCESSES], f.v[SPP_CEV_L1D_MISSES], f.v[SPP_CEV_L2_MISSES],
+		       f.v[SPP_CEV_LLC_MISSES]);
 	} else if (strcmp(argv[1], "sim") == 0) {
 		struct spp_sim_geometry g;
 		struct spp_cache_figures f;

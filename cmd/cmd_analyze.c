@@ -124,7 +124,9 @@ static const struct cmd_option analyze_options[] = {
 		 "the time budget of a layer (JSON: layers[].n_sweep); ignored with --static"},
 	{CMD_CALLBACK("counters", "C", opt_counters),
 	 .help = "cache figures from auto, papi, perf, sim or none; auto: hardware counters "
-		 "where they count cache events here, else sim ('spprof info' says which work)"},
+		 "where they count cache events here, else sim ('spprof info' says which work); "
+		 "papi,sim (perf,sim, auto,sim): the simulator also replays each run beside the "
+		 "hardware's figures (JSON: runs[].cache_sim)"},
 	{CMD_CALLBACK("cache-model", "G", opt_cache_model),
 	 .help = "the simulator's hierarchy, such as l1=48K/12,l2=1M/16,llc=32M/16,line=64; "
 		 "default: this machine's, the LLC held to a believable size"},
@@ -294,12 +296,11 @@ static int opt_input_shape(const char *cmd, const struct cmd_option *o, const ch
 static int opt_counters(const char *cmd, const struct cmd_option *o, const char *arg, void *args)
 {
 	struct spp_counters_opts *c = &((struct analyze_args *)args)->opts.counters;
+	struct spp_error e;
 
 	(void)o;
-	if (strcmp(arg, "auto") && strcmp(arg, "papi") && strcmp(arg, "perf") && strcmp(arg, "sim") &&
-	    strcmp(arg, "none"))
-		return cmd_usage_error(cmd, "unknown --counters '%s' (auto, papi, perf, sim, none)", arg);
-	snprintf(c->want, sizeof(c->want), "%s", arg);
+	if (spp_counters_parse(arg, c, &e))
+		return cmd_usage_error(cmd, "--counters '%s': %s", arg, e.msg);
 	return 0;
 }
 

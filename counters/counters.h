@@ -165,10 +165,36 @@ void spp_cache_figures_from_sample(struct spp_cache_figures *f, const char *sour
 /* The counters settings of a profile (--counters, --cache-model). */
 struct spp_counters_opts {
 	char want[16];          /* "auto" (default), "papi", "perf", "sim", "none" */
+	int sim_beside;         /* want is a hardware choice and the simulator runs beside it (cache_sim) */
 	char cache_model[128];  /* --cache-model spec; "" from the machine */
 	uint64_t sim_budget;    /* 0: default */
 };
 
 void spp_counters_opts_init(struct spp_counters_opts *o);
+
+/*
+ * Parse a --counters value into o's want and sim_beside: one name (auto,
+ * papi, perf, sim, none), or a list of two, a hardware choice (auto, papi,
+ * perf) and sim, in either order ("papi,sim"): the hardware counts the
+ * run's cache figures and the simulator replays the same run beside them.
+ * Any other list (sim,sim, none,sim, papi,perf, three names, an empty
+ * name) or an unknown name is SPP_E_USAGE with one line saying why; o is
+ * unchanged then.
+ */
+int spp_counters_parse(const char *arg, struct spp_counters_opts *o, struct spp_error *err);
+
+/* o's choice as --counters spells it ("auto", "perf,sim"), for the report's settings. */
+void spp_counters_opts_format(const struct spp_counters_opts *o, char *buf, size_t n);
+
+/*
+ * spp_counters_select for o->want, and whether the simulator runs beside
+ * the backend chosen (*beside): 1 when o->sim_beside and the choice is a
+ * hardware backend. Where auto chose sim itself, *beside is 0, since a
+ * second simulated block would repeat the first, and why says so. A
+ * hardware backend that cannot count here fails as it does alone.
+ */
+int spp_counters_resolve(const struct spp_counters_opts *o, const struct spp_counter_avail *avail,
+			 int n, const struct spp_counter_backend **out, int *beside,
+			 char *why, size_t why_n, struct spp_error *err);
 
 #endif

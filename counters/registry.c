@@ -72,21 +72,37 @@ static const struct spp_counter_avail *avail_of(const struct spp_counter_avail *
 	return NULL;
 }
 
+/* The names --counters takes, and the hardware backends in the order auto prefers them. */
+static const char *const choices[] = {"auto", "papi", "perf", "sim", "none"};
+static const char *const hardware[] = {"papi", "perf"};
+
+#define NCHOICES (sizeof(choices) / sizeof(choices[0]))
+#define NHARDWARE (sizeof(hardware) / sizeof(hardware[0]))
+
+/* The entry of list that is the len bytes at s; NULL when none is. */
+static const char *listed(const char *const *list, size_t n, const char *s, size_t len)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strlen(list[i]) == len && strncmp(list[i], s, len) == 0)
+			return list[i];
+	return NULL;
+}
+
 static int known(const char *name)
 {
-	static const char *const all[] = {"papi", "perf", "sim", "none"};
+	return listed(choices, NCHOICES, name, strlen(name)) != NULL;
+}
 
-	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
-		if (strcmp(all[i], name) == 0)
-			return 1;
-	return 0;
+/* auto or a hardware backend: what the simulator may run beside. */
+static int hardware_choice(const char *name)
+{
+	return strcmp(name, "auto") == 0 || listed(hardware, NHARDWARE, name, strlen(name));
 }
 
 int spp_counters_select(const char *want, const struct spp_counter_avail *avail,
 			int n, const struct spp_counter_backend **out,
 			char *why, size_t why_n, struct spp_error *err)
 {
-	static const char *const hardware[] = {"papi", "perf"};
 	char buf[512] = "";
 	size_t len = 0;
 
@@ -94,7 +110,7 @@ int spp_counters_select(const char *want, const struct spp_counter_avail *avail,
 	if (!want || !*want)
 		want = "auto";
 	if (strcmp(want, "auto") == 0) {
-		for (size_t i = 0; i < sizeof(hardware) / sizeof(hardware[0]); i++) {
+		for (size_t i = 0; i < NHARDWARE; i++) {
 			const struct spp_counter_avail *a = avail_of(avail, n, hardware[i]);
 
 			if (a && a->works && a->cache_events && spp_counter_backend_find(hardware[i])) {
@@ -134,6 +150,60 @@ int spp_counters_select(const char *want, const struct spp_counter_avail *avail,
 			snprintf(why, why_n, "%s, as asked%s%s", want, a->why[0] ? ": " : "", a->why);
 	}
 	return SPP_OK;
+}
+
+int spp_counters_resolve(const struct spp_counters_opts *o, const struct spp_counter_avail *avail,
+			 int n, const struct spp_counter_backend **out, int *beside,
+			 char *why, size_t why_n, struct spp_error *err)
+{
+	int rc = spp_counters_select(o->want, avail, n, out, why, why_n, err);
+	size_t len;
+
+	*beside = 0;
+	if (rc || !o->sim_beside)
+		return rc;
+	if (hardware_choice((*out)->name)) {
+		*beside = 1;
+		return SPP_OK;
+	}
+	len = why && why_n ? strlen(why) : 0;
+	if (why && len + 1 < why_n)
+		snprintf(why + len, why_n - len, "; --counters %s,sim: no second simulated block beside "
+			 "the simulator's own (cache_sim null)", o->want);
+	return SPP_OK;
+}
+
+int spp_counters_parse(const char *arg, struct spp_counters_opts *o, struct spp_error *err)
+{
+	const char *comma = strchr(arg, ','), *name[2] = {NULL, NULL};
+	size_t len[2];
+	int n = comma ? 2 : 1, sim;
+
+	if (comma && strchr(comma + 1, ','))
+		return spp_error_set(err, SPP_E_USAGE, "a list holds two names: a hardware choice "
+				     "(auto, papi or perf) and sim, such as papi,sim");
+	len[0] = comma ? (size_t)(comma - arg) : strlen(arg);
+	len[1] = comma ? strlen(comma + 1) : 0;
+	for (int i = 0; i < n; i++) {
+		const char *s = i ? comma + 1 : arg;
+
+		if (!(name[i] = listed(choices, NCHOICES, s, len[i])))
+			return spp_error_set(err, SPP_E_USAGE, "unknown counter backend '%.*s' (auto, papi, "
+					     "perf, sim, none, or a hardware choice and sim: papi,sim)",
+					     (int)(len[i] < 64 ? len[i] : 64), s);
+	}
+	sim = n == 2 ? (strcmp(name[0], "sim") == 0 ? 0 : strcmp(name[1], "sim") == 0 ? 1 : -1) : -1;
+	if (n == 2 && (sim < 0 || !hardware_choice(name[1 - sim])))
+		return spp_error_set(err, SPP_E_USAGE, "a list is a hardware choice (auto, papi or perf) "
+				     "and sim, such as papi,sim; for the simulator alone, sim");
+	snprintf(o->want, sizeof(o->want), "%s", n == 2 ? name[1 - sim] : name[0]);
+	o->sim_beside = n == 2;
+	return SPP_OK;
+}
+
+void spp_counters_opts_format(const struct spp_counters_opts *o, char *buf, size_t n)
+{
+	snprintf(buf, n, "%s%s", o->want[0] ? o->want : "auto", o->sim_beside ? ",sim" : "");
 }
 
 static int read_int_file(const char *path, int *out)

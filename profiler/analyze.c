@@ -171,9 +171,10 @@ out:
 
 /*
  * The counter backend of the runs (--counters, machine probes) and, for
- * the simulator, the geometry it models (--cache-model, else the
- * machine's with the LLC held to a believable size). The choice and its
- * reason go in the warnings, since every run's cache block depends on it.
+ * the simulator (the backend, or beside a hardware one with --counters
+ * A,sim), the geometry it models (--cache-model, else the machine's with
+ * the LLC held to a believable size). The choice and its reason go in the
+ * warnings, since every run's cache and cache_sim block depend on it.
  */
 static int counters_setup(struct spp_analysis *a, struct spp_run_opts *ro,
 			  struct spp_sim_geometry *g, struct spp_error *err)
@@ -181,10 +182,10 @@ static int counters_setup(struct spp_analysis *a, struct spp_run_opts *ro,
 	const struct spp_counters_opts *c = &a->opts.counters;
 	const struct spp_counter_backend *b = NULL;
 	char why[512], note[256] = "", geo[96];
-	int rc;
+	int rc, beside = 0, hardware;
 
-	rc = spp_counters_select(c->want, a->machine->counters, a->machine->ncounters, &b,
-				 why, sizeof(why), err);
+	rc = spp_counters_resolve(c, a->machine->counters, a->machine->ncounters, &b, &beside,
+				  why, sizeof(why), err);
 	if (rc)
 		return rc;
 	ro->counters = b;
@@ -194,9 +195,13 @@ static int counters_setup(struct spp_analysis *a, struct spp_run_opts *ro,
 			ro->cache_line = a->machine->caches[i].line;
 	if (strcmp(b->name, "none") == 0)
 		return spp_analysis_warn(a, err, SPP_WARN_NO_COUNTERS, "cache figures: --counters none, so every run's cache is null");
-	if (strcmp(b->name, "sim") != 0)
-		return spp_analysis_warn(a, err, SPP_WARN_HW_COUNTERS, "cache figures: %s; the dense baseline runs on its library's own "
-				   "threads, which are not counted, so its cache is null", why);
+	hardware = strcmp(b->name, "sim") != 0;
+	if (hardware &&
+	    (rc = spp_analysis_warn(a, err, SPP_WARN_HW_COUNTERS, "cache figures: %s; the dense baseline runs on its library's own "
+				    "threads, which are not counted, so its cache is null", why)))
+		return rc;
+	if (hardware && !beside)
+		return SPP_OK;
 	if (c->cache_model[0]) {
 		rc = spp_sim_geometry_parse(c->cache_model, g, err);
 		if (rc)
@@ -205,7 +210,13 @@ static int counters_setup(struct spp_analysis *a, struct spp_run_opts *ro,
 		spp_sim_geometry_from_machine(a->machine, g, note, sizeof(note));
 	}
 	ro->sim_geometry = g;
+	ro->sim_beside = beside;
 	spp_sim_geometry_format(g, geo, sizeof(geo));
+	if (beside)
+		return spp_analysis_warn(a, err, SPP_WARN_SIM_COUNTERS, "cache_sim figures: the simulator replays each run beside %s's "
+				   "counts (--counters %s,sim); simulated %s%s%s; the dense baseline (a library) and peers "
+				   "have no traced kernel, so their cache_sim is null",
+				   b->name, c->want, geo, note[0] ? "; " : "", note);
 	return spp_analysis_warn(a, err, SPP_WARN_SIM_COUNTERS, "cache figures: %s; simulated %s%s%s; the dense baseline (a library) "
 			   "and peers have no traced kernel, so their cache is null",
 			   why, geo, note[0] ? "; " : "", note);

@@ -387,6 +387,20 @@ static void format_items(struct measure *M, const struct spp_format_ops *const *
 }
 
 /*
+ * Where r's simulated figures go: cache_sim beside whatever counts cache
+ * (--counters A,sim), else cache when the simulator is the backend; NULL
+ * when nothing is simulated.
+ */
+static struct spp_cache_figures *sim_figures(const struct spp_run_opts *o, struct spp_run *r)
+{
+	if (!o->sim_geometry)
+		return NULL;
+	if (o->sim_beside)
+		return &r->cache_sim;
+	return o->counters && strcmp(o->counters->name, "sim") == 0 ? &r->cache : NULL;
+}
+
+/*
  * The figures of timed item i, run `run` of out (0: the dense baseline)
  * from its result against the baseline's median t_dense: time, rates,
  * counted or simulated cache figures. Returns 0 or SPP_E_NOMEM.
@@ -400,6 +414,7 @@ static int item_figures(struct measure *M, struct spp_layer_runs *out, int i,
 	struct spp_run *r = &out->runs[run];
 	const struct spp_encoded *en = spp_device_cpu_encoded(&M->cases[i]);
 	enum spp_device_work work = run == 0 ? SPP_WORK_DENSE : SPP_WORK_SPARSE;
+	struct spp_cache_figures *sim;
 	struct spp_error e2 = {0};
 
 	/* a kernel that skips X's zeros does the combined FLOPs' work */
@@ -412,9 +427,9 @@ static int item_figures(struct measure *M, struct spp_layer_runs *out, int i,
 		r->imbalance = res->imbalance;
 	spp_run_count_read(cc, i, o->cache_line > 0 ? o->cache_line : 64, r);
 	/* the simulator replays the traced copy of each verified CPU format */
-	if (en && o->counters && o->sim_geometry && strcmp(o->counters->name, "sim") == 0 &&
+	if (en && (sim = sim_figures(o, r)) &&
 	    spp_sim_replay(o->sim_geometry, o->threads, o->sim_budget, !o->cold, o->isa, en, M->B.x,
-			   M->B.y, M->L.n, &r->cache, &e2) == SPP_E_NOMEM)
+			   M->B.y, M->L.n, sim, &e2) == SPP_E_NOMEM)
 		return spp_error_set(err, SPP_E_NOMEM, "'%s': out of memory for the cache simulator",
 				     M->name);
 	spp_run_cache_dram(r);

@@ -86,6 +86,8 @@ struct spp_run {
 	double imbalance, nnz_imbalance;
 	double max_error;            /* worst |y - y_dense| / (|W|.|X|) of the check; NAN: not checked */
 	struct spp_cache_figures cache; /* source "" : no counter figures (reported null) */
+	/* --counters A,sim: the simulator's figures of the same run beside cache's; source "": none */
+	struct spp_cache_figures cache_sim;
 	/*
 	 * An activation-skipping kernel (key "<format>_act"): the median of the
 	 * weight-only kernel of the same format over this one's; NAN otherwise.
@@ -168,10 +170,12 @@ struct spp_run_opts {
 	 * Cache figures (counters/counters.h): NULL or "none": every run's
 	 * cache null. A hardware backend counts the timed runs of each
 	 * format (its OpenMP threads); "sim" replays each verified format's
-	 * traced kernel through sim_geometry (counters/sim.h).
+	 * traced kernel through sim_geometry (counters/sim.h). sim_beside:
+	 * that replay fills each run's cache_sim, whatever counts its cache.
 	 */
 	const struct spp_counter_backend *counters;
 	const struct spp_sim_geometry *sim_geometry;
+	int sim_beside;
 	uint64_t sim_budget;         /* 0: SPP_SIM_DEFAULT_BUDGET */
 	int cache_line;              /* bytes, for DRAM traffic from LLC misses; 0: 64 */
 	/*
@@ -302,7 +306,7 @@ int spp_run_threads_prepare(const struct spp_dense_set *set, int threads);
 /* Free the runs; accepts NULL and a zeroed struct. */
 void spp_layer_runs_release(struct spp_layer_runs *r);
 
-/* DRAM traffic beside the time and the traffic model (cache.dram_gbs, dram_over_model). */
+/* DRAM traffic beside the time and the traffic model (dram_gbs, dram_over_model of cache and cache_sim). */
 void spp_run_cache_dram(struct spp_run *r);
 
 /* Whether a format key names an activation-skipping kernel ("<format>_act"). */

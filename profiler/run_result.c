@@ -92,6 +92,7 @@ void spp_run_init(struct spp_run *r, const char *backend, const char *format)
 	r->copy_ns[0] = r->copy_ns[1] = r->copy_ns[2] = NAN;
 	r->epi.saving = NAN;
 	spp_cache_figures_init(&r->cache);
+	spp_cache_figures_init(&r->cache_sim);
 	spp_gpu_figures_init(&r->gpu);
 }
 
@@ -129,18 +130,24 @@ int spp_run_check(const float *y, const float *yd, const float *b, int64_t m,
 }
 
 /*
- * DRAM traffic beside the time and DESIGN section 4's traffic model. A
- * simulated count over a measured time would mix two sources in one
+ * DRAM traffic of c beside r's time and DESIGN section 4's traffic model.
+ * A simulated count over a measured time would mix two sources in one
  * figure: dram_gbs is given only where the counts are the hardware's.
  */
+static void cache_dram(const struct spp_run *r, struct spp_cache_figures *c)
+{
+	if (!c->source[0] || !isfinite(c->dram_bytes))
+		return;
+	if (r->time.median > 0 && strcmp(c->source, "sim") != 0)
+		c->dram_gbs = c->dram_bytes / r->time.median;
+	if (r->bytes_moved > 0)
+		c->dram_over_model = c->dram_bytes / r->bytes_moved;
+}
+
 void spp_run_cache_dram(struct spp_run *r)
 {
-	if (!r->cache.source[0] || !isfinite(r->cache.dram_bytes))
-		return;
-	if (r->time.median > 0 && strcmp(r->cache.source, "sim") != 0)
-		r->cache.dram_gbs = r->cache.dram_bytes / r->time.median;
-	if (r->bytes_moved > 0)
-		r->cache.dram_over_model = r->cache.dram_bytes / r->bytes_moved;
+	cache_dram(r, &r->cache);
+	cache_dram(r, &r->cache_sim);
 }
 
 /* Whether a format key names an activation-skipping kernel ("<format>_act"). */

@@ -22,6 +22,7 @@ static const char *const layer_metrics[] = {
 	"runs\\[*\\].status", "runs\\[*\\].time_ns.median", "runs\\[*\\].speedup",
 	"runs\\[*\\].efficiency", "runs\\[*\\].gap", "runs\\[*\\].gflops",
 	"runs\\[*\\].bw_util", "runs\\[*\\].imbalance", "runs\\[*\\].cache.*",
+	"runs\\[*\\].cache_sim.*",
 	"breakeven\\[*\\].sparsity", "breakeven\\[*\\].margin",
 	"recommendation.backend", "recommendation.format", "recommendation.speedup",
 };

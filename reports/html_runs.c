@@ -457,8 +457,8 @@ static const char *const levels[] = {"l1d", "l2", "llc"};
 static const char *const level_titles[] = {"L1D", "L2", "LLC"};
 static const char *const level_colors[] = {"#4e79a7", "#f28e2b", "#59a14f"};
 
-/* "sim (128 runs), perf (4 runs)": the sources of the cache figures. */
-static void cache_sources(struct spp_html *h, char *buf, size_t n)
+/* "sim (128 runs), perf (4 runs)": the sources of the cache figures at path ("cache.source"). */
+static void cache_sources(struct spp_html *h, const char *path, char *buf, size_t n)
 {
 	const char *src[8];
 	int cnt[8], ns = 0;
@@ -467,7 +467,7 @@ static void cache_sources(struct spp_html *h, char *buf, size_t n)
 
 	cJSON_ArrayForEach(l, h->layers)
 		cJSON_ArrayForEach(run, spp_cell_get(l, "runs")) {
-			const char *s = spp_cell_str(run, "cache.source");
+			const char *s = spp_cell_str(run, path);
 			int i;
 
 			if (!s)
@@ -499,25 +499,52 @@ static const char *cache_warning(const cJSON *r)
 	return NULL;
 }
 
-void spp_html_cache(struct spp_html *h)
+/* The series of name in g; NULL when it has no figure. */
+static struct series *series_of(struct groups *g, const char *name)
 {
-	struct groups g[3] = {{.cap = count_runs(h)}, {.cap = count_runs(h)}, {.cap = count_runs(h)}};
-	const char *order[MAXF];
-	int nf = 0;
-	const cJSON *l, *run;
-	double max = 0, rh = 15;
-	char srcs[512];
-	FILE *f = h->f;
-	struct spp_svg_plot p;
+	for (int j = 0; j < g->n; j++)
+		if (strcmp(g->s[j].name, name) == 0)
+			return g->s[j].n ? &g->s[j] : NULL;
+	return NULL;
+}
 
-	spp_html_section(f, "cache", "Cache miss rates",
-			 "Miss rate of each cache level per format, over the layers: the dot is the "
-			 "median, the line spans min to max. Each figure carries its source: "
-			 "hardware counters (papi, perf), the cache simulator (sim) or cupti.");
+/*
+ * One level's whisker (min to max) and median dot at y; hollow and dashed
+ * for the simulator beside the counters. The median's text goes to a.
+ */
+static void cache_whisker(FILE *f, const struct spp_svg_plot *p, struct series *s, double y,
+			  const char *color, int hollow, const char *what, char *a, size_t an)
+{
+	char tip[256];
+	double med;
+
+	qsort(s->v, (size_t)s->n, sizeof(double), cmp_double);
+	med = median_sorted(s->v, s->n);
+	fprintf(f, "<line class=\"whisk\" stroke=\"%s\"%s x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>\n",
+		color, hollow ? " stroke-dasharray=\"3 2\"" : "", spp_svg_map(&p->xs, s->v[0]), y,
+		spp_svg_map(&p->xs, s->v[s->n - 1]), y);
+	spp_html_fmt_pct(med, a, an);
+	snprintf(tip, sizeof(tip), "%s: median %s over %d runs", what, a, s->n);
+	if (hollow)
+		fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\" fill=\"#fff\" stroke=\"%s\" "
+			"stroke-width=\"2\"><title>", spp_svg_map(&p->xs, med), y, color);
+	else
+		fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4.5\" fill=\"%s\"><title>",
+			spp_svg_map(&p->xs, med), y, color);
+	spp_html_escape(f, tip);
+	fputs("</title></circle>\n", f);
+}
+
+/* The figures of block ("cache", "cache_sim") of each ok run into g per level; -1 out of memory. */
+static int cache_collect(struct spp_html *h, const char *block, struct groups *g,
+			 const char **order, int *nf, double *max)
+{
+	const cJSON *l, *run;
+
 	cJSON_ArrayForEach(l, h->layers)
 		cJSON_ArrayForEach(run, spp_cell_get(l, "runs")) {
 			const char *fmt = spp_cell_str(run, "format");
-			const cJSON *c = spp_cell_get(run, "cache");
+			const cJSON *c = spp_cell_get(run, block);
 			int any = 0;
 
 			if (!fmt || !spp_html_run_ok(run) || !cJSON_IsObject(c))
@@ -530,19 +557,45 @@ void spp_html_cache(struct spp_html *h)
 				if (!spp_cell_num(c, key, &v) || !(v >= 0))
 					continue;
 				if (groups_add(h, &g[k], fmt, v))
-					goto done;
-				max = fmax(max, v);
+					return -1;
+				*max = fmax(*max, v);
 				any = 1;
 			}
 			if (any) {
 				int seen = 0;
 
-				for (int i = 0; i < nf; i++)
+				for (int i = 0; i < *nf; i++)
 					seen |= strcmp(order[i], fmt) == 0;
-				if (!seen && nf < MAXF)
-					order[nf++] = fmt;
+				if (!seen && *nf < MAXF)
+					order[(*nf)++] = fmt;
 			}
 		}
+	return 0;
+}
+
+/*
+ * Per format and level, the counters' (or the simulator's) figures; with
+ * --counters A,sim the simulator's beside them, hollow.
+ */
+void spp_html_cache(struct spp_html *h)
+{
+	struct groups g[2][3] = {{{.cap = count_runs(h)}, {.cap = count_runs(h)}, {.cap = count_runs(h)}},
+				 {{.cap = count_runs(h)}, {.cap = count_runs(h)}, {.cap = count_runs(h)}}};
+	const char *order[MAXF];
+	int nf = 0, beside;
+	double max = 0, rh = 15;
+	char srcs[512];
+	FILE *f = h->f;
+	struct spp_svg_plot p;
+
+	spp_html_section(f, "cache", "Cache miss rates",
+			 "Miss rate of each cache level per format, over the layers: the dot is the "
+			 "median, the line spans min to max. Each figure carries its source: "
+			 "hardware counters (papi, perf), the cache simulator (sim) or cupti.");
+	if (cache_collect(h, "cache", g[0], order, &nf, &max) ||
+	    cache_collect(h, "cache_sim", g[1], order, &nf, &max))
+		goto done;
+	beside = g[1][0].n + g[1][1].n + g[1][2].n > 0;
 	if (nf == 0) {
 		const char *why = cache_warning(h->report);
 
@@ -553,9 +606,14 @@ void spp_html_cache(struct spp_html *h)
 				      why ? why : " (every run's cache is null)");
 		goto done;
 	}
-	cache_sources(h, srcs, sizeof(srcs));
+	cache_sources(h, "cache.source", srcs, sizeof(srcs));
 	fputs("<p class=\"lead\">source: ", f);
 	spp_html_escape(f, srcs[0] ? srcs : "not stated");
+	if (beside) {
+		cache_sources(h, "cache_sim.source", srcs, sizeof(srcs));
+		fputs("; beside them, hollow and dashed: ", f);
+		spp_html_escape(f, srcs);
+	}
 	fputs("</p>\n", f);
 	spp_svg_open(f, "chart-cache", 820, rh * 3 * nf + 8 * nf + 80, "cache miss rates per format");
 	spp_svg_legend(f, 130, 14, 600, level_titles, level_colors, 3);
@@ -567,36 +625,35 @@ void spp_html_cache(struct spp_html *h)
 
 		spp_svg_text(f, 70, y0 + rh * 1.5 + 4, "end", "lbl", order[i]);
 		for (int k = 0; k < 3; k++) {
-			struct series *s = NULL;
-			double y = y0 + rh * (k + 0.5), med;
-			char a[32], tip[256];
+			struct series *s = series_of(&g[0][k], order[i]), *ss = series_of(&g[1][k], order[i]);
+			double y = y0 + rh * (k + 0.5), right = 0;
+			char a[32] = "", b[32] = "", what[128], label[80];
 
-			for (int j = 0; j < g[k].n; j++)
-				if (strcmp(g[k].s[j].name, order[i]) == 0)
-					s = &g[k].s[j];
 			spp_svg_text(f, 124, y + 4, "end", "dim", level_titles[k]);
-			if (!s || s->n == 0) {
+			if (!s && !ss) {
 				spp_svg_text(f, 136, y + 4, "start", "dim", "no figure");
 				continue;
 			}
-			qsort(s->v, (size_t)s->n, sizeof(double), cmp_double);
-			med = median_sorted(s->v, s->n);
-			fprintf(f, "<line class=\"whisk\" stroke=\"%s\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>\n",
-				level_colors[k], spp_svg_map(&p.xs, s->v[0]), y,
-				spp_svg_map(&p.xs, s->v[s->n - 1]), y);
-			spp_html_fmt_pct(med, a, sizeof(a));
-			snprintf(tip, sizeof(tip), "%s %s miss rate: median %s over %d runs", order[i],
-				 level_titles[k], a, s->n);
-			fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4.5\" fill=\"%s\"><title>",
-				spp_svg_map(&p.xs, med), y, level_colors[k]);
-			spp_html_escape(f, tip);
-			fputs("</title></circle>\n", f);
-			spp_svg_text(f, spp_svg_map(&p.xs, s->v[s->n - 1]) + 8, y + 4, "start", "val", a);
+			if (s) {
+				snprintf(what, sizeof(what), "%s %s miss rate", order[i], level_titles[k]);
+				cache_whisker(f, &p, s, y, level_colors[k], 0, what, a, sizeof(a));
+				right = s->v[s->n - 1];
+			}
+			if (ss) {
+				snprintf(what, sizeof(what), "%s %s miss rate, simulated beside the counters",
+					 order[i], level_titles[k]);
+				cache_whisker(f, &p, ss, y, level_colors[k], 1, what, b, sizeof(b));
+				right = fmax(right, ss->v[ss->n - 1]);
+			}
+			snprintf(label, sizeof(label), "%s%s%s%s", a, s && ss ? " \xc2\xb7 " : "",
+				 ss ? "sim " : "", b);
+			spp_svg_text(f, spp_svg_map(&p.xs, right) + 8, y + 4, "start", "val", label);
 		}
 	}
 	spp_svg_close(f);
 done:
-	for (int k = 0; k < 3; k++)
-		groups_free(&g[k]);
+	for (int b = 0; b < 2; b++)
+		for (int k = 0; k < 3; k++)
+			groups_free(&g[b][k]);
 	fputs("</section>\n", f);
 }

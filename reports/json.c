@@ -95,6 +95,7 @@ static void build_run_settings(struct build *b, cJSON *s, const struct spp_analy
 {
 	const struct spp_analyze_opts *o = &a->opts;
 	const struct spp_run_settings *rs = &a->settings;
+	char counters[32];
 	cJSON *f = cJSON_GetObjectItemCaseSensitive(s, "formats");
 	cJSON *be = cJSON_GetObjectItemCaseSensitive(s, "backends");
 
@@ -116,6 +117,8 @@ static void build_run_settings(struct build *b, cJSON *s, const struct spp_analy
 	add_num(b, s, "max_repeats", rs->max_repeats);
 	add_bool(b, s, "cold", o->cold);
 	add_str(b, s, "cold_method", rs->cold_method[0] ? rs->cold_method : NULL);
+	spp_counters_opts_format(&o->counters, counters, sizeof(counters));
+	add_str(b, s, "counters", counters);
 	add_num(b, s, "verify_rtol", rs->verify_rtol);
 	add_str(b, s, "verify_rule", "|y - y_dense| <= verify_rtol * (|W|.|X|) for every element; "
 		"dense itself against a double-precision reference on 4 columns");

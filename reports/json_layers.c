@@ -101,6 +101,10 @@ static cJSON *build_run(struct build *b, const struct spp_run *r)
 	t = checked(b, spp_report_cache(&r->cache));
 	if (t)
 		cJSON_AddItemToObject(o, "cache", t);
+	/* the simulator's beside them (--counters A,sim); null when not asked */
+	t = checked(b, spp_report_cache(&r->cache_sim));
+	if (t)
+		cJSON_AddItemToObject(o, "cache_sim", t);
 	build_gpu(b, o, &r->gpu);
 	build_epilogue(b, o, &r->epi);
 	return o;

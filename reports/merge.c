@@ -170,6 +170,7 @@ static int opts_of(const cJSON *r, struct spp_analyze_opts *o, struct spp_error 
 {
 	const cJSON *s = get(r, "settings"), *e;
 	const cJSON *l;
+	struct spp_error e2;
 	int model_n = 0;
 
 	spp_analyze_opts_init(o);
@@ -184,6 +185,9 @@ static int opts_of(const cJSON *r, struct spp_analyze_opts *o, struct spp_error 
 	/* a double holds seeds to 2^53 exactly, as the writer says */
 	o->seed = (uint64_t)spp_json_int(get(s, "seed"), 0, INT64_C(1) << 53, 1);
 	o->cold = cJSON_IsTrue(get(s, "cold"));
+	/* a report of an older spprof has no counters: the default */
+	if (str_at(s, "counters", NULL))
+		(void)spp_counters_parse(str_at(s, "counters", NULL), &o->counters, &e2);
 	o->dedupe = cJSON_IsTrue(get(s, "dedupe"));
 	if (cJSON_IsNumber(get(s, "act_sparsity")))
 		o->act_sparsity = get(s, "act_sparsity")->valuedouble;

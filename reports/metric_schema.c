@@ -30,6 +30,32 @@ static const cJSON *get(const cJSON *o, const char *key)
 	return o ? cJSON_GetObjectItemCaseSensitive(o, key) : NULL;
 }
 
+/*
+ * node, or the node of the report's schema that its "$ref" names (a local
+ * pointer, "#/properties/..."; cache_sim's is cache's); NULL when that
+ * names nothing.
+ */
+static const cJSON *deref(const cJSON *node)
+{
+	const cJSON *ref = get(node, "$ref"), *at = schema;
+	const char *p;
+
+	if (!cJSON_IsString(ref) || strncmp(ref->valuestring, "#/", 2) != 0)
+		return node;
+	for (p = ref->valuestring + 2; at && *p;) {
+		size_t len = strcspn(p, "/");
+		char key[64];
+
+		if (len >= sizeof(key))
+			return NULL;
+		memcpy(key, p, len);
+		key[len] = '\0';
+		at = get(at, key);
+		p += len + (p[len] == '/');
+	}
+	return at;
+}
+
 /* The schema of member name of an object schema node; NULL when it has none. */
 static const cJSON *member(const cJSON *node, const char *name)
 {
@@ -37,14 +63,14 @@ static const cJSON *member(const cJSON *node, const char *name)
 	const cJSON *names = get(get(node, "propertyNames"), "enum"), *e;
 
 	if (p)
-		return p;
+		return deref(p);
 	if (!cJSON_IsObject(more))
 		return NULL;
 	if (!names)
-		return more;
+		return deref(more);
 	cJSON_ArrayForEach(e, names)
 		if (cJSON_IsString(e) && strcmp(e->valuestring, name) == 0)
-			return more;
+			return deref(more);
 	return NULL;
 }
 

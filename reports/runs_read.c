@@ -176,6 +176,7 @@ static int run_of(const cJSON *r, struct spp_run *out, const char *where, struct
 	out->copy_ns[1] = num(cp, "h2d_x");
 	out->copy_ns[2] = num(cp, "d2h_y");
 	cache_of(get(r, "cache"), &out->cache);
+	cache_of(get(r, "cache_sim"), &out->cache_sim);
 	gpu_of(get(r, "gpu"), &out->gpu);
 	epilogue_of(get(r, "epilogue"), &out->epi);
 	return 0;

@@ -102,7 +102,7 @@ static int validate(const char *const *files, int n, char **out)
 
 static void test_reports_validate(void **state)
 {
-	char *dir = harness_tmpdir(), *files[2 * NMODELS + 5], name[64], *out = NULL;
+	char *dir = harness_tmpdir(), *files[2 * NMODELS + 6], name[64], *out = NULL;
 	int n = 0;
 
 	(void)state;
@@ -184,6 +184,39 @@ static void test_reports_validate(void **state)
 		free(m);
 		n++;
 	}
+	/*
+	 * a report with the simulator's figures beside the counters' (--counters
+	 * perf,sim), made from a runs report so that it needs no PMU: every
+	 * cache block is a counted one and its copy is the simulator's
+	 */
+	{
+		char *text = harness_slurp(files[1], NULL), *printed;
+		cJSON *r = cJSON_Parse(text), *l, *run;
+		int beside = 0;
+
+		assert_non_null(r);
+		cJSON_ReplaceItemInObject(cJSON_GetObjectItem(r, "settings"), "counters",
+					  cJSON_CreateString("perf,sim"));
+		cJSON_ArrayForEach(l, cJSON_GetObjectItem(r, "layers"))
+			cJSON_ArrayForEach(run, cJSON_GetObjectItem(l, "runs")) {
+				cJSON *c = cJSON_GetObjectItem(run, "cache");
+
+				if (!cJSON_IsObject(c))
+					continue;
+				cJSON_ReplaceItemInObject(run, "cache_sim", cJSON_Duplicate(c, 1));
+				cJSON_ReplaceItemInObject(c, "source", cJSON_CreateString("perf"));
+				cJSON_ReplaceItemInObject(c, "geometry", cJSON_CreateNull());
+				beside++;
+			}
+		assert_true(beside > 0);
+		printed = cJSON_Print(r);
+		files[n] = harness_join(dir, "beside.json");
+		assert_int_equal(harness_write(files[n], printed, strlen(printed)), 0);
+		n++;
+		cJSON_free(printed);
+		cJSON_Delete(r);
+		free(text);
+	}
 	/* a report re-written by `spprof report` is a report too */
 	{
 		struct harness_run r;
@@ -197,7 +230,7 @@ static void test_reports_validate(void **state)
 		n++;
 	}
 	assert_int_equal(validate((const char *const *)files, n, &out), 0);
-	assert_non_null(strstr(out, "validated 13 faults 0"));
+	assert_non_null(strstr(out, "validated 14 faults 0"));
 	free(out);
 
 	/* the schema is not vacuous: a figure as a string, a stray field, no model */
@@ -210,6 +243,9 @@ static void test_reports_validate(void **state)
 		l = cJSON_GetArrayItem(cJSON_GetObjectItem(r, "layers"), 0);
 		cJSON_ReplaceItemInObject(l, "sparsity", cJSON_CreateString("0.5"));
 		cJSON_AddNumberToObject(cJSON_GetArrayItem(cJSON_GetObjectItem(l, "runs"), 0), "speed", 1);
+		/* cache_sim is held to cache's schema */
+		cJSON_ReplaceItemInObject(cJSON_GetArrayItem(cJSON_GetObjectItem(l, "runs"), 0), "cache_sim",
+					  cJSON_Parse("{\"source\": \"sim\", \"l1d_misses\": \"many\"}"));
 		cJSON_DeleteItemFromObject(r, "model");
 		printed = cJSON_Print(r);
 		bad = harness_join(dir, "bad.json");
@@ -219,7 +255,8 @@ static void test_reports_validate(void **state)
 		assert_non_null(strstr(out, "'model' is a required property"));
 		assert_non_null(strstr(out, "'0.5' is not of type 'number', 'null'"));
 		assert_non_null(strstr(out, "'speed' was unexpected"));
-		assert_non_null(strstr(out, "faults 3"));
+		assert_non_null(strstr(out, "'many' is not of type 'number', 'null'"));
+		assert_non_null(strstr(out, "faults 4"));
 		free(out);
 		free(bad);
 		cJSON_free(printed);

@@ -23,7 +23,11 @@
  * sees no interleaving between cores. This is the price of determinism;
  * it understates LLC contention between threads.
  *
- * Sampling: when a run would simulate more line accesses than its budget,
+ * Sampling: the line accesses a whole replay would simulate are
+ * estimated from a pilot replay of the first 16 row units of the first
+ * part that has any (then the simulator is reset), scaled to all the row
+ * units and to the passes over each (two for a warm replay, three per
+ * warm sampled tile). When that is more than the budget,
  * it simulates row blocks (64 row units of the format: rows, or block rows
  * for bsr) at a fixed stride, every S-th block of each part starting with
  * the first, and scales the counts by units / simulated units; `sampled`
@@ -34,6 +38,12 @@
  * counted after warming passes that leave the caches as the full run
  * would: tile t - 1 before it (cold), and tile t then tile t - 1 (warm,
  * so that tile t's own W and X are in the levels that hold the layer).
+ * Where one tile in S is still more than the budget, row blocks of each
+ * tile are sampled, each counted after the blocks before it in the tile
+ * (the tile's X as they leave it) and, warm, after the block itself.
+ * A warm sample's first pass over its own data fills only the LLC
+ * (spp_sim_llc_only): a full warm replay finds a layer that fits the LLC
+ * there, not in L1 or L2, where a small sample would otherwise stay.
  */
 #ifndef SPP_COUNTERS_SIM_H
 #define SPP_COUNTERS_SIM_H
@@ -93,11 +103,25 @@ void spp_sim_destroy(struct spp_sim *s);
 /* One access of `bytes` (>= 1) bytes at address addr by core `core`. */
 void spp_sim_access(struct spp_sim *s, int core, uint64_t addr, uint64_t bytes, int store);
 
+/* 1 when s models geometry g with `cores` cores. */
+int spp_sim_same(const struct spp_sim *s, const struct spp_sim_geometry *g, int cores);
+
+/* Every cache empty and every count 0 again, as spp_sim_create left it. */
+void spp_sim_reset(struct spp_sim *s);
+
 /*
  * Count the accesses that follow (on: the default), or only let them
  * update the caches (off: a warming pass).
  */
 void spp_sim_counting(struct spp_sim *s, int on);
+
+/*
+ * While on, an access only fills the LLC, uncounted: a sampled warm
+ * replay's first pass, which leaves the sample's data where the timed
+ * runs find the layer's (the LLC, when it fits) and not in L1 or L2,
+ * where a small sample would stay.
+ */
+void spp_sim_llc_only(struct spp_sim *s, int on);
 
 /* Counts of core c, or the sum over cores when c < 0. */
 void spp_sim_counts(const struct spp_sim *s, int c, struct spp_sim_counts *out);
@@ -133,17 +157,20 @@ double spp_sim_rate(const struct spp_sim_geometry *g, enum spp_isa isa);
 
 /*
  * The sampling error, measured once against full replays (spprof info):
- * csr (K tiles) and bitmask (row blocks) at 90 %, 2048 x 4096, N = 64,
- * warm, one thread, sampled 1 in 8; err[] is sampled / full - 1 of the
- * L1D, L2 and LLC misses (NAN where the full replay has none).
+ * csr at 90 %, 2048 x 4096, N = 64, sampled 1 in 8 (whole K tiles) and 1
+ * in 64 (row blocks of each tile), and bitmask 1 in 64 (row blocks), warm,
+ * one thread; err[] is sampled / full - 1 of the L1D, L2 and LLC misses
+ * (NAN where the full replay has none), how the sampled replay's note.
  */
+#define SPP_SIM_SAMPLING_CASES 3
+
 struct spp_sim_sampling_case {
-	char what[64];
+	char what[64], how[256];
 	double sampled, err[3], speedup;
 };
 
 struct spp_sim_sampling {
-	struct spp_sim_sampling_case cases[2];
+	struct spp_sim_sampling_case cases[SPP_SIM_SAMPLING_CASES];
 	int ncases;
 	double rate;            /* line accesses per second of the full replays */
 };

@@ -14,6 +14,7 @@
 #include "counters/sim.h"
 
 #include <math.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,8 +23,11 @@
 #include "kernels/kernels.h"
 #include "kernels/trace.h"
 
-/* Row units per sampled block. */
-#define SAMPLE_BLOCK 64
+/* Rows per sampled block, and of a pilot replay (spp_sim.h), in whole row units (bsr's block rows). */
+#define SAMPLE_ROWS 8
+#define PILOT_ROWS 16
+/* The rows before a sampled block of a K tile replayed to warm it, in blocks. */
+#define WARM_WINDOW 3
 #define MAX_REGIONS 8
 /* Each registered buffer starts on its own boundary of the canonical space. */
 #define REGION_SHIFT 36
@@ -47,6 +51,14 @@ struct sink {
 	const struct spp_trace_ops *trace;  /* NULL: no sampling */
 	int64_t block, stride, tile_stride, tiles, units_total, units_sim;
 	int warm;               /* tile sampling: warm the caches as the timed runs found them */
+	/*
+	 * Y's rows stay in the L2 (its LRU) from one K tile's pass to the next:
+	 * a pass's lines (its share of W, its X rows, Y) are fewer than the L2's
+	 */
+	int y_kept;
+	int64_t pilot;          /* > 0: run only the first `pilot` row units of the first part */
+	int64_t block_no;       /* row blocks met so far, over the parts (and tiles) */
+	double est;             /* line accesses of one whole replay (the pilot's estimate) */
 	int64_t *lo, *rlo;      /* scratch partitions (nparts + 1) */
 	void *impl;             /* scratch copy of the encoding's impl struct */
 };
@@ -131,31 +143,26 @@ const struct spp_format_ops *spp_trace_format_find(const char *key)
 	return NULL;
 }
 
-/* Run part p on row units [u0, u1) only: a copy of the buffers' header with a narrowed partition. */
-static void run_block(struct sink *s, const struct spp_encoded *w, spp_part_fn fn, int p,
-		      int64_t u0, int64_t u1, const float *x, float *y, int64_t n,
-		      enum spp_isa isa, const struct spp_epi *e)
+/*
+ * Run part p on a view of w: K tile t alone (trace->tile_view; t < 0: every
+ * tile) and row units [u0, u1) only (trace->narrow; u0 < 0: all the
+ * part's), in a copy of the encoding's impl struct; fn NULL: only check
+ * the view. Returns the columns the view covers, or -1 when tile t cannot
+ * stand alone.
+ */
+static int64_t run_view(struct sink *s, const struct spp_encoded *w, spp_part_fn fn, int p,
+			int64_t t, int64_t u0, int64_t u1, const float *x, float *y, int64_t n,
+			enum spp_isa isa, const struct spp_epi *e)
 {
 	struct spp_encoded wc = *w;
 	int64_t *const scratch[2] = {s->lo, s->rlo};
+	int64_t k0 = 0, kw = w->k;
 
 	memcpy(s->impl, w->impl, s->trace->impl_size);
-	s->trace->narrow(w, s->impl, p, u0, u1, scratch);
-	wc.impl = s->impl;
-	fn(&wc, p, x, y, n, isa, e);
-}
-
-/* Tile t of part p alone (trace->tile_view); columns of the tile, or -1 when it cannot stand alone. */
-static int64_t run_tile(struct sink *s, const struct spp_encoded *w, spp_part_fn fn, int p,
-			int64_t t, const float *x, float *y, int64_t n, enum spp_isa isa,
-			const struct spp_epi *e)
-{
-	struct spp_encoded wc = *w;
-	int64_t k0, kw;
-
-	memcpy(s->impl, w->impl, s->trace->impl_size);
-	if (s->trace->tile_view(w, s->impl, t, &k0, &kw))
+	if (t >= 0 && s->trace->tile_view(w, s->impl, t, &k0, &kw))
 		return -1;
+	if (u0 >= 0)
+		s->trace->narrow(w, s->impl, p, u0, u1, scratch);
 	wc.impl = s->impl;
 	wc.k = kw;
 	if (fn)
@@ -179,54 +186,93 @@ void spp_trace_run_parts(const struct spp_encoded *w, spp_part_fn fn, const floa
 {
 	struct sink *s = cur;
 	int threads = ex->threads > 0 ? ex->threads : 1;
+	enum spp_isa isa = ex->isa;
+	const struct spp_epi *e = &ex->epi;
 
 	if (ex->busy_ns)
 		for (int t = 0; t < threads; t++)
 			ex->busy_ns[t] = 0;
 	for (int p = 0; n > 0 && p < w->nparts; p++) {
-		const int64_t *lo;
-		int64_t u0, u1;
+		const int64_t *lo = s && s->trace ? s->trace->part_lo(w) : NULL;
+		int64_t u0 = lo ? lo[p] : 0, u1 = lo ? lo[p + 1] : 0;
 
-		if (!s) {
-			fn(w, p, x, y, n, ex->isa, &ex->epi);
+		if (!s || !lo) {
+			if (s)
+				s->core = (p % threads) % s->cores;
+			fn(w, p, x, y, n, isa, e);
 			continue;
 		}
 		s->core = (p % threads) % s->cores;
+		if (s->pilot > 0) {
+			if (u1 <= u0)
+				continue;
+			u1 = u0 + s->pilot < u1 ? u0 + s->pilot : u1;
+			s->units_sim += u1 - u0;
+			run_view(s, w, fn, p, -1, u0, u1, x, y, n, isa, e);
+			return;
+		}
 		if (s->tile_stride > 1) {
+			/* whole K tiles, each after its warming passes (spp_sim.h), in columns */
 			for (int64_t t = 0; t < s->tiles; t++) {
-				int64_t kw = run_tile(s, w, NULL, p, t, x, y, n, ex->isa, &ex->epi);
+				int64_t kw = run_view(s, w, NULL, p, t, -1, 0, x, y, n, isa, e);
 
 				s->units_total += kw;
 				if (!tile_sampled(s, t))
 					continue;
-				/* warming passes, uncounted (spp_sim.h) */
 				spp_sim_counting(s->sim, 0);
-				if (s->warm)
-					run_tile(s, w, fn, p, t, x, y, n, ex->isa, &ex->epi);
+				if (s->warm) {
+					spp_sim_llc_only(s->sim, 1);
+					run_view(s, w, fn, p, t, -1, 0, x, y, n, isa, e);
+					spp_sim_llc_only(s->sim, 0);
+				}
 				if (s->warm || t > 0)
-					run_tile(s, w, fn, p, (t + s->tiles - 1) % s->tiles, x, y, n, ex->isa,
-						 &ex->epi);
+					run_view(s, w, fn, p, (t + s->tiles - 1) % s->tiles, -1, 0, x, y, n, isa, e);
 				spp_sim_counting(s->sim, 1);
-				s->units_sim += run_tile(s, w, fn, p, t, x, y, n, ex->isa, &ex->epi);
+				s->units_sim += run_view(s, w, fn, p, t, -1, 0, x, y, n, isa, e);
 			}
 			continue;
 		}
-		lo = s->trace ? s->trace->part_lo(w) : NULL;
-		if (!lo || s->stride <= 1) {
-			if (lo)
-				s->units_total += lo[p + 1] - lo[p], s->units_sim += lo[p + 1] - lo[p];
-			fn(w, p, x, y, n, ex->isa, &ex->epi);
+		if (s->stride <= 1) {
+			s->units_total += u1 - u0, s->units_sim += u1 - u0;
+			fn(w, p, x, y, n, isa, e);
 			continue;
 		}
-		u0 = lo[p], u1 = lo[p + 1];
-		s->units_total += u1 - u0;
-		for (int64_t b = 0; u0 + b * s->block < u1; b++) {
-			int64_t b0 = u0 + b * s->block, b1 = b0 + s->block < u1 ? b0 + s->block : u1;
+		/* row blocks (in each K tile of a tiled encoding), every stride-th over the parts */
+		for (int64_t t = s->tiles > 1 ? 0 : -1; t < s->tiles; t++) {
+			int64_t kw = s->tiles > 1 ? run_view(s, w, NULL, p, t, -1, 0, x, y, n, isa, e) : 1;
 
-			if (b % s->stride)
-				continue;
-			s->units_sim += b1 - b0;
-			run_block(s, w, fn, p, b0, b1, x, y, n, ex->isa, &ex->epi);
+			s->units_total += kw * (u1 - u0);
+			for (int64_t b0 = u0; b0 < u1; b0 += s->block) {
+				int64_t b1 = b0 + s->block < u1 ? b0 + s->block : u1;
+				int64_t w0 = b0 - WARM_WINDOW * s->block > u0 ? b0 - WARM_WINDOW * s->block : u0;
+
+				/* from the middle of the first stride, so that every sampled block has its window */
+				if (s->block_no++ % s->stride != (s->stride - 1) / 2)
+					continue;
+				/* warming passes, uncounted (spp_sim.h) */
+				spp_sim_counting(s->sim, 0);
+				if (s->warm) {
+					spp_sim_llc_only(s->sim, 1);
+					run_view(s, w, fn, p, t, b0, b1, x, y, n, isa, e);
+					spp_sim_llc_only(s->sim, 0);
+				}
+				/*
+				 * the block's Y as the tile before left it: in the L2 where a
+				 * tile's pass fits there, else only in the LLC
+				 */
+				if (t >= 0 && (t > 0 || s->warm)) {
+					spp_sim_llc_only(s->sim, !s->y_kept);
+					run_view(s, w, fn, p, (t + s->tiles - 1) % s->tiles, b0, b1, x, y, n, isa, e);
+					spp_sim_llc_only(s->sim, 0);
+				}
+				if (w0 < b0)
+					run_view(s, w, fn, p, t, w0, b0, x, y, n, isa, e);
+				spp_sim_counting(s->sim, 1);
+				s->units_sim += kw * (b1 - b0);
+				run_view(s, w, fn, p, t, b0, b1, x, y, n, isa, e);
+			}
+			if (t < 0)
+				break;
 		}
 	}
 }
@@ -297,24 +343,87 @@ static void figures_from_sim(struct spp_cache_figures *f, const struct spp_sim *
 }
 
 /*
- * A planning estimate of the line accesses of a whole replay: each stored
- * value, its index and X / Y slices; times the passes over each sampled
- * unit: a warm replay simulates the sampled row blocks twice, and a
- * sampled tile is counted after one warming tile (cold) or two (warm).
+ * The last replay's simulator, kept for the next one of the same geometry
+ * and cores, which resets it: a fresh one's tags (8 MiB for a 64 MiB LLC)
+ * cost 10-15 ms to map and zero in this VM, more than the replay of a
+ * small layer. Taken and given back by atomic exchange, so concurrent
+ * replays each get their own.
  */
-static double replay_estimate(const struct spp_encoded *enc, int64_t n, int line, int64_t tiles,
-			      int warm)
-{
-	double units = (double)enc->bytes / 4 > (double)enc->nnz ? (double)enc->bytes / 4
-								 : (double)enc->nnz;
+static _Atomic(struct spp_sim *) kept;
 
-	return units * (2 + 3 * ceil((double)n * 4 / line)) *
-	       (tiles > 1 ? (warm ? 3 : 2) : (warm ? 2 : 1));
+static int sim_take(const struct spp_sim_geometry *g, int cores, struct spp_sim **out,
+		    struct spp_error *err)
+{
+	struct spp_sim *s = atomic_exchange(&kept, NULL);
+
+	if (s && spp_sim_same(s, g, cores)) {
+		spp_sim_reset(s);
+		*out = s;
+		return SPP_OK;
+	}
+	spp_sim_destroy(s);
+	return spp_sim_create(g, cores, out, err);
 }
 
-int spp_sim_replay(const struct spp_sim_geometry *g, int threads, uint64_t budget, int warm,
-		   enum spp_isa isa, const struct spp_encoded *enc, const float *x, float *y, int64_t n,
-		   struct spp_cache_figures *f, struct spp_error *err)
+static void sim_keep(struct spp_sim *s)
+{
+	spp_sim_destroy(atomic_exchange(&kept, s));
+}
+
+static double now_s(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+
+/*
+ * Passes over each sampled unit (spp_sim.h): whole tiles, three warm (two
+ * cold); row blocks, the window before the block, warm the block itself
+ * (LLC only), and in a tiled encoding the block in the tile before.
+ */
+static int replay_passes(int tiles_whole, int64_t tiles, int warm)
+{
+	if (tiles > 1 && tiles_whole)
+		return warm ? 3 : 2;
+	return 1 + WARM_WINDOW + warm + (tiles > 1);
+}
+
+/*
+ * The line accesses of one whole replay of enc, from a pilot replay of the
+ * first 2 sampling blocks of its first non-empty part, scaled to all
+ * of its row units; s's simulator is reset afterwards. ops: enc's traced
+ * copy. 0 when the pilot ran nothing.
+ */
+static double replay_estimate(struct sink *s, const struct spp_format_ops *ops,
+			      const struct spp_encoded *enc, const float *x, float *y, int64_t n,
+			      const struct spp_exec *ex)
+{
+	const int64_t *lo = s->trace->part_lo(enc);
+	double acc;
+
+	s->pilot = PILOT_ROWS / SAMPLE_ROWS * s->block;
+	s->units_sim = 0;
+	cur = s;
+	ops->spmm(enc, x, y, n, ex);
+	cur = NULL;
+	s->pilot = 0;
+	acc = (double)spp_sim_total_accesses(s->sim);
+	spp_sim_reset(s->sim);
+	if (s->units_sim <= 0)
+		return 0;
+	acc = acc / (double)s->units_sim * (double)(lo[enc->nparts] - lo[0]);
+	s->units_sim = 0;
+	s->unmapped = 0;
+	return acc;
+}
+
+/* spp_sim_replay, sampled 1 in `stride` units when stride > 0 whatever the budget. */
+static int replay_run(const struct spp_sim_geometry *g, int threads, uint64_t budget, int warm,
+		      enum spp_isa isa, const struct spp_encoded *enc, const float *x, float *y,
+		      int64_t n, int64_t stride, struct spp_cache_figures *f, struct spp_error *err)
 {
 	struct spp_sim_counts base[SPP_COUNTERS_MAX_THREADS + 1];
 	const struct spp_format_ops *ops = enc->ops ? spp_trace_format_find(enc->ops->key) : NULL;
@@ -323,6 +432,7 @@ int spp_sim_replay(const struct spp_sim_geometry *g, int threads, uint64_t budge
 	struct sink s;
 	double scale = 1;
 	int64_t want;           /* the stride the budget asks for */
+	int64_t units, rows_per_unit;
 	size_t len;
 	int rc;
 
@@ -334,7 +444,7 @@ int spp_sim_replay(const struct spp_sim_geometry *g, int threads, uint64_t budge
 	if (threads < 1 || threads > SPP_COUNTERS_MAX_THREADS)
 		threads = threads < 1 ? 1 : SPP_COUNTERS_MAX_THREADS;
 	ex.threads = threads;
-	rc = spp_sim_create(g, threads, &s.sim, err);
+	rc = sim_take(g, threads, &s.sim, err);
 	if (rc)
 		return rc;
 	s.cores = threads;
@@ -348,28 +458,44 @@ int spp_sim_replay(const struct spp_sim_geometry *g, int threads, uint64_t budge
 	add_format_regions(&s, enc);
 	add_region(&s, x, (uint64_t)enc->k * (uint64_t)n * 4);
 	add_region(&s, y, (uint64_t)enc->m * (uint64_t)n * 4);
-	s.block = SAMPLE_BLOCK;
+	/* whole row units of about SAMPLE_ROWS and PILOT_ROWS rows */
+	units = s.trace->part_lo(enc)[enc->nparts] - s.trace->part_lo(enc)[0];
+	rows_per_unit = units > 0 ? (enc->m + units - 1) / units : 1;
+	s.block = SAMPLE_ROWS / rows_per_unit > 1 ? SAMPLE_ROWS / rows_per_unit : 1;
 	s.tiles = s.trace->tiles ? s.trace->tiles(enc) : 1;
-	want = (int64_t)ceil(replay_estimate(enc, n, g->line, s.tiles, warm) /
-			     (double)(budget == 0 ? SPP_SIM_DEFAULT_BUDGET : budget));
+	s.est = replay_estimate(&s, ops, enc, x, y, n, &ex);
+	if (budget == 0)
+		budget = SPP_SIM_DEFAULT_BUDGET;
+	/* whole K tiles where one in `want` is enough, else row blocks (of each tile) */
+	want = stride > 0 ? stride : (int64_t)ceil(s.est * replay_passes(1, s.tiles, warm) / (double)budget);
 	s.stride = s.tile_stride = 1;
-	if (want > 1 && s.tiles > 1) {
-		/* whole K tiles, at least one; each sampled one must stand alone */
-		s.tile_stride = want < s.tiles ? want : s.tiles;
-		for (int64_t t = 0; t < s.tiles; t++)
-			if (tile_sampled(&s, t) && run_tile(&s, enc, NULL, 0, t, x, y, n, isa, NULL) < 0)
-				s.tile_stride = 1;
+	{
+		const struct spp_sim_level *l2 = g->l2.size ? &g->l2 : &g->llc;
+		double pass = ((double)enc->bytes / (double)s.tiles +
+			       (double)enc->k / (double)s.tiles * (double)n * 4 + (double)enc->m * (double)n * 4) /
+			      (double)threads;
+
+		s.y_kept = pass < (double)l2->size;
+	}
+	for (int64_t t = 0; want > 1 && s.tiles > 1 && t < s.tiles; t++)
+		if (run_view(&s, enc, NULL, 0, t, -1, 0, x, y, n, isa, NULL) < 0)
+			want = 1; /* a tile that cannot stand alone: replayed whole */
+	if (want > 1 && s.tiles > 1 && want <= s.tiles) {
+		s.tile_stride = want;
 	} else if (want > 1) {
+		if (stride == 0)
+			want = (int64_t)ceil(s.est * replay_passes(0, s.tiles, warm) / (double)budget);
 		s.stride = want;
 	}
 	s.warm = warm;
-	if (warm && s.tile_stride == 1) { /* the first replay fills the caches as the timed runs found them */
+	/* whole: the first replay fills the caches as the timed runs found them */
+	if (warm && s.tile_stride == 1 && s.stride == 1) {
 		cur = &s;
 		ops->spmm(enc, x, y, n, &ex);
 		cur = NULL;
 		for (int c = -1; c < threads; c++)
 			spp_sim_counts(s.sim, c, &base[c + 1]);
-		s.units_sim = s.units_total = 0;
+		s.units_sim = s.units_total = s.block_no = 0;
 		s.unmapped = 0;
 	}
 	cur = &s;
@@ -377,7 +503,7 @@ int spp_sim_replay(const struct spp_sim_geometry *g, int threads, uint64_t budge
 	cur = NULL;
 	if (s.units_sim > 0 && s.units_total > s.units_sim)
 		scale = (double)s.units_total / (double)s.units_sim;
-	figures_from_sim(f, s.sim, g, threads, scale, warm && s.tile_stride == 1 ? base : NULL);
+	figures_from_sim(f, s.sim, g, threads, scale, warm && s.tile_stride == 1 && s.stride == 1 ? base : NULL);
 	f->sampled = s.units_total > 0 ? (double)s.units_sim / (double)s.units_total : 1;
 	len = (size_t)snprintf(f->note, sizeof(f->note),
 			       "simulated: the %s kernel's accesses replayed %s, its %d part%s in "
@@ -389,13 +515,17 @@ int spp_sim_replay(const struct spp_sim_geometry *g, int threads, uint64_t budge
 					"; 1 in %lld of its %lld K tiles simulated (%.3g%% of the columns), "
 					"counts scaled", (long long)s.tile_stride, (long long)s.tiles,
 					100 * f->sampled);
+	else if (scale > 1 && s.tiles > 1 && len < sizeof(f->note))
+		len += (size_t)snprintf(f->note + len, sizeof(f->note) - len,
+					"; 1 in %lld blocks of %d %ss of each of its %lld K tiles simulated "
+					"(%.3g%%), each after the %d blocks before it, counts scaled",
+					(long long)s.stride, (int)s.block, s.trace->unit, (long long)s.tiles,
+					100 * f->sampled, WARM_WINDOW);
 	else if (scale > 1 && len < sizeof(f->note))
 		len += (size_t)snprintf(f->note + len, sizeof(f->note) - len,
-					"; %.3g%% of 64-%s blocks simulated, counts scaled",
-					100 * f->sampled, s.trace->unit);
-	if (s.tiles > 1 && want > s.tile_stride && len < sizeof(f->note))
-		len += (size_t)snprintf(f->note + len, sizeof(f->note) - len,
-					"; over its budget: a K-tiled kernel's rows are not sampled");
+					"; 1 in %lld blocks of %d %ss simulated (%.3g%%), each after the %d "
+					"blocks before it, counts scaled", (long long)s.stride, (int)s.block,
+					s.trace->unit, 100 * f->sampled, WARM_WINDOW);
 	if (s.unmapped && len < sizeof(f->note))
 		snprintf(f->note + len, sizeof(f->note) - len,
 			 "; %llu accesses outside known buffers (not deterministic)",
@@ -405,17 +535,10 @@ out:
 	free(s.lo);
 	free(s.rlo);
 	free(s.impl);
-	spp_sim_destroy(s.sim);
+	sim_keep(s.sim);
 	return rc;
 }
 
-static double now_s(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
 
 /*
  * A warm replay of format key on a seeded random m x k layer of the given
@@ -430,7 +553,7 @@ static int synthetic_replay(const char *key, int64_t m, int64_t k, int64_t n, do
 	float *wv = calloc((size_t)(m * k), sizeof(float));
 	float *x = malloc((size_t)(k * n) * sizeof(float)), *y = malloc((size_t)(m * n) * sizeof(float));
 	struct spp_encoded enc;
-	uint64_t st = 0x9E3779B97F4A7C15ull, budget = UINT64_MAX;
+	uint64_t st = 0x9E3779B97F4A7C15ull;
 	double t0;
 	int rc;
 
@@ -447,12 +570,8 @@ static int synthetic_replay(const char *key, int64_t m, int64_t k, int64_t n, do
 		x[i] = (float)(i % 7) - 3.0f;
 	rc = ops->encode(&(struct spp_matrix){m, k, wv}, 1, n, &enc, err);
 	if (rc == 0) {
-		if (stride > 1)
-			budget = (uint64_t)(replay_estimate(&enc, n, g->line,
-							    ops->trace->tiles ? ops->trace->tiles(&enc) : 1, 1) /
-					    stride * 1.0001);
 		t0 = now_s();
-		rc = spp_sim_replay(g, 1, budget, 1, isa, &enc, x, y, n, f, err);
+		rc = replay_run(g, 1, UINT64_MAX, 1, isa, &enc, x, y, n, stride, f, err);
 		*seconds = now_s() - t0;
 		ops->release(&enc);
 	}
@@ -475,22 +594,32 @@ double spp_sim_rate(const struct spp_sim_geometry *g, enum spp_isa isa)
 int spp_sim_check_sampling(const struct spp_sim_geometry *g, enum spp_isa isa,
 			   struct spp_sim_sampling *out, struct spp_error *err)
 {
-	static const char *const keys[] = {"csr", "bitmask"};
+	/* csr 1 in 8: whole K tiles (13 here); 1 in 64: row blocks of each tile; bitmask: row blocks */
+	static const struct {
+		const char *key;
+		int stride;
+	} cases[SPP_SIM_SAMPLING_CASES] = {{"csr", 8}, {"csr", 64}, {"bitmask", 64}};
 	static const enum spp_counter_event lev[3] = {SPP_CEV_L1D_MISSES, SPP_CEV_L2_MISSES,
 						      SPP_CEV_LLC_MISSES};
+	struct spp_cache_figures full;
+	double sec = 0;
 
 	memset(out, 0, sizeof(*out));
-	for (int c = 0; c < 2; c++) {
+	for (int c = 0; c < SPP_SIM_SAMPLING_CASES; c++) {
 		struct spp_sim_sampling_case *o = &out->cases[c];
-		struct spp_cache_figures full, part;
-		double sec, sec_part;
+		struct spp_cache_figures part;
+		double sec_part;
 		int rc;
 
-		if ((rc = synthetic_replay(keys[c], 2048, 4096, 64, 0.1, g, isa, 1, &full, &sec, err)) ||
-		    (rc = synthetic_replay(keys[c], 2048, 4096, 64, 0.1, g, isa, 8, &part, &sec_part, err)))
+		if ((c == 0 || strcmp(cases[c].key, cases[c - 1].key)) &&
+		    (rc = synthetic_replay(cases[c].key, 2048, 4096, 64, 0.1, g, isa, 1, &full, &sec, err)))
 			return rc;
-		snprintf(o->what, sizeof(o->what), "%s, 90 %%, 2048 x 4096, N = 64, %s", keys[c],
-			 c == 0 ? "K tiles" : "row blocks");
+		if ((rc = synthetic_replay(cases[c].key, 2048, 4096, 64, 0.1, g, isa, cases[c].stride, &part,
+					   &sec_part, err)))
+			return rc;
+		snprintf(o->what, sizeof(o->what), "%s, 90 %%, 2048 x 4096, N = 64, 1 in %d", cases[c].key,
+			 cases[c].stride);
+		snprintf(o->how, sizeof(o->how), "%s", part.note);
 		o->sampled = part.sampled;
 		for (int l = 0; l < 3; l++)
 			o->err[l] = full.v[lev[l]] > 0 ? part.v[lev[l]] / full.v[lev[l]] - 1 : NAN;
@@ -498,8 +627,15 @@ int spp_sim_check_sampling(const struct spp_sim_geometry *g, enum spp_isa isa,
 		if (sec > 0)
 			out->rate = 2 * full.v[SPP_CEV_L1D_ACCESSES] / sec;
 	}
-	out->ncases = 2;
+	out->ncases = SPP_SIM_SAMPLING_CASES;
 	return SPP_OK;
+}
+
+int spp_sim_replay(const struct spp_sim_geometry *g, int threads, uint64_t budget, int warm,
+		   enum spp_isa isa, const struct spp_encoded *enc, const float *x, float *y, int64_t n,
+		   struct spp_cache_figures *f, struct spp_error *err)
+{
+	return replay_run(g, threads, budget, warm, isa, enc, x, y, n, 0, f, err);
 }
 
 void spp_sim_trace_attach(struct spp_sim *sim, int core)

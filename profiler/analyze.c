@@ -169,6 +169,33 @@ out:
 	return rc;
 }
 
+/* The share of a layer's time budget its replays may take (the cache issue: at most a quarter). */
+#define SIM_SHARE 0.2
+
+/*
+ * The simulator's budget per replay, in line accesses: SIM_SHARE of a
+ * layer's time budget at the replay speed measured here (spp_sim_rate),
+ * shared by the layer's formats that have a traced kernel. With --repeat
+ * (no time budget) or an explicit budget, that one.
+ */
+static uint64_t sim_budget(const struct spp_analysis *a, const struct spp_sim_geometry *g,
+			   enum spp_isa isa)
+{
+	const struct spp_format_ops *fmts[SPP_MAX_FORMATS + SPP_MAX_PEERS];
+	int nf, nswept, traced = 0;
+	double rate;
+
+	if (a->opts.counters.sim_budget || a->opts.repeat > 0)
+		return a->opts.counters.sim_budget;
+	nf = spp_analyze_formats(&a->opts, fmts, &nswept);
+	for (int i = 0; i < nf; i++)
+		traced += spp_trace_format_find(fmts[i]->key) != NULL;
+	rate = spp_sim_rate(g, isa);
+	if (traced == 0 || rate <= 0)
+		return 0;
+	return (uint64_t)(SIM_SHARE * a->opts.time_budget_s * rate / traced) + 1;
+}
+
 /*
  * The counter backend of the runs (--counters, machine probes) and, for
  * the simulator (the backend, or beside a hardware one with --counters
@@ -211,6 +238,7 @@ static int counters_setup(struct spp_analysis *a, struct spp_run_opts *ro,
 	}
 	ro->sim_geometry = g;
 	ro->sim_beside = beside;
+	ro->sim_budget = sim_budget(a, g, ro->isa);
 	spp_sim_geometry_format(g, geo, sizeof(geo));
 	if (beside)
 		return spp_analysis_warn(a, err, SPP_WARN_SIM_COUNTERS, "cache_sim figures: the simulator replays each run beside %s's "

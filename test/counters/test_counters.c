@@ -471,47 +471,51 @@ static double rel(const struct spp_cache_figures *a, const struct spp_cache_figu
 }
 
 /*
- * Sampling: an untiled format's row blocks, scaled, land near a full
- * replay's accesses and misses at every level (uniform random rows, X
- * larger than L2); a K-tiled one (csr) is sampled by whole tiles, since a
- * sample of its rows overstated L2 misses tenfold.
+ * Sampling (spp_sim.h): an untiled format's row blocks, each after the
+ * blocks before it, and a K-tiled one's whole tiles or, at a finer
+ * fraction, row blocks of each tile; scaled, each lands near a full
+ * replay's accesses and misses at every level, warm and cold. Measured
+ * here: within 5 % (bitmask; csr by whole tiles), 13 % (csr by row blocks
+ * of its tiles: a Y row's reuse spans a whole tile's pass, which the
+ * warming passes only approximate); the cold LLC within 15 %.
  */
 static void test_replay_sampled(void **state)
 {
 	int64_t m = 1024, k = 2048, n = 32;
 	float *w = random_matrix(m, k, 0.1, 5);
 	const char *geo = "l1=32K/8,l2=128K/8,llc=4M/16";
-	struct spp_cache_figures full, part, whole;
+	static const struct {
+		const char *key;
+		uint64_t budget;
+		const char *how;
+		double tol;
+	} cases[] = {
+		{"bitmask", 400000, "blocks of 8 rows simulated", 0.06},
+		{"csr", 1500000, "K tiles simulated", 0.06},
+		{"csr", 200000, "rows of each of its 7 K tiles simulated", 0.2},
+	};
+	struct spp_cache_figures full, part;
 
 	(void)state;
-	replay("bitmask", w, m, k, n, 1, geo, 0, &full, NULL);
-	assert_true(full.sampled == 1.0);
-	replay("bitmask", w, m, k, n, 1, geo, 400000, &part, NULL);
-	assert_true(part.sampled > 0 && part.sampled <= 0.5);
-	assert_non_null(strstr(part.note, "simulated, counts scaled"));
-	assert_true(rel(&part, &full, SPP_CEV_L1D_ACCESSES) < 0.05);
-	assert_true(rel(&part, &full, SPP_CEV_L1D_MISSES) < 0.05);
-	assert_true(rel(&part, &full, SPP_CEV_L2_MISSES) < 0.05);
-	/*
-	 * csr's K tiles (7 at 10 %, N = 32 and 128): one simulated, the caches
-	 * warmed by tile t, then t - 1 (spp_sim.h): measured within 5 % of a
-	 * full warm replay at L1 and L2. Cold, the LLC misses undercount Y's
-	 * compulsory ones (Y warmed by tile t - 1): measured 0.82 to 0.92.
-	 */
-	for (int64_t nn = 32; nn <= 128; nn *= 4) {
-		replay_in("csr", w, m, k, nn, 2, geo, 0, 1, &full, NULL);
-		replay_in("csr", w, m, k, nn, 2, geo, 400000, 1, &whole, NULL);
-		assert_true(whole.sampled > 0.1 && whole.sampled < 0.2);
-		assert_non_null(strstr(whole.note, "1 in 7 of its 7 K tiles simulated"));
-		assert_true(rel(&whole, &full, SPP_CEV_L1D_ACCESSES) < 0.02);
-		assert_true(rel(&whole, &full, SPP_CEV_L1D_MISSES) < 0.08);
-		assert_true(rel(&whole, &full, SPP_CEV_L2_MISSES) < 0.08);
-		replay_in("csr", w, m, k, nn, 2, geo, 0, 0, &full, NULL);
-		replay_in("csr", w, m, k, nn, 2, geo, 400000, 0, &whole, NULL);
-		assert_true(rel(&whole, &full, SPP_CEV_L2_MISSES) < 0.08);
-		assert_true(whole.v[SPP_CEV_LLC_MISSES] > 0.75 * full.v[SPP_CEV_LLC_MISSES] &&
-			    whole.v[SPP_CEV_LLC_MISSES] <= full.v[SPP_CEV_LLC_MISSES]);
-	}
+	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++)
+		for (int warm = 0; warm < 2; warm++) {
+			replay_in(cases[c].key, w, m, k, n, 1, geo, 0, warm, &full, NULL);
+			assert_true(full.sampled == 1.0);
+			replay_in(cases[c].key, w, m, k, n, 1, geo, cases[c].budget, warm, &part, NULL);
+			print_message("%s %s: sampled %.3f, L1 %+.3f L2 %+.3f LLC %+.3f\n", cases[c].key,
+				      warm ? "warm" : "cold", part.sampled,
+				      part.v[SPP_CEV_L1D_MISSES] / full.v[SPP_CEV_L1D_MISSES] - 1,
+				      part.v[SPP_CEV_L2_MISSES] / full.v[SPP_CEV_L2_MISSES] - 1,
+				      part.v[SPP_CEV_LLC_MISSES] / full.v[SPP_CEV_LLC_MISSES] - 1);
+			assert_true(part.sampled > 0 && part.sampled <= 0.5);
+			assert_non_null(strstr(part.note, cases[c].how));
+			assert_non_null(strstr(part.note, "counts scaled"));
+			assert_true(rel(&part, &full, SPP_CEV_L1D_ACCESSES) < 0.05);
+			assert_true(rel(&part, &full, SPP_CEV_L1D_MISSES) < cases[c].tol);
+			assert_true(rel(&part, &full, SPP_CEV_L2_MISSES) < cases[c].tol);
+			if (!warm) /* warm, a 4M LLC holds the layer: no misses */
+				assert_true(rel(&part, &full, SPP_CEV_LLC_MISSES) < 0.2);
+		}
 	free(w);
 }
 

@@ -44,13 +44,14 @@ struct sink {
 	int nreg, last;
 	uint64_t unmapped;
 	/*
-	 * sampling: every stride-th block of `block` row units of each part,
-	 * or (a K-tiled encoding) every tile_stride-th K tile, counted in
-	 * columns; units_total / units_sim scales the counts
+	 * sampling (spp_sim.h): every stride-th block of `block` row units
+	 * over the parts (of each K tile of a tiled encoding: units are then
+	 * columns x rows), or every tile_stride-th whole K tile (units are
+	 * columns); units_total / units_sim scales the counts
 	 */
 	const struct spp_trace_ops *trace;  /* NULL: no sampling */
 	int64_t block, stride, tile_stride, tiles, units_total, units_sim;
-	int warm;               /* tile sampling: warm the caches as the timed runs found them */
+	int warm;               /* a sample's warming passes leave the caches as the timed runs found them */
 	/*
 	 * Y's rows stay in the L2 (its LRU) from one K tile's pass to the next:
 	 * a pass's lines (its share of W, its X rows, Y) are fewer than the L2's

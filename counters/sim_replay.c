@@ -23,7 +23,7 @@
 #include "kernels/kernels.h"
 #include "kernels/trace.h"
 
-/* Rows per sampled block, and of a pilot replay (spp_sim.h), in whole row units (bsr's block rows). */
+/* Rows per sampled block, and of a pilot replay (counters/sim.h), in whole row units (bsr's block rows). */
 #define SAMPLE_ROWS 8
 #define PILOT_ROWS 16
 /* The rows before a sampled block of a K tile replayed to warm it, in blocks. */
@@ -44,7 +44,7 @@ struct sink {
 	int nreg, last;
 	uint64_t unmapped;
 	/*
-	 * sampling (spp_sim.h): every stride-th block of `block` row units
+	 * sampling (counters/sim.h): every stride-th block of `block` row units
 	 * over the parts (of each K tile of a tiled encoding: units are then
 	 * columns x rows), or every tile_stride-th whole K tile (units are
 	 * columns); units_total / units_sim scales the counts
@@ -197,13 +197,12 @@ void spp_trace_run_parts(const struct spp_encoded *w, spp_part_fn fn, const floa
 		const int64_t *lo = s && s->trace ? s->trace->part_lo(w) : NULL;
 		int64_t u0 = lo ? lo[p] : 0, u1 = lo ? lo[p + 1] : 0;
 
-		if (!s || !lo) {
-			if (s)
-				s->core = (p % threads) % s->cores;
+		if (s)
+			s->core = (p % threads) % s->cores;
+		if (!lo) {
 			fn(w, p, x, y, n, isa, e);
 			continue;
 		}
-		s->core = (p % threads) % s->cores;
 		if (s->pilot > 0) {
 			if (u1 <= u0)
 				continue;
@@ -213,7 +212,7 @@ void spp_trace_run_parts(const struct spp_encoded *w, spp_part_fn fn, const floa
 			return;
 		}
 		if (s->tile_stride > 1) {
-			/* whole K tiles, each after its warming passes (spp_sim.h), in columns */
+			/* whole K tiles, each after its warming passes (counters/sim.h), in columns */
 			for (int64_t t = 0; t < s->tiles; t++) {
 				int64_t kw = run_view(s, w, NULL, p, t, -1, 0, x, y, n, isa, e);
 
@@ -250,7 +249,7 @@ void spp_trace_run_parts(const struct spp_encoded *w, spp_part_fn fn, const floa
 				/* from the middle of the first stride, so that every sampled block has its window */
 				if (s->block_no++ % s->stride != (s->stride - 1) / 2)
 					continue;
-				/* warming passes, uncounted (spp_sim.h) */
+				/* warming passes, uncounted (counters/sim.h) */
 				spp_sim_counting(s->sim, 0);
 				if (s->warm) {
 					spp_sim_llc_only(s->sim, 1);
@@ -381,7 +380,7 @@ static double now_s(void)
 
 
 /*
- * Passes over each sampled unit (spp_sim.h): whole tiles, three warm (two
+ * Passes over each sampled unit (counters/sim.h): whole tiles, three warm (two
  * cold); row blocks, the window before the block, warm the block itself
  * (LLC only), and in a tiled encoding the block in the tile before.
  */

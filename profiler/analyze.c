@@ -180,19 +180,17 @@ out:
 /*
  * The simulator's budget per replay, in line accesses: SIM_SHARE of a
  * layer's time budget at the replay speed measured here (spp_sim_rate),
- * shared by the layer's formats that have a traced kernel. With --repeat
- * (no time budget) or an explicit budget, that one.
+ * shared by the layer's formats (fmts[0..nf-1]) that have a traced kernel.
+ * With --repeat (no time budget) or an explicit budget, that one.
  */
 static uint64_t sim_budget(const struct spp_analysis *a, const struct spp_sim_geometry *g,
-			   enum spp_isa isa)
+			   enum spp_isa isa, const struct spp_format_ops *const *fmts, int nf)
 {
-	const struct spp_format_ops *fmts[SPP_MAX_FORMATS + SPP_MAX_PEERS];
-	int nf, nswept, traced = 0;
+	int traced = 0;
 	double rate;
 
 	if (a->opts.counters.sim_budget || a->opts.repeat > 0)
 		return a->opts.counters.sim_budget;
-	nf = spp_analyze_formats(&a->opts, fmts, &nswept);
 	for (int i = 0; i < nf; i++)
 		traced += spp_trace_format_find(fmts[i]->key) != NULL;
 	rate = spp_sim_rate(g, isa);
@@ -205,11 +203,13 @@ static uint64_t sim_budget(const struct spp_analysis *a, const struct spp_sim_ge
  * The counter backend of the runs (--counters, machine probes) and, for
  * the simulator (the backend, or beside a hardware one with --counters
  * A,sim), the geometry it models (--cache-model, else the machine's with
- * the LLC held to a believable size). The choice and its reason go in the
- * warnings, since every run's cache and cache_sim block depend on it.
+ * the LLC held to a believable size), paced for the layer's formats
+ * fmts[0..nf-1]. The choice and its reason go in the warnings, since
+ * every run's cache and cache_sim block depend on it.
  */
 static int counters_setup(struct spp_analysis *a, struct spp_run_opts *ro,
-			  struct spp_sim_geometry *g, struct spp_error *err)
+			  struct spp_sim_geometry *g, const struct spp_format_ops *const *fmts,
+			  int nf, struct spp_error *err)
 {
 	const struct spp_counters_opts *c = &a->opts.counters;
 	const struct spp_counter_backend *b = NULL;
@@ -243,7 +243,7 @@ static int counters_setup(struct spp_analysis *a, struct spp_run_opts *ro,
 	}
 	ro->sim_geometry = g;
 	ro->sim_beside = beside;
-	ro->sim_budget = sim_budget(a, g, ro->isa);
+	ro->sim_budget = sim_budget(a, g, ro->isa, fmts, nf);
 	spp_sim_geometry_format(g, geo, sizeof(geo));
 	if (beside)
 		return spp_analysis_warn(a, err, SPP_WARN_SIM_COUNTERS, "cache_sim figures: the simulator replays each run beside %s's "
@@ -418,7 +418,7 @@ static int run_layers(struct spp_analysis *a, struct spp_error *err)
 	ro.bench.budget_ns = o->time_budget_s * 1e9;
 	ro.cold = o->cold;
 	spp_bw_model_init(&ro.bw, a->machine, s->threads, o->cold);
-	rc = counters_setup(a, &ro, &geometry, err);
+	rc = counters_setup(a, &ro, &geometry, fmts, nf, err);
 	if (rc)
 		return rc;
 	spp_run_thread_policy(s->threads, &ro, s->schedule, sizeof(s->schedule),

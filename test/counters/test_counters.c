@@ -471,7 +471,7 @@ static double rel(const struct spp_cache_figures *a, const struct spp_cache_figu
 }
 
 /*
- * Sampling (spp_sim.h): an untiled format's row blocks, each after the
+ * Sampling (counters/sim.h): an untiled format's row blocks, each after the
  * blocks before it, and a K-tiled one's whole tiles or, at a finer
  * fraction, row blocks of each tile; scaled, each lands near a full
  * replay's accesses and misses at every level, warm and cold. Measured

@@ -335,7 +335,7 @@ static int matmul_view(struct tfl *t, const struct spp_fb_table *o, const struct
 	struct spp_fb_table opt = spp_fb_child(&t->fb, o, 4);
 	int b = constant(t, spp_fb_vec_int(&t->fb, in, 1)), a = constant(t, spp_fb_vec_int(&t->fb, in, 0));
 	int side = b >= 0 ? 1 : 0, w = b >= 0 ? b : a;
-	int adj = (int)spp_fb_uint(&t->fb, &opt, side ? 1 : 0, 1, 0);
+	int adj = spp_fb_uint(&t->fb, &opt, side ? 1 : 0, 1, 0) != 0; /* a bool: any byte but 0 */
 	const struct spp_tensor *x;
 
 	if (w < 0 || (x = &t->m->tensors[w])->ndim < 2 || !x->numel ||

@@ -5,7 +5,7 @@ TFLite flatbuffers are written here with tflite_fb.py's writer
 (flatbuffers.Builder alone, no generated schema code): FULLY_CONNECTED with and without a bias and with a
 weight used twice, CONV_2D with a per-channel symmetric int8 weight,
 DEPTHWISE_CONV_2D fed a float16 weight through DEQUANTIZE, TRANSPOSE_CONV,
-BATCH_MATMUL with adj_y false and true, sparse weights through DENSIFY (CSR
+BATCH_MATMUL with adj_y false, true and stored as 2, sparse weights through DENSIFY (CSR
 with uint8, uint16 and int32 index vectors, and 1x4 blocks) and affine uint8
 and int8 weights. Every layer's op type, node, m, k, n, dtype, nnz, zero
 rows, zero columns, bias and file storage is compared with the W numpy
@@ -104,8 +104,14 @@ def batch_matmul(m):
     adj = (BATCH_MATMUL_OPTIONS, {0: (N.BoolFlags, False), 1: (N.BoolFlags, True)})
     m.op(BATCH_MATMUL, [m.tensor("bmmt/a", (1, 4, 12)), m.const("bmmt/b", bt)],
          [m.tensor("bmmt/y", (1, 4, 9))], adj)
+    # a flatbuffers bool is true for any byte but 0: adj_y stored as 2 (a fuzzer's find)
+    b2 = matrix(6, 12)
+    adj2 = (BATCH_MATMUL_OPTIONS, {0: (N.Uint8Flags, 0), 1: (N.Uint8Flags, 2)})
+    m.op(BATCH_MATMUL, [m.tensor("bmm2/a", (1, 3, 12)), m.const("bmm2/b", b2)],
+         [m.tensor("bmm2/y", (1, 3, 6))], adj2)
     return {"bmm/b": figures("BATCH_MATMUL", "bmm/y", b.T, 5, "F32"),
-            "bmmt/b": figures("BATCH_MATMUL", "bmmt/y", bt, 4, "F32")}
+            "bmmt/b": figures("BATCH_MATMUL", "bmmt/y", bt, 4, "F32"),
+            "bmm2/b": figures("BATCH_MATMUL", "bmm2/y", b2, 3, "F32")}
 
 
 def index_bytes(*vectors):

@@ -39,7 +39,7 @@ SIMD_INL void bm_row(const int nv, const int full, simd_m mt,
 {
 	simd_f a[2][4];
 
-SPP_UNROLL(4)
+	SPP_UNROLL(4)
 	for (int v = 0; v < nv; v++)
 		a[0][v] = a[1][v] = simd_zero();
 	for (int64_t c = 0; c < k; c += 64) {
@@ -50,7 +50,7 @@ SPP_UNROLL(4)
 			simd_f wv = simd_bcast(val++);
 
 			wd &= wd - 1;
-SPP_UNROLL(4)
+			SPP_UNROLL(4)
 			for (int v = 0; v < nv; v++)
 				a[0][v] = simd_fmadd(wv, simd_ld(full || v < nv - 1, mt, xr + SIMD_VL * v), a[0][v]);
 			if (!wd)
@@ -58,12 +58,12 @@ SPP_UNROLL(4)
 			xr = x + (c + __builtin_ctzll(wd)) * n;
 			wv = simd_bcast(val++);
 			wd &= wd - 1;
-SPP_UNROLL(4)
+			SPP_UNROLL(4)
 			for (int v = 0; v < nv; v++)
 				a[1][v] = simd_fmadd(wv, simd_ld(full || v < nv - 1, mt, xr + SIMD_VL * v), a[1][v]);
 		}
 	}
-SPP_UNROLL(4)
+	SPP_UNROLL(4)
 	for (int v = 0; v < nv; v++)
 		simd_st(full || v < nv - 1, mt, yr + SIMD_VL * v, simd_epi(e, row, simd_add(a[0][v], a[1][v])));
 }

@@ -15,9 +15,9 @@ INL256 void bsr_tile256(const int B, const int rg, const int nv, const int full,
 {
 	__m256 a[8][4];
 
-SPP_UNROLL(8)
+	SPP_UNROLL(8)
 	for (int r = 0; r < rg; r++)
-SPP_UNROLL(4)
+		SPP_UNROLL(4)
 		for (int v = 0; v < nv; v++)
 			a[r][v] = _mm256_setzero_ps();
 	SPP_TRACE_LOAD(&s->ptr[br], 8);
@@ -32,23 +32,23 @@ SPP_UNROLL(4)
 		for (int c = 0; c < kc; c++) {
 			__m256 xv[4];
 
-SPP_UNROLL(4)
+			SPP_UNROLL(4)
 			for (int v = 0; v < nv; v++)
 				xv[v] = simd_ld(full || v < nv - 1, mt, xb + c * n + 8 * v);
-SPP_UNROLL(8)
+			SPP_UNROLL(8)
 			for (int r = 0; r < rg; r++) {
 				__m256 wv = simd_bcast(wb + r * B + c);
 
-SPP_UNROLL(4)
+				SPP_UNROLL(4)
 				for (int v = 0; v < nv; v++)
 					a[r][v] = _mm256_fmadd_ps(wv, xv[v], a[r][v]);
 			}
 		}
 	}
-SPP_UNROLL(8)
+	SPP_UNROLL(8)
 	for (int r = 0; r < rg; r++)
 		if (r0 + r < rr)
-SPP_UNROLL(4)
+			SPP_UNROLL(4)
 			for (int v = 0; v < nv; v++)
 				simd_st(full || v < nv - 1, mt, y + (br * B + r0 + r) * n + 8 * v,
 					simd_epi(e, br * B + r0 + r, a[r][v]));
@@ -61,10 +61,10 @@ INL256 void bsr_vec256(const int B, const struct cpu_bsr *s, int64_t br,
 	__m256 a[16];
 	__m128 h[4];
 
-SPP_UNROLL(16)
+	SPP_UNROLL(16)
 	for (int r = 0; r < B; r++)
 		a[r] = _mm256_setzero_ps();
-SPP_UNROLL(4)
+	SPP_UNROLL(4)
 	for (int r = 0; r < 4; r++)
 		h[r] = _mm_setzero_ps();
 	SPP_TRACE_LOAD(&s->ptr[br], 8);
@@ -80,16 +80,16 @@ SPP_UNROLL(4)
 
 			SPP_TRACE_MASKED(x + bc * B, 4, (1u << kc) - 1, 0);
 			SPP_TRACE_LOAD(wb, 64);
-SPP_UNROLL(4)
+			SPP_UNROLL(4)
 			for (int r = 0; r < 4; r++)
 				h[r] = _mm_fmadd_ps(_mm_loadu_ps(wb + r * 4), xv, h[r]);
 		} else {
-SPP_UNROLL(2)
+			SPP_UNROLL(2)
 			for (int c8 = 0; c8 < B; c8 += 8) {
 				__m256 xv = simd_maskz_loadu(tail_mask256(kc - c8 < 0 ? 0 : kc - c8),
 							     x + bc * B + c8);
 
-SPP_UNROLL(16)
+				SPP_UNROLL(16)
 				for (int r = 0; r < B; r++)
 					a[r] = _mm256_fmadd_ps(simd_loadu(wb + r * B + c8), xv, a[r]);
 			}

@@ -14,9 +14,9 @@ INL512 void bsr_row512(const int B, const int nv, const int full,
 {
 	__m512 a[16][4];
 
-SPP_UNROLL(16)
+	SPP_UNROLL(16)
 	for (int r = 0; r < B; r++)
-SPP_UNROLL(4)
+		SPP_UNROLL(4)
 		for (int v = 0; v < nv; v++)
 			a[r][v] = _mm512_setzero_ps();
 	SPP_TRACE_LOAD(&s->ptr[br], 8);
@@ -28,18 +28,18 @@ SPP_UNROLL(4)
 		SPP_TRACE_LOAD(&s->bcol[q], 4);
 
 		if (k - bc * B >= B) {
-SPP_UNROLL(16)
+			SPP_UNROLL(16)
 			for (int c = 0; c < B; c++) {
 				__m512 xv[4];
 
-SPP_UNROLL(4)
+				SPP_UNROLL(4)
 				for (int v = 0; v < nv; v++)
 					xv[v] = simd_ld(full || v < nv - 1, mt, xb + c * n + 16 * v);
-SPP_UNROLL(16)
+				SPP_UNROLL(16)
 				for (int r = 0; r < B; r++) {
 					__m512 wv = simd_bcast(wb + r * B + c);
 
-SPP_UNROLL(4)
+					SPP_UNROLL(4)
 					for (int v = 0; v < nv; v++)
 						a[r][v] = _mm512_fmadd_ps(wv, xv[v], a[r][v]);
 				}
@@ -48,24 +48,24 @@ SPP_UNROLL(4)
 			for (int c = 0; c < k - bc * B; c++) {
 				__m512 xv[4];
 
-SPP_UNROLL(4)
+				SPP_UNROLL(4)
 				for (int v = 0; v < nv; v++)
 					xv[v] = simd_ld(full || v < nv - 1, mt, xb + c * n + 16 * v);
-SPP_UNROLL(16)
+				SPP_UNROLL(16)
 				for (int r = 0; r < B; r++) {
 					__m512 wv = simd_bcast(wb + r * B + c);
 
-SPP_UNROLL(4)
+					SPP_UNROLL(4)
 					for (int v = 0; v < nv; v++)
 						a[r][v] = _mm512_fmadd_ps(wv, xv[v], a[r][v]);
 				}
 			}
 		}
 	}
-SPP_UNROLL(16)
+	SPP_UNROLL(16)
 	for (int r = 0; r < B; r++)
 		if (r < rr)
-SPP_UNROLL(4)
+			SPP_UNROLL(4)
 			for (int v = 0; v < nv; v++)
 				simd_st(full || v < nv - 1, mt, y + (br * B + r) * n + 16 * v, a[r][v]);
 }
@@ -86,13 +86,13 @@ INL512 void bsr_vec512(const int B, const struct cpu_bsr *s, int64_t br,
 
 	SPP_TRACE_LOAD(&s->ptr[br], 8);
 
-SPP_UNROLL(4)
+	SPP_UNROLL(4)
 	for (int u = 0; u < sets; u++)
-SPP_UNROLL(16)
+		SPP_UNROLL(16)
 		for (int v = 0; v < nvb; v++)
 			a[u][v] = _mm512_setzero_ps();
 	while (q < end) {
-SPP_UNROLL(4)
+		SPP_UNROLL(4)
 		for (int u = 0; u < sets; u++) {
 			int64_t bc, kc;
 			const float *wb;
@@ -116,17 +116,17 @@ SPP_UNROLL(4)
 
 				xv = _mm512_broadcast_f32x4(h);
 			}
-SPP_UNROLL(16)
+			SPP_UNROLL(16)
 			for (int v = 0; v < nvb; v++)
 				a[u][v] = _mm512_fmadd_ps(simd_loadu(wb + 16 * v), xv, a[u][v]);
 			q++;
 		}
 	}
-SPP_UNROLL(16)
+	SPP_UNROLL(16)
 	for (int v = 0; v < nvb; v++) {
 		__m512 t = a[0][v];
 
-SPP_UNROLL(4)
+		SPP_UNROLL(4)
 		for (int u = 1; u < sets; u++)
 			t = _mm512_add_ps(t, a[u][v]);
 		if (B == 16) {

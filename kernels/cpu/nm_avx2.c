@@ -92,7 +92,7 @@ INL256 void nm_rows256_perm(const int wide, const int nr, const struct cpu_nm *s
 	float sum[4];
 	int64_t t;
 
-SPP_UNROLL(4)
+	SPP_UNROLL(4)
 	for (int u = 0; u < nr; u++)
 		a[u] = _mm256_setzero_ps();
 	for (t = 0; t < steps; t++) {
@@ -109,7 +109,7 @@ SPP_UNROLL(4)
 				_mm_prefetch((const char *)s->pos + (S0 * s->bits >> 3) + NM_PF / 16, _MM_HINT_T0);
 		}
 
-SPP_UNROLL(4)
+		SPP_UNROLL(4)
 		for (int u = 0; u < nr; u++) {
 			int64_t S = S0 + u * len + t * 8, bit = S * s->bits;
 			uint64_t v;
@@ -135,7 +135,7 @@ SPP_UNROLL(4)
 		_mm_storeu_ps(sum, hsum256x4(a));
 	else
 		sum[0] = hsum256(a[0]);
-SPP_UNROLL(4)
+	SPP_UNROLL(4)
 	for (int u = 0; u < nr; u++) {
 		int64_t S = S0 + u * len + t * 8;
 		float acc = sum[u] + cpu_nm_seg_dot(s, S, len - t * 8, x + t * win) + (first ? 0 : y[row + u]);
@@ -183,7 +183,7 @@ SPP_UNROLL(4)
 					_mm256_and_si256(_mm256_srlv_epi32(_mm256_set1_epi32(   \
 						(int)(uint32_t)(v_ >> (bit_ & 7))), sh_), pm_)); \
 				_mm256_storeu_si256((__m256i *)off_, _mm256_mullo_epi32(col_, nn_)); \
-				SPP_UNROLL(8)                                          \
+				SPP_UNROLL(8)                                                    \
 				for (int u_ = 0; u_ < 8; u_++)                                   \
 					BODY(S_ + u_, (x) + off_[u_], u_);                       \
 			}                                                                        \
@@ -201,7 +201,7 @@ INL256 void nm_seg256(const int nv, const int full, __m256i mt, const int fast,
 {
 	__m256 a[2][4];
 
-SPP_UNROLL(4)
+	SPP_UNROLL(4)
 	for (int v = 0; v < nv; v++) {
 		a[0][v] = zero ? _mm256_setzero_ps() : simd_ld(full || v < nv - 1, mt, yr + 8 * v);
 		a[1][v] = _mm256_setzero_ps();
@@ -210,14 +210,14 @@ SPP_UNROLL(4)
 	do {                                                                                     \
 		__m256 wv_ = simd_bcast(s->val + (S));                                   \
 		const int set_ = (int)((u) & 1);                                                 \
-		SPP_UNROLL(4)                                                          \
+		SPP_UNROLL(4)                                                                    \
 		for (int v = 0; v < nv; v++)                                                     \
 			a[set_][v] = _mm256_fmadd_ps(wv_, simd_ld(full || v < nv - 1, mt, (xr) + 8 * v), \
 						    a[set_][v]);                                 \
 	} while (0)
 	NM_SLOTS(s, S0, ng, x, n, fast, NM_SEG_BODY);
 #undef NM_SEG_BODY
-SPP_UNROLL(4)
+	SPP_UNROLL(4)
 	for (int v = 0; v < nv; v++)
 		simd_st(full || v < nv - 1, mt, yr + 8 * v, simd_epi(e, row, _mm256_add_ps(a[0][v], a[1][v])));
 }
@@ -234,19 +234,19 @@ INL256 void nm_seg256_64(const int fast, const struct cpu_nm *s, int64_t S0, int
 	const __m256i mt_all = _mm256_set1_epi32(-1);
 	__m256 a[8];
 
-SPP_UNROLL(8)
+	SPP_UNROLL(8)
 	for (int v = 0; v < 8; v++)
 		a[v] = zero ? _mm256_setzero_ps() : simd_loadu(yr + 8 * v);
 #define NM_SEG_BODY(S, xr, u)                                                                    \
 	do {                                                                                     \
 		__m256 wv_ = simd_bcast(s->val + (S));                                   \
-		SPP_UNROLL(8)                                                          \
+		SPP_UNROLL(8)                                                                    \
 		for (int v = 0; v < 8; v++)                                                      \
 			a[v] = _mm256_fmadd_ps(wv_, simd_loadu((xr) + 8 * v), a[v]);        \
 	} while (0)
 	NM_SLOTS(s, S0, ng, x, n, fast, NM_SEG_BODY);
 #undef NM_SEG_BODY
-SPP_UNROLL(8)
+	SPP_UNROLL(8)
 	for (int v = 0; v < 8; v++)
 		simd_st(1, mt_all, yr + 8 * v, simd_epi(e, row, a[v]));
 }

@@ -68,7 +68,7 @@ INL512 float nm_dot512(const int nx, const struct cpu_nm *s, int64_t S0, int64_t
 		_mm_prefetch((const char *)(val + sl + DOT_PF + 16), _MM_HINT_T0);
 		if ((sl & 63) == 0)
 			_mm_prefetch((const char *)s->pos + (S0 + sl + DOT_PF) * s->bits / 8, _MM_HINT_T0);
-SPP_UNROLL(4)
+		SPP_UNROLL(4)
 		for (int v = 0; v < nx; v++) {
 			xs0[v] = simd_loadu(x + c + 16 * v);
 			xs1[v] = simd_loadu(x + c + win + 16 * v);
@@ -84,7 +84,7 @@ SPP_UNROLL(4)
 			(long long)nm_pos8(s, S0 + sl + 8, rep), (long long)nm_pos8(s, S0 + sl, rep))));
 		__m512 xs[4];
 
-SPP_UNROLL(4)
+		SPP_UNROLL(4)
 		for (int v = 0; v < nx; v++) {
 			int64_t left = k - c - 16 * v;
 			__mmask16 mx = left <= 0 ? 0 : tail_mask512(left < 16 ? left : 16);
@@ -122,7 +122,7 @@ INL512 void nm_seg512(const int nv, const int full, const int KEEP, const int GR
 	__m512 a[2][4];
 	int64_t sl = 0;
 
-SPP_UNROLL(4)
+	SPP_UNROLL(4)
 	for (int v = 0; v < nv; v++) {
 		a[0][v] = zero ? _mm512_setzero_ps() : simd_ld(full || v < nv - 1, mt, yr + 16 * v);
 		a[1][v] = _mm512_setzero_ps();
@@ -142,7 +142,7 @@ SPP_UNROLL(4)
 			const float *xr = xg + row * n;
 			__m512 wv = simd_bcast(vp + u);
 
-SPP_UNROLL(4)
+			SPP_UNROLL(4)
 			for (int v = 0; v < nv; v++)
 				a[u & 1][v] = _mm512_fmadd_ps(wv, simd_ld(full || v < nv - 1, mt, xr + 16 * v), a[u & 1][v]);
 		}
@@ -154,11 +154,11 @@ SPP_UNROLL(4)
 
 		SPP_TRACE_LOAD(s->pos + ((S0 + sl) * s->bits >> 3), 8);
 
-SPP_UNROLL(4)
+		SPP_UNROLL(4)
 		for (int v = 0; v < nv; v++)
 			a[sl & 1][v] = _mm512_fmadd_ps(wv, simd_ld(full || v < nv - 1, mt, xr + 16 * v), a[sl & 1][v]);
 	}
-SPP_UNROLL(4)
+	SPP_UNROLL(4)
 	for (int v = 0; v < nv; v++)
 		simd_st(full || v < nv - 1, mt, yr + 16 * v, _mm512_add_ps(a[0][v], a[1][v]));
 }

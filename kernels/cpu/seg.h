@@ -40,7 +40,7 @@ SIMD_INL void seg(const int nv, const int full, simd_m mt,
 	 * Y is read first, not last: a segment is longer than the reorder
 	 * window, so a Y load issued at its end would stall on the miss.
 	 */
-SPP_UNROLL(4)
+	SPP_UNROLL(4)
 	for (int v = 0; v < nv; v++) {
 		a[0][v] = zero ? simd_zero() : simd_ld(full || v < nv - 1, mt, yr + SIMD_VL * v);
 		a[1][v] = simd_zero();
@@ -73,11 +73,11 @@ SPP_UNROLL(4)
 
 		SPP_TRACE_LOAD((const char *)col + j * (ci ? 2 : 4), ci ? 2 : 4);
 
-SPP_UNROLL(4)
+		SPP_UNROLL(4)
 		for (int v = 0; v < nv; v++)
 			a[0][v] = simd_fmadd(wv, simd_ld(full || v < nv - 1, mt, xr + SIMD_VL * v), a[0][v]);
 	}
-SPP_UNROLL(4)
+	SPP_UNROLL(4)
 	for (int v = 0; v < nv; v++)
 		simd_st(full || v < nv - 1, mt, yr + SIMD_VL * v, simd_epi(e, row, simd_add(a[0][v], a[1][v])));
 }
@@ -100,10 +100,10 @@ SIMD_INL simd_f dot(const int ci, const int skip, const void *col, const float *
 		 * that the hardware prefetcher falls behind (measured on AVX-512
 		 * at N = 1, 65 % sparsity: 2x to 2.6x faster with this prefetch).
 		 */
-SPP_UNROLL(2)
+		SPP_UNROLL(2)
 		for (int l = 0; l < vlines; l++)
 			_mm_prefetch((const char *)(val + j + DOT_PF + 16 * l), _MM_HINT_T0);
-SPP_UNROLL(2)
+		SPP_UNROLL(2)
 		for (int l = 0; l < ilines; l++)
 			_mm_prefetch((const char *)col + (j + DOT_PF + 16 * l) * ib, _MM_HINT_T0);
 

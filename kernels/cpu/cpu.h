@@ -181,14 +181,31 @@ static inline int64_t cpu_nm_seg(const struct cpu_nm *s, int64_t i, int64_t g0)
 	return (s->m * g0 + i * (cpu_nm_tile_end(s, g0) - g0)) * s->keep;
 }
 
-/* Position of storage slot S (reads up to 8 bytes: the buffers are padded). */
-static inline unsigned cpu_nm_pos(const struct cpu_nm *s, int64_t S)
+/* Bits per position for groups of M: ceil(log2 M), at least 1 (a constant for a constant M). */
+static inline int cpu_nm_bits(int group)
 {
-	int64_t bit = S * s->bits;
+	return group > 2 ? 32 - __builtin_clz((unsigned)group - 1) : 1;
+}
+
+/*
+ * The positions from storage slot S on, slot S's in the lowest bits, with
+ * bits = s->bits (passed so that a kernel can give it as a constant):
+ * 8 bytes read (the buffers are padded), whole positions in the low 57
+ * bits. Untraced: a kernel traces the 8 bytes where it reads them.
+ */
+static inline uint64_t cpu_nm_pos_run(const struct cpu_nm *s, int64_t S, int bits)
+{
+	int64_t bit = S * bits;
 	uint64_t v;
 
 	memcpy(&v, s->pos + (bit >> 3), 8);
-	return (unsigned)(v >> (bit & 7)) & ((1u << s->bits) - 1);
+	return v >> (bit & 7);
+}
+
+/* Position of storage slot S. */
+static inline unsigned cpu_nm_pos(const struct cpu_nm *s, int64_t S)
+{
+	return (unsigned)cpu_nm_pos_run(s, S, s->bits) & ((1u << s->bits) - 1);
 }
 
 /*

@@ -66,9 +66,7 @@ static int nm_encode_nm(int keep, int group, const struct spp_format_ops *ops,
 	out->impl = s;
 	s->keep = keep;
 	s->group = group;
-	s->bits = 1;
-	while ((1 << s->bits) < group)
-		s->bits++;
+	s->bits = cpu_nm_bits(group);
 	s->m = m;
 	s->groups = (k + group - 1) / group;
 	slots = s->groups * keep;

@@ -25,15 +25,14 @@ INL256 float nm_dot256(const struct cpu_nm *s, int64_t S0, int64_t len, const fl
 	int64_t sl = 0, c = 0;
 
 	for (; sl < len; sl += 8, c += win) {
-		int64_t bit = (S0 + sl) * s->bits;
 		uint64_t v;
 		__m256i idx, m = tail_mask256(len - sl < 8 ? len - sl : 8);
 		__m256 xv;
 
-		SPP_TRACE_LOAD(s->pos + (bit >> 3), 8);
-		memcpy(&v, s->pos + (bit >> 3), 8);
+		SPP_TRACE_LOAD(s->pos + ((S0 + sl) * s->bits >> 3), 8);
+		v = cpu_nm_pos_run(s, S0 + sl, s->bits);
 		idx = _mm256_add_epi32(lg, _mm256_cvtepu8_epi32(_mm_cvtsi64_si128(
-			(long long)_pdep_u64(v >> (bit & 7), rep))));
+			(long long)_pdep_u64(v, rep))));
 		xv = simd_mask_gather(x + c, idx, m);
 		if ((sl / 8) & 1)
 			a1 = _mm256_fmadd_ps(simd_maskz_loadu(m, val + sl), xv, a1);
@@ -111,15 +110,15 @@ INL256 void nm_rows256_perm(const int wide, const int nr, const struct cpu_nm *s
 
 		SPP_UNROLL(4)
 		for (int u = 0; u < nr; u++) {
-			int64_t S = S0 + u * len + t * 8, bit = S * s->bits;
+			int64_t S = S0 + u * len + t * 8;
 			uint64_t v;
 			__m256i idx;
 			__m256 xv;
 
-			SPP_TRACE_LOAD(s->pos + (bit >> 3), 8);
-			memcpy(&v, s->pos + (bit >> 3), 8);
+			SPP_TRACE_LOAD(s->pos + (S * s->bits >> 3), 8);
+			v = cpu_nm_pos_run(s, S, s->bits);
 			idx = _mm256_add_epi32(lg, _mm256_and_si256(_mm256_srlv_epi32(
-				_mm256_set1_epi32((int)(uint32_t)(v >> (bit & 7))), sh), pm));
+				_mm256_set1_epi32((int)(uint32_t)v), sh), pm));
 			xv = wide ? _mm256_blend_ps(_mm256_permutevar8x32_ps(x0, idx),
 						    _mm256_permutevar8x32_ps(x1, idx), 0x0C)
 				  : _mm256_blend_ps(_mm256_permutevar8x32_ps(x0, idx),
@@ -172,16 +171,16 @@ INL256 void nm_rows256_perm(const int wide, const int nr, const struct cpu_nm *s
 			int32_t off_[8];                                                         \
                                                                                                  \
 			for (; p_ + 8 <= p1_; p_ += 8) {                                         \
-				int64_t S_ = (S0) + p_, bit_ = S_ * (s)->bits;                   \
+				int64_t S_ = (S0) + p_;                                          \
 				uint64_t v_;                                                     \
 				__m256i col_;                                                    \
                                                                                                  \
-				SPP_TRACE_LOAD((s)->pos + (bit_ >> 3), 8);                       \
-				memcpy(&v_, (s)->pos + (bit_ >> 3), 8);                           \
+				SPP_TRACE_LOAD((s)->pos + (S_ * (s)->bits >> 3), 8);             \
+				v_ = cpu_nm_pos_run((s), S_, (s)->bits);                         \
 				col_ = _mm256_add_epi32(                                         \
 					_mm256_add_epi32(lg_, _mm256_set1_epi32((int)((p_ >> ks_) * group_))), \
 					_mm256_and_si256(_mm256_srlv_epi32(_mm256_set1_epi32(   \
-						(int)(uint32_t)(v_ >> (bit_ & 7))), sh_), pm_)); \
+						(int)(uint32_t)v_), sh_), pm_));                 \
 				_mm256_storeu_si256((__m256i *)off_, _mm256_mullo_epi32(col_, nn_)); \
 				SPP_UNROLL(8)                                                    \
 				for (int u_ = 0; u_ < 8; u_++)                                   \

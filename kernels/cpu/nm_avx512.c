@@ -9,12 +9,8 @@
 /* Positions of the 8 storage slots from S as bytes (bits <= 7). */
 INL512 uint64_t nm_pos8(const struct cpu_nm *s, int64_t S, uint64_t rep)
 {
-	int64_t bit = S * s->bits;
-	uint64_t v;
-
-	SPP_TRACE_LOAD(s->pos + (bit >> 3), 8);
-	memcpy(&v, s->pos + (bit >> 3), 8);
-	return _pdep_u64(v >> (bit & 7), rep);
+	SPP_TRACE_LOAD(s->pos + (S * s->bits >> 3), 8);
+	return _pdep_u64(cpu_nm_pos_run(s, S, s->bits), rep);
 }
 
 /*
@@ -115,7 +111,7 @@ INL512 void nm_seg512(const int nv, const int full, const int KEEP, const int GR
 {
 	const int64_t keep = KEEP ? KEEP : s->keep, group = GROUP ? GROUP : s->group;
 	/* bits per position (ceil(log2 M)); R slots' positions from one 8-byte read */
-	const int BITS = GROUP <= 2 ? 1 : GROUP <= 4 ? 2 : GROUP <= 8 ? 3 : 4;
+	const int BITS = cpu_nm_bits(GROUP), KDIV = KEEP ? KEEP : 1; /* KEEP as a divisor */
 	const int R = BITS * 16 + 7 <= 64 ? 16 : 8;
 	const int64_t end = ng * keep;
 	const float *val = s->val + S0;
@@ -129,16 +125,13 @@ INL512 void nm_seg512(const int nv, const int full, const int KEEP, const int GR
 	}
 	/* R is a multiple of KEEP: every run starts a group */
 	for (; KEEP && sl + R <= end; sl += R) {
-		const int64_t bit = (S0 + sl) * BITS;
-		const float *xg = x + sl / (KEEP ? KEEP : 1) * GROUP * n, *vp = val + sl;
-		uint64_t pw;
+		const float *xg = x + sl / KDIV * GROUP * n, *vp = val + sl;
+		const uint64_t pw = cpu_nm_pos_run(s, S0 + sl, BITS);
 
-		SPP_TRACE_LOAD(s->pos + (bit >> 3), 8);
-		memcpy(&pw, s->pos + (bit >> 3), 8);
-		pw >>= bit & 7;
+		SPP_TRACE_LOAD(s->pos + ((S0 + sl) * BITS >> 3), 8);
 		SPP_UNROLL(16)
 		for (int u = 0; u < R; u++) {
-			const int64_t row = u / (KEEP ? KEEP : 1) * GROUP + (int64_t)((pw >> (u * BITS)) & ((1u << BITS) - 1));
+			const int64_t row = u / KDIV * GROUP + (int64_t)((pw >> (u * BITS)) & ((1u << BITS) - 1));
 			const float *xr = xg + row * n;
 			__m512 wv = simd_bcast(vp + u);
 

@@ -115,6 +115,9 @@ int bench_out_init(struct bench_out *o, const struct bench_cfg *c, FILE *f,
 		fprintf(f, "timing    every output checked against dense first; median of >= 3 timed runs\n"
 			   "          (1 warm-up) and about %.2f s of timed runs per measured point\n",
 			c->budget_s);
+		fprintf(f, "caches    %s%s%s\n", c->cold ? "cold: " : "warm: each run follows the last",
+			c->cold ? c->cold_method : "",
+			c->cold && c->torch ? "; the torch peer times warm" : "");
 		fprintf(f, "sweep     %lldx%lld unstructured at 0, 0.1, ..., 0.9, 0.95, 0.98, 0.99, 0.999, then\n"
 			   "          up to 5 bisection steps to 0.005; breakeven = the last upward crossing\n"
 			   "          of speedup 1 (profiler/sweep.h)\n",
@@ -152,6 +155,8 @@ int bench_out_init(struct bench_out *o, const struct bench_cfg *c, FILE *f,
 	cJSON_AddNumberToObject(set, "time_budget_s", c->budget_s);
 	cJSON_AddNumberToObject(set, "seed", (double)c->seed);
 	cJSON_AddBoolToObject(set, "quick", c->quick);
+	cJSON_AddBoolToObject(set, "cold", c->cold);
+	cJSON_AddItemToObject(set, "cold_method", spp_json_str(c->cold ? c->cold_method : NULL));
 	cJSON_AddStringToObject(set, "dlmc", c->dlmc_dir);
 	cJSON_AddStringToObject(set, "values",
 				"DLMC non-zeros in row-major order from splitmix64(seed): magnitude "

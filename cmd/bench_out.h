@@ -45,6 +45,9 @@ struct bench_cfg {
 	uint64_t seed;
 	int quick, json, quiet;
 	int torch;                    /* --peers torch: the PyTorch peer on the synthetic layers */
+	int cold;                     /* --cold: caches evicted before every timed run */
+	struct spp_flusher flusher;   /* cold: the eviction buffer */
+	char cold_method[128];        /* cold: how; "" when warm */
 	const char *output;
 	const char *dense_list;       /* --dense; NULL: every library */
 	struct spp_dense_set dense;   /* the candidates, open while the cases run */

@@ -65,6 +65,9 @@ static const struct cmd_option bench_options[] = {
 	 .help = "dense candidates, the fastest is the baseline: openblas, onednn, blis, or "
 		 "a variant such as openblas:Haswell; default all (OpenBLAS also on its best "
 		 "core when its detection fell short)"},
+	{CMD_FLAG("cold", B, c.cold),
+	 .help = "evict the caches before every timed run (W, X and Y start in DRAM, as a "
+		 "layer's weights do in a model larger than the LLC); default warm"},
 	{CMD_FLAG("quick", B, c.quick), .help = "smoke run: 1024 x 1024 and two DLMC matrices"},
 	{CMD_OPT_FORMAT(B, format), .help = "text or json; default text, or from -o's extension"},
 	{CMD_OPT_OUTPUT(B, c.output), .help = "write to FILE atomically instead of stdout"},
@@ -205,6 +208,8 @@ static void run_opts(struct bench_cfg *c, int threads, struct spp_run_opts *ro,
 	ro->bench.warmup = 1;
 	ro->bench.min_repeats = 3;
 	ro->bench.budget_ns = c->budget_s * 1e9;
+	ro->cold = c->cold;
+	ro->flusher = c->cold ? &c->flusher : NULL;
 	omp_set_num_threads(threads);
 	spp_run_thread_policy(threads, ro, bt->schedule, sizeof(bt->schedule), bt->policy,
 			      sizeof(bt->policy));
@@ -455,6 +460,7 @@ static void cfg_free(struct bench_cfg *c)
 		free(c->dlmc[i]);
 	spp_dense_memo_free(&c->dense_memo);
 	spp_dense_set_close(&c->dense);
+	spp_flusher_fini(&c->flusher);
 }
 
 /* The settings parsing leaves to be worked out; 0, or 2 after the usage error. */
@@ -525,6 +531,11 @@ int cmd_bench(int argc, char **argv)
 	rc = cmd_dense_open("bench", c->dense_list, c->quiet, &c->dense);
 	if (rc)
 		goto done;
+	if (c->cold &&
+	    spp_run_flusher_init(&c->flusher, NULL, c->cold_method, sizeof(c->cold_method), &err)) {
+		rc = cmd_fail(&err);
+		goto done;
+	}
 
 	if (c->output) {
 		if (spp_atomic_open(&af, c->output, &err)) {

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "cmd/cmd.h"
+#include "reports/json_values.h"
 #include "reports/report.h"
 #include "kernels/dense/dense.h"
 #include "profiler/base/atomic_file.h"
@@ -37,6 +38,8 @@ struct sweep_cfg {
 	int nn;
 	double sparsity;             /* --sparsity: the N sweep's W */
 	int sparsity_set;
+	int cold;                    /* --cold: caches evicted before every timed run */
+	char cold_method[128];       /* cold: how */
 };
 
 /* "64x64x8" or "64x64": two or three integers in [1, 2^20] (*dims); 0 or -1. */
@@ -158,6 +161,7 @@ static const struct cmd_option sweep_options[] = {
 	{CMD_OPT_TIME_BUDGET(S, budget_s),
 	 .help = "seconds of timed runs per measured point; default 0.1"},
 	{CMD_OPT_SEED(S, seed, UINT64_MAX), .help = "seed of W and X; default 1"},
+	{CMD_FLAG("cold", S, cold), .help = "evict the caches before every timed run; default warm"},
 	{CMD_OPT_FORMAT(S, format), .help = "text or json; default text, or from -o's extension"},
 	{CMD_OPT_OUTPUT(S, output), .help = "write to FILE atomically instead of stdout"},
 	{0},
@@ -254,6 +258,13 @@ static int emit(const struct sweep_cfg *c, cJSON *j, void (*print)(FILE *, const
 	int rc = SPP_OK;
 
 	if (c->json) {
+		/* the cache state every time was taken in */
+		if (j && (!cJSON_AddBoolToObject(j, "cold", c->cold) ||
+			  !cJSON_AddItemToObject(j, "cold_method",
+						 spp_json_str(c->cold ? c->cold_method : NULL)))) {
+			cJSON_Delete(j);
+			j = NULL;
+		}
 		text = j ? cJSON_Print(j) : NULL;
 		cJSON_Delete(j);
 		if (!text)
@@ -269,6 +280,9 @@ static int emit(const struct sweep_cfg *c, cJSON *j, void (*print)(FILE *, const
 		fprintf(f, "%s\n", text);
 	else
 		print(f, arg);
+	if (!text)
+		fprintf(f, "\ncaches: %s%s\n", c->cold ? "cold, " : "warm (each run follows the last)",
+			c->cold ? c->cold_method : "");
 	if (c->output)
 		rc = spp_atomic_commit(&af, err);
 out:
@@ -362,6 +376,7 @@ static int run(struct sweep_cfg *c, struct spp_dense_set *dense, struct spp_erro
 	struct spp_sweep_timer timer;
 	struct spp_sweep sw = {0};
 	struct spp_dense_memo memo = {0};
+	struct spp_flusher fl = {0};
 	char schedule[16], policy[512];
 	int rc;
 
@@ -375,6 +390,11 @@ static int run(struct sweep_cfg *c, struct spp_dense_set *dense, struct spp_erro
 	spp_run_thread_policy(c->so.threads, &ro, schedule, sizeof(schedule), policy,
 			      sizeof(policy));
 	spp_run_threads_prepare(dense, c->so.threads);
+	if (c->cold &&
+	    (rc = spp_run_flusher_init(&fl, NULL, c->cold_method, sizeof(c->cold_method), err)))
+		return rc;
+	ro.cold = c->cold;
+	ro.flusher = c->cold ? &fl : NULL;
 	sm.sweep = &c->so;
 	sm.run = &ro;
 	sm.seed = c->seed;
@@ -395,6 +415,7 @@ static int run(struct sweep_cfg *c, struct spp_dense_set *dense, struct spp_erro
 	}
 	spp_sweep_measure_fini(&sm);
 	spp_dense_memo_free(&memo);
+	spp_flusher_fini(&fl);
 	return rc;
 }
 

@@ -18,10 +18,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-
-/* Eviction buffer when no cache size is known: larger than most LLCs. */
-#define DEFAULT_EVICT_BYTES ((size_t)256 << 20)
-
 void spp_analyze_opts_init(struct spp_analyze_opts *o)
 {
 	memset(o, 0, sizeof(*o));
@@ -416,7 +412,6 @@ static int run_layers(struct spp_analysis *a, struct spp_error *err)
 	ro.seed = o->seed;
 	ro.bench.repeat = o->repeat;
 	ro.bench.budget_ns = o->time_budget_s * 1e9;
-	ro.cold = o->cold;
 	spp_bw_model_init(&ro.bw, a->machine, s->threads, o->cold);
 	rc = counters_setup(a, &ro, &geometry, fmts, nf, err);
 	if (rc)
@@ -427,19 +422,11 @@ static int run_layers(struct spp_analysis *a, struct spp_error *err)
 	s->min_repeats = ro.bench.min_repeats;
 	s->max_repeats = ro.bench.max_repeats;
 	s->verify_rtol = ro.verify_rtol;
-	if (o->cold) {
-		size_t bytes = 2 * (size_t)spp_machine_largest_cache(a->machine);
-
-		if (!bytes)
-			bytes = DEFAULT_EVICT_BYTES;
-		rc = spp_flusher_init(&fl, bytes, err);
-		if (rc)
-			return rc;
-		ro.flusher = &fl;
-		snprintf(s->cold_method, sizeof(s->cold_method),
-			 "%s of W, X, Y, then a %.0f MiB read (2x the largest believable cache)",
-			 spp_cache_flush_method(), (double)bytes / (1 << 20));
-	}
+	if (o->cold && (rc = spp_run_flusher_init(&fl, a->machine, s->cold_method,
+						  sizeof(s->cold_method), err)))
+		return rc;
+	ro.cold = o->cold;
+	ro.flusher = o->cold ? &fl : NULL;
 	s->pinned = spp_run_threads_prepare(&a->dense, s->threads);
 	a->runs = calloc((size_t)a->nlayers, sizeof(*a->runs));
 	if (!a->runs) {

@@ -221,6 +221,15 @@ void spp_run_init(struct spp_run *r, const char *backend, const char *format);
 /* Defaults: 1 thread, detected ISA, seed 1, spp_bench_opts_init, warm, rtol 1e-4, no peak. */
 void spp_run_opts_init(struct spp_run_opts *o);
 
+/*
+ * Cold runs (--cold, with o->cold set and o->flusher = fl): fl gets an
+ * eviction buffer of 2x the largest believable cache of m (NULL: this
+ * machine; 256 MiB when none is known), and method (len bytes) says how
+ * caches are evicted. spp_flusher_fini releases it. 0 or SPP_E_NOMEM.
+ */
+int spp_run_flusher_init(struct spp_flusher *fl, const struct spp_machine *m, char *method,
+			 size_t len, struct spp_error *err);
+
 /* What the figures of one run are derived from. */
 struct spp_run_inputs {
 	int64_t m, k, n;

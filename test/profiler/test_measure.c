@@ -566,6 +566,31 @@ static void test_cold_and_blocked(void **state)
 	assert_true(spp_pin_threads(1) <= 1);
 }
 
+/* --cold's eviction buffer: twice the largest believable cache, 256 MiB when none is known */
+static void test_flusher_size(void **state)
+{
+	struct spp_machine *m = calloc(1, sizeof(*m));
+	struct spp_flusher fl;
+	struct spp_error err = {0};
+	char how[128];
+
+	(void)state;
+	assert_non_null(m);
+	m->ncaches = 2;
+	m->caches[0] = (struct spp_cache_level){.level = 2, .size = 1 << 20, .shared_by = 1};
+	m->caches[1] = (struct spp_cache_level){.level = 3, .size = 3 << 20, .shared_by = 4};
+	assert_int_equal(spp_run_flusher_init(&fl, m, how, sizeof(how), &err), 0);
+	assert_int_equal(fl.bytes, (size_t)6 << 20);
+	assert_non_null(strstr(how, "then a 6 MiB read"));
+	assert_non_null(strstr(how, spp_cache_flush_method()));
+	spp_flusher_fini(&fl);
+	m->ncaches = 0;
+	assert_int_equal(spp_run_flusher_init(&fl, m, how, sizeof(how), &err), 0);
+	assert_int_equal(fl.bytes, (size_t)256 << 20);
+	spp_flusher_fini(&fl);
+	free(m);
+}
+
 /* test_measure_layers.c */
 void test_decode(void **state);
 void test_decode_conv(void **state);
@@ -621,6 +646,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_layer_runs),
 		cmocka_unit_test(test_epilogue_runs),
 		cmocka_unit_test(test_cold_and_blocked),
+		cmocka_unit_test(test_flusher_size),
 		cmocka_unit_test(test_end_to_end),
 		cmocka_unit_test(test_cli_options),
 	};

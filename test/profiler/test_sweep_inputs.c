@@ -282,7 +282,7 @@ void test_bench_cli(void **state)
 	{
 		const char *args[] = {"bench", "--dlmc", dir, "--quick", "--threads", "1", "--n", "2",
 				      "--size", "48", "--formats", "csr,nm2_4", "--time-budget",
-				      "0.001", "--format", "json", NULL};
+				      "0.001", "--cold", "--format", "json", NULL};
 
 		assert_int_equal(harness_spprof(&r, args), 0);
 		if (r.status != 0)
@@ -291,6 +291,13 @@ void test_bench_cli(void **state)
 	j = cJSON_Parse(r.out);
 	assert_non_null(j);
 	assert_string_equal(cJSON_GetObjectItem(j, "schema")->valuestring, "spprof.bench/1");
+	/* --cold, said with how the caches were evicted */
+	{
+		const cJSON *set = cJSON_GetObjectItem(j, "settings");
+
+		assert_true(cJSON_IsTrue(cJSON_GetObjectItem(set, "cold")));
+		assert_non_null(strstr(cJSON_GetObjectItem(set, "cold_method")->valuestring, "MiB read"));
+	}
 	/* the machine block is the analyze report's (reports/machine.c), with the run's candidates */
 	{
 		const cJSON *m = cJSON_GetObjectItem(j, "machine");

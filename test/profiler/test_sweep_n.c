@@ -214,8 +214,30 @@ void test_nsweep_cli(void **state)
 	}
 	/* the dense choice of each N */
 	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(j, "dense")), 3);
+	/* warm by default: the cache state is said */
+	assert_true(cJSON_IsFalse(cJSON_GetObjectItem(j, "cold")));
+	assert_true(cJSON_IsNull(cJSON_GetObjectItem(j, "cold_method")));
 	cJSON_Delete(j);
 	free(out);
+	{
+		/* --cold: caches evicted before each timed run, and how */
+		const char *cold[] = {"sweep", "--shape", "32x48", "--n", "1,4", "--sparsity", "0.5",
+				      "--formats", "csr", "--time-budget", "0.002", "--cold",
+				      "--format", "json", NULL};
+		const char *text[] = {"sweep", "--shape", "32x48", "--n", "1", "--sparsity", "0.5",
+				      "--formats", "csr", "--time-budget", "0.002", "--cold", NULL};
+
+		assert_int_equal(sweep(cold, &out), 0);
+		j = cJSON_Parse(out);
+		assert_non_null(j);
+		assert_true(cJSON_IsTrue(cJSON_GetObjectItem(j, "cold")));
+		assert_non_null(strstr(cJSON_GetObjectItem(j, "cold_method")->valuestring, "MiB read"));
+		cJSON_Delete(j);
+		free(out);
+		assert_int_equal(sweep(text, &out), 0);
+		assert_non_null(strstr(out, "caches: cold, "));
+		free(out);
+	}
 	{
 		const char *text[] = {"sweep", "--shape", "64x64", "--n", "1,4", "--pattern", "nm2_4",
 				      "--time-budget", "0.002", NULL};

@@ -169,6 +169,9 @@ static int settle(const struct spp_sweep_opts *o, const struct spp_format_ops *f
 		append(r, "no timed point: %s", missing[0] ? missing : "no time");
 		return SPP_OK;
 	}
+	if (r->curve[0].sparsity == 0 && r->curve[0].speedup > SPP_SWEEP_WEAK_BASELINE)
+		append(r, "%.2fx dense at sparsity 0, the same work: a weak dense baseline",
+		       r->curve[0].speedup);
 	for (int i = 1; i < n; i++)
 		if (r->curve[i].speedup > r->curve[best].speedup)
 			best = i;

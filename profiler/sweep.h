@@ -19,6 +19,11 @@
  * "faster than dense at every sparsity tried, from S". No faster point at
  * all: no breakeven (NAN) and the reason gives the best speedup seen.
  *
+ * The baseline's guard: at sparsity 0 a format does the dense work, so a
+ * speedup there above SPP_SWEEP_WEAK_BASELINE means the dense baseline is
+ * slower than that format's kernel on the shape, and every speedup of the
+ * sweep is inflated by as much; the reason says so first.
+ *
  * Refinement: bisection of [lo, hi] (lo not faster, hi faster), at most
  * refine_steps steps or until hi - lo <= tolerance. The reported breakeven
  * is the final hi, a sparsity where the format was measured faster, so
@@ -43,6 +48,8 @@
 #include "profiler/synth.h"
 
 #define SPP_SWEEP_MAX_GRID 64
+/* speedup at sparsity 0 above which the baseline is called weak: past the runs' noise */
+#define SPP_SWEEP_WEAK_BASELINE 1.05
 
 struct spp_sweep_point {
 	double sparsity;       /* the sparsity W was generated at */

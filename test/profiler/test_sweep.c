@@ -238,7 +238,10 @@ static void test_never_always(void **state)
 			    "never faster than dense up to 0.999 (best speedup 0.71 at 0.999)");
 	assert_int_equal(s.results[0].npoints, 14);
 	assert_true(s.results[1].breakeven == 0);
-	assert_string_equal(s.results[1].reason, "faster than dense at every sparsity tried, from 0");
+	/* 1.5x at sparsity 0, the dense work: the baseline is called weak */
+	assert_string_equal(s.results[1].reason,
+			    "1.50x dense at sparsity 0, the same work: a weak dense baseline; "
+			    "faster than dense at every sparsity tried, from 0");
 	assert_true(isnan(s.results[2].breakeven));
 	assert_int_equal(s.results[2].npoints, 0);
 	assert_string_equal(s.results[2].reason,

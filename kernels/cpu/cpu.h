@@ -202,6 +202,9 @@ static inline uint64_t cpu_nm_pos_run(const struct cpu_nm *s, int64_t S, int bit
 	return v >> (bit & 7);
 }
 
+/* The trace of cpu_nm_pos_run's 8-byte read at slot S (kernels trace where they read). */
+#define CPU_NM_TRACE_POS(s, S, bits) SPP_TRACE_LOAD((s)->pos + ((S) * (bits) >> 3), 8)
+
 /* Position of storage slot S. */
 static inline unsigned cpu_nm_pos(const struct cpu_nm *s, int64_t S)
 {
@@ -221,7 +224,7 @@ static inline __attribute__((always_inline)) float cpu_nm_seg_dot(const struct c
 
 	for (int64_t p = 0; p < len; p++) {
 		SPP_TRACE_LOAD(&s->val[S0 + p], 4);
-		SPP_TRACE_LOAD(s->pos + ((S0 + p) * s->bits >> 3), 8);
+		CPU_NM_TRACE_POS(s, S0 + p, s->bits);
 		SPP_TRACE_LOAD(&x[p / s->keep * s->group + cpu_nm_pos(s, S0 + p)], 4);
 		acc += s->val[S0 + p] * x[p / s->keep * s->group + cpu_nm_pos(s, S0 + p)];
 	}

@@ -173,7 +173,7 @@ static void nm_part_c(const struct spp_encoded *w, int64_t r0, int64_t r1,
 					const float *xr = x + ((g0 + p / keep) * group + cpu_nm_pos(s, sl)) * n + j0;
 
 					SPP_TRACE_LOAD(&s->val[sl], 4);
-					SPP_TRACE_LOAD(s->pos + ((sl * s->bits) >> 3), 8);
+					CPU_NM_TRACE_POS(s, sl, s->bits);
 					SPP_TRACE_LOAD(xr, cw * 4);
 					SPP_TRACE_LOAD(yr, cw * 4);
 					SPP_TRACE_STORE(yr, cw * 4);

@@ -29,7 +29,7 @@ INL256 float nm_dot256(const struct cpu_nm *s, int64_t S0, int64_t len, const fl
 		__m256i idx, m = tail_mask256(len - sl < 8 ? len - sl : 8);
 		__m256 xv;
 
-		SPP_TRACE_LOAD(s->pos + ((S0 + sl) * s->bits >> 3), 8);
+		CPU_NM_TRACE_POS(s, S0 + sl, s->bits);
 		v = cpu_nm_pos_run(s, S0 + sl, s->bits);
 		idx = _mm256_add_epi32(lg, _mm256_cvtepu8_epi32(_mm_cvtsi64_si128(
 			(long long)_pdep_u64(v, rep))));
@@ -115,7 +115,7 @@ INL256 void nm_rows256_perm(const int wide, const int nr, const struct cpu_nm *s
 			__m256i idx;
 			__m256 xv;
 
-			SPP_TRACE_LOAD(s->pos + (S * s->bits >> 3), 8);
+			CPU_NM_TRACE_POS(s, S, s->bits);
 			v = cpu_nm_pos_run(s, S, s->bits);
 			idx = _mm256_add_epi32(lg, _mm256_and_si256(_mm256_srlv_epi32(
 				_mm256_set1_epi32((int)(uint32_t)v), sh), pm));
@@ -175,7 +175,7 @@ INL256 void nm_rows256_perm(const int wide, const int nr, const struct cpu_nm *s
 				uint64_t v_;                                                     \
 				__m256i col_;                                                    \
                                                                                                  \
-				SPP_TRACE_LOAD((s)->pos + (S_ * (s)->bits >> 3), 8);             \
+				CPU_NM_TRACE_POS((s), S_, (s)->bits);                           \
 				v_ = cpu_nm_pos_run((s), S_, (s)->bits);                         \
 				col_ = _mm256_add_epi32(                                         \
 					_mm256_add_epi32(lg_, _mm256_set1_epi32((int)((p_ >> ks_) * group_))), \
@@ -188,7 +188,7 @@ INL256 void nm_rows256_perm(const int wide, const int nr, const struct cpu_nm *s
 			}                                                                        \
 		}                                                                                \
 		for (; p_ < p1_; p_++) {                                                         \
-			SPP_TRACE_LOAD((s)->pos + (((S0) + p_) * (s)->bits >> 3), 8);            \
+			CPU_NM_TRACE_POS((s), (S0) + p_, (s)->bits);                             \
 			BODY((S0) + p_, (x) + (p_ / keep_ * group_ + cpu_nm_pos(s, (S0) + p_)) * (n), p_); \
 		}                                                                                \
 	} while (0)

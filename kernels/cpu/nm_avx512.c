@@ -172,7 +172,7 @@ INL512 void nm_seg512(const int nv, const int full, const int KEEP, const int GR
 		const float *xg = x + sl / KDIV * GROUP * n, *vp = val + sl;
 		const uint64_t pw = cpu_nm_pos_run(s, S0 + sl, BITS);
 
-		SPP_TRACE_LOAD(s->pos + ((S0 + sl) * BITS >> 3), 8);
+		CPU_NM_TRACE_POS(s, S0 + sl, BITS);
 		SPP_UNROLL(16)
 		for (int u = 0; u < R; u++) {
 			const int64_t row = u / KDIV * GROUP + (int64_t)((pw >> (u * BITS)) & ((1u << BITS) - 1));
@@ -189,7 +189,7 @@ INL512 void nm_seg512(const int nv, const int full, const int KEEP, const int GR
 		const float *xr = x + (sl / keep * group + (int64_t)cpu_nm_pos(s, S0 + sl)) * n;
 		__m512 wv = simd_bcast(val + sl);
 
-		SPP_TRACE_LOAD(s->pos + ((S0 + sl) * s->bits >> 3), 8);
+		CPU_NM_TRACE_POS(s, S0 + sl, s->bits);
 
 		SPP_UNROLL(4)
 		for (int v = 0; v < nv; v++)

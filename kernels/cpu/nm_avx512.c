@@ -172,6 +172,10 @@ INL512 void nm_seg512(const int nv, const int full, const int KEEP, const int GR
 		const float *xg = x + sl / KDIV * GROUP * n, *vp = val + sl;
 		const uint64_t pw = cpu_nm_pos_run(s, S0 + sl, BITS);
 
+		/* W SEG_PF slots ahead: R values are a line at most, R positions a line's part */
+		_mm_prefetch((const char *)(vp + SEG_PF), _MM_HINT_T0);
+		if (((S0 + sl) * BITS & 511) < R * BITS)
+			_mm_prefetch((const char *)s->pos + ((S0 + sl + SEG_PF) * BITS >> 3), _MM_HINT_T0);
 		CPU_NM_TRACE_POS(s, S0 + sl, BITS);
 		SPP_UNROLL(16)
 		for (int u = 0; u < R; u++) {

@@ -50,6 +50,10 @@ SIMD_INL void seg(const int nv, const int full, simd_m mt,
 	for (; j + STEP <= len; j += STEP) {                                                            \
 		uint64_t q;                                                                             \
                                                                                                         \
+		if ((j & 15) == 0) { /* a line of values, SEG_PF ahead, and of their columns */          \
+			_mm_prefetch((const char *)(val + j + SEG_PF), _MM_HINT_T0);                    \
+			_mm_prefetch((const char *)col + (j + SEG_PF) * (int64_t)sizeof(T), _MM_HINT_T0); \
+		}                                                                                       \
 		SPP_TRACE_LOAD((const char *)col + j * (int64_t)sizeof(T), 8);                         \
 		memcpy(&q, (const char *)col + j * (int64_t)sizeof(T), 8);                             \
 		SPP_UNROLL(4) for (int u = 0; u < STEP; u++)                                  \

@@ -63,10 +63,11 @@
 /*
  * How far ahead (values) the N > 1 segment kernels (seg.h's seg, nm's
  * runs) prefetch W: 2 KiB. The hardware prefetcher alone let the values'
- * broadcast loads wait. Measured on the EPYC Zen 5 (4096 x 4096, N = 64,
- * 1 thread, 3 rounds interleaved): nm2_4 on 2:4 9.4-9.5 to 9.1 ms, nm4_8
- * 9.5-9.6 to 9.2, csr at 50 % 9.9-10.1 to 9.6; csr at 90 % and coo
- * unchanged.
+ * broadcast loads wait. Measured on the EPYC Zen 5 (AVX-512; 4096 x 4096,
+ * N = 64, 1 thread, 3 rounds, old and new interleaved): nm2_4 on 2:4
+ * 9.3-10.0 to 8.5-9.4 ms, nm4_8 9.5-9.6 to 9.2, csr at 50 % 9.9-10.1 to
+ * 9.6; csr at 90 % and coo unchanged. seg.h's AVX2 build takes the same
+ * prefetch, not timed (no AVX2-only machine at hand).
  */
 #define SEG_PF 512
 

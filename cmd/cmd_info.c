@@ -181,6 +181,9 @@ static void print_text(const struct spp_machine *m, const struct spp_dense_set *
 		       spp_isa_name(spp_isa_cpu()));
 	else
 		printf("vector isa   %s\n", spp_isa_name(m->isa));
+	if (m->isa >= SPP_ISA_AVX512)
+		printf("bitmask N=1  %s expand%s\n", spp_expand_name(spp_expand_detect()),
+		       spp_expand_detect() != spp_expand_cpu() ? " (SPPROF_EXPAND)" : "");
 	printf("threads      %d of %d logical CPUs\n", m->threads, m->logical_cpus);
 	printf("caches       ");
 	for (int i = 0; i < m->ncaches; i++) {

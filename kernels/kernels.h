@@ -47,6 +47,35 @@ enum spp_isa spp_isa_cpu(void);
 enum spp_isa spp_isa_detect(void);
 
 /*
+ * How the AVX-512 bitmask kernel expands a row's packed values into the
+ * lanes of the mask at N = 1: vexpandps, or each lane's rank counted with
+ * vpopcntd (AVX512_VPOPCNTDQ) and the values permuted with vpermt2ps.
+ * On an EPYC Zen 5, vexpandps and vcompressps whose mask changes from one
+ * instruction to the next took 5.2 cycles each (0.7 with a fixed mask), and
+ * the permute 2.5 cycles a 16-column chunk in all; Intel's vexpandps is
+ * not known to have that cost, and the permute was not timed there.
+ */
+enum spp_expand {
+	SPP_EXPAND_VEXPAND,
+	SPP_EXPAND_PERMUTE,
+	SPP_EXPAND_COUNT
+};
+
+/* "vexpand", "permute". */
+const char *spp_expand_name(enum spp_expand how);
+
+/* This CPU's choice: permute on an AMD CPU with AVX512_VPOPCNTDQ, else vexpand. */
+enum spp_expand spp_expand_cpu(void);
+
+/*
+ * The one the kernel runs: spp_expand_cpu(), or the environment's
+ * SPPROF_EXPAND (vexpand or permute; permute only where the CPU has
+ * AVX512_VPOPCNTDQ, another value is ignored), so that both are tested
+ * and timed on one machine.
+ */
+enum spp_expand spp_expand_detect(void);
+
+/*
  * A fused epilogue: what a kernel applies to each element of Y before it
  * stores it, y[i][j] = act(sum + bias[i]). The vector kernels apply it
  * while the row chunk is still in registers; the portable ones over each

@@ -26,10 +26,12 @@ INL256 __m256 expand256(unsigned m8, const float *val)
 	return _mm256_and_ps(v, _mm256_castsi256_ps(keep));
 }
 
-INL256 float bm_dot(const uint8_t *mr, const float *val, int64_t k, const float *x)
+INL256 float bm_dot(const uint8_t *mr, const float *val, int64_t k, const float *x, int64_t nnz)
 {
 	__m256 a0 = _mm256_setzero_ps(), a1 = a0;
 	int64_t c = 0;
+
+	(void)nnz;
 
 	for (; c + 16 <= k; c += 16) {
 		unsigned m0 = mr[c / 8], m1 = mr[c / 8 + 1];
@@ -50,6 +52,8 @@ INL256 float bm_dot(const uint8_t *mr, const float *val, int64_t k, const float 
 	}
 	return hsum256(_mm256_add_ps(a0, a1));
 }
+
+#define BM_ROWS1_ISA() BM_ROWS1(bm_dot)
 #endif
 
 #include "kernels/cpu/bitmask_body.h"

@@ -3,9 +3,11 @@
  * against simd.h and compiled per ISA by bitmask_avx2.c and
  * bitmask_avx512.c. Those define SIMD_AVX2 / SIMD_AVX512 and, before
  * including this, the N = 1 row product
- *   float bm_dot(const uint8_t *mr, const float *val, int64_t k, const float *x)
+ *   float bm_dot(const uint8_t *mr, const float *val, int64_t k, const float *x, int64_t nnz)
  * which stays per ISA: AVX-512 expands the packed values with
- * vexpandps, AVX2 has no expand and emulates it with pdep and a permute.
+ * vexpandps or a permute, AVX2 has no expand and emulates it with pdep
+ * and a permute. BM_ROWS1_ISA() runs rows [r0, r1) at N = 1 with one of
+ * them, by BM_ROWS1(dot).
  */
 #ifndef SPP_KERNELS_CPU_BITMASK_BODY_H
 #define SPP_KERNELS_CPU_BITMASK_BODY_H
@@ -31,6 +33,15 @@ SIMD_INL uint64_t mask_word(const uint8_t *mr, int64_t c, int64_t k)
 	memcpy(&wd, mr + c / 8, (size_t)((left + 7) / 8));
 	return wd & ((1ull << left) - 1);
 }
+
+/* N = 1: rows [r0, r1) of bitmask b, each by dot(mask row, values, k, x, its non-zeros), through the epilogue e. */
+#define BM_ROWS1(dot)                                                                        \
+	for (int64_t i = r0; i < r1; i++) {                                                  \
+		SPP_TRACE_LOAD(&b->ptr[i], 4);                                               \
+		SPP_TRACE_STORE(&y[i], 4);                                                   \
+		y[i] = cpu_epi1(e, i, dot(b->mask + i * b->stride, b->val + b->ptr[i], k, x,   \
+					  b->ptr[i + 1] - b->ptr[i]));                       \
+	}
 
 /* N >= 2: one Y row chunk in registers, a non-zero per set bit; stored through the epilogue e. */
 SIMD_INL void bm_row(const int nv, const int full, simd_m mt,
@@ -76,11 +87,7 @@ SIMD_TARGET void SIMD_NAME(cpu_bitmask_part)(const struct spp_encoded *w, int64_
 	int64_t k = w->k;
 
 	if (n == 1) {
-		for (int64_t i = r0; i < r1; i++) {
-			SPP_TRACE_LOAD(&b->ptr[i], 4);
-			SPP_TRACE_STORE(&y[i], 4);
-			y[i] = cpu_epi1(e, i, bm_dot(b->mask + i * b->stride, b->val + b->ptr[i], k, x));
-		}
+		BM_ROWS1_ISA();
 		return;
 	}
 	for (int64_t j0 = 0; j0 < n; j0 += SIMD_CHUNK) {

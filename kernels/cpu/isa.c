@@ -69,3 +69,49 @@ enum spp_isa spp_isa_detect(void)
 			return (enum spp_isa)i < cpu ? (enum spp_isa)i : cpu;
 	return cpu;
 }
+
+const char *spp_expand_name(enum spp_expand how)
+{
+	switch (how) {
+	case SPP_EXPAND_VEXPAND: return "vexpand";
+	case SPP_EXPAND_PERMUTE: return "permute";
+	default: return "unknown";
+	}
+}
+
+/* AVX512_VPOPCNTDQ (cpuid 7.0 ecx bit 14) beside the AVX-512 kernels' set. */
+static int has_vpopcntdq(void)
+{
+#if CPU_X86
+	unsigned a, b, c, d;
+
+	return spp_isa_cpu() >= SPP_ISA_AVX512 && __get_cpuid_count(7, 0, &a, &b, &c, &d) &&
+	       (c & (1u << 14));
+#else
+	return 0;
+#endif
+}
+
+enum spp_expand spp_expand_cpu(void)
+{
+#if CPU_X86
+	unsigned a, b, c, d;
+
+	/* vendor "AuthenticAMD": ebx "Auth", edx "enti", ecx "cAMD" */
+	if (has_vpopcntdq() && __get_cpuid(0, &a, &b, &c, &d) && b == 0x68747541u &&
+	    d == 0x69746e65u && c == 0x444d4163u)
+		return SPP_EXPAND_PERMUTE;
+#endif
+	return SPP_EXPAND_VEXPAND;
+}
+
+enum spp_expand spp_expand_detect(void)
+{
+	const char *want = getenv("SPPROF_EXPAND");
+
+	if (want && strcmp(want, "vexpand") == 0)
+		return SPP_EXPAND_VEXPAND;
+	if (want && strcmp(want, "permute") == 0 && has_vpopcntdq())
+		return SPP_EXPAND_PERMUTE;
+	return spp_expand_cpu();
+}

@@ -264,6 +264,46 @@ static void test_formats_vs_reference(void **state)
 	assert_true(c.checks > 1000);
 }
 
+/*
+ * Each of bitmask's AVX-512 expands that this CPU runs (SPPROF_EXPAND,
+ * kernels.h), whichever spp_expand_cpu() picks, on rows with and without
+ * a partial last chunk of 16 and 64 columns.
+ */
+static void test_bitmask_expands(void **state)
+{
+	static const int64_t shapes[][2] = { { 7, 13 }, { 33, 70 }, { 129, 257 }, { 5, 1000 }, { 3, 64 } };
+	static const double sparsities[] = { 0, 0.5, 0.9, 1.0 };
+	const struct spp_format_ops *one[2] = { NULL, NULL };
+	long runs = 0;
+
+	(void)state;
+	for (int f = 0; spp_cpu_formats[f]; f++)
+		if (strcmp(spp_cpu_formats[f]->key, "bitmask") == 0)
+			one[0] = spp_cpu_formats[f];
+	assert_non_null(one[0]);
+	for (int how = 0; how < SPP_EXPAND_COUNT; how++) {
+		struct ctx c = make_ctx();
+
+		assert_int_equal(setenv("SPPROF_EXPAND", spp_expand_name((enum spp_expand)how), 1), 0);
+		if (c.best < SPP_ISA_AVX512 || spp_expand_detect() != (enum spp_expand)how) {
+			printf("# note: this CPU does not run bitmask's %s expand\n",
+			       spp_expand_name((enum spp_expand)how));
+			continue;
+		}
+		for (size_t si = 0; si < sizeof(shapes) / sizeof(shapes[0]); si++)
+			for (size_t pi = 0; pi < sizeof(sparsities) / sizeof(sparsities[0]); pi++) {
+				float *wv = make_w(shapes[si][0], shapes[si][1], UNSTRUCTURED, sparsities[pi], 0, 0);
+
+				check_matrix(&c, one, wv, shapes[si][0], shapes[si][1], 1);
+				free(wv);
+			}
+		runs += c.checks;
+	}
+	assert_int_equal(unsetenv("SPPROF_EXPAND"), 0);
+	printf("# %ld bitmask runs checked across its expands\n", runs);
+	assert_true(spp_isa_detect() < SPP_ISA_AVX512 || runs > 0);
+}
+
 /* A wide matrix so that csr and nm run several K tiles at N = 64. */
 static void test_k_tiles(void **state)
 {
@@ -524,6 +564,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_nm_refusal),
 		cmocka_unit_test(test_partition_and_busy),
 		cmocka_unit_test(test_k_tiles),
+		cmocka_unit_test(test_bitmask_expands),
 		cmocka_unit_test(test_dense_and_blas),
 		cmocka_unit_test(test_formats_vs_reference),
 		cmocka_unit_test(test_act_vs_reference),

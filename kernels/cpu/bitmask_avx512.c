@@ -86,10 +86,10 @@ INL_VP __m512 permute512(__m512i b, __m512i pre, __m512i rot, const float *val, 
 
 /*
  * N = 1 as bm_dot, each chunk expanded by permute512. Rows of density
- * 1/2 and up (bm_dot_permute) load their values exactly: there the kernel streams W, and
- * the full loads were measured slower (4096 x 4096, 1 thread, W evicted:
- * 2.6-2.9 ms against 2.4 ms at 20 % sparsity), while at 90 % the masks
- * cost 13 % (1.07-1.10 ms against 0.94-0.97).
+ * 1/2 and up (bm_dot_permute) load their values exactly: there the
+ * kernel streams W, and the full loads were measured slower (4096 x 4096,
+ * 1 thread, W evicted: 2.6-2.9 ms against 2.4 ms at 20 % sparsity),
+ * while at 90 % the masks cost 13 % (1.07-1.10 ms against 0.94-0.97).
  */
 INL_VP float bm_dot_permute_by(const int exact, const uint8_t *mr, const float *val, int64_t k,
 				const float *x)

@@ -3,6 +3,7 @@
  * (cpuid) and what the OS saves on a context switch (xgetbv), since a CPU
  * with AVX-512 under an OS that does not save zmm state must not use it.
  */
+#include <stdatomic.h>
 #include <stdlib.h>
 
 #include "kernels/cpu/cpu.h"
@@ -92,17 +93,34 @@ static int has_vpopcntdq(void)
 #endif
 }
 
+/*
+ * What the CPU allows, asked once: the kernel asks on every call, and
+ * cpuid traps to the hypervisor in a VM. Bit 0: AVX512_VPOPCNTDQ; bit 1:
+ * an AMD CPU with it.
+ */
+static int expand_facts(void)
+{
+	static _Atomic int facts = -1;
+	int f = atomic_load_explicit(&facts, memory_order_relaxed);
+
+	if (f < 0) {
+		f = has_vpopcntdq();
+#if CPU_X86
+		unsigned a, b, c, d;
+
+		/* vendor "AuthenticAMD": ebx "Auth", edx "enti", ecx "cAMD" */
+		if (f && __get_cpuid(0, &a, &b, &c, &d) && b == 0x68747541u && d == 0x69746e65u &&
+		    c == 0x444d4163u)
+			f |= 2;
+#endif
+		atomic_store_explicit(&facts, f, memory_order_relaxed);
+	}
+	return f;
+}
+
 enum spp_expand spp_expand_cpu(void)
 {
-#if CPU_X86
-	unsigned a, b, c, d;
-
-	/* vendor "AuthenticAMD": ebx "Auth", edx "enti", ecx "cAMD" */
-	if (has_vpopcntdq() && __get_cpuid(0, &a, &b, &c, &d) && b == 0x68747541u &&
-	    d == 0x69746e65u && c == 0x444d4163u)
-		return SPP_EXPAND_PERMUTE;
-#endif
-	return SPP_EXPAND_VEXPAND;
+	return expand_facts() & 2 ? SPP_EXPAND_PERMUTE : SPP_EXPAND_VEXPAND;
 }
 
 enum spp_expand spp_expand_detect(void)
@@ -111,7 +129,7 @@ enum spp_expand spp_expand_detect(void)
 
 	if (want && strcmp(want, "vexpand") == 0)
 		return SPP_EXPAND_VEXPAND;
-	if (want && strcmp(want, "permute") == 0 && has_vpopcntdq())
+	if (want && strcmp(want, "permute") == 0 && (expand_facts() & 1))
 		return SPP_EXPAND_PERMUTE;
 	return spp_expand_cpu();
 }

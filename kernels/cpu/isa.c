@@ -127,9 +127,9 @@ enum spp_expand spp_expand_detect(void)
 {
 	const char *want = getenv("SPPROF_EXPAND");
 
-	if (want && strcmp(want, "vexpand") == 0)
-		return SPP_EXPAND_VEXPAND;
-	if (want && strcmp(want, "permute") == 0 && (expand_facts() & 1))
-		return SPP_EXPAND_PERMUTE;
+	for (int i = 0; want && *want && i < SPP_EXPAND_COUNT; i++)
+		if (strcmp(want, spp_expand_name((enum spp_expand)i)) == 0 &&
+		    (i != SPP_EXPAND_PERMUTE || (expand_facts() & 1)))
+			return (enum spp_expand)i;
 	return spp_expand_cpu();
 }

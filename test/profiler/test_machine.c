@@ -208,6 +208,13 @@ static void test_info_binary(void **state)
 	assert_int_equal(r.status, 0);
 	assert_non_null(strstr(r.out, "dense blas   OpenBLAS"));
 	assert_non_null(strstr(r.out, "vector isa"));
+	/* the bitmask expand in use, by name, where the AVX-512 kernels run */
+	if (spp_isa_detect() >= SPP_ISA_AVX512) {
+		char line[64];
+
+		snprintf(line, sizeof(line), "bitmask N=1  %s expand", spp_expand_name(spp_expand_detect()));
+		assert_non_null(strstr(r.out, line));
+	}
 	harness_run_free(&r);
 
 	assert_int_equal(harness_spprof(&r, bad), 0);

@@ -32,7 +32,6 @@ INL256 float bm_dot(const uint8_t *mr, const float *val, int64_t k, const float 
 	int64_t c = 0;
 
 	(void)nnz;
-
 	for (; c + 16 <= k; c += 16) {
 		unsigned m0 = mr[c / 8], m1 = mr[c / 8 + 1];
 

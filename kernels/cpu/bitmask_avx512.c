@@ -16,6 +16,20 @@ INL512 __m512 expand512(__mmask16 m, const float *val)
 	return _mm512_maskz_expandloadu_ps(m, val);
 }
 
+/*
+ * At N = 1 W streams from memory and, as in seg.h's dot, the prefetcher
+ * falls behind: each 64 columns prefetch DOT_PF ahead 64 values (the
+ * most they hold) and the mask bytes.
+ */
+INL512 void bm_prefetch(const float *val, const uint8_t *mask)
+{
+	_mm_prefetch((const char *)(val + DOT_PF), _MM_HINT_T0);
+	_mm_prefetch((const char *)(val + DOT_PF + 16), _MM_HINT_T0);
+	_mm_prefetch((const char *)(val + DOT_PF + 32), _MM_HINT_T0);
+	_mm_prefetch((const char *)(val + DOT_PF + 48), _MM_HINT_T0);
+	_mm_prefetch((const char *)(mask + DOT_PF / 4), _MM_HINT_T0);
+}
+
 /* N = 1: 16 columns at a time, W expanded from the packed values. */
 INL512 float bm_dot(const uint8_t *mr, const float *val, int64_t k, const float *x, int64_t nnz)
 {
@@ -29,12 +43,7 @@ INL512 float bm_dot(const uint8_t *mr, const float *val, int64_t k, const float 
 
 		SPP_TRACE_LOAD(mr + c / 8, 8);
 		memcpy(&wd, mr + c / 8, 8);
-		/* W streams from memory; as in seg.h's dot the prefetcher falls behind */
-		_mm_prefetch((const char *)(val + DOT_PF), _MM_HINT_T0);
-		_mm_prefetch((const char *)(val + DOT_PF + 16), _MM_HINT_T0);
-		_mm_prefetch((const char *)(val + DOT_PF + 32), _MM_HINT_T0);
-		_mm_prefetch((const char *)(val + DOT_PF + 48), _MM_HINT_T0);
-		_mm_prefetch((const char *)(mr + c / 8 + DOT_PF / 4), _MM_HINT_T0);
+		bm_prefetch(val, mr + c / 8);
 		m0 = (__mmask16)wd;
 		m1 = (__mmask16)(wd >> 16);
 		m2 = (__mmask16)(wd >> 32);
@@ -118,11 +127,7 @@ INL_VP float bm_dot_permute_by(const int exact, const uint8_t *mr, const float *
 		p1 = __builtin_popcount(lo >> 16);
 		p2 = __builtin_popcount(hi & 0xffff);
 		p3 = __builtin_popcount(hi >> 16);
-		_mm_prefetch((const char *)(val + DOT_PF), _MM_HINT_T0);
-		_mm_prefetch((const char *)(val + DOT_PF + 16), _MM_HINT_T0);
-		_mm_prefetch((const char *)(val + DOT_PF + 32), _MM_HINT_T0);
-		_mm_prefetch((const char *)(val + DOT_PF + 48), _MM_HINT_T0);
-		_mm_prefetch((const char *)(mr + c / 8 + DOT_PF / 4), _MM_HINT_T0);
+		bm_prefetch(val, mr + c / 8);
 		a0 = _mm512_fmadd_ps(permute512(blo, pre, rot, val, exact, p0), simd_loadu(x + c), a0);
 		val += p0;
 		a1 = _mm512_fmadd_ps(permute512(blo, pre_hi, rot_hi, val, exact, p1), simd_loadu(x + c + 16), a1);

@@ -21,10 +21,10 @@
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define CPU_X86 1
-#define CPU_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,fma,popcnt,bmi,bmi2")))
+#define CPU_AVX512_SET "avx512f,avx512bw,avx512vl,avx512dq,fma,popcnt,bmi,bmi2"
+#define CPU_AVX512 __attribute__((target(CPU_AVX512_SET)))
 /* the AVX-512 set with AVX512_VPOPCNTDQ, for a kernel run only where spp_expand_detect() allows */
-#define CPU_AVX512_VPOPCNT \
-	__attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vpopcntdq,fma,popcnt,bmi,bmi2")))
+#define CPU_AVX512_VPOPCNT __attribute__((target(CPU_AVX512_SET ",avx512vpopcntdq")))
 #define CPU_AVX2 __attribute__((target("avx2,fma,popcnt,bmi,bmi2")))
 #else
 #define CPU_X86 0

@@ -89,6 +89,9 @@ int bench_out_init(struct bench_out *o, const struct bench_cfg *c, FILE *f,
 	if (!m)
 		return bench_fail_nomem(err);
 	spp_machine_describe(m, (int)c->threads[0]);
+	/* the probe of this run, not a cached calibration, is the yardstick */
+	m->cal = c->probe[0];
+	m->have_calibration = c->probe[0].threads > 0;
 	if (!c->json) {
 		fprintf(f, "spprof bench: CPU sparse formats against the fastest dense candidate%s\n\n",
 			c->quick ? " (--quick)" : "");
@@ -115,6 +118,15 @@ int bench_out_init(struct bench_out *o, const struct bench_cfg *c, FILE *f,
 		fprintf(f, "timing    every output checked against dense first; median of >= 3 timed runs\n"
 			   "          (1 warm-up) and about %.2f s of timed runs per measured point\n",
 			c->budget_s);
+		fprintf(f, "probe     spprof calibrate's, measured at the start of this run (%.2f s a probe):\n"
+			   "          read GB/s from L1, L2, LLC, DRAM, and the FMA peak\n", c->probe_s);
+		for (int i = 0; i < c->nthreads; i++) {
+			const struct spp_calibration *p = &c->probe[i];
+
+			fprintf(f, "          %lld T: %.0f, %.0f, %.1f, %.1f GB/s; %.0f GFLOP/s (%s)\n",
+				(long long)c->threads[i], p->level_gbs[SPP_BW_L1], p->level_gbs[SPP_BW_L2],
+				p->level_gbs[SPP_BW_LLC], p->level_gbs[SPP_BW_DRAM], p->peak_gflops, p->isa);
+		}
 		fprintf(f, "caches    %s%s%s\n", c->cold ? "cold: " : "warm: each run follows the last",
 			c->cold ? c->cold_method : "",
 			c->cold && c->torch ? "; the torch peer times warm" : "");
@@ -154,6 +166,10 @@ int bench_out_init(struct bench_out *o, const struct bench_cfg *c, FILE *f,
 	cJSON_AddNumberToObject(set, "size", (double)c->size);
 	cJSON_AddNumberToObject(set, "time_budget_s", c->budget_s);
 	cJSON_AddNumberToObject(set, "seed", (double)c->seed);
+	cJSON_AddNumberToObject(set, "probe_s", c->probe_s);
+	arr = cJSON_AddArrayToObject(set, "probe");
+	for (int i = 0; arr && i < c->nthreads; i++)
+		cJSON_AddItemToArray(arr, spp_report_calibration(&c->probe[i]));
 	cJSON_AddBoolToObject(set, "quick", c->quick);
 	cJSON_AddBoolToObject(set, "cold", c->cold);
 	cJSON_AddItemToObject(set, "cold_method", spp_json_str(c->cold ? c->cold_method : NULL));
@@ -184,7 +200,11 @@ int bench_out_case(struct bench_out *o, const struct bench_threads *t, int64_t n
 	if (o->nsums >= BENCH_MAX_CASES)
 		return spp_error_set(err, SPP_E_USAGE, "more than %d cases", BENCH_MAX_CASES);
 	s = &o->sums[o->nsums++];
-	*s = (struct bench_sum){t->threads, n, NAN, NAN, NAN, "", NAN, "", NAN, NAN, "", NAN, NAN, NAN};
+	memset(s, 0, sizeof(*s));
+	s->threads = t->threads;
+	s->n = n;
+	s->dense_ns = s->best_be = s->csr_be = s->best_90 = s->nm24 = s->best_24 = NAN;
+	s->dlmc_best_geo = s->csr90_ns = s->nm24_ns = NAN;
 	o->dlmc_rows = 0;
 	o->dlmc_log_sum = 0;
 	o->dlmc_n = 0;
@@ -331,7 +351,19 @@ static int cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-static void sweep_summary(struct bench_out *o, const struct spp_sweep *s)
+/* The run of format `key` among runs and the dense baseline of the same timing into r and d. */
+static void keep_runs(const struct spp_layer_runs *runs, const char *key, struct spp_run *r,
+		      struct spp_run *d)
+{
+	for (int i = 1; runs && i < runs->nruns; i++)
+		if (strcmp(runs->runs[i].format, key) == 0) {
+			*r = runs->runs[i];
+			*d = runs->runs[0];
+		}
+}
+
+static void sweep_summary(struct bench_out *o, const struct spp_sweep *s,
+			  const struct spp_layer_runs *at90)
 {
 	struct bench_sum *sum = cur_sum(o);
 	double dense[NGRID];
@@ -369,13 +401,15 @@ static void sweep_summary(struct bench_out *o, const struct spp_sweep *s)
 			snprintf(sum->best_90_fmt, sizeof(sum->best_90_fmt), "%s", r->format);
 		}
 	}
+	keep_runs(at90, sum->best_90_fmt, &sum->r90, &sum->d90);
 }
 
-int bench_out_sweep(struct bench_out *o, const struct spp_sweep *s, struct spp_error *err)
+int bench_out_sweep(struct bench_out *o, const struct spp_sweep *s,
+		    const struct spp_layer_runs *at90, struct spp_error *err)
 {
 	char t[16], cell[32];
 
-	sweep_summary(o, s);
+	sweep_summary(o, s, at90);
 	if (o->c->json) {
 		cJSON *j = spp_sweep_json(s);
 
@@ -436,11 +470,11 @@ int bench_out_nm(struct bench_out *o, const char *name, int64_t m, int64_t k, ui
 	struct bench_sum *sum = cur_sum(o);
 	const struct spp_run *best = best_run(runs);
 
-	for (int r = 1; r < runs->nruns; r++)
-		if (strcmp(runs->runs[r].format, "nm2_4") == 0) {
-			sum->nm24 = runs->runs[r].speedup;
-			sum->nm24_ns = runs->runs[r].time.repeats ? runs->runs[r].time.median : NAN;
-		}
+	keep_runs(runs, "nm2_4", &sum->r24, &sum->d24);
+	if (sum->r24.format[0]) {
+		sum->nm24 = sum->r24.speedup;
+		sum->nm24_ns = sum->r24.time.repeats ? sum->r24.time.median : NAN;
+	}
 	if (best) {
 		sum->best_24 = best->speedup;
 		snprintf(sum->best_24_fmt, sizeof(sum->best_24_fmt), "%s", best->format);

@@ -15,6 +15,7 @@
 
 #include "kernels/kernels.h"
 #include "profiler/base/error.h"
+#include "profiler/machine.h"
 #include "profiler/peer_torch.h"
 #include "profiler/run.h"
 #include "profiler/sweep.h"
@@ -52,6 +53,16 @@ struct bench_cfg {
 	const char *dense_list;       /* --dense; NULL: every library */
 	struct spp_dense_set dense;   /* the candidates, open while the cases run */
 	struct spp_dense_memo dense_memo;
+	/*
+	 * The read-bandwidth and FMA probes of `spprof calibrate`, measured
+	 * at the start of this run for each thread count (probe[i] for
+	 * threads[i]), probe_s seconds a probe: the yardstick of each run's
+	 * bw_util, and of the targets' bounds. machine: this machine, for the
+	 * capacities of its levels.
+	 */
+	struct spp_calibration probe[BENCH_MAX_LIST];
+	double probe_s;
+	struct spp_machine *machine;
 };
 
 /* The thread setup of a group of cases. */
@@ -74,6 +85,12 @@ struct bench_sum {
 	char best_24_fmt[16];
 	double dlmc_best_geo;         /* geometric mean over DLMC of the best format's speedup */
 	double csr90_ns, nm24_ns;     /* medians of csr at 0.9 and of nm2_4 on the 2:4 layer (thread scaling) */
+	/*
+	 * The whole runs behind the speedup targets, for their bounds: the
+	 * best format at 0.9 and nm2_4 on the 2:4 layer, each with the dense
+	 * baseline of the same timing; format "" when there is none.
+	 */
+	struct spp_run r90, d90, r24, d24;
 };
 
 struct bench_out {
@@ -99,8 +116,9 @@ int bench_out_case(struct bench_out *o, const struct bench_threads *t, int64_t n
 int bench_out_matrix(struct bench_out *o, const char *name, int64_t m, int64_t k,
 		     uint64_t nnz, const struct spp_layer_runs *runs, struct spp_error *err);
 
-/* The synthetic unstructured sweep of the case. */
-int bench_out_sweep(struct bench_out *o, const struct spp_sweep *s, struct spp_error *err);
+/* The synthetic unstructured sweep of the case; at90: the runs of its point 0.9 (may be empty). */
+int bench_out_sweep(struct bench_out *o, const struct spp_sweep *s,
+		    const struct spp_layer_runs *at90, struct spp_error *err);
 
 /* The synthetic 2:4 layer's runs. */
 int bench_out_nm(struct bench_out *o, const char *name, int64_t m, int64_t k, uint64_t nnz,

@@ -196,11 +196,16 @@ static void progress(const struct bench_cfg *c, const char *fmt, const char *wha
 	fflush(stderr);
 }
 
-/* Run options for T threads with analyze's policy; the pool prepared. */
-static void run_opts(struct bench_cfg *c, int threads, struct spp_run_opts *ro,
-		     struct bench_threads *bt)
+/* Run options for thread count i (c->threads[i]) with analyze's policy; the pool prepared. */
+static void run_opts(struct bench_cfg *c, int i, struct spp_run_opts *ro, struct bench_threads *bt)
 {
+	int threads = (int)c->threads[i];
+
 	spp_run_opts_init(ro);
+	/* bw_util against this run's probe */
+	c->machine->cal = c->probe[i];
+	c->machine->have_calibration = 1;
+	spp_bw_model_init(&ro->bw, c->machine, threads, c->cold);
 	ro->dense = &c->dense;
 	ro->dense_memo = &c->dense_memo;
 	ro->threads = threads;
@@ -384,13 +389,16 @@ static int run_synthetic(struct bench_cfg *c, const struct spp_run_opts *ro, int
 	sm.sweep = &so;
 	sm.run = ro;
 	sm.seed = c->seed;
+	/* the runs of the targets' point, for their bounds */
+	sm.keep = 1;
+	sm.keep_at = 0.9;
 	spp_sweep_measure_timer(&sm, &timer);
 	snprintf(name, sizeof(name), "%lldx%lld unstructured sweep", (long long)c->size,
 		 (long long)c->size);
 	progress(c, "%s", name);
 	rc = spp_sweep_run(&so, fm, nf, &timer, &sw, err);
 	if (!rc)
-		rc = bench_out_sweep(bo, &sw, err);
+		rc = bench_out_sweep(bo, &sw, &sm.kept, err);
 	spp_sweep_release(&sw);
 	if (!rc && c->torch)
 		rc = torch_at_90(c, ro, n, bo, err);
@@ -440,7 +448,7 @@ static int run_all(struct bench_cfg *c, struct bench_out *bo, struct spp_error *
 		struct spp_run_opts ro;
 		struct bench_threads bt;
 
-		run_opts(c, (int)c->threads[t], &ro, &bt);
+		run_opts(c, t, &ro, &bt);
 		for (int i = 0; i < c->nn && !rc; i++) {
 			rc = bench_out_case(bo, &bt, c->ns[i], err);
 			if (!rc)
@@ -454,11 +462,35 @@ static int run_all(struct bench_cfg *c, struct bench_out *bo, struct spp_error *
 	return rc;
 }
 
+/*
+ * spprof calibrate's probes for each thread count of the run, measured now
+ * (the host's bandwidth moves over a day), stored nowhere. 0 or an exit code.
+ */
+static int measure_probe(struct bench_cfg *c, struct spp_error *err)
+{
+	int threads[BENCH_MAX_LIST];
+
+	c->machine = calloc(1, sizeof(*c->machine));
+	if (!c->machine) {
+		spp_error_set(err, SPP_E_NOMEM, "out of memory for the machine description");
+		return cmd_fail(err);
+	}
+	spp_machine_describe(c->machine, (int)c->threads[0]);
+	for (int i = 0; i < c->nthreads; i++)
+		threads[i] = (int)c->threads[i];
+	c->probe_s = c->budget_s < 0.5 ? c->budget_s : 0.5;
+	progress(c, "%s", "the read-bandwidth and FMA probes");
+	if (spp_calibrate_measure(threads, c->nthreads, c->probe_s, c->probe, err))
+		return cmd_fail(err);
+	return 0;
+}
+
 static void cfg_free(struct bench_cfg *c)
 {
 	for (int i = 0; i < c->ndlmc; i++)
 		free(c->dlmc[i]);
 	spp_dense_memo_free(&c->dense_memo);
+	free(c->machine);
 	spp_dense_set_close(&c->dense);
 	spp_flusher_fini(&c->flusher);
 }
@@ -536,6 +568,9 @@ int cmd_bench(int argc, char **argv)
 		rc = cmd_fail(&err);
 		goto done;
 	}
+
+	if ((rc = measure_probe(c, &err)))
+		goto done;
 
 	if (c->output) {
 		if (spp_atomic_open(&af, c->output, &err)) {

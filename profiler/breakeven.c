@@ -145,7 +145,7 @@ static int layer_time(void *p, double sparsity, int64_t n, const struct spp_form
 
 	(void)sparsity;
 	return spp_sweep_time_matrix(c->w, n, c->nnz, c->name, formats, nformats, c->ro, t_ns,
-				     t_dense_ns, reasons, err);
+				     t_dense_ns, reasons, NULL, err);
 }
 
 /* Layer i's speedup against N into a->nsweeps_n[i], on its decoded W. */

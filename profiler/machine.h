@@ -96,6 +96,14 @@ int spp_calibrate(int max_threads, double seconds_per_probe,
 		  struct spp_calibration *out, struct spp_error *err);
 
 /*
+ * The same probes for the `count` thread counts listed (out[i] for
+ * threads[i]), stored nowhere: a benchmark's yardstick measured in its own
+ * run. Returns 0 or SPP_E_NOMEM.
+ */
+int spp_calibrate_measure(const int *threads, int count, double seconds_per_probe,
+			  struct spp_calibration *out, struct spp_error *err);
+
+/*
  * Store calibrations for this machine and cpu in the cache, replacing the
  * entries of the same thread counts. Returns 0 or SPP_E_OUTPUT.
  */

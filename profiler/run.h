@@ -251,6 +251,22 @@ struct spp_run_inputs {
 void spp_run_figures(const struct spp_run_inputs *in, struct spp_run *r);
 
 /*
+ * What bounds a run against a speedup target (a benchmark's "missed: what
+ * bounds it"): its useful FLOP rate against the dense baseline's, and the
+ * rates it would need at `target`. The dense time stays, so the run's time
+ * must shrink by speedup / target and each rate grow by scale = target /
+ * speedup. NAN where an input is unknown.
+ */
+struct spp_run_bound {
+	double dense_share;       /* r->gflops / dense->gflops: useful FLOP/s against dense's */
+	double scale;             /* target / r->speedup */
+	double need_gbs, need_bw_util, need_gflops, need_dense_share;
+};
+
+void spp_run_bound(const struct spp_run *r, const struct spp_run *dense, double target,
+		   struct spp_run_bound *b);
+
+/*
  * Check y against the dense result yd (m x n) element-wise: |y - yd| <=
  * rtol * b, b = (|W|.|X|), the scale of the rounding error any summation
  * order can make. Entries that are NaN in both agree (a NaN weight).

@@ -61,6 +61,17 @@ void spp_run_figures(const struct spp_run_inputs *in, struct spp_run *r)
 	}
 }
 
+void spp_run_bound(const struct spp_run *r, const struct spp_run *dense, double target,
+		   struct spp_run_bound *b)
+{
+	b->dense_share = dense && dense->gflops > 0 ? r->gflops / dense->gflops : NAN;
+	b->scale = r->speedup > 0 ? target / r->speedup : NAN;
+	b->need_gbs = r->bandwidth_gbs * b->scale;
+	b->need_bw_util = r->bw_util * b->scale;
+	b->need_gflops = r->gflops * b->scale;
+	b->need_dense_share = b->dense_share * b->scale;
+}
+
 void spp_layer_runs_release(struct spp_layer_runs *r)
 {
 	if (!r)

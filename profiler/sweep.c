@@ -349,13 +349,16 @@ static int measure_time(void *p, double sparsity, int64_t n, const struct spp_fo
 		nnz += c->w[i] != 0;
 	w.v = c->w;
 	return spp_sweep_time_matrix(&w, n, nnz, "sweep", formats, nformats, c->run, t_ns, t_dense_ns,
-				     reasons, err);
+				     reasons,
+				     c->keep && !c->kept.runs && fabs(sparsity - c->keep_at) < 1e-12
+				     ? &c->kept : NULL,
+				     err);
 }
 
 int spp_sweep_time_matrix(const struct spp_matrix *w, int64_t n, uint64_t nnz, const char *name,
 			  const struct spp_format_ops *const *formats, int nformats,
 			  const struct spp_run_opts *ro, double *t_ns, double *t_dense_ns,
-			  char (*reasons)[256], struct spp_error *err)
+			  char (*reasons)[256], struct spp_layer_runs *keep, struct spp_error *err)
 {
 	struct spp_layer_runs runs = {0};
 	int64_t numel = w->m * w->k;
@@ -379,7 +382,10 @@ int spp_sweep_time_matrix(const struct spp_matrix *w, int64_t n, uint64_t nnz, c
 		else
 			snprintf(reasons[f], 256, "not timed");
 	}
-	spp_layer_runs_release(&runs);
+	if (keep)
+		*keep = runs;
+	else
+		spp_layer_runs_release(&runs);
 	return SPP_OK;
 }
 
@@ -395,4 +401,5 @@ void spp_sweep_measure_fini(struct spp_sweep_measure *ctx)
 		return;
 	spp_buffer_free(ctx->w);
 	ctx->w = NULL;
+	spp_layer_runs_release(&ctx->kept);
 }

@@ -135,18 +135,27 @@ struct spp_sweep_measure {
 	uint64_t seed;
 	float *w;                 /* M x K scratch (spp_buffer_alloc, like run.c's operands, so
 				     dense reads W from huge pages too), owned; NULL until used */
+	/*
+	 * keep: the whole runs (rates, bandwidths) of the first timing at
+	 * sparsity keep_at are kept in `kept` (owned), for a caller that
+	 * reports more of that point than its time.
+	 */
+	int keep;
+	double keep_at;
+	struct spp_layer_runs kept;
 };
 
 /*
  * One timing of the real source on a given W (fp32, m x k, nnz non-zeros)
  * at n columns: spp_matrix_measure with ro, the medians of the dense
  * baseline and each format into the timer's outputs (NAN with the reason
- * where a format has no time). name is for messages.
+ * where a format has no time). name is for messages. keep: NULL, or the
+ * runs themselves are handed over there (the caller releases them).
  */
 int spp_sweep_time_matrix(const struct spp_matrix *w, int64_t n, uint64_t nnz, const char *name,
 			  const struct spp_format_ops *const *formats, int nformats,
 			  const struct spp_run_opts *ro, double *t_ns, double *t_dense_ns,
-			  char (*reasons)[256], struct spp_error *err);
+			  char (*reasons)[256], struct spp_layer_runs *keep, struct spp_error *err);
 
 /* Fill t (a timer for spp_sweep_run) to use ctx; ctx must outlive the sweep. */
 void spp_sweep_measure_timer(struct spp_sweep_measure *ctx, struct spp_sweep_timer *t);

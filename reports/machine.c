@@ -49,27 +49,26 @@ static cJSON *blas_json(const struct spp_blas_info *b)
 	return o;
 }
 
-static cJSON *calibration_json(const struct spp_machine *m)
+cJSON *spp_report_calibration(const struct spp_calibration *c)
 {
-	cJSON *o;
+	cJSON *o = cJSON_CreateObject();
 
-	if (!m->have_calibration)
-		return cJSON_CreateNull();
-	o = cJSON_CreateObject();
-	cJSON_AddNumberToObject(o, "threads", m->cal.threads);
-	cJSON_AddItemToObject(o, "read_gbs", positive_or_null(m->cal.read_gbs));
-	cJSON_AddItemToObject(o, "triad_gbs", positive_or_null(m->cal.triad_gbs));
-	cJSON_AddItemToObject(o, "peak_gflops", positive_or_null(m->cal.peak_gflops));
-	cJSON_AddItemToObject(o, "isa", spp_json_str(m->cal.isa));
-	cJSON_AddItemToObject(o, "when", spp_json_str(m->cal.when));
+	if (!o)
+		return NULL;
+	cJSON_AddNumberToObject(o, "threads", c->threads);
+	cJSON_AddItemToObject(o, "read_gbs", positive_or_null(c->read_gbs));
+	cJSON_AddItemToObject(o, "triad_gbs", positive_or_null(c->triad_gbs));
+	cJSON_AddItemToObject(o, "peak_gflops", positive_or_null(c->peak_gflops));
+	cJSON_AddItemToObject(o, "isa", spp_json_str(c->isa));
+	cJSON_AddItemToObject(o, "when", spp_json_str(c->when));
 	{
 		cJSON *lv = cJSON_AddObjectToObject(o, "levels");
 
 		for (int l = 0; lv && l < SPP_BW_LEVELS; l++) {
 			cJSON *e = cJSON_AddObjectToObject(lv, spp_bw_level_name((enum spp_bw_level)l));
 
-			cJSON_AddItemToObject(e, "read_gbs", positive_or_null(m->cal.level_gbs[l]));
-			cJSON_AddItemToObject(e, "bytes", positive_or_null(m->cal.level_bytes[l]));
+			cJSON_AddItemToObject(e, "read_gbs", positive_or_null(c->level_gbs[l]));
+			cJSON_AddItemToObject(e, "bytes", positive_or_null(c->level_bytes[l]));
 		}
 	}
 	return o;
@@ -157,7 +156,8 @@ cJSON *spp_report_machine(const struct spp_machine *m)
 			      positive_or_null(m->have_calibration ? m->cal.read_gbs : 0));
 	cJSON_AddItemToObject(o, "peak_gflops",
 			      positive_or_null(m->have_calibration ? m->cal.peak_gflops : 0));
-	cJSON_AddItemToObject(o, "calibration", calibration_json(m));
+	cJSON_AddItemToObject(o, "calibration", m->have_calibration ? spp_report_calibration(&m->cal)
+								  : cJSON_CreateNull());
 	cJSON_AddItemToObject(o, "counters", m->ncounters ? counters_json(m) : cJSON_CreateNull());
 	cJSON_AddItemToObject(o, "dense_blas", blas_json(&m->blas));
 	cJSON_AddItemToObject(o, "gpus", gpus_json(&m->gpus));

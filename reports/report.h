@@ -52,6 +52,11 @@ struct spp_machine;
  */
 cJSON *spp_report_machine(const struct spp_machine *m);
 
+struct spp_calibration;
+
+/* The machine block's "calibration" object of one thread count's peaks; NULL when out of memory. */
+cJSON *spp_report_calibration(const struct spp_calibration *c);
+
 struct spp_dense_set;
 
 /*

@@ -317,6 +317,44 @@ static void test_figures(void **state)
 	NEAR(r.intensity, 2.0 * 2000 * 10 / 36404);
 }
 
+/* What bounds a run against a speedup target: its rates scaled by target / speedup. */
+static void test_bound(void **state)
+{
+	struct spp_bw_model bw = {{32768, 65536, 1 << 20, UINT64_MAX}, {400, 50, 30, 10}, 0, 0};
+	/* 2000 of 20000 weights at N = 10 in 1000 ns against a dense 5000 ns: 5x */
+	struct spp_run_inputs in = {100, 200, 10, 2000, 24404, 10, &bw, 1000, 5000, 0};
+	struct spp_run r, d;
+	struct spp_run_bound b;
+
+	(void)state;
+	memset(&r, 0, sizeof(r));
+	memset(&d, 0, sizeof(d));
+	spp_run_figures(&in, &r);
+	in.nnz = 20000;
+	in.w_bytes = 80000;
+	in.t_ns = in.t_dense_ns;
+	spp_run_figures(&in, &d);
+	spp_run_bound(&r, &d, 8, &b);
+	/* a tenth of the FLOPs in a fifth of the time: half dense's FLOP rate */
+	NEAR(b.dense_share, 0.5);
+	NEAR(b.scale, 8.0 / 5);
+	NEAR(b.need_gflops, r.gflops * 1.6);
+	NEAR(b.need_gbs, r.bandwidth_gbs * 1.6);
+	NEAR(b.need_bw_util, r.bw_util * 1.6);
+	/* 8x at a tenth of the FLOPs: 80 % of dense's rate */
+	NEAR(b.need_dense_share, 0.8);
+	/* a met target needs less than the run does */
+	spp_run_bound(&r, &d, 2, &b);
+	assert_true(b.scale < 1);
+	/* no dense run, no time: unknown, not zero */
+	spp_run_bound(&r, NULL, 8, &b);
+	assert_true(isnan(b.dense_share) && isnan(b.need_dense_share));
+	NEAR(b.need_gflops, r.gflops * 1.6);
+	r.speedup = NAN;
+	spp_run_bound(&r, &d, 8, &b);
+	assert_true(isnan(b.scale) && isnan(b.need_gbs) && isnan(b.need_gflops));
+}
+
 /* A test-only format: csr's encoding, with an output that is off by one. */
 static int broken_spmm(const struct spp_encoded *w, const float *x, float *y,
 		       int64_t n, const struct spp_exec *ex)
@@ -643,6 +681,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_decode),
 		cmocka_unit_test(test_decode_conv),
 		cmocka_unit_test(test_figures),
+		cmocka_unit_test(test_bound),
 		cmocka_unit_test(test_layer_runs),
 		cmocka_unit_test(test_epilogue_runs),
 		cmocka_unit_test(test_cold_and_blocked),

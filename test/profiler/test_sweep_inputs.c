@@ -280,7 +280,7 @@ void test_bench_cli(void **state)
 		skip();
 	}
 	{
-		const char *args[] = {"bench", "--dlmc", dir, "--quick", "--threads", "1", "--n", "2",
+		const char *args[] = {"bench", "--dlmc", dir, "--quick", "--threads", "1", "--n", "1",
 				      "--size", "48", "--formats", "csr,nm2_4", "--time-budget",
 				      "0.001", "--cold", "--format", "json", NULL};
 
@@ -311,7 +311,7 @@ void test_bench_cli(void **state)
 	cases = cJSON_GetObjectItem(j, "cases");
 	assert_int_equal(cJSON_GetArraySize(cases), 1);
 	c0 = cJSON_GetArrayItem(cases, 0);
-	assert_int_equal(cJSON_GetObjectItem(c0, "n")->valuedouble, 2);
+	assert_int_equal(cJSON_GetObjectItem(c0, "n")->valuedouble, 1);
 	/* --quick: two DLMC matrices, each with dense, csr and nm2_4 runs */
 	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(c0, "dlmc")), 2);
 	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(
@@ -321,6 +321,52 @@ void test_bench_cli(void **state)
 	/* the N:M format is left out of the unstructured sweep */
 	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(sw, "results")), 1);
 	assert_int_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(c0, "nm2_4"), "m")->valuedouble, 48);
+	/* the probe of this run, one per thread count, is the machine block's calibration too */
+	{
+		const cJSON *pr = cJSON_GetObjectItem(cJSON_GetObjectItem(j, "settings"), "probe");
+		const cJSON *cal = cJSON_GetObjectItem(cJSON_GetObjectItem(j, "machine"), "calibration");
+
+		assert_int_equal(cJSON_GetArraySize(pr), 1);
+		assert_int_equal(cJSON_GetObjectItem(cJSON_GetArrayItem(pr, 0), "threads")->valuedouble, 1);
+		assert_true(cJSON_GetObjectItem(cJSON_GetArrayItem(pr, 0), "read_gbs")->valuedouble > 0);
+		assert_true(cJSON_GetObjectItem(cal, "read_gbs")->valuedouble ==
+			    cJSON_GetObjectItem(cJSON_GetArrayItem(pr, 0), "read_gbs")->valuedouble);
+	}
+	/* N = 1: three targets; each speedup target with the rates that bound it */
+	{
+		const cJSON *tg = cJSON_GetObjectItem(j, "targets"), *t;
+		int bounds = 0;
+
+		assert_int_equal(cJSON_GetArraySize(tg), 3);
+		cJSON_ArrayForEach(t, tg) {
+			const cJSON *b = cJSON_GetObjectItem(t, "bound"), *d;
+
+			if (strstr(cJSON_GetObjectItem(t, "target")->valuestring, "breakeven")) {
+				assert_null(b);
+				continue;
+			}
+			assert_non_null(b);
+			bounds++;
+			/* the run of the format the target names */
+			assert_string_equal(cJSON_GetObjectItem(b, "format")->valuestring,
+					    cJSON_GetObjectItem(t, "format")->valuestring);
+			assert_true(cJSON_GetObjectItem(b, "time_ns")->valuedouble > 0);
+			assert_true(cJSON_GetObjectItem(b, "bandwidth_gbs")->valuedouble > 0);
+			assert_true(cJSON_GetObjectItem(b, "bw_util")->valuedouble > 0);
+			assert_true(cJSON_IsString(cJSON_GetObjectItem(b, "bw_level")));
+			assert_true(cJSON_GetObjectItem(b, "gflops")->valuedouble > 0);
+			d = cJSON_GetObjectItem(b, "dense");
+			assert_string_equal(cJSON_GetObjectItem(d, "format")->valuestring, "dense");
+			assert_true(cJSON_GetObjectItem(d, "gflops")->valuedouble > 0);
+			assert_true(cJSON_GetObjectItem(d, "peak_share")->valuedouble > 0);
+			/* useful FLOP/s against dense's: the speedup times the density */
+			assert_true(fabs(cJSON_GetObjectItem(b, "dense_share")->valuedouble -
+					 cJSON_GetObjectItem(b, "gflops")->valuedouble /
+						 cJSON_GetObjectItem(d, "gflops")->valuedouble) < 1e-9);
+			assert_non_null(cJSON_GetObjectItem(cJSON_GetObjectItem(b, "at_target"), "gflops"));
+		}
+		assert_int_equal(bounds, 2);
+	}
 	cJSON_Delete(j);
 	harness_run_free(&r);
 	free(dir);

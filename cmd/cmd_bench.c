@@ -86,7 +86,13 @@ const struct cmd_help cmd_bench_help = {
 		"seed) each format at the matrix's own sparsity, and on synthetic S x S\n"
 		"layers the breakeven sweep over unstructured sparsity plus 2:4 at\n"
 		"exactly 50%. Each output is checked against dense before it is timed.\n"
-		"The targets at the end are the kernel issue's (docs/PERFORMANCE.md).\n",
+		"spprof calibrate's read-bandwidth and FMA probes are measured at the start\n"
+		"(768 MiB of probe arrays, a few seconds; the calibration cache is left\n"
+		"alone) and are what each run's bandwidth is compared with. The targets\n"
+		"at the end are the kernel issue's (docs/PERFORMANCE.md); under each\n"
+		"speedup target, what bounds it: the run's bytes per second against the\n"
+		"probe of the level they fit, its useful GFLOP/s against the dense\n"
+		"baseline's, and both as the target needs them.\n",
 	.options = bench_options,
 	.tail = "exit codes: 0 ok, 2 bad usage or input (a missing DLMC folder), 3 runtime failure\n",
 };

@@ -88,8 +88,8 @@ int bench_out_init(struct bench_out *o, const struct bench_cfg *c, FILE *f,
 	o->f = f;
 	if (!m)
 		return bench_fail_nomem(err);
-	spp_machine_describe(m, (int)c->threads[0]);
-	/* the probe of this run, not a cached calibration, is the yardstick */
+	/* the machine measure_probe described; this run's probe, not a cached calibration */
+	*m = *c->machine;
 	m->cal = c->probe[0];
 	m->have_calibration = c->probe[0].threads > 0;
 	if (!c->json) {
@@ -203,8 +203,12 @@ int bench_out_case(struct bench_out *o, const struct bench_threads *t, int64_t n
 	memset(s, 0, sizeof(*s));
 	s->threads = t->threads;
 	s->n = n;
-	s->dense_ns = s->best_be = s->csr_be = s->best_90 = s->nm24 = s->best_24 = NAN;
-	s->dlmc_best_geo = s->csr90_ns = s->nm24_ns = NAN;
+	s->dense_ns = s->best_be = s->csr_be = s->best_90 = s->best_24 = NAN;
+	s->dlmc_best_geo = s->csr90_ns = NAN;
+	spp_run_init(&s->r90, "cpu", "");
+	spp_run_init(&s->d90, "cpu", "");
+	spp_run_init(&s->r24, "cpu", "");
+	spp_run_init(&s->d24, "cpu", "");
 	o->dlmc_rows = 0;
 	o->dlmc_log_sum = 0;
 	o->dlmc_n = 0;
@@ -471,10 +475,6 @@ int bench_out_nm(struct bench_out *o, const char *name, int64_t m, int64_t k, ui
 	const struct spp_run *best = best_run(runs);
 
 	keep_runs(runs, "nm2_4", &sum->r24, &sum->d24);
-	if (sum->r24.format[0]) {
-		sum->nm24 = sum->r24.speedup;
-		sum->nm24_ns = sum->r24.time.repeats ? sum->r24.time.median : NAN;
-	}
 	if (best) {
 		sum->best_24 = best->speedup;
 		snprintf(sum->best_24_fmt, sizeof(sum->best_24_fmt), "%s", best->format);

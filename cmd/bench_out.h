@@ -81,14 +81,15 @@ struct bench_sum {
 	char best_be_fmt[16];
 	double best_90;               /* best speedup at sparsity 0.9 */
 	char best_90_fmt[16];
-	double nm24, best_24;         /* speedups on the 2:4 layer: nm2_4, best format */
+	double best_24;               /* speedup of the best format on the 2:4 layer (nm2_4's: r24) */
 	char best_24_fmt[16];
 	double dlmc_best_geo;         /* geometric mean over DLMC of the best format's speedup */
-	double csr90_ns, nm24_ns;     /* medians of csr at 0.9 and of nm2_4 on the 2:4 layer (thread scaling) */
+	double csr90_ns;              /* median of csr at 0.9 (thread scaling) */
 	/*
 	 * The whole runs behind the speedup targets, for their bounds: the
 	 * best format at 0.9 and nm2_4 on the 2:4 layer, each with the dense
-	 * baseline of the same timing; format "" when there is none.
+	 * baseline of the same timing; format "" and figures NAN when there
+	 * is none.
 	 */
 	struct spp_run r90, d90, r24, d24;
 };

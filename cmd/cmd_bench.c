@@ -486,7 +486,7 @@ static int measure_probe(struct bench_cfg *c, struct spp_error *err)
 		threads[i] = (int)c->threads[i];
 	c->probe_s = c->budget_s < 0.5 ? c->budget_s : 0.5;
 	progress(c, "%s", "the read-bandwidth and FMA probes");
-	if (spp_calibrate_measure(threads, c->nthreads, c->probe_s, c->probe, err))
+	if (spp_calibrate_measure(c->machine, threads, c->nthreads, c->probe_s, c->probe, err))
 		return cmd_fail(err);
 	return 0;
 }

@@ -366,19 +366,14 @@ static void measure(struct probe_arrays *p, const struct spp_machine *m, int thr
 }
 
 
-int spp_calibrate_measure(const int *threads, int count, double seconds_per_probe,
-			  struct spp_calibration *out, struct spp_error *err)
+int spp_calibrate_measure(const struct spp_machine *m, const int *threads, int count,
+			  double seconds_per_probe, struct spp_calibration *out, struct spp_error *err)
 {
 	struct probe_arrays p = {0};
-	struct spp_machine m;
 	char when[32];
 	time_t now = time(NULL);
 	struct tm tm;
-	int most = 1;
 
-	for (int i = 0; i < count; i++)
-		most = threads[i] > most ? threads[i] : most;
-	spp_machine_describe(&m, most);
 	if (probe_alloc(&p)) {
 		probe_free(&p);
 		return spp_error_set(err, SPP_E_NOMEM,
@@ -388,7 +383,7 @@ int spp_calibrate_measure(const int *threads, int count, double seconds_per_prob
 	gmtime_r(&now, &tm);
 	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
 	for (int i = 0; i < count; i++) {
-		measure(&p, &m, threads[i], m.isa, seconds_per_probe, &out[i]);
+		measure(&p, m, threads[i], m->isa, seconds_per_probe, &out[i]);
 		snprintf(out[i].when, sizeof(out[i].when), "%s", when);
 	}
 	probe_free(&p);
@@ -406,10 +401,8 @@ int spp_calibrate(int max_threads, double seconds_per_probe,
 		return spp_error_set(err, SPP_E_NOMEM, "calibrate: out of memory");
 	for (int t = 1; t <= max_threads; t++)
 		threads[t - 1] = t;
-	rc = spp_calibrate_measure(threads, max_threads, seconds_per_probe, out, err);
-	free(threads);
-	if (rc)
-		return rc;
 	spp_machine_describe(&m, max_threads);
-	return spp_calibration_store(m.cpu, out, max_threads, err);
+	rc = spp_calibrate_measure(&m, threads, max_threads, seconds_per_probe, out, err);
+	free(threads);
+	return rc ? rc : spp_calibration_store(m.cpu, out, max_threads, err);
 }

@@ -96,12 +96,13 @@ int spp_calibrate(int max_threads, double seconds_per_probe,
 		  struct spp_calibration *out, struct spp_error *err);
 
 /*
- * The same probes for the `count` thread counts listed (out[i] for
- * threads[i]), stored nowhere: a benchmark's yardstick measured in its own
- * run. Returns 0 or SPP_E_NOMEM.
+ * The same probes on machine m (spp_machine_describe) for the `count`
+ * thread counts listed (out[i] for threads[i]), stored nowhere: a
+ * benchmark's yardstick measured in its own run. Returns 0 or SPP_E_NOMEM.
  */
-int spp_calibrate_measure(const int *threads, int count, double seconds_per_probe,
-			  struct spp_calibration *out, struct spp_error *err);
+int spp_calibrate_measure(const struct spp_machine *m, const int *threads, int count,
+			  double seconds_per_probe, struct spp_calibration *out,
+			  struct spp_error *err);
 
 /*
  * Store calibrations for this machine and cpu in the cache, replacing the

@@ -248,6 +248,23 @@ int spp_model_own(struct spp_model *m, void *buf, struct spp_error *err)
 	return SPP_OK;
 }
 
+int spp_model_charge(struct spp_model *m, uint64_t bytes, const char *path, const char *what,
+		     struct spp_error *err)
+{
+	uint64_t total = m->charged + bytes < m->charged ? UINT64_MAX : m->charged + bytes;
+	char whole[300];
+	int rc;
+
+	if (total == bytes)
+		snprintf(whole, sizeof(whole), "%s", what);
+	else
+		snprintf(whole, sizeof(whole), "%.200s, with what the model decoded before,", what);
+	if ((rc = spp_budget_check_bytes(total, m->bytes, path, whole, err)))
+		return rc;
+	m->charged = total;
+	return SPP_OK;
+}
+
 int spp_model_find(const struct spp_model *m, int n, const char *stem, size_t sl,
 		   const char *suffix)
 {

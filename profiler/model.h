@@ -92,7 +92,13 @@ struct spp_model {
 	int nfiles;
 	struct spp_tensor *tensors;
 	int ntensors;
-	uint64_t bytes;            /* sum of the sizes of all files */
+	uint64_t bytes;            /* sum of the sizes of all files, each file once */
+	/*
+	 * Bytes of decoded, gathered or inflated tensor data the loaders have
+	 * allocated for this model so far (spp_model_charge): one running
+	 * budget per model, so that many small decodes cannot add up past it.
+	 */
+	uint64_t charged;
 	/* layers from a graph; NULL / 0: derive from tensor ranks */
 	struct spp_layer_desc *layer_descs;
 	int nlayer_descs;
@@ -132,6 +138,17 @@ struct spp_open_opts {
  * on SPP_E_NOMEM the buffer is freed here. Returns 0 or SPP_E_NOMEM.
  */
 int spp_model_own(struct spp_model *m, void *buf, struct spp_error *err);
+
+/*
+ * Charge `bytes` of tensor data a loader is about to allocate for m (a
+ * decoded, dequantized, gathered or inflated copy) against the model's one
+ * running memory budget, spp_budget_bytes(m->bytes): call it before the
+ * allocation. SPP_OK with m->charged grown, or SPP_E_BUDGET (exit 2) with
+ * one line naming path, what and the model's total so far; m->charged is
+ * then unchanged.
+ */
+int spp_model_charge(struct spp_model *m, uint64_t bytes, const char *path, const char *what,
+		     struct spp_error *err);
 
 /*
  * Append *t to m's tensors, taking t's owned fields (name); the array

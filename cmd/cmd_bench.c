@@ -25,6 +25,7 @@
 #include "profiler/base/infile.h"
 #include "profiler/base/near_exe.h"
 #include "profiler/base/rng.h"
+#include "profiler/base/safe_text.h"
 #include "profiler/machine.h"
 #include "profiler/run.h"
 #include "profiler/smtx.h"
@@ -293,22 +294,23 @@ static int run_dlmc(struct bench_cfg *c, const struct spp_run_opts *ro, int64_t 
 static int opt_peers(const char *cmd, const struct cmd_option *o, const char *arg, void *args)
 {
 	struct bench_cfg *c = &((struct bench_args *)args)->c;
-	char buf[256] = "", *save = NULL, tmp[256];
-	size_t len = 0;
+	char list[256], *save = NULL, tmp[256];
+	struct spp_buf buf;
 
 	(void)o;
+	spp_buf_init(&buf, list, sizeof(list));
 	if (snprintf(tmp, sizeof(tmp), "%s", arg) >= (int)sizeof(tmp))
 		return cmd_usage_error(cmd, "--peers list too long");
 	for (char *t = strtok_r(tmp, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
 		if (strcmp(t, "torch") == 0)
 			c->torch = 1;
 		else
-			len += (size_t)snprintf(buf + len, sizeof(buf) - len, "%s%s", len ? "," : "", t);
+			spp_buf_add(&buf, "%s%s", buf.len ? "," : "", t);
 	}
 	c->npeers = 0;
-	if (!len && c->torch)
+	if (!buf.len && c->torch)
 		return 0;
-	return cmd_parse_peers(cmd, buf, c->peers, BENCH_MAX_PEERS, &c->npeers);
+	return cmd_parse_peers(cmd, list, c->peers, BENCH_MAX_PEERS, &c->npeers);
 }
 
 /*

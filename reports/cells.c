@@ -159,32 +159,28 @@ void spp_cell_bytes(double v, char *buf, size_t n)
 int spp_cell_baseline_line(const cJSON *report, char *buf, size_t n)
 {
 	const cJSON *b = spp_cell_path(report, "summary.dense_baseline"), *w;
-	size_t used = 0;
+	struct spp_buf t;
 	double v, gf, peak, share, weak = 0;
 	int k = 0;
 
-	buf[0] = '\0';
+	spp_buf_init(&t, buf, n);
 	if (!cJSON_IsObject(b))
 		return -1;
 	cJSON_ArrayForEach(w, spp_cell_get(b, "winners")) {
 		const char *lib = spp_cell_str(w, "library");
 
-		if (!spp_cell_num(w, "layers", &v) || used >= n)
+		if (!spp_cell_num(w, "layers", &v))
 			continue;
-		used += (size_t)snprintf(buf + used, n - used, "%s%s on %.0f layer%s", k ? ", " : "",
-					 lib ? lib : "?", v, v == 1 ? "" : "s");
-		k++;
+		spp_buf_add(&t, "%s%s on %.0f layer%s", k++ ? ", " : "", lib ? lib : "?", v, v == 1 ? "" : "s");
 	}
-	if (used < n && spp_cell_num(b, "gflops", &gf))
-		used += (size_t)snprintf(buf + used, n - used, "; %.1f GFLOP/s", gf);
-	if (used < n && spp_cell_num(b, "share_of_peak", &share) && spp_cell_num(b, "peak_gflops", &peak))
-		used += (size_t)snprintf(buf + used, n - used, ", %.0f%% of the %.1f GFLOP/s FMA peak",
-					 100 * share, peak);
-	else if (used < n)
-		used += (size_t)snprintf(buf + used, n - used, " (no calibrated peak)");
-	if (used < n && spp_cell_num(b, "weak_shapes", &weak) && weak > 0)
-		snprintf(buf + used, n - used, "; weak on %.0f shape%s (see warnings)", weak,
-			 weak == 1 ? "" : "s");
+	if (spp_cell_num(b, "gflops", &gf))
+		spp_buf_add(&t, "; %.1f GFLOP/s", gf);
+	if (spp_cell_num(b, "share_of_peak", &share) && spp_cell_num(b, "peak_gflops", &peak))
+		spp_buf_add(&t, ", %.0f%% of the %.1f GFLOP/s FMA peak", 100 * share, peak);
+	else
+		spp_buf_add(&t, " (no calibrated peak)");
+	if (spp_cell_num(b, "weak_shapes", &weak) && weak > 0)
+		spp_buf_add(&t, "; weak on %.0f shape%s (see warnings)", weak, weak == 1 ? "" : "s");
 	return 0;
 }
 

@@ -12,6 +12,8 @@
 
 #include <cjson/cJSON.h>
 
+#include "profiler/base/safe_text.h"
+
 /* Member `key` of obj when obj is an object; NULL otherwise. */
 const cJSON *spp_cell_get(const cJSON *obj, const char *key);
 

@@ -120,21 +120,18 @@ static int scalar_text(const cJSON *v, char *buf, size_t n, const char **out)
 static int join_array(const cJSON *arr, const char *sep, char *buf, size_t n)
 {
 	const cJSON *v;
-	size_t used = 0;
+	struct spp_buf b;
 	char num[40];
 
-	buf[0] = '\0';
+	spp_buf_init(&b, buf, n);
 	cJSON_ArrayForEach(v, arr) {
 		const char *t;
 
 		if (!scalar_text(v, num, sizeof(num), &t))
 			return 0;
-		used += (size_t)snprintf(buf + used, n - used, "%s%s",
-					 v == arr->child ? "" : sep, t);
-		if (used >= n)
-			return 0;
+		spp_buf_add(&b, "%s%s", v == arr->child ? "" : sep, t);
 	}
-	return 1;
+	return !b.cut;
 }
 
 /*

@@ -227,15 +227,12 @@ static void fact_num(FILE *f, const char *key, const cJSON *obj, const char *pat
 static void join_strings(const cJSON *a, char *buf, size_t n)
 {
 	const cJSON *s;
-	size_t used = 0;
+	struct spp_buf b;
 
-	buf[0] = '\0';
-	cJSON_ArrayForEach(s, a) {
-		if (!cJSON_IsString(s) || used >= n)
-			continue;
-		used += (size_t)snprintf(buf + used, n - used, "%s%s", used ? ", " : "",
-					 s->valuestring);
-	}
+	spp_buf_init(&b, buf, n);
+	cJSON_ArrayForEach(s, a)
+		if (cJSON_IsString(s))
+			spp_buf_add(&b, "%s%s", b.len ? ", " : "", s->valuestring);
 }
 
 static void facts_model(FILE *f, const cJSON *m)
@@ -275,7 +272,7 @@ static void facts_machine(FILE *f, const cJSON *report)
 	const cJSON *m = spp_cell_get(report, "machine");
 	const cJSON *c;
 	char buf[512], sz[32];
-	size_t used = 0;
+	struct spp_buf caches;
 	double bw, gf;
 
 	fputs("<div class=\"panel\"><h3>Machine</h3><table>\n", f);
@@ -284,17 +281,16 @@ static void facts_machine(FILE *f, const cJSON *report)
 		fact(f, "hypervisor", spp_cell_str(m, "hypervisor"));
 	fact(f, "vector path", spp_cell_str(m, "isa"));
 	fact_num(f, "threads", m, "threads");
-	buf[0] = '\0';
+	spp_buf_init(&caches, buf, sizeof(buf));
 	cJSON_ArrayForEach(c, spp_cell_get(m, "caches")) {
 		double level, size;
 		const char *type = spp_cell_str(c, "type");
 
 		if (!spp_cell_num(c, "level", &level) || !spp_cell_num(c, "size", &size) ||
-		    (type && strcmp(type, "instruction") == 0) || used >= sizeof(buf))
+		    (type && strcmp(type, "instruction") == 0))
 			continue;
 		spp_cell_bytes(size, sz, sizeof(sz));
-		used += (size_t)snprintf(buf + used, sizeof(buf) - used, "%sL%.0f%s %s",
-					 used ? ", " : "", level, level == 1 ? "d" : "", sz);
+		spp_buf_add(&caches, "%sL%.0f%s %s", caches.len ? ", " : "", level, level == 1 ? "d" : "", sz);
 	}
 	fact(f, "caches", buf[0] ? buf : NULL);
 	if (spp_cell_str(m, "cache_note"))
@@ -305,11 +301,13 @@ static void facts_machine(FILE *f, const cJSON *report)
 		snprintf(buf, sizeof(buf), "not calibrated (run 'spprof calibrate')");
 	fact(f, "peaks", buf);
 	if (spp_cell_str(m, "dense_blas.name")) {
-		snprintf(buf, sizeof(buf), "%s %s", spp_cell_str(m, "dense_blas.name"),
-			 spp_cell_str(m, "dense_blas.version") ? spp_cell_str(m, "dense_blas.version") : "");
+		struct spp_buf b;
+
+		spp_buf_init(&b, buf, sizeof(buf));
+		spp_buf_add(&b, "%s %s", spp_cell_str(m, "dense_blas.name"),
+			    spp_cell_str(m, "dense_blas.version") ? spp_cell_str(m, "dense_blas.version") : "");
 		if (spp_cell_str(m, "dense_blas.core"))
-			snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf), " (%s)",
-				 spp_cell_str(m, "dense_blas.core"));
+			spp_buf_add(&b, " (%s)", spp_cell_str(m, "dense_blas.core"));
 		fact(f, "OpenBLAS as loaded", buf);
 	}
 	fact(f, "dense baseline", spp_cell_baseline_line(report, buf, sizeof(buf)) == 0 ? buf : NULL);

@@ -463,7 +463,7 @@ static void cache_sources(struct spp_html *h, const char *path, char *buf, size_
 	const char *src[8];
 	int cnt[8], ns = 0;
 	const cJSON *l, *run;
-	size_t used = 0;
+	struct spp_buf b;
 
 	cJSON_ArrayForEach(l, h->layers)
 		cJSON_ArrayForEach(run, spp_cell_get(l, "runs")) {
@@ -482,10 +482,9 @@ static void cache_sources(struct spp_html *h, const char *path, char *buf, size_
 			}
 			cnt[i]++;
 		}
-	buf[0] = '\0';
-	for (int i = 0; i < ns && used < n; i++)
-		used += (size_t)snprintf(buf + used, n - used, "%s%s (%d run%s)", i ? ", " : "", src[i],
-					 cnt[i], cnt[i] == 1 ? "" : "s");
+	spp_buf_init(&b, buf, n);
+	for (int i = 0; i < ns; i++)
+		spp_buf_add(&b, "%s%s (%d run%s)", i ? ", " : "", src[i], cnt[i], cnt[i] == 1 ? "" : "s");
 }
 
 /* The report's own words on why cache figures are missing, if it has any. */

@@ -120,17 +120,17 @@ static void structure_cells(FILE *f, const cJSON *l)
 	static const int widths[] = {4, 8, 16};
 	const cJSON *t = spp_cell_path(l, "pattern.tightest_n.along_k");
 	const char *v = spp_cell_str(l, "pattern.provenance.verdict");
-	char buf[64] = "", key[8];
+	char text[64], key[8];
+	struct spp_buf buf;
 	double n = NAN, share;
-	size_t u = 0;
 
+	spp_buf_init(&buf, text, sizeof(text));
 	for (int i = 0; i < 3 && t; i++) {
 		snprintf(key, sizeof(key), "of%d", widths[i]);
 		if (spp_cell_num(t, key, &n))
-			u += (size_t)snprintf(buf + u, sizeof(buf) - u, "%s%.0f:%d", i ? " " : "", n,
-					      widths[i]);
+			spp_buf_add(&buf, "%s%.0f:%d", i ? " " : "", n, widths[i]);
 	}
-	td_num(f, t && u > 0, n / 16, buf);
+	td_num(f, t && buf.len > 0, n / 16, text);
 	if (v && spp_cell_num(l, "pattern.provenance.low_share", &share))
 		td_num(f, 1, share, v);
 	else

@@ -118,18 +118,12 @@ int spp_metric_path_parse(const char *s, int col0, struct spp_metric_path *out,
 
 void spp_metric_path_text(const struct spp_metric_path *p, char *buf, size_t n)
 {
-	size_t used = 0;
+	struct spp_buf b;
 
-	buf[0] = '\0';
-	for (int i = 0; i < p->nseg && used < n; i++) {
-		int w = snprintf(buf + used, n - used, "%s%s%s%s%s", i ? "." : "",
-				 p->seg[i].name, p->seg[i].has_key ? "[" : "",
-				 p->seg[i].has_key ? p->seg[i].key : "",
-				 p->seg[i].has_key ? "]" : "");
-		if (w < 0)
-			return;
-		used += (size_t)w;
-	}
+	spp_buf_init(&b, buf, n);
+	for (int i = 0; i < p->nseg; i++)
+		spp_buf_add(&b, "%s%s%s%s%s", i ? "." : "", p->seg[i].name, p->seg[i].has_key ? "[" : "",
+			    p->seg[i].has_key ? p->seg[i].key : "", p->seg[i].has_key ? "]" : "");
 }
 
 /* The run of backend/format in a runs array; a key without '/' matches the format alone. */

@@ -54,7 +54,7 @@ static void col_shape(const cJSON *l, struct spp_text_cell *c)
 	const cJSON *shape = spp_cell_get(l, "shape"), *d;
 	double m, k;
 	char a[32], b[32];
-	size_t used;
+	struct spp_buf t;
 
 	if (!spp_cell_num(l, "m", &m) || !spp_cell_num(l, "k", &k)) {
 		spp_text_set_null(c);
@@ -62,22 +62,19 @@ static void col_shape(const cJSON *l, struct spp_text_cell *c)
 	}
 	spp_cell_number(m, a, sizeof(a));
 	spp_cell_number(k, b, sizeof(b));
-	used = (size_t)snprintf(c->text, sizeof(c->text), "%sx%s", a, b);
+	spp_buf_init(&t, c->text, sizeof(c->text));
+	spp_buf_add(&t, "%sx%s", a, b);
 	c->style = SPP_TEXT_PLAIN;
-	if (cJSON_GetArraySize(shape) <= 2 || used >= sizeof(c->text))
+	if (cJSON_GetArraySize(shape) <= 2)
 		return;
 	cJSON_ArrayForEach(d, shape) {
-		const char *sep = d == shape->child ? " (" : "x";
-
 		if (cJSON_IsNumber(d))
 			spp_cell_number(d->valuedouble, a, sizeof(a));
 		else
 			snprintf(a, sizeof(a), "?");
-		used += (size_t)snprintf(c->text + used, sizeof(c->text) - used, "%s%s", sep, a);
-		if (used >= sizeof(c->text))
-			return;
+		spp_buf_add(&t, "%s%s", d == shape->child ? " (" : "x", a);
 	}
-	snprintf(c->text + used, sizeof(c->text) - used, ")");
+	spp_buf_add(&t, ")");
 }
 
 static void col_sparsity(const cJSON *l, struct spp_text_cell *c)

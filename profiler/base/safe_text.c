@@ -1,5 +1,6 @@
 #include "profiler/base/safe_text.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -178,4 +179,35 @@ int spp_safe_csv_formula(const char *s)
 			return 0;
 	}
 	return 1;
+}
+
+void spp_buf_init(struct spp_buf *b, char *s, size_t cap)
+{
+	b->s = s;
+	b->cap = cap;
+	b->len = 0;
+	b->cut = 0;
+	s[0] = '\0';
+}
+
+void spp_buf_add(struct spp_buf *b, const char *fmt, ...)
+{
+	va_list ap;
+	int w;
+
+	if (b->len + 1 >= b->cap) {
+		b->cut = 1;
+		return;
+	}
+	va_start(ap, fmt);
+	w = vsnprintf(b->s + b->len, b->cap - b->len, fmt, ap);
+	va_end(ap);
+	if (w < 0)
+		return;
+	if ((size_t)w >= b->cap - b->len) {
+		b->len = b->cap - 1;
+		b->cut = 1;
+	} else {
+		b->len += (size_t)w;
+	}
 }

@@ -61,4 +61,22 @@ void spp_safe_fputs(FILE *f, const char *s, size_t n);
  */
 int spp_safe_csv_formula(const char *s);
 
+/*
+ * A text built in pieces into a fixed buffer: every piece is cut at the
+ * buffer's end and nothing is written past it, however long a piece
+ * prints (a report's 1e308 as "%.0f" is 309 digits). len < cap always;
+ * cut is set once a piece did not fit whole.
+ */
+struct spp_buf {
+	char *s;
+	size_t cap, len;
+	int cut;
+};
+
+/* b over s (cap >= 1 bytes), holding "". */
+void spp_buf_init(struct spp_buf *b, char *s, size_t cap);
+
+/* Append printf(fmt, ...) to b, cut at its end. */
+void spp_buf_add(struct spp_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 #endif

@@ -340,6 +340,29 @@ int spp_run_act_kernel(const char *key);
 /* Each timed "<format>_act" run against the timed run of "<format>" (speedup_weight_only). */
 void spp_run_weight_only(struct spp_layer_runs *out);
 
+/* The layer runs were timed on, as spp_layer_runs_refigure needs it. */
+struct spp_run_layer {
+	int64_t m, k, n;
+	uint64_t nnz;
+	double theoretical_speedup;  /* static; 0 unknown */
+};
+
+/*
+ * Runs read back from a file (merge's parts, --resume's journal): every
+ * figure derived from a time computed again from the medians as the timing
+ * computed it (spp_run_figures, spp_run_weight_only, the epilogue's saving,
+ * cache DRAM rates, the dense choice's rates), so that no figure is copied
+ * from the file. What is not a time is kept where it cannot be derived
+ * again: bytes_moved (the encoded size), bw_level (the cache level it fits),
+ * the activation figures (X is not kept) and counted events. A CPU run is
+ * against the CPU's dense run; a GPU run against the GPU run whose median
+ * its read speedup names (the fastest baseline of its precision), else its
+ * speedup is unknown. bw: the calibration the runs were timed under (NULL:
+ * none, bw_util unknown).
+ */
+void spp_layer_runs_refigure(struct spp_layer_runs *out, const struct spp_run_layer *L,
+			     const struct spp_bw_model *bw);
+
 /*
  * The activation figures of X (k x n) against w (o: where X came from):
  * zero fraction, all-zero rows, and the combined FLOPs of DESIGN section

@@ -68,22 +68,20 @@ static int same_settings(const struct parts *P, int p, struct spp_error *err)
 static void layers_of_shard(const cJSON *r, int s, char *buf, size_t n)
 {
 	const cJSON *l;
-	size_t len = 0;
+	struct spp_buf b;
 	int shown = 0;
 
-	buf[0] = '\0';
+	spp_buf_init(&b, buf, n);
 	cJSON_ArrayForEach(l, get(r, "layers")) {
 		const cJSON *sh = get(l, "shard");
 
 		if (spp_json_int(sh, 0, INT32_MAX, -1) != s || !str_at(l, "name", NULL))
 			continue;
 		if (shown++ == 3) {
-			snprintf(buf + len, n - len, ", ...");
+			spp_buf_add(&b, ", ...");
 			return;
 		}
-		len += (size_t)snprintf(buf + len, n - len, "%s%s", shown > 1 ? ", " : "", str_at(l, "name", NULL));
-		if (len >= n)
-			return;
+		spp_buf_add(&b, "%s%s", shown > 1 ? ", " : "", str_at(l, "name", NULL));
 	}
 }
 
@@ -291,6 +289,42 @@ static int same_layer(const struct spp_analysis *a, int i, const cJSON *l, const
 	return 0;
 }
 
+/*
+ * Layer i of the scan in part p: the layer of its name there (at i, where a
+ * part of this run has it), which must have its GEMM shape and shard s;
+ * else the part is refused, so that no layer takes another's runs.
+ */
+static const cJSON *layer_in_part(const struct spp_analysis *a, int i, const struct parts *P, int p,
+				  int s, struct spp_error *err)
+{
+	const cJSON *layers = get(P->r[p], "layers"), *l = cJSON_GetArrayItem(layers, i);
+	const struct spp_layer *x = &a->layers[i];
+
+	if (!str_at(l, "name", NULL) || strcmp(str_at(l, "name", NULL), x->name))
+		cJSON_ArrayForEach(l, layers)
+			if (str_at(l, "name", NULL) && strcmp(str_at(l, "name", NULL), x->name) == 0)
+				break;
+	if (!l) {
+		spp_error_set(err, SPP_E_FORMAT, "'%s': no layer '%s': not a part of this model's run",
+			      P->paths[p], x->name);
+		return NULL;
+	}
+	if (spp_json_int(get(l, "m"), 0, INT64_MAX, -1) != x->view.m ||
+	    spp_json_int(get(l, "k"), 0, INT64_MAX, -1) != x->view.k ||
+	    spp_json_int(get(l, "n"), 0, INT64_MAX, -1) != x->n) {
+		spp_error_set(err, SPP_E_FORMAT, "'%s': layer '%s' is not %lldx%lld, N %lld as in the "
+			      "model: not a part of this model's run", P->paths[p], x->name,
+			      (long long)x->view.m, (long long)x->view.k, (long long)x->n);
+		return NULL;
+	}
+	if (spp_json_int(get(l, "shard"), 0, INT32_MAX, -1) != s) {
+		spp_error_set(err, SPP_E_FORMAT, "'%s': layer '%s' is not of shard %d, as '%s' has it",
+			      P->paths[p], x->name, s, P->paths[0]);
+		return NULL;
+	}
+	return l;
+}
+
 /* Each layer's runs from the part of its shard, and --dedupe's copies named. */
 static int attach_runs(struct spp_analysis *a, struct parts *P, struct spp_error *err)
 {
@@ -309,24 +343,31 @@ static int attach_runs(struct spp_analysis *a, struct parts *P, struct spp_error
 		return spp_error_set(err, SPP_E_NOMEM, "out of memory");
 	for (int i = 0; i < a->nlayers && !rc; i++) {
 		const cJSON *l0 = cJSON_GetArrayItem(layers0, i), *sh = get(l0, "shard"), *l;
+		struct spp_bw_model bw;
 		const char *from;
-		int p;
+		int p, s;
 
 		a->runs_from[i] = -1;
 		P->part_of[i] = -1;
 		if ((rc = same_layer(a, i, l0, P->paths[0], err)) || a->stats[i].unsupported)
 			continue;
-		if ((p = (int)spp_json_int(sh, 0, P->count - 1, -1)) < 0)
+		if ((s = (int)spp_json_int(sh, 0, P->count - 1, -1)) < 0)
 			return spp_error_set(err, SPP_E_FORMAT, "'%s': layer '%s' has no shard",
 					     P->paths[0], a->layers[i].name);
-		if ((p = P->of_shard[p]) < 0)
+		if ((p = P->of_shard[s]) < 0)
 			continue; /* a failed rank's shard: no runs */
 		P->part_of[i] = p;
-		l = cJSON_GetArrayItem(get(P->r[p], "layers"), i);
+		if (!(l = layer_in_part(a, i, P, p, s, err)))
+			return err->code;
+		if (cJSON_GetArraySize(get(P->r[p], "layers")) != a->nlayers)
+			return spp_error_set(err, SPP_E_FORMAT, "'%s': %d layers, %d in the model",
+					     P->paths[p], cJSON_GetArraySize(get(P->r[p], "layers")), a->nlayers);
+		spp_report_bw_of(P->r[p], &bw);
 		if ((rc = spp_report_layer_runs(l, P->paths[p], &a->runs[i], err)) ||
 		    (cJSON_GetArraySize(get(l, "breakeven")) > 0 && (rc = attach_sweep(a, i, l, P->paths[p], err))) ||
 		    (a->nsweeps_n && (rc = spp_report_layer_nsweep(l, P->paths[p], &a->nsweeps_n[i], err))))
 			break;
+		spp_report_runs_refigure(a, i, &bw);
 		from = str_at(l, "runs_copied_from", NULL);
 		for (int j = 0; from && j < i; j++)
 			if (strcmp(a->layers[j].name, from) == 0)

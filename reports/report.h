@@ -109,6 +109,16 @@ int spp_report_layer_nsweep(const cJSON *layer, const char *path, struct spp_nsw
 			    struct spp_error *err);
 
 /*
+ * Layer i's runs of a, read back, with every figure derived from a time
+ * computed again from the medians and the layer's own shape and static
+ * figures (spp_layer_runs_refigure); bw: the calibration they ran under.
+ */
+void spp_report_runs_refigure(const struct spp_analysis *a, int i, const struct spp_bw_model *bw);
+
+/* The calibrated bandwidths a report's runs were timed under (every gbs 0 without). */
+void spp_report_bw_of(const cJSON *report, struct spp_bw_model *bw);
+
+/*
  * Layer i's runs as spp_report_layer_runs reads them back: {layer, name,
  * m, k, n, runs, dense_candidates, flops.combined*, activations}, as the
  * report writes them (a journal line, reports/journal.c). NULL when out of

@@ -5,7 +5,10 @@
  * part into one analysis and derives its figures as one run would. A
  * figure the writer leaves null comes back NAN (or "" / 0), as it was or
  * as the writer would show it; cJSON prints doubles so that they parse
- * back to the same value.
+ * back to the same value. Only what was measured is taken: a time that is
+ * negative, or missing where the status says the run was timed, is refused,
+ * and every figure derived from the times is computed again
+ * (spp_report_runs_refigure), never copied.
  */
 #include "reports/report.h"
 
@@ -14,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "profiler/run_dense.h"
 #include "reports/json_values.h"
 
 static const cJSON *get(const cJSON *o, const char *k)
@@ -59,15 +63,32 @@ static int status_of(const cJSON *o, const char *k, enum spp_run_status *out)
 	return -1;
 }
 
-static void time_of(const cJSON *t, struct spp_time_stats *out)
+/*
+ * A time object ({median, p10, p90, repeats} in ns) into out; timed: the
+ * status says it was measured. -1 when a time is negative, or missing or
+ * not positive where timed: no measurement gives that.
+ */
+static int time_of(const cJSON *t, int timed, struct spp_time_stats *out)
 {
 	memset(out, 0, sizeof(*out));
+	out->median = out->p10 = out->p90 = NAN;
 	if (!cJSON_IsObject(t))
-		return;
+		return timed || (t && !cJSON_IsNull(t)) ? -1 : 0;
 	out->median = num(t, "median");
 	out->p10 = num(t, "p10");
 	out->p90 = num(t, "p90");
 	out->repeats = (int)spp_json_int(get(t, "repeats"), 0, INT32_MAX, 0);
+	if (out->median < 0 || out->p10 < 0 || out->p90 < 0 ||
+	    (timed && (!(out->median > 0) || !isfinite(out->median) || out->repeats < 1)))
+		return -1;
+	if (out->repeats == 0) /* not timed: no figure stands on it */
+		out->median = out->p10 = out->p90 = NAN;
+	return 0;
+}
+
+static int bad_time(struct spp_error *err, const char *where, const char *what)
+{
+	return spp_error_set(err, SPP_E_FORMAT, "%s: %s has a negative or missing time", where, what);
 }
 
 static void cache_of(const cJSON *c, struct spp_cache_figures *f)
@@ -118,14 +139,14 @@ static void gpu_of(const cJSON *g, struct spp_gpu_figures *out)
 	str(g, "note", out->note, sizeof(out->note));
 }
 
-static void epilogue_of(const cJSON *e, struct spp_run_epilogue *out)
+static int epilogue_of(const cJSON *e, struct spp_run_epilogue *out)
 {
 	const cJSON *bias = get(e, "bias");
 
 	memset(out, 0, sizeof(*out));
 	out->saving = NAN;
 	if (!cJSON_IsObject(e))
-		return;
+		return 0;
 	for (int k = 0; k < SPP_EPILOGUE_COUNT; k++)
 		if (cJSON_IsString(get(e, "kind")) &&
 		    strcmp(get(e, "kind")->valuestring, spp_epilogue_name((enum spp_epilogue)k)) == 0)
@@ -135,9 +156,9 @@ static void epilogue_of(const cJSON *e, struct spp_run_epilogue *out)
 	if (status_of(e, "status", &out->status))
 		out->status = SPP_RUN_FAILED;
 	str(e, "reason", out->reason, sizeof(out->reason));
-	time_of(get(e, "fused_time_ns"), &out->fused);
-	time_of(get(e, "unfused_time_ns"), &out->unfused);
-	out->saving = num(e, "saving");
+	/* the saving is derived again from the two times (spp_layer_runs_refigure) */
+	return time_of(get(e, "fused_time_ns"), out->status == SPP_RUN_OK, &out->fused) ||
+	       time_of(get(e, "unfused_time_ns"), out->status == SPP_RUN_OK, &out->unfused) ? -1 : 0;
 }
 
 static int run_of(const cJSON *r, struct spp_run *out, const char *where, struct spp_error *err)
@@ -154,16 +175,13 @@ static int run_of(const cJSON *r, struct spp_run *out, const char *where, struct
 	if (status_of(r, "status", &out->status))
 		return spp_error_set(err, SPP_E_FORMAT, "%s: run '%s' has no known status", where, out->format);
 	str(r, "reason", out->reason, sizeof(out->reason));
-	time_of(get(r, "time_ns"), &out->time);
+	if (time_of(get(r, "time_ns"), out->status == SPP_RUN_OK, &out->time))
+		return bad_time(err, where, out->format[0] ? out->format : "a run");
+	/* the speedup only names a GPU run's baseline; the derived figures are computed again */
 	out->speedup = num(r, "speedup");
-	out->efficiency = num(r, "efficiency");
-	out->gap = num(r, "gap");
-	out->gflops = num(r, "gflops");
-	out->peak_share = num(r, "peak_share");
 	out->bytes_moved = num(r, "bytes_moved");
-	out->intensity = num(r, "arithmetic_intensity");
-	out->bandwidth_gbs = num(r, "bandwidth_gbs");
-	out->bw_util = num(r, "bw_util");
+	if (out->bytes_moved < 0 || !isfinite(out->bytes_moved))
+		out->bytes_moved = NAN;
 	out->bw_level = -1;
 	for (int l = 0; l < SPP_BW_LEVELS; l++)
 		if (cJSON_IsString(lv) && strcmp(lv->valuestring, spp_bw_level_name((enum spp_bw_level)l)) == 0)
@@ -171,25 +189,28 @@ static int run_of(const cJSON *r, struct spp_run *out, const char *where, struct
 	out->imbalance = num(r, "imbalance");
 	out->nnz_imbalance = num(r, "nnz_imbalance");
 	out->max_error = num(r, "max_error");
-	out->speedup_weight_only = num(r, "speedup_weight_only");
 	out->copy_ns[0] = num(cp, "h2d_w");
 	out->copy_ns[1] = num(cp, "h2d_x");
 	out->copy_ns[2] = num(cp, "d2h_y");
+	for (int c = 0; c < 3; c++)
+		if (out->copy_ns[c] < 0)
+			return bad_time(err, where, "a copy");
 	cache_of(get(r, "cache"), &out->cache);
 	cache_of(get(r, "cache_sim"), &out->cache_sim);
 	gpu_of(get(r, "gpu"), &out->gpu);
-	epilogue_of(get(r, "epilogue"), &out->epi);
+	if (epilogue_of(get(r, "epilogue"), &out->epi))
+		return bad_time(err, where, "its epilogue");
 	return 0;
 }
 
-static void dense_of(const cJSON *d, const cJSON *layer, struct spp_dense_choice *ch)
+static int dense_of(const cJSON *d, const cJSON *layer, struct spp_dense_choice *ch)
 {
-	const cJSON *c, *winner = get(d, "winner");
+	const cJSON *c;
 
 	memset(ch, 0, sizeof(*ch));
 	ch->winner = -1;
 	if (!cJSON_IsObject(d))
-		return;
+		return 0;
 	ch->m = dim(layer, "m");
 	ch->k = dim(layer, "k");
 	ch->n = dim(layer, "n");
@@ -205,14 +226,14 @@ static void dense_of(const cJSON *d, const cJSON *layer, struct spp_dense_choice
 		if (status_of(c, "status", &t->status))
 			t->status = SPP_RUN_FAILED;
 		str(c, "reason", t->reason, sizeof(t->reason));
-		time_of(get(c, "time_ns"), &t->time);
-		t->gflops = num(c, "gflops");
+		if (time_of(get(c, "time_ns"), 0, &t->time))
+			return -1;
+		t->gflops = t->relative = NAN;
 		t->max_error = num(c, "max_error");
-		t->relative = num(c, "relative_speed");
-		if (cJSON_IsString(winner) && strcmp(winner->valuestring, t->name) == 0)
-			ch->winner = ch->nt;
 		ch->nt++;
 	}
+	/* the winner, its rate and each one's relative speed from the times, as the run chose */
+	return spp_dense_choose(ch, NULL, NULL);
 }
 
 static void act_of(const cJSON *layer, struct spp_act_figures *x)
@@ -256,7 +277,10 @@ int spp_report_layer_runs(const cJSON *layer, const char *path, struct spp_layer
 		spp_layer_runs_release(out);
 		return rc;
 	}
-	dense_of(get(layer, "dense_candidates"), layer, &out->dense);
+	if (dense_of(get(layer, "dense_candidates"), layer, &out->dense)) {
+		spp_layer_runs_release(out);
+		return bad_time(err, where, "a dense candidate");
+	}
 	/* a shape's choice made on an earlier layer is shared, as the memo shares it */
 	out->dense_shared = out->dense.nt > 0 && cJSON_IsString(name) &&
 			    strcmp(out->dense.measured_on, name->valuestring) != 0;
@@ -264,19 +288,21 @@ int spp_report_layer_runs(const cJSON *layer, const char *path, struct spp_layer
 	return 0;
 }
 
-/* A curve point back: {sparsity, time_ns, dense_time_ns, speedup}. */
-static void point_of(const cJSON *p, struct spp_sweep_point *out)
+/* A curve point back: {sparsity, time_ns, dense_time_ns}, its speedup from them; -1: a negative time. */
+static int point_of(const cJSON *p, struct spp_sweep_point *out)
 {
 	out->sparsity = num(p, "sparsity");
 	out->time_ns = num(p, "time_ns");
 	out->dense_time_ns = num(p, "dense_time_ns");
-	out->speedup = num(p, "speedup");
+	out->speedup = out->time_ns > 0 ? out->dense_time_ns / out->time_ns : NAN;
+	return out->time_ns < 0 || out->dense_time_ns < 0 ? -1 : 0;
 }
 
 int spp_report_layer_sweep(const cJSON *layer, const char *path, struct spp_sweep *out,
 			   struct spp_error *err)
 {
 	const cJSON *be = get(layer, "breakeven"), *e;
+	const char *name = cJSON_GetStringValue(get(layer, "name"));
 	int n = cJSON_GetArraySize(be);
 
 	memset(out, 0, sizeof(*out));
@@ -300,7 +326,6 @@ int spp_report_layer_sweep(const cJSON *layer, const char *path, struct spp_swee
 		out->nresults++;
 		r->backend = "cpu"; /* the sweep is the CPU's */
 		snprintf(r->format, sizeof(r->format), "%s", format);
-		r->breakeven = num(e, "sparsity");
 		str(e, "reason", r->reason, sizeof(r->reason));
 		r->curve = calloc((size_t)(cJSON_GetArraySize(curve) > 0 ? cJSON_GetArraySize(curve) : 1),
 				  sizeof(*r->curve));
@@ -309,35 +334,35 @@ int spp_report_layer_sweep(const cJSON *layer, const char *path, struct spp_swee
 			return spp_error_set(err, SPP_E_NOMEM, "out of memory");
 		}
 		cJSON_ArrayForEach(p, curve)
-			point_of(p, &r->curve[r->npoints++]);
+			if (point_of(p, &r->curve[r->npoints++])) {
+				spp_sweep_release(out);
+				return spp_error_set(err, SPP_E_FORMAT, "'%s': layer '%s': breakeven of %s "
+						     "has a negative time", path, name ? name : "?", format);
+			}
+		r->breakeven = spp_sweep_breakeven(r->curve, r->npoints);
 	}
 	return 0;
 }
 
-/* One format's speedup against N back from its "n_sweep" entry. */
-static void nresult_of(const cJSON *e, const char *format, double sparsity, struct spp_nsweep_result *r)
+/* One format's speedup against N back from its "n_sweep" entry; -1: a negative time. */
+static int nresult_of(const cJSON *e, const char *format, double sparsity, struct spp_nsweep_result *r)
 {
-	const cJSON *p, *c;
+	const cJSON *p;
 
 	r->backend = "cpu"; /* the N sweep is the CPU's */
 	snprintf(r->format, sizeof(r->format), "%s", format);
-	str(e, "wins", r->wins, sizeof(r->wins));
 	str(e, "reason", r->reason, sizeof(r->reason));
 	cJSON_ArrayForEach(p, get(e, "curve")) {
 		if (r->npoints >= SPP_NSWEEP_MAX_N)
 			break;
-		point_of(p, &r->curve[r->npoints]);
+		if (point_of(p, &r->curve[r->npoints]))
+			return -1;
 		r->curve[r->npoints].sparsity = sparsity;
 		r->n[r->npoints++] = spp_json_int(get(p, "n"), 1, INT64_C(1) << 31, 1);
 	}
-	cJSON_ArrayForEach(c, get(e, "crossings")) {
-		const cJSON *faster = get(c, "faster");
-
-		if (r->ncross >= SPP_NSWEEP_MAX_N)
-			break;
-		r->cross[r->ncross].n = num(c, "n");
-		r->cross[r->ncross++].faster_above = cJSON_IsString(faster) && strcmp(faster->valuestring, "above") == 0;
-	}
+	/* where it wins and the crossings, from the speedups, as the sweep derived them */
+	spp_nsweep_derive(r);
+	return 0;
 }
 
 int spp_report_layer_nsweep(const cJSON *layer, const char *path, struct spp_nsweep *out,
@@ -362,7 +387,39 @@ int spp_report_layer_nsweep(const cJSON *layer, const char *path, struct spp_nsw
 			return spp_error_set(err, SPP_E_FORMAT, "'%s': an n_sweep key '%s' is not "
 					     "cpu/<format>", path, e->string);
 		}
-		nresult_of(e, format, out->sparsity, &out->results[out->nresults++]);
+		if (nresult_of(e, format, out->sparsity, &out->results[out->nresults++])) {
+			spp_nsweep_release(out);
+			return spp_error_set(err, SPP_E_FORMAT, "'%s': layer '%s': n_sweep of %s has a "
+					     "negative time", path, cJSON_GetStringValue(get(layer, "name")) ?
+					     cJSON_GetStringValue(get(layer, "name")) : "?", format);
+		}
 	}
 	return 0;
+}
+
+void spp_report_runs_refigure(const struct spp_analysis *a, int i, const struct spp_bw_model *bw)
+{
+	const struct spp_layer *l = &a->layers[i];
+	struct spp_run_layer L = {l->view.m, l->view.k, l->n, a->stats[i].counts.nnz,
+				  a->stats[i].theoretical_speedup};
+
+	spp_layer_runs_refigure(&a->runs[i], &L, bw);
+}
+
+void spp_report_bw_of(const cJSON *report, struct spp_bw_model *bw)
+{
+	const cJSON *cal = get(get(report, "machine"), "calibration"), *lv = get(cal, "levels");
+	int threads = (int)spp_json_int(get(get(report, "settings"), "run_threads"), 0, 1 << 20, -1);
+
+	memset(bw, 0, sizeof(*bw));
+	/* a calibration of other threads is no yardstick of these runs (spp_bw_model_init) */
+	if (!cJSON_IsObject(cal) || spp_json_int(get(cal, "threads"), 0, 1 << 20, -2) != threads)
+		return;
+	for (int l = 0; l < SPP_BW_LEVELS; l++) {
+		double g = num(get(lv, spp_bw_level_name((enum spp_bw_level)l)), "read_gbs");
+
+		bw->gbs[l] = g > 0 && isfinite(g) ? g : 0;
+	}
+	bw->peak_gflops = num(cal, "peak_gflops") > 0 && isfinite(num(cal, "peak_gflops"))
+			  ? num(cal, "peak_gflops") : 0;
 }

@@ -76,15 +76,11 @@ const char *spp_file_kind(mode_t m)
 	return "not a file";
 }
 
-int spp_infile_open(const char *path, struct stat *st, struct spp_error *err)
+int spp_infile_adopt(int fd, const char *path, struct stat *st, struct spp_error *err)
 {
 	struct stat s;
-	int fd, fl;
+	int fl;
 
-	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0)
-		return spp_error_set(err, SPP_E_IO, "cannot open '%s': %s", path,
-				     strerror(errno));
 	if (fstat(fd, &s) != 0) {
 		int e = errno;
 		close(fd);
@@ -114,6 +110,16 @@ int spp_infile_open(const char *path, struct stat *st, struct spp_error *err)
 	if (st)
 		*st = s;
 	return fd;
+}
+
+int spp_infile_open(const char *path, struct stat *st, struct spp_error *err)
+{
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+
+	if (fd < 0)
+		return spp_error_set(err, SPP_E_IO, "cannot open '%s': %s", path,
+				     strerror(errno));
+	return spp_infile_adopt(fd, path, st, err);
 }
 
 FILE *spp_infile_fopen(const char *path, struct spp_error *err)

@@ -24,6 +24,13 @@
  */
 int spp_infile_open(const char *path, struct stat *st, struct spp_error *err);
 
+/*
+ * spp_infile_open's checks on fd, a descriptor opened O_RDONLY |
+ * O_NONBLOCK | O_CLOEXEC by other means (spp_open_beneath), path naming it
+ * in messages: the descriptor, or a negative status with fd closed.
+ */
+int spp_infile_adopt(int fd, const char *path, struct stat *st, struct spp_error *err);
+
 /* The same, as a stdio stream opened "rb"; NULL with err filled. */
 FILE *spp_infile_fopen(const char *path, struct spp_error *err);
 

@@ -32,6 +32,8 @@ enum spp_op {
 	SPP_OP_RNN,
 };
 
+struct spp_scan_memo;
+
 struct spp_gemm_view {
 	int64_t m, k;
 	uint64_t base;          /* element offset of W(0, 0) */
@@ -56,6 +58,15 @@ struct spp_layer {
 	 * graph's from its node (struct spp_layer_desc's bias).
 	 */
 	const struct spp_tensor *bias;
+	/*
+	 * Layers of one weight seen through one GEMM view (a graph that
+	 * applies a weight many times, or tensors aliasing one buffer) share
+	 * one scan: the counts of the first spp_static_count() are kept here
+	 * for the others (static.h). NULL: the layer's scan is its own. Lives
+	 * in the block of the layer array; layers of one array are scanned
+	 * from one thread.
+	 */
+	struct spp_scan_memo *memo;
 };
 
 /* "linear", "conv1d", "conv2d", "conv3d", "gemm", "matmul", "conv_transpose",
@@ -80,7 +91,8 @@ void spp_layer_init(struct spp_layer *l, const struct spp_tensor *t, int64_t n);
  * has a graph (N from the graph where it gave one, n_source "model", unless
  * n_forced: then every layer's N is n), else derived from tensor ranks in
  * file order. *out is a heap
- * array of *count layers (free() it); NULL with 0 layers is valid.
+ * array of *count layers (free() it; the scan memos of layers sharing a
+ * weight and view are in its block); NULL with 0 layers is valid.
  * Returns 0 or SPP_E_NOMEM.
  */
 int spp_layers_from_model(const struct spp_model *m, int64_t n, int n_forced,

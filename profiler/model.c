@@ -1,6 +1,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "profiler/model.h"
 #include "profiler/foreign.h"
+#include "profiler/base/beneath.h"
 #include "profiler/base/budget.h"
 #include "profiler/base/infile.h"
 #include "profiler/onnx/onnx.h"
@@ -291,6 +292,68 @@ int spp_model_add_tensor(struct spp_model *m, const struct spp_tensor *t, const 
 	return SPP_OK;
 }
 
+/* Room in m->tensor_uses for every tensor (zero for those added since). 0 or -1. */
+static int tensor_uses(struct spp_model *m)
+{
+	int had = m->tensor_uses_room;
+
+	if (had >= m->ntensors)
+		return 0;
+	if (grow((void **)&m->tensor_uses, &m->tensor_uses_room, m->ntensors - 1,
+		 sizeof(*m->tensor_uses)))
+		return -1;
+	memset(m->tensor_uses + had, 0, (size_t)(m->tensor_uses_room - had) * sizeof(int));
+	return 0;
+}
+
+/* Room for one more file in m->files and m->file_ids (files_room 0: files
+ * holds nfiles, as spp_model_open_mapped allocates it). 0 or -1. */
+static int file_room(struct spp_model *m)
+{
+	int want = m->nfiles < 8 ? 16 : 2 * m->nfiles;
+	void *p;
+
+	if (m->files_room > m->nfiles)
+		return 0;
+	if (m->nfiles >= INT_MAX / 4)
+		return -1;
+	if (!(p = realloc(m->files, (size_t)want * sizeof(*m->files))))
+		return -1;
+	m->files = p;
+	if (!(p = realloc(m->file_ids, (size_t)want * 2 * sizeof(*m->file_ids))))
+		return -1;
+	m->file_ids = p;
+	memset(&m->files[m->nfiles], 0, (size_t)(want - m->nfiles) * sizeof(*m->files));
+	m->files_room = want;
+	return 0;
+}
+
+int spp_model_map_beneath(struct spp_model *m, const char *dir, const char *name,
+			  const char *from, int *file, struct spp_error *err)
+{
+	struct spp_mapped_file f;
+	struct stat st;
+	int rc;
+
+	if (file_room(m))
+		return spp_error_set(err, SPP_E_NOMEM, "out of memory loading '%s'", from);
+	if ((rc = spp_mapfile_beneath(dir, name, from, &f, &st, err)))
+		return rc;
+	for (int i = 0; i < m->nfiles; i++)
+		if (m->file_ids[2 * i] == (uint64_t)st.st_dev &&
+		    m->file_ids[2 * i + 1] == (uint64_t)st.st_ino) {
+			spp_mapfile_close(&f);
+			*file = i;
+			return SPP_OK;
+		}
+	m->file_ids[2 * m->nfiles] = (uint64_t)st.st_dev;
+	m->file_ids[2 * m->nfiles + 1] = (uint64_t)st.st_ino;
+	m->files[m->nfiles] = f;
+	m->bytes += f.size;
+	*file = m->nfiles++;
+	return SPP_OK;
+}
+
 void spp_desc_view(struct spp_layer_desc *d, int64_t m, uint64_t numel, int transposed)
 {
 	d->m = m;
@@ -308,7 +371,7 @@ int spp_model_add_layer(struct spp_model *m, const struct spp_layer_desc *d, con
 {
 	const char *wn = m->tensors[d->tensor].name;
 	struct spp_layer_desc *g;
-	int uses = 1;
+	int uses;
 
 	if (d->m <= 0 || d->k <= 0)
 		return SPP_OK; /* an empty weight multiplies nothing */
@@ -316,10 +379,9 @@ int spp_model_add_layer(struct spp_model *m, const struct spp_layer_desc *d, con
 		return spp_budget_check_layers((uint64_t)m->nlayer_descs + 1, m->bytes, path, what,
 					       err);
 	if (grow((void **)&m->layer_descs, &m->layer_descs_room, m->nlayer_descs,
-		 sizeof(*m->layer_descs)))
+		 sizeof(*m->layer_descs)) || tensor_uses(m))
 		return spp_error_set(err, SPP_E_NOMEM, "out of memory loading '%s'", path);
-	for (int i = 0; i < m->nlayer_descs; i++)
-		uses += m->layer_descs[i].tensor == d->tensor;
+	uses = ++m->tensor_uses[d->tensor];
 	g = &m->layer_descs[m->nlayer_descs++]; /* counted first: destroy frees what is set */
 	*g = *d;
 	if (uses > 1 ? asprintf(&g->name, "%s#%d", wn, uses) < 0 : !(g->name = strdup(wn)))
@@ -335,6 +397,7 @@ int spp_model_open_mapped(const char *path, const char *fmt, struct spp_model **
 		       struct spp_error *err)
 {
 	struct spp_model *m = calloc(1, sizeof(*m));
+	struct stat st;
 	int rc;
 
 	*out = NULL;
@@ -354,6 +417,15 @@ int spp_model_open_mapped(const char *path, const char *fmt, struct spp_model **
 	}
 	m->nfiles = 1;
 	m->bytes = m->files[0].size;
+	if (file_room(m)) {
+		spp_model_destroy(m);
+		return spp_error_set(err, SPP_E_NOMEM, "out of memory loading '%s'", path);
+	}
+	/* its identity, so that a file it names cannot be itself again */
+	if (stat(path, &st))
+		st.st_dev = (dev_t)-1, st.st_ino = (ino_t)-1;
+	m->file_ids[0] = (uint64_t)st.st_dev;
+	m->file_ids[1] = (uint64_t)st.st_ino;
 	*out = m;
 	return SPP_OK;
 }
@@ -377,6 +449,8 @@ void spp_model_destroy(struct spp_model *m)
 	for (int i = 0; i < m->nfiles; i++)
 		spp_mapfile_close(&m->files[i]);
 	free(m->files);
+	free(m->file_ids);
+	free(m->tensor_uses);
 	free(m->shape_notes);
 	free(m->path);
 	free(m);

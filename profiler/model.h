@@ -113,6 +113,15 @@ struct spp_model {
 	int owned_room;
 	int tensors_room; /* of tensors when grown by spp_model_add_tensor; 0 otherwise */
 	int layer_descs_room; /* of layer_descs when grown by spp_model_add_layer */
+	/* per tensor: the layers made of it so far (spp_model_add_layer names
+	 * the next "<weight>#k" without a pass over the layers); its room */
+	int *tensor_uses;
+	int tensor_uses_room;
+	/* (st_dev, st_ino) of each of files, two per file, so that one file
+	 * named twice is mapped and counted once (spp_model_map_beneath);
+	 * the room of both arrays (0: files holds nfiles) */
+	uint64_t *file_ids;
+	int files_room;
 	/* what the loader assumed about the graph's inputs (a symbolic batch
 	 * taken as 1, ...), one per line, owned; NULL when nothing */
 	char *shape_notes;
@@ -173,6 +182,19 @@ void spp_desc_view(struct spp_layer_desc *d, int64_t m, uint64_t numel, int tran
 int spp_model_add_layer(struct spp_model *m, const struct spp_layer_desc *d, const char *node,
 			const char *op_type, const char *path, const char *what,
 			struct spp_error *err);
+/*
+ * Map name, a file that the model file `from` names (a weight shard, a
+ * package's model, external data), resolved beneath the folder dir
+ * (profiler/base/beneath.h: no absolute name, no "..", no symbolic link
+ * leading out of it) as one of m's files, counted in m->bytes. *file: its
+ * index; a file m already holds (the same st_dev and st_ino, however
+ * named) is not mapped again and *file is that one's, so the caller can
+ * refuse a name given twice or share the file. 0, or the errors of
+ * spp_mapfile_beneath, SPP_E_NOMEM.
+ */
+int spp_model_map_beneath(struct spp_model *m, const char *dir, const char *name,
+			  const char *from, int *file, struct spp_error *err);
+
 /*
  * Open a model file of any supported format (a safetensors file or a
  * model.safetensors.index.json of a sharded checkpoint). On success *out is
@@ -252,15 +274,16 @@ int spp_tflite_sniff(const unsigned char *b, size_t got, uint64_t size);
 
 /*
  * For loaders of a JSON file that names its weight files (a sharded
- * checkpoint's index, a TF.js model.json; load_safetensors_index.c): the
- * file parsed as one JSON object of at most SPP_SAFETENSORS_MAX_HEADER
- * bytes (*root, to cJSON_Delete), else a format error naming the byte; and
- * whether a weight file's name stays inside the JSON's folder (0) or not
- * (-1: empty, absolute, or a ".." component).
+ * checkpoint's index, a TF.js model.json, a Core ML package's manifest;
+ * load_safetensors_index.c): the file parsed as one JSON object of at most
+ * SPP_SAFETENSORS_MAX_HEADER bytes (*root, to cJSON_Delete), else a format
+ * error naming the byte; spp_json_mapped the same from a file already
+ * mapped (f->path names it). Names of weight files are checked with
+ * spp_name_beneath and opened with spp_model_map_beneath.
  */
 struct cJSON;
 int spp_json_file_read(const char *path, struct cJSON **root, struct spp_error *err);
-int spp_shard_name_ok(const char *name);
+int spp_json_mapped(const struct spp_mapped_file *f, struct cJSON **root, struct spp_error *err);
 
 /* A JSON object naming a TF.js model's keys in its first got bytes (load_tfjs.c). */
 int spp_tfjs_sniff(const unsigned char *b, size_t got, uint64_t size);

@@ -105,6 +105,13 @@ struct spp_static_counts {
 	struct spp_provenance_counts prov; /* the mask's provenance (provenance.c) */
 };
 
+/* The counts of one scan shared by the layers of one weight and view
+ * (spp_layer.memo): filled by the first spp_static_count, copied after. */
+struct spp_scan_memo {
+	int done;
+	struct spp_static_counts counts;
+};
+
 /*
  * Scan a layer's weights into counts. Parallel over row blocks with OpenMP
  * (the caller's thread setting). Returns 0, SPP_E_NOMEM, or

@@ -444,6 +444,16 @@ static uint64_t zero_cols(const struct view_scan *s, uint8_t *mem, int nt)
 	return zc;
 }
 
+/* A successful scan's counts kept for the layers sharing l's weight and view; rc. */
+static int memo_keep(const struct spp_layer *l, int rc, const struct spp_static_counts *c)
+{
+	if (!rc && l->memo) {
+		l->memo->counts = *c;
+		l->memo->done = 1;
+	}
+	return rc;
+}
+
 int spp_static_count(const struct spp_layer *l, struct spp_static_counts *out,
 		     struct spp_error *err)
 {
@@ -455,8 +465,12 @@ int spp_static_count(const struct spp_layer *l, struct spp_static_counts *out,
 	int64_t per_item, items;
 	int nt, rc;
 
+	if (l->memo && l->memo->done) {
+		*out = l->memo->counts;
+		return SPP_OK;
+	}
 	if (l->weight->coo)
-		return spp_scan_coo_count(l, out, err);
+		return memo_keep(l, spp_scan_coo_count(l, out, err), out);
 	memset(out, 0, sizeof(*out));
 	rc = spp_scan_elems_init(l->weight, &s.el, err);
 	if (rc)
@@ -497,7 +511,7 @@ int spp_static_count(const struct spp_layer *l, struct spp_static_counts *out,
 	out->zero_cols = zero_cols(&s, mem, nt);
 	spp_scan_counts_finish(&s, parts, nt, out);
 	spp_pages_drop(&pg, l->weight->data, l->weight->nbytes, 0);
-	rc = spp_static_kernels(l, &out->kernel, err);
+	rc = memo_keep(l, spp_static_kernels(l, &out->kernel, err), out);
 out:
 	spp_pages_close(&pg);
 	free(vals);

@@ -18,6 +18,7 @@
 #include <cjson/cJSON.h>
 #include <cmocka.h>
 
+#include "profiler/base/budget.h"
 #include "profiler/layer.h"
 #include "profiler/model.h"
 #include "profiler/onnx/onnx.h"
@@ -240,9 +241,9 @@ static void test_layer_budget(void **state)
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct pb b = tiny_sliced(cases[i].op, cases[i].group);
 
-		/* 4096 layers plus one per 16 bytes of the file */
+		/* 4096 layers plus one per 256 bytes of the file */
 		snprintf(want, sizeof(want), "(%s) makes more than %zu layers", cases[i].op,
-			 (size_t)4096 + b.n / 16);
+			 (size_t)SPP_BUDGET_LAYERS_BASE + b.n / SPP_BUDGET_LAYERS_PER_BYTE);
 		alarm(20);
 		expect_bad(cases[i].file, &b, want);
 		alarm(0);

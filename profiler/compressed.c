@@ -97,6 +97,8 @@ static int decode(struct spp_model *m, const struct ct_format *f, const int p[NP
 	if ((b->dtype != SPP_DTYPE_U8 && b->dtype != SPP_DTYPE_I8) || b->numel != rows * stride ||
 	    (b->numel && !b->data))
 		return bad(m, stem, sl, ".bitmask is not U8 [rows, ceil(cols / 8)] of the shape", err);
+	if ((rc = spp_model_charge(m, x->numel * (uint64_t)w, m->path, "a decompressed weight", err)))
+		return rc;
 	out = calloc(x->numel ? (size_t)x->numel : 1, (size_t)w);
 	if (!out)
 		return spp_error_set(err, SPP_E_NOMEM, "'%s': out of memory", m->path);

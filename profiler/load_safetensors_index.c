@@ -20,6 +20,7 @@
  *   (total_size) is not checked against the shards.
  */
 #include "profiler/safetensors.h"
+#include "profiler/base/beneath.h"
 
 #include <cjson/cJSON.h>
 #include <inttypes.h>
@@ -39,23 +40,6 @@ struct entry {
 static int nomem(struct spp_error *err, const char *file)
 {
 	return spp_error_set(err, SPP_E_NOMEM, "out of memory loading '%s'", file);
-}
-
-int spp_shard_name_ok(const char *name)
-{
-	const char *p = name;
-
-	if (!*name || name[0] == '/')
-		return -1;
-	while (*p) {
-		size_t len = strcspn(p, "/");
-		if (len == 2 && p[0] == '.' && p[1] == '.')
-			return -1;
-		p += len;
-		if (*p == '/')
-			p++;
-	}
-	return 0;
 }
 
 static int by_name(const void *a, const void *b)
@@ -149,59 +133,56 @@ static int number_shards(struct entry *e, int n, const char ***shards, int *nsha
 int spp_json_file_read(const char *path, struct cJSON **root, struct spp_error *err)
 {
 	struct spp_mapped_file f = {0};
-	const char *end = NULL;
+	int rc;
+
+	*root = NULL;
+	if ((rc = spp_mapfile_open(path, &f, err)))
+		return rc;
+	rc = spp_json_mapped(&f, root, err);
+	spp_mapfile_close(&f);
+	return rc;
+}
+
+int spp_json_mapped(const struct spp_mapped_file *f, struct cJSON **root, struct spp_error *err)
+{
+	const char *end = NULL, *path = f->path;
 	char *text = NULL;
 	int rc;
 
 	*root = NULL;
-	rc = spp_mapfile_open(path, &f, err);
-	if (rc)
-		return rc;
-	if (f.size == 0) {
-		rc = spp_error_format(err, path, "empty file");
-		goto out;
-	}
-	if (f.size > SPP_SAFETENSORS_MAX_HEADER) {
-		rc = spp_error_format(err, path, "JSON of %" PRIu64 " bytes exceeds the limit of %" PRIu64
-			   " bytes", f.size, SPP_SAFETENSORS_MAX_HEADER);
-		goto out;
-	}
-	if (memchr(f.base, 0, (size_t)f.size)) {
-		rc = spp_error_format(err, path, "NUL byte in the index at byte %td",
-			   (const unsigned char *)memchr(f.base, 0, (size_t)f.size) - f.base);
-		goto out;
-	}
-	text = malloc((size_t)f.size + 1);
-	if (!text) {
-		rc = nomem(err, path);
-		goto out;
-	}
-	memcpy(text, f.base, (size_t)f.size);
-	text[f.size] = '\0';
-	*root = cJSON_ParseWithLengthOpts(text, (size_t)f.size, &end, 0);
+	if (f->size == 0)
+		return spp_error_format(err, path, "empty file");
+	if (f->size > SPP_SAFETENSORS_MAX_HEADER)
+		return spp_error_format(err, path, "JSON of %" PRIu64 " bytes exceeds the limit of %"
+					PRIu64 " bytes", f->size, SPP_SAFETENSORS_MAX_HEADER);
+	if (memchr(f->base, 0, (size_t)f->size))
+		return spp_error_format(err, path, "NUL byte in the index at byte %td",
+					(const unsigned char *)memchr(f->base, 0, (size_t)f->size) -
+						f->base);
+	if (!(text = malloc((size_t)f->size + 1)))
+		return nomem(err, path);
+	memcpy(text, f->base, (size_t)f->size);
+	text[f->size] = '\0';
+	*root = cJSON_ParseWithLengthOpts(text, (size_t)f->size, &end, 0);
 	if (!*root) {
 		rc = spp_error_format(err, path, "not valid JSON (error near byte %td)",
-			   end && end >= text && end <= text + f.size ? end - text : 0);
+				      end && end >= text && end <= text + f->size ? end - text : 0);
 		goto out;
 	}
-	for (const char *p = end; p < text + f.size; p++) {
+	for (const char *p = end; p < text + f->size; p++) {
 		if (!strchr(" \t\r\n", *p)) {
-			rc = spp_error_format(err, path, "bytes after the JSON object, at byte %td", p - text);
+			rc = spp_error_format(err, path, "bytes after the JSON object, at byte %td",
+					      p - text);
 			goto out;
 		}
 	}
-	if (!cJSON_IsObject(*root)) {
-		rc = spp_error_format(err, path, "not a JSON object");
-		goto out;
-	}
-	rc = SPP_OK;
+	rc = cJSON_IsObject(*root) ? SPP_OK : spp_error_format(err, path, "not a JSON object");
 out:
 	if (rc) {
 		cJSON_Delete(*root);
 		*root = NULL;
 	}
 	free(text);
-	spp_mapfile_close(&f);
 	return rc;
 }
 
@@ -230,7 +211,7 @@ static int read_weight_map(const cJSON *root, const char *path, struct entry **o
 		if (!cJSON_IsString(c))
 			return spp_error_format(err, path, "weight_map: tensor '%s' maps to a non-string",
 				     c->string);
-		if (spp_shard_name_ok(c->valuestring))
+		if (spp_name_beneath(c->valuestring))
 			return spp_error_format(err, path, "weight_map: tensor '%s': shard '%s' is not a "
 				     "file inside the index's folder", c->string, c->valuestring);
 	}
@@ -262,30 +243,28 @@ out:
 	return rc;
 }
 
-/* Map and parse one shard; append its tensors to m with file = index. */
-static int load_shard(struct spp_model *m, const char *dir, const char *shard,
+/* Map and parse shard i (beneath the index's folder); append its tensors to m with
+ * file = i. A shard that is an earlier one's file under another name is refused. */
+static int load_shard(struct spp_model *m, const char *dir, const char **shards, int i,
 		      struct spp_error *err)
 {
-	struct spp_mapped_file *f = &m->files[m->nfiles];
+	const struct spp_mapped_file *f;
 	struct spp_tensor *ts = NULL, *grown;
-	size_t len = strlen(dir) + strlen(shard) + 2;
-	char *p = malloc(len);
-	int n = 0, rc;
+	const char *p;
+	int n = 0, fi, rc;
 
-	if (!p)
-		return nomem(err, m->path);
-	snprintf(p, len, "%s%s", dir, shard);
-	rc = spp_mapfile_open(p, f, err);
-	if (rc)
-		goto out;
-	m->nfiles++;
-	m->bytes += f->size;
+	if ((rc = spp_model_map_beneath(m, dir, shards[i], m->path, &fi, err)))
+		return rc;
+	if (fi != i)
+		return spp_error_format(err, m->path, "weight_map: shards '%s' and '%s' are one file",
+					shards[fi], shards[i]);
+	f = &m->files[fi];
+	p = f->path;
 	/* pytorch_model.bin.index.json names torch.save shards */
 	if (spp_torch_sniff(f->base, f->size < 4096 ? (size_t)f->size : 4096, f->size) ||
 	    spp_torch_legacy_sniff(f->base, (size_t)f->size, f->size)) {
 		m->format = "pytorch";
-		rc = spp_torch_add(m, m->nfiles - 1, p, err);
-		goto out;
+		return spp_torch_add(m, fi, p, err);
 	}
 	rc = spp_safetensors_parse(f->base, f->size, p, &ts, &n, err);
 	if (rc)
@@ -301,9 +280,9 @@ static int load_shard(struct spp_model *m, const char *dir, const char *shard,
 			goto out;
 		}
 		m->tensors = grown;
-		for (int i = 0; i < n; i++) {
-			ts[i].file = m->nfiles - 1;
-			m->tensors[m->ntensors++] = ts[i];
+		for (int k = 0; k < n; k++) {
+			ts[k].file = fi;
+			m->tensors[m->ntensors++] = ts[k];
 		}
 		free(ts); /* names now belong to the model */
 		ts = NULL;
@@ -311,7 +290,6 @@ static int load_shard(struct spp_model *m, const char *dir, const char *shard,
 	}
 out:
 	spp_safetensors_tensors_free(ts, n);
-	free(p);
 	return rc;
 }
 
@@ -369,13 +347,12 @@ int spp_load_safetensors_index(const char *path, struct spp_model **out,
 	}
 	m->format = "safetensors";
 	m->path = strdup(path);
-	m->files = calloc((size_t)nshards, sizeof(*m->files));
-	if (!m->path || !m->files) {
+	if (!m->path) {
 		rc = nomem(err, path);
 		goto out;
 	}
 	for (int i = 0; i < nshards; i++) {
-		rc = load_shard(m, dir, shards[i], err);
+		rc = load_shard(m, dir, shards, i, err);
 		if (rc)
 			goto out;
 	}

@@ -39,7 +39,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "profiler/base/budget.h"
 #include "profiler/base/dtype.h"
 #include "profiler/layer.h"
 
@@ -115,13 +114,16 @@ static int group_bytes(struct tfjs *t, int first, int n, uint64_t pos, uint64_t 
 		out->data = len ? f[i].base + (pos - start) : NULL;
 		return 0;
 	}
+	if (spp_model_charge(t->m, len, t->path, "a weight across files", t->err))
+		return t->err->code;
 	if (!(copy = malloc((size_t)len)))
 		return nomem(t);
 	for (; i < n && done < len; start += f[i++].size) {
 		uint64_t from = pos + done - start, take = f[i].size - from;
 
 		take = take < len - done ? take : len - done;
-		memcpy(copy + done, f[i].base + from, (size_t)take);
+		if (take) /* an empty file has no mapping to copy from */
+			memcpy(copy + done, f[i].base + from, (size_t)take);
 		done += take;
 	}
 	if (done < len) {
@@ -158,8 +160,7 @@ static int dequantize(struct tfjs *t, struct spp_tensor *w, int bytes, double sc
 {
 	float *v;
 
-	if (spp_budget_check_bytes(w->numel * 4, t->m->bytes, t->path, "a quantized weight",
-				   t->err))
+	if (spp_model_charge(t->m, w->numel * 4, t->path, "a quantized weight", t->err))
 		return SPP_E_BUDGET;
 	w->dtype = SPP_DTYPE_F32;
 	if (!w->numel) {	/* an empty weight has no bytes to point at */
@@ -276,7 +277,8 @@ static int add_weight(struct tfjs *t, const cJSON *spec, int first, int n, uint6
 	return spp_model_add_tensor(t->m, &w, t->path, t->err);
 }
 
-/* A group's paths: the files mapped (appended to m->files); their count. */
+/* A group's paths: the files mapped beneath dir (appended to m->files); their count. A
+ * file named twice (under any spelling) is refused: its bytes would count again. */
 static int map_group(struct tfjs *t, const cJSON *paths, const char *dir, int *count)
 {
 	const cJSON *p;
@@ -286,22 +288,15 @@ static int map_group(struct tfjs *t, const cJSON *paths, const char *dir, int *c
 		return spp_error_format(t->err, t->path, "a weightsManifest group has no \"paths\" list");
 	cJSON_ArrayForEach(p, paths) {
 		const char *name = cJSON_GetStringValue(p);
-		struct spp_mapped_file *f = &t->m->files[t->m->nfiles];
-		char *full;
-		int rc;
+		int rc, fi;
 
-		if (!name || spp_shard_name_ok(name))
-			return spp_error_format(t->err, t->path, "weight file name %s%s%s is not a "
-						"name inside the model's folder", name ? "'" : "",
-						name ? name : "(not a string)", name ? "'" : "");
-		if (asprintf(&full, "%s%s", dir, name) < 0)
-			return nomem(t);
-		rc = spp_mapfile_open(full, f, t->err);
-		free(full);
-		if (rc)
+		if (!name)
+			return spp_error_format(t->err, t->path, "a weight file name is not a string");
+		if ((rc = spp_model_map_beneath(t->m, dir, name, t->path, &fi, t->err)))
 			return rc;
-		t->m->nfiles++;
-		t->m->bytes += f->size;
+		if (fi != t->m->nfiles - 1 || fi == 0)
+			return spp_error_format(t->err, t->path, "weight file '%s' names '%s' a second time",
+						name, t->m->files[fi].path);
 		(*count)++;
 	}
 	return SPP_OK;
@@ -538,7 +533,6 @@ static int count_paths(struct tfjs *t, const cJSON *manifest, int *count)
 int spp_load_tfjs(const char *path, struct spp_model **out, struct spp_error *err)
 {
 	struct tfjs t = {.path = path, .err = err};
-	struct spp_mapped_file *files;
 	const cJSON *manifest;
 	const char *slash = strrchr(path, '/');
 	cJSON *root = NULL;
@@ -554,14 +548,10 @@ int spp_load_tfjs(const char *path, struct spp_model **out, struct spp_error *er
 	if ((rc = count_paths(&t, manifest, &npaths)))
 		goto out;
 	dir = slash ? strndup(path, (size_t)(slash - path + 1)) : strdup("");
-	files = realloc(t.m->files, (size_t)(1 + npaths) * sizeof(*files));
-	if (files)
-		t.m->files = files;
-	if (!dir || !files) {
+	if (!dir) {
 		rc = nomem(&t);
 		goto out;
 	}
-	memset(files + 1, 0, (size_t)npaths * sizeof(*files));
 	if ((rc = load_weights(&t, manifest, dir)) || (rc = load_layers(&t, root)))
 		goto out;
 	*out = t.m;

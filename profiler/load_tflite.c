@@ -33,7 +33,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "profiler/base/budget.h"
 #include "profiler/layer.h"
 #include "profiler/tflite.h"
 
@@ -151,8 +150,7 @@ static int dequantize(struct tfl *t, const struct spp_fb_table *q, struct spp_te
 	for (int d = (int)qd + 1; d < w->ndim; d++)
 		inner *= w->shape[d];
 	ch = scale.len;
-	if (spp_budget_check_bytes(w->numel * 4, t->m->bytes, t->path, "a dequantized weight",
-				   t->err))
+	if (spp_model_charge(t->m, w->numel * 4, t->path, "a dequantized weight", t->err))
 		return t->err->code;
 	if (!(v = malloc(w->numel ? (size_t)w->numel * 4 : 1)) || spp_model_own(t->m, v, t->err))
 		return v ? t->err->code : spp_error_set(t->err, SPP_E_NOMEM, "out of memory");
@@ -198,7 +196,7 @@ static int densify(struct tfl *t, const struct spp_fb_table *sp, struct spp_tens
 	    !es || len % es)
 		return spp_tfl_fault(t, "tensor '%s': a sparse %s tensor of %" PRIu64 " bytes",
 				     w->name, spp_dtype_name(w->dtype), len);
-	if (spp_budget_check_bytes(need, t->m->bytes, t->path, "a sparse weight", t->err))
+	if (spp_model_charge(t->m, need, t->path, "a sparse weight", t->err))
 		return t->err->code;
 	if (!(out = calloc(need ? need : 1, 1)) || spp_model_own(t->m, out, t->err))
 		return out ? t->err->code : spp_error_set(t->err, SPP_E_NOMEM, "out of memory");

@@ -37,6 +37,13 @@ struct walk {
 	unsigned char *out;
 };
 
+/* Element j of an index vector: an Int32Vector's signed, a Uint16Vector's and a
+ * Uint8Vector's unsigned (TF's converter writes Uint8Vector whenever the indices fit). */
+static int64_t index_at(const struct spp_fb *fb, const struct spp_fb_vec *v, uint32_t j)
+{
+	return v->size == 4 ? spp_fb_vec_int(fb, v, j) : (int64_t)spp_fb_vec_uint(fb, v, j);
+}
+
 static void place(struct walk *k, uint64_t pos)
 {
 	uint64_t off = 0;
@@ -65,7 +72,7 @@ static void walk(struct walk *k, int l, uint64_t pos)
 	}
 	for (uint64_t j = spp_fb_vec_uint(k->fb, &v->seg, (uint32_t)pos),
 		      hi = spp_fb_vec_uint(k->fb, &v->seg, (uint32_t)pos + 1); j < hi; j++) {
-		*at = spp_fb_vec_int(k->fb, &v->idx, (uint32_t)j);
+		*at = index_at(k->fb, &v->idx, (uint32_t)j);
 		walk(k, l + 1, j);
 	}
 }
@@ -99,10 +106,10 @@ static int check_csr(struct tfl *t, const struct spp_tensor *w, const struct lev
 					     " (segments start at 0, never decrease and end at "
 					     "the %u indices)", w->name, l, p, s, v->idx.len);
 		for (uint64_t j = prev; p && j < s; j++) {
-			int64_t i = spp_fb_vec_int(&t->fb, &v->idx, (uint32_t)j);
+			int64_t i = index_at(&t->fb, &v->idx, (uint32_t)j);
 
 			if (i < 0 || i >= v->size ||
-			    (j > prev && i <= spp_fb_vec_int(&t->fb, &v->idx, (uint32_t)j - 1)))
+			    (j > prev && i <= index_at(&t->fb, &v->idx, (uint32_t)j - 1)))
 				return spp_tfl_fault(t, "tensor '%s': sparse level %d: index %" PRId64
 						     " is outside 0..%" PRId64 " or out of order",
 						     w->name, l, i, v->size - 1);

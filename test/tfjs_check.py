@@ -191,7 +191,7 @@ def refusals(spprof, folder):
     cases.append((past, "runs past the end of its group's files"))
     up = json.loads(json.dumps(good))
     up["weightsManifest"][0]["paths"][0] = "../escape.bin"
-    cases.append((up, "is not a name inside the model's folder"))
+    cases.append((up, "'../escape.bin' leads outside the model's folder"))
     gone = json.loads(json.dumps(good))
     gone["weightsManifest"][0]["paths"][0] = "missing.bin"
     cases.append((gone, "cannot open '" + os.path.join(folder, "missing.bin")))

@@ -19,7 +19,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "profiler/base/budget.h"
 
 static const char *out_name(const Coreml__Operation *op)
 {
@@ -79,7 +78,7 @@ static unsigned char *output(struct coreml *c, const Coreml__Operation *op, stru
 		*rc = coreml_fault(c, "%s '%s': too large", op->type, out_name(op));
 		return NULL;
 	}
-	if ((*rc = spp_budget_check_bytes(t->nbytes, c->m->bytes, c->file, op->type, c->err)))
+	if ((*rc = spp_model_charge(c->m, t->nbytes, c->file, op->type, c->err)))
 		return NULL;
 	if (!(out = calloc(t->nbytes ? t->nbytes : 1, 1)) || spp_model_own(c->m, out, c->err))
 		return *rc = out ? c->err->code : coreml_nomem(c), NULL;

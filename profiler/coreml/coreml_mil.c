@@ -11,6 +11,7 @@
  * for conv_transpose the input's over C_in.
  */
 #include "profiler/coreml/coreml.h"
+#include "profiler/base/beneath.h"
 #include "profiler/base/le.h"
 
 #include <inttypes.h>
@@ -49,32 +50,22 @@ static uint64_t bytes_of(const struct mil_raw *r)
 	return spp_dtype_nbytes(r->dtype, r->numel, &need) ? UINT64_MAX : need;
 }
 
-/* The weight file named by a blob (its "@model_path/" under the model's folder), mapped once. */
+/* The weight file named by a blob (its "@model_path/" beneath the model's folder), mapped
+ * once: a name seen before by its spelling, any other by its inode (spp_model_map_beneath). */
 static int blob_file(struct coreml *c, const char *name, int *file)
 {
 	const char *rel = strncmp(name, "@model_path/", 12) == 0 ? name + 12 : NULL;
-	struct spp_mapped_file *files;
-	char *full;
-	int rc;
+	size_t dl = strlen(c->dir);
 
-	if (!rel || spp_shard_name_ok(rel))
+	if (!rel || spp_name_beneath(rel))
 		return coreml_fault(c, "weight file '%s' is not a name under @model_path/", name);
-	if (asprintf(&full, "%s/%s", c->dir, rel) < 0)
-		return coreml_nomem(c);
-	for (*file = 0; *file < c->m->nfiles; (*file)++)
-		if (strcmp(c->m->files[*file].path, full) == 0)
-			return free(full), SPP_OK;
-	if (!(files = realloc(c->m->files, (size_t)(c->m->nfiles + 1) * sizeof(*files))))
-		return free(full), coreml_nomem(c);
-	c->m->files = files;
-	memset(&files[c->m->nfiles], 0, sizeof(*files));
-	rc = spp_mapfile_open(full, &files[c->m->nfiles], c->err);
-	free(full);
-	if (rc)
-		return rc;
-	c->m->bytes += files[c->m->nfiles].size;
-	*file = c->m->nfiles++;
-	return SPP_OK;
+	for (*file = 0; *file < c->m->nfiles; (*file)++) {
+		const char *p = c->m->files[*file].path;
+
+		if (strncmp(p, c->dir, dl) == 0 && p[dl] == '/' && strcmp(p + dl + 1, rel) == 0)
+			return SPP_OK;
+	}
+	return spp_model_map_beneath(c->m, c->dir, rel, c->file, file, c->err);
 }
 
 /* r's bytes from the blob at offset of file (its metadata there). */

@@ -18,7 +18,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "profiler/base/budget.h"
 #include "profiler/layer.h"
 
 /*
@@ -42,8 +41,7 @@ static int dequantize(struct coreml *c, const Coreml__WeightParams *w, struct sp
 				    "%zu scales or a table of %zu for %" PRIu64 " values", t->name,
 				    bits, w->rawvalue.len, lin ? lin->n_scale : 0,
 				    lut ? lut->n_floatvalue : 0, t->numel);
-	if (spp_budget_check_bytes(t->numel * 4, c->m->bytes, c->file, "a dequantized weight",
-				   c->err))
+	if (spp_model_charge(c->m, t->numel * 4, c->file, "a dequantized weight", c->err))
 		return c->err->code;
 	if (!(v = malloc(t->numel ? t->numel * 4 : 1)) || spp_model_own(c->m, v, c->err))
 		return v ? c->err->code : coreml_nomem(c);
@@ -77,15 +75,20 @@ static int weight(struct coreml *c, const char *layer, const char *what,
 		  uint64_t nch)
 {
 	struct spp_tensor t = {.ndim = ndim, .numel = 1};
-	uint64_t need;
+	uint64_t need, span = 1;
 	int rc;
 
 	if (!w)
 		return NONE;
+	/* the product of the dimensions, zeros aside, bounded: a caller's view of them
+	 * (o * kh * kw) cannot overflow behind an empty one */
 	for (int d = 0; d < ndim; d++) {
-		if (dims[d] < 0 || (dims[d] && t.numel > (UINT64_C(1) << 40) / (uint64_t)dims[d]))
+		uint64_t v = dims[d] > 0 ? (uint64_t)dims[d] : 1;
+
+		if (dims[d] < 0 || span > (UINT64_C(1) << 40) / v)
 			return coreml_fault(c, "layer '%s': its %s have dimension %" PRId64, layer,
 					    what, dims[d]);
+		span *= v;
 		t.shape[d] = dims[d];
 		t.numel *= (uint64_t)dims[d];
 	}
@@ -158,11 +161,12 @@ static int conv(struct coreml *c, const Coreml__NeuralNetworkLayer *l)
 			return SPP_OK; /* one layer per group: not read */
 		dims[0] = kc, dims[1] = o;
 	}
-	/* output channels: a convolution's along axis 0, a deconvolution's along axis 1 */
+	/* output channels: a convolution's along axis 0, a deconvolution's along axis 1; the
+	 * runs in unsigned arithmetic, as weight() checks the dimensions before it uses them */
 	wi = p->isdeconvolution ? weight(c, l->name, "weights", p->weights, 4, dims,
-					 (uint64_t)(kh * kw), (uint64_t)o)
-		: weight(c, l->name, "weights", p->weights, 4, dims, (uint64_t)(kc * kh * kw),
-			 (uint64_t)o);
+					 (uint64_t)kh * (uint64_t)kw, (uint64_t)o)
+		: weight(c, l->name, "weights", p->weights, 4, dims,
+			 (uint64_t)kc * (uint64_t)kh * (uint64_t)kw, (uint64_t)o);
 	bi = p->hasbias ? weight(c, l->name, "bias", p->bias, 1, &o, 1, (uint64_t)o) : NONE;
 	if (wi < 0 || bi < NONE)
 		return wi < NONE ? wi : bi < NONE ? bi : SPP_OK;

@@ -24,6 +24,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "profiler/base/beneath.h"
 #include "profiler/pbuf.h"
 
 int coreml_fault(struct coreml *c, const char *fmt, ...)
@@ -90,34 +91,53 @@ int spp_coreml_sniff(const unsigned char *b, size_t got, uint64_t size)
 	return 0;
 }
 
-/* The model file of a .mlpackage folder: Data/<the root item's path>; malloc'd. */
+/* The model file of a .mlpackage folder: "Data/<the root item's path>" (malloc'd), read
+ * from its Manifest.json; both resolved beneath the folder when opened. */
 static char *package_model(const char *dir, struct spp_error *err)
 {
-	char manifest[4096], *out = NULL;
+	struct spp_mapped_file f;
 	const cJSON *items, *id, *item, *path;
 	cJSON *root = NULL;
-	struct stat st;
+	char *out = NULL;
 
-	if (snprintf(manifest, sizeof(manifest), "%s/Manifest.json", dir) >= (int)sizeof(manifest)) {
-		spp_error_format(err, dir, "path too long");
+	if (spp_mapfile_beneath(dir, "Manifest.json", dir, &f, NULL, err))
 		return NULL;
-	}
-	if (spp_json_file_read(manifest, &root, err))
-		return NULL;
+	if (spp_json_mapped(&f, &root, err))
+		return spp_mapfile_close(&f), NULL;
 	items = cJSON_GetObjectItemCaseSensitive(root, "itemInfoEntries");
 	id = cJSON_GetObjectItemCaseSensitive(root, "rootModelIdentifier");
 	item = cJSON_IsString(id) ? cJSON_GetObjectItemCaseSensitive(items, id->valuestring) : NULL;
 	path = cJSON_GetObjectItemCaseSensitive(item, "path");
-	if (!cJSON_IsString(path) || spp_shard_name_ok(path->valuestring))
-		spp_error_format(err, manifest, "no \"itemInfoEntries\" item of the "
+	if (!cJSON_IsString(path) || spp_name_beneath(path->valuestring))
+		spp_error_format(err, f.path, "no \"itemInfoEntries\" item of the "
 				 "\"rootModelIdentifier\" with a \"path\" inside the package");
-	else if (asprintf(&out, "%s/Data/%s", dir, path->valuestring) < 0)
+	else if (asprintf(&out, "Data/%s", path->valuestring) < 0)
 		out = NULL, spp_error_set(err, SPP_E_NOMEM, "out of memory loading '%s'", dir);
-	else if (stat(out, &st) || !S_ISREG(st.st_mode))
-		spp_error_format(err, dir, "its Manifest.json names the model 'Data/%s', which is "
-				 "not a file in the package", path->valuestring), free(out), out = NULL;
 	cJSON_Delete(root);
+	spp_mapfile_close(&f);
 	return out;
+}
+
+/* A .mlpackage's model: m with the file the manifest names as files[0]. */
+static int open_package(struct coreml *c, const char *dir)
+{
+	char *name = package_model(dir, c->err);
+	int rc, fi;
+
+	if (!name)
+		return c->err->code;
+	if (!(c->m = calloc(1, sizeof(*c->m))) || !(c->m->path = strdup(dir))) {
+		free(name);
+		return spp_error_set(c->err, SPP_E_NOMEM, "out of memory loading '%s'", dir);
+	}
+	c->m->format = "coreml";
+	rc = spp_model_map_beneath(c->m, dir, name, dir, &fi, c->err);
+	if (rc == SPP_E_IO)
+		rc = spp_error_format(c->err, dir, "its Manifest.json names the model '%s', which "
+				      "is not a file in the package", name);
+	free(name);
+	c->file = rc ? dir : c->m->files[0].path;
+	return rc;
 }
 
 static int load(struct coreml *c)
@@ -135,7 +155,7 @@ static int load(struct coreml *c)
 		return coreml_nomem(c);
 	slash = strrchr(c->dir, '/');
 	if (slash)
-		*slash = 0;
+		slash[slash == c->dir] = 0; /* "/m.mlmodel": its folder is "/" */
 	else
 		strcpy(c->dir, ".");
 	nn = model->neuralnetwork ? model->neuralnetwork : model->neuralnetworkclassifier
@@ -151,28 +171,18 @@ static int load(struct coreml *c)
 
 int spp_load_coreml(const char *path, struct spp_model **out, struct spp_error *err)
 {
-	struct coreml c = {.err = err};
+	struct coreml c = {.err = err, .file = path};
 	struct stat st;
-	char *file = NULL;
 	int rc;
 
 	*out = NULL;
-	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode) && !(file = package_model(path, err)))
-		return err->code;
-	c.file = file ? file : path;
-	rc = spp_model_open_mapped(c.file, "coreml", &c.m, err);
-	if (!rc && file) { /* the model is the package the user named */
-		char *p = strdup(path);
-
-		if (!p)
-			rc = coreml_nomem(&c);
-		else
-			free(c.m->path), c.m->path = p;
-	}
+	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+		rc = open_package(&c, path);
+	else
+		rc = spp_model_open_mapped(path, "coreml", &c.m, err);
 	if (!rc)
 		rc = load(&c);
 	free(c.dir);
-	free(file);
 	if (rc) {
 		spp_model_destroy(c.m);
 		return rc;

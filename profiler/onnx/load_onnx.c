@@ -136,22 +136,17 @@ int spp_onnx_sniff(const unsigned char *b, size_t got, uint64_t size)
 int spp_load_onnx(const char *path, const struct spp_open_opts *opts,
 		  struct spp_model **out, struct spp_error *err)
 {
-	struct spp_model *m = calloc(1, sizeof(*m));
+	struct spp_model *m = NULL;
 	char *copy = NULL;
-	int rc = SPP_E_NOMEM;
+	int rc;
 
 	*out = NULL;
-	if (!m || !(m->path = strdup(path)) || !(copy = strdup(path)) ||
-	    !(m->files = calloc(1, sizeof(*m->files)))) {
-		spp_error_set(err, rc, "'%s': out of memory", path);
+	if ((rc = spp_model_open_mapped(path, "onnx", &m, err)))
+		return rc;
+	if (!(copy = strdup(path))) {
+		rc = spp_error_set(err, SPP_E_NOMEM, "'%s': out of memory", path);
 		goto fail;
 	}
-	m->format = "onnx";
-	rc = spp_mapfile_open(path, &m->files[0], err);
-	if (rc)
-		goto fail;
-	m->nfiles = 1;
-	m->bytes = m->files[0].size;
 	rc = spp_onnx_parse(m->files[0].base, m->files[0].size, path, dirname(copy), opts, m, err);
 	if (rc)
 		goto fail;

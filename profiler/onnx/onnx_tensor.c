@@ -4,6 +4,7 @@
  * into a buffer the model owns, external data in a mapped file).
  */
 #include "profiler/onnx/onnx_internal.h"
+#include "profiler/base/beneath.h"
 #include "profiler/static.h"
 
 #include <inttypes.h>
@@ -114,30 +115,13 @@ static int parse_u64(const char *s, uint64_t *out)
 	return 0;
 }
 
-/* Whether location stays inside the model's folder: relative, no "..". */
-static int location_ok(const char *loc)
-{
-	const char *p = loc;
-
-	if (!*loc || *loc == '/' || *loc == '\\')
-		return 0;
-	while (*p) {
-		size_t n = strcspn(p, "/\\");
-		if (n == 2 && p[0] == '.' && p[1] == '.')
-			return 0;
-		p += n;
-		if (*p)
-			p++;
-	}
-	return 1;
-}
-
 static int external(struct onnx_ctx *c, const Onnx__TensorProto *tp, struct spp_tensor *t)
 {
 	struct spp_model *m = c->m;
 	const char *loc = NULL, *off = NULL, *len = NULL;
 	uint64_t offset = 0, length = t->nbytes;
-	char *path = NULL;
+	struct spp_error e2 = {0};
+	size_t dl = c->dir ? strlen(c->dir) : 0;
 	int fi = -1, rc;
 
 	for (size_t i = 0; i < tp->n_external_data; i++) {
@@ -154,7 +138,7 @@ static int external(struct onnx_ctx *c, const Onnx__TensorProto *tp, struct spp_
 	if (!loc)
 		return onnx_fault(c, SPP_E_FORMAT, "tensor '%s': external data without a location",
 				  t->name);
-	if (!location_ok(loc))
+	if (spp_name_beneath(loc))
 		return onnx_fault(c, SPP_E_FORMAT,
 				  "tensor '%s': external data location '%s' escapes the model's folder",
 				  t->name, loc);
@@ -169,29 +153,16 @@ static int external(struct onnx_ctx *c, const Onnx__TensorProto *tp, struct spp_
 		return onnx_fault(c, SPP_E_UNSUPPORTED,
 				  "tensor '%s': external data '%s' cannot be read from a buffer",
 				  t->name, loc);
-	if (asprintf(&path, "%s/%s", c->dir, loc) < 0)
-		return onnx_fault(c, SPP_E_NOMEM, "out of memory");
-	for (int i = 0; i < m->nfiles && fi < 0; i++)
-		if (strcmp(m->files[i].path, path) == 0)
+	/* a location seen before by its spelling; any other by its inode */
+	for (int i = 0; i < m->nfiles && fi < 0; i++) {
+		const char *p = m->files[i].path;
+
+		if (strncmp(p, c->dir, dl) == 0 && p[dl] == '/' && strcmp(p + dl + 1, loc) == 0)
 			fi = i;
-	if (fi < 0) {
-		struct spp_mapped_file *g = realloc(m->files, (size_t)(m->nfiles + 1) * sizeof(*g));
-		struct spp_error e2 = {0};
-		if (!g) {
-			free(path);
-			return onnx_fault(c, SPP_E_NOMEM, "out of memory");
-		}
-		m->files = g;
-		rc = spp_mapfile_open(path, &m->files[m->nfiles], &e2);
-		if (rc) {
-			free(path);
-			return onnx_fault(c, SPP_E_FORMAT, "tensor '%s': external data: %s",
-					  t->name, e2.msg);
-		}
-		fi = m->nfiles++;
-		m->bytes += m->files[fi].size;
 	}
-	free(path);
+	if (fi < 0 && (rc = spp_model_map_beneath(m, c->dir, loc, c->file, &fi, &e2)))
+		return onnx_fault(c, rc == SPP_E_NOMEM ? rc : SPP_E_FORMAT,
+				  "tensor '%s': external data: %s", t->name, e2.msg);
 	if (offset > m->files[fi].size || t->nbytes > m->files[fi].size - offset)
 		return onnx_fault(c, SPP_E_FORMAT, "tensor '%s': external data [%" PRIu64 ", +%"
 				  PRIu64 ") runs past the end of '%s' (%" PRIu64 " bytes)",
@@ -251,6 +222,8 @@ static int typed(struct onnx_ctx *c, const Onnx__TensorProto *tp, struct spp_ten
 		t->data = f.vals;
 		return SPP_OK;
 	}
+	if (spp_model_charge(c->m, t->nbytes, c->file, "a decoded typed field", c->err))
+		return c->err->code;
 	buf = malloc(t->nbytes);
 	if (!buf)
 		return onnx_fault(c, SPP_E_NOMEM, "tensor '%s': out of memory for %" PRIu64
@@ -411,6 +384,9 @@ int onnx_sparse_add(struct onnx_ctx *c, const Onnx__SparseTensorProto *sp,
 		t.name = NULL;
 		goto out;
 	}
+	if ((rc = spp_model_charge(c->m, t.nbytes, c->file, "a densified sparse tensor", c->err)))
+		goto out;
+	rc = SPP_E_FORMAT;
 	dense = t.nbytes ? calloc(1, t.nbytes) : NULL;
 	if (t.nbytes && !dense) {
 		rc = onnx_fault(c, SPP_E_NOMEM, "sparse tensor '%s': out of memory", t.name);

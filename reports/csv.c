@@ -1,9 +1,12 @@
 /*
  * The CSV report (docs/CSV.md): one row per layer, or per layer x run once
  * a layer has runs. Columns are the layer's JSON names flattened with dots
- * (storage.csr.bytes), found by walking the tree, so a field added to the
- * JSON appears here with no change to this file. The column set is the
- * union over all rows in first-seen order; a row without a field leaves
+ * (storage.csr.bytes), found by walking the tree beside the report's
+ * schema, so a field added to the JSON (and its schema) appears here with
+ * no change to this file, and a field the schema lacks never does: a
+ * hostile report cannot make a column per key (the work and the output
+ * would grow as rows x keys). The column set is the union over all rows
+ * of the schema's fields in first-seen order; a row without a field leaves
  * the cell empty, as does null, and a field that is null in every row has
  * no column. The layer's and the run's status and reason, which share
  * their JSON names, are layer.status / layer.reason and run.status /
@@ -18,10 +21,14 @@
 #include <csv.h>
 
 #include "reports/cells.h"
+#include "reports/rules.h"
 
 struct columns {
 	char **name;
 	int n, cap;
+	/* name -> index, open addressing, rebuilt whenever a column comes in */
+	int *slot;
+	size_t nslot;
 };
 
 /* What flattening a row does with each (key, value): collect or place. */
@@ -31,12 +38,51 @@ struct sink {
 	int oom;
 };
 
+static size_t hash(const char *s)
+{
+	size_t h = 1469598103934665603u;
+
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 1099511628211u;
+	return h;
+}
+
 static int find(const struct columns *c, const char *key)
 {
-	for (int i = 0; i < c->n; i++)
-		if (strcmp(c->name[i], key) == 0)
-			return i;
+	for (size_t i = c->nslot ? hash(key) & (c->nslot - 1) : 0; c->nslot; i = (i + 1) & (c->nslot - 1)) {
+		if (c->slot[i] < 0)
+			return -1;
+		if (strcmp(c->name[c->slot[i]], key) == 0)
+			return c->slot[i];
+	}
 	return -1;
+}
+
+/* The index again after a column came in (every index after it moved). 0 or -1 out of memory. */
+static int rehash(struct columns *c)
+{
+	size_t want = 64;
+
+	while (want < 2 * (size_t)c->n)
+		want *= 2;
+	if (want != c->nslot) {
+		int *grown = realloc(c->slot, want * sizeof(*grown));
+
+		if (!grown)
+			return -1;
+		c->slot = grown;
+		c->nslot = want;
+	}
+	for (size_t i = 0; i < c->nslot; i++)
+		c->slot[i] = -1;
+	for (int k = 0; k < c->n; k++) {
+		size_t i = hash(c->name[k]) & (c->nslot - 1);
+
+		while (c->slot[i] >= 0)
+			i = (i + 1) & (c->nslot - 1);
+		c->slot[i] = k;
+	}
+	return 0;
 }
 
 /*
@@ -92,6 +138,7 @@ static void emit(struct sink *s, const char *key, const char *value)
 	memmove(c->name + at + 1, c->name + at, (size_t)(c->n - at) * sizeof(*c->name));
 	c->name[at] = name;
 	c->n++;
+	s->oom |= rehash(c) != 0;
 }
 
 /* A scalar's cell text; 0 for objects and arrays. */
@@ -135,14 +182,33 @@ static int join_array(const cJSON *arr, const char *sep, char *buf, size_t n)
 }
 
 /*
- * The fields of obj as columns under prefix; scope ("layer", "run"), at the
- * top of a row, names the status and reason columns that layer and run
- * share in JSON.
+ * The schema of member name of an object whose schema is node: NULL when
+ * the report's schema has no such field. The keys of the two maps keyed
+ * by run (breakeven, n_sweep: "cpu/<format>") are formats of this spprof,
+ * so that no report can make a column of each key it holds.
  */
-static void flatten(struct sink *s, const cJSON *obj, const char *prefix,
+static const cJSON *field(const cJSON *node, const char *name)
+{
+	const cJSON *m = spp_report_schema_member(node, name);
+	int peer;
+
+	if (m && !cJSON_GetObjectItemCaseSensitive(node, "properties") &&
+	    !cJSON_GetObjectItemCaseSensitive(node, "propertyNames") &&
+	    (strncmp(name, "cpu/", 4) != 0 || !spp_format_by_key(name + 4, &peer)))
+		return NULL;
+	return m;
+}
+
+/*
+ * The fields of obj (its schema node) as columns under prefix; scope
+ * ("layer", "run"), at the top of a row, names the status and reason
+ * columns that layer and run share in JSON. Only the fields of the
+ * report's schema are columns: the set is fixed, whatever a report holds.
+ */
+static void flatten(struct sink *s, const cJSON *obj, const cJSON *node, const char *prefix,
 		    const char *skip, const char *scope)
 {
-	const cJSON *v;
+	const cJSON *v, *m;
 	char key[512], buf[1024];
 
 	cJSON_ArrayForEach(v, obj) {
@@ -150,13 +216,14 @@ static void flatten(struct sink *s, const cJSON *obj, const char *prefix,
 		int shared = scope && (!strcmp(v->string ? v->string : "", "status") ||
 				       !strcmp(v->string ? v->string : "", "reason"));
 
-		if (!v->string || (skip && strcmp(v->string, skip) == 0) || cJSON_IsNull(v))
+		if (!v->string || (skip && strcmp(v->string, skip) == 0) || cJSON_IsNull(v) ||
+		    !(m = field(node, v->string)))
 			continue;
 		if ((size_t)snprintf(key, sizeof(key), "%s%s%s", shared ? scope : prefix,
 				     *prefix || shared ? "." : "", v->string) >= sizeof(key))
 			continue;
 		if (cJSON_IsObject(v)) {
-			flatten(s, v, key, NULL, NULL);
+			flatten(s, v, m, key, NULL, NULL);
 		} else if (cJSON_IsArray(v)) {
 			if (cJSON_GetArraySize(v) > 0 &&
 			    join_array(v, strcmp(v->string, "shape") == 0 ? "x" : ";",
@@ -192,9 +259,9 @@ static void each_row(struct sink *s, const cJSON *report,
 		for (int r = 0; r < (nruns ? nruns : 1); r++) {
 			run = nruns ? cJSON_GetArrayItem(runs, r) : NULL;
 			model_cells(s, report);
-			flatten(s, l, "", "runs", "layer");
+			flatten(s, l, spp_report_schema_row(0), "", "runs", "layer");
 			if (cJSON_IsObject(run))
-				flatten(s, run, "", NULL, "run");
+				flatten(s, run, spp_report_schema_row(1), "", NULL, "run");
 			if (s->oom || (row_done && row_done(s, ctx)))
 				return;
 		}
@@ -252,5 +319,6 @@ done:
 	for (int i = 0; i < cols.n; i++)
 		free(cols.name[i]);
 	free(cols.name);
+	free(cols.slot);
 	return rc;
 }

@@ -114,8 +114,9 @@ static int same_run(const cJSON *head, const struct spp_analysis *a, const cJSON
 
 /*
  * The next line of f into *line (grown as it goes, NUL-terminated, its '\n'
- * kept): its length, 0 at the end, or -1 once it passes MAX_LINE, checked
- * while reading so that a file without a newline is never read whole.
+ * kept): its length, 0 at the end, -1 once it passes MAX_LINE (checked
+ * while reading, so that a file without a newline is never read whole), -2
+ * out of memory.
  */
 static long read_line(FILE *f, char **line, size_t *cap)
 {
@@ -123,12 +124,15 @@ static long read_line(FILE *f, char **line, size_t *cap)
 	int c;
 
 	while ((c = getc_unlocked(f)) != EOF) {
+		if (len >= MAX_LINE)
+			return -1;
 		if (len + 2 > *cap) {
 			size_t grown = *cap ? 2 * *cap : 4096;
 			char *p;
 
-			if (len >= MAX_LINE || !(p = realloc(*line, grown)))
-				return -1;
+			grown = grown > MAX_LINE + 2 ? MAX_LINE + 2 : grown;
+			if (!(p = realloc(*line, grown)))
+				return -2;
 			*line = p;
 			*cap = grown;
 		}
@@ -167,6 +171,8 @@ static int read_lines(struct spp_journal *j, FILE *f, int nlayers, cJSON **head,
 		}
 	}
 	free(line);
+	if (len == -2)
+		return spp_error_set(err, SPP_E_NOMEM, "'%s': out of memory reading it", j->path);
 	if (len < 0)
 		return spp_error_set(err, SPP_E_FORMAT, "'%s': a line longer than %d MiB: not a journal "
 				     "of spprof (remove it, or run without --resume)", j->path,

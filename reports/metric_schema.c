@@ -110,3 +110,23 @@ int spp_metric_path_check(int scope, const struct spp_metric_path *p, struct spp
 	}
 	return 0;
 }
+
+/* The schema, parsed once; NULL when out of memory. */
+static const cJSON *report_schema(void)
+{
+	if (!schema)
+		schema = cJSON_Parse(spp_report_schema_json);
+	return schema;
+}
+
+const cJSON *spp_report_schema_row(int runs)
+{
+	const cJSON *layer = get(member(report_schema(), "layers"), "items");
+
+	return runs ? get(member(layer, "runs"), "items") : layer;
+}
+
+const cJSON *spp_report_schema_member(const cJSON *node, const char *name)
+{
+	return node ? member(node, name) : NULL;
+}

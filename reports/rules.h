@@ -41,4 +41,12 @@ int spp_rule_parse_target(const char *s, struct spp_rule *r, struct spp_parse_fa
  */
 int spp_metric_path_check(int scope, const struct spp_metric_path *p, struct spp_parse_fault *f);
 
+/*
+ * The report schema's node of a layer (runs 0) or of a run (runs 1), and
+ * the node of member name of a node (NULL when the schema has no such
+ * field): the fixed set of fields a writer of columns may take.
+ */
+const cJSON *spp_report_schema_row(int runs);
+const cJSON *spp_report_schema_member(const cJSON *node, const char *name);
+
 #endif

@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 /*
- * The temporary files that exist now, for the SIGINT/SIGTERM handler: a
+ * The temporary files that exist now, for the signal handler: a
  * handler reaches only static storage, so these are the file's mutable
  * globals. An entry is switched on after its paths are copied and off
  * after the file is renamed or removed, so the handler may find a name
@@ -40,17 +40,39 @@ static void put(const char *s)
 	}
 }
 
+/*
+ * The signals that end a run whose temporary file would otherwise stay:
+ * Ctrl-C, kill, a closed terminal, Ctrl-\\, a closed pipe and a file past
+ * RLIMIT_FSIZE; each with what the handler says.
+ */
+static const struct {
+	int sig;
+	const char *says;
+} handled[] = {
+	{SIGINT, "spprof: interrupted (SIGINT): '"},
+	{SIGTERM, "spprof: terminated (SIGTERM): '"},
+	{SIGHUP, "spprof: hung up (SIGHUP): '"},
+	{SIGQUIT, "spprof: quit (SIGQUIT): '"},
+	{SIGPIPE, "spprof: broken pipe (SIGPIPE): '"},
+	{SIGXFSZ, "spprof: file size limit exceeded (SIGXFSZ): '"},
+};
+#define NHANDLED (sizeof(handled) / sizeof(handled[0]))
+
 /* Async-signal-safe: unlink, write and _exit only. */
 static void on_signal(int sig)
 {
 	struct sigaction dfl;
+	const char *says = "spprof: signalled: '";
 	int removed = 0;
 
+	for (size_t i = 0; i < NHANDLED; i++)
+		if (handled[i].sig == sig)
+			says = handled[i].says;
 	for (int i = 0; i < SLOTS; i++) {
 		if (!slot_on[i])
 			continue;
 		unlink(slot_tmp[i]);
-		put(sig == SIGINT ? "spprof: interrupted (SIGINT): '" : "spprof: terminated (SIGTERM): '");
+		put(says);
 		put(slot_path[i]);
 		put("' not written\n");
 		removed = 1;
@@ -64,10 +86,9 @@ static void on_signal(int sig)
 	raise(sig);
 }
 
-/* Once: handle SIGINT and SIGTERM, each unless the process ignores it. */
+/* Once: handle each of handled[], unless the process ignores it or has its own handler. */
 static void install_handler(void)
 {
-	static const int sigs[] = {SIGINT, SIGTERM};
 	static int installed;
 	struct sigaction sa, old;
 
@@ -77,11 +98,11 @@ static void install_handler(void)
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;
 	sigemptyset(&sa.sa_mask);
-	sigaddset(&sa.sa_mask, SIGINT);
-	sigaddset(&sa.sa_mask, SIGTERM);
-	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
-		if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_DFL)
-			sigaction(sigs[i], &sa, NULL);
+	for (size_t i = 0; i < NHANDLED; i++)
+		sigaddset(&sa.sa_mask, handled[i].sig);
+	for (size_t i = 0; i < NHANDLED; i++)
+		if (sigaction(handled[i].sig, NULL, &old) == 0 && old.sa_handler == SIG_DFL)
+			sigaction(handled[i].sig, &sa, NULL);
 }
 
 /* 1 + the entry now holding tmp and path; 0 when none is free or they do not fit. */

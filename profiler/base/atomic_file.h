@@ -11,10 +11,11 @@
  * The target must be absent or a regular file (stat() of the path, so a
  * symlink is judged by what it points to): a FIFO, a device, a socket or a
  * directory is refused rather than replaced, and so is any file this run
- * read (profiler/base/infile.h). While a temporary file exists, SIGINT and
- * SIGTERM remove it, say so on stderr and exit 130 / 143; at other times
- * they act as before (the handler is installed by the first open, unless
- * the signal was ignored).
+ * read (profiler/base/infile.h). While a temporary file exists, SIGINT,
+ * SIGTERM, SIGHUP, SIGQUIT, SIGPIPE and SIGXFSZ remove it, say so on stderr
+ * and exit 128 + the signal; at other times they act as before (the handler
+ * is installed by the first open, for each signal the process neither
+ * ignores nor handles itself).
  */
 #ifndef SPP_BASE_ATOMIC_FILE_H
 #define SPP_BASE_ATOMIC_FILE_H

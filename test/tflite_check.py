@@ -10,11 +10,13 @@ with uint8, uint16 and int32 index vectors, and 1x4 blocks) and affine uint8
 and int8 weights. Every layer's op type, node, m, k, n, dtype, nnz, zero
 rows, zero columns, bias and file storage is compared with the W numpy
 builds from TFLite's layouts, and tflite_fb.py's flatbuffers.table reader
-must agree with what was written. Bad files exit 2 naming the file. Then
-real models from npm (@mediapipe/hands and @mediapipe/selfie_segmentation,
-fetched with `npm pack`; skipped when the registry is unreachable, with
-MediaPipe's custom Convolution2DTransposeBias), read by that reader: each
-layer's name, m, k, n and nnz.
+must agree with what was written; sparse indices 128-255 in a Uint8Vector
+and >= 32768 in a Uint16Vector read unsigned. Bad files exit 2 naming the
+file. Then real models from npm (@mediapipe/hands,
+@mediapipe/selfie_segmentation and @mediapipe/face_detection's
+full-range sparse model, fetched with `npm pack`; skipped when the registry
+is unreachable, with MediaPipe's custom Convolution2DTransposeBias), read by
+that reader: each layer's name, m, k, n and nnz.
 
     tflite_check.py SPPROF      (exit 77 without numpy or flatbuffers)
 """
@@ -186,7 +188,20 @@ def sparse_cases(m):
     return {**csr(m, "csr_u8", 1, 3, matrix(12, 30, 0.3)),
             **csr(m, "csr_u16", 2, 2, matrix(6, 300, 0.3)),
             **csr(m, "csr_i32", 3, 1, matrix(8, 20, 0.3)), **block_csr(m),
+            # indices past the signed range: 128..255 in a Uint8Vector, >= 32768 in a
+            # Uint16Vector (issue 43: read sign-extended, they were refused)
+            **csr(m, "csr_u8_high", 1, 3, high_columns(5, 256, 128)),
+            **csr(m, "csr_u16_high", 2, 2, high_columns(3, 40000, 32768)),
             **affine(m, "u8", np.uint8, 131), **affine(m, "i8", np.int8, -7)}
+
+
+def high_columns(m, k, low):
+    """A sparse [m, k] whose every row has non-zeros at columns >= low, and one below."""
+    w = matrix(m, k, 40 / k)
+    w[:, 3] = 1.5
+    w[:, low + RNG.integers(0, k - low, m)] = 2.5
+    w[:, k - 1] = -1.0
+    return w
 
 
 def staircase(m):
@@ -273,7 +288,10 @@ def refusals(spprof, folder):
 
 
 NPM_PACKAGES = (("@mediapipe/hands@0.4.1675469240", ("hand_landmark_full", "hand_landmark_lite")),
-                ("@mediapipe/selfie_segmentation@0.1.1675465747", ("selfie_segmentation",)))
+                ("@mediapipe/selfie_segmentation@0.1.1675465747", ("selfie_segmentation",)),
+                # sparse weights with Uint8Vector indices up to 191 (issue 43)
+                ("@mediapipe/face_detection@0.4.1646425229",
+                 ("face_detection_full_range_sparse",)))
 
 
 def npm_models(spprof, tmp):

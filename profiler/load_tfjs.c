@@ -288,13 +288,13 @@ static int map_group(struct tfjs *t, const cJSON *paths, const char *dir, int *c
 		return spp_error_format(t->err, t->path, "a weightsManifest group has no \"paths\" list");
 	cJSON_ArrayForEach(p, paths) {
 		const char *name = cJSON_GetStringValue(p);
-		int rc, fi;
+		int rc, fi, before = t->m->nfiles;
 
 		if (!name)
 			return spp_error_format(t->err, t->path, "a weight file name is not a string");
 		if ((rc = spp_model_map_beneath(t->m, dir, name, t->path, &fi, t->err)))
 			return rc;
-		if (fi != t->m->nfiles - 1 || fi == 0)
+		if (fi < before)
 			return spp_error_format(t->err, t->path, "weight file '%s' names '%s' a second time",
 						name, t->m->files[fi].path);
 		(*count)++;

@@ -422,8 +422,8 @@ static int load(struct tfl *t)
 		return fb_fault(t);
 	if (!sg.pos)
 		return spp_tfl_fault(t, "the model holds no subgraph");
-	t->model_tensor = calloc(t->tensors.len + 1, sizeof(int));
-	t->producer = malloc((t->tensors.len + 1) * sizeof(int));
+	t->model_tensor = calloc((size_t)t->tensors.len + 1, sizeof(int));
+	t->producer = malloc(((size_t)t->tensors.len + 1) * sizeof(int));
 	if (!t->model_tensor || !t->producer)
 		return spp_error_set(t->err, SPP_E_NOMEM, "out of memory loading '%s'", t->path);
 	for (uint32_t i = 0; i < t->tensors.len; i++)

@@ -2,6 +2,7 @@
 #include "profiler/pbuf.h"
 
 #include <inttypes.h>
+#include <stdint.h>
 #include <stdlib.h>
 
 /*
@@ -27,6 +28,8 @@ static void *arena_alloc(void *p, size_t size)
 	struct arena *a = p;
 	struct chunk *k;
 
+	if (size > SIZE_MAX / 2)
+		return NULL; /* rounding up, or the chunk's header, would wrap */
 	size = (size + 15) & ~(size_t)15;
 	if (size > CHUNK / 4) {
 		k = malloc(sizeof(*k) + size);

@@ -480,7 +480,9 @@ static int reduce(struct up *u)
 	case G_ORDERED_DICT:
 		if (a->n != 0)
 			return bad(u, "OrderedDict called with arguments");
-		return push(u, val(u, SPP_PV_DICT));
+		if ((v = val(u, SPP_PV_DICT)) != NO_VAL)
+			u->pk->v[v].g = 1; /* an OrderedDict: BUILD may set its attributes */
+		return push(u, v);
 	case G_REBUILD_TENSOR:
 		return rebuild_tensor(u, args);
 	case G_REBUILD_PARAMETER:
@@ -513,11 +515,18 @@ static int op_call(struct up *u, unsigned char op)
 		return persid(u) ? -1 : 1;
 	case 'R':
 		return reduce(u) ? -1 : 1;
-	case 'b': /* BUILD: an OrderedDict's state (_metadata) or a tensor's, dropped */
+	case 'b':
+		/*
+		 * BUILD: only the attributes of an OrderedDict (a state dict's
+		 * _metadata), a dict, dropped. torch.save writes no other: a
+		 * tensor's state would reach __setstate__ or set_ (what
+		 * weights_only's BUILD let through), a plain dict has none
+		 */
 		if (pop(u, &b) || top(u, &a))
 			return -1;
-		if (u->pk->v[a].kind != SPP_PV_DICT && u->pk->v[a].kind != SPP_PV_TENSOR)
-			return bad(u, "BUILD of a value not a dict or tensor"), -1;
+		if (u->pk->v[a].kind != SPP_PV_DICT || u->pk->v[a].g != 1 ||
+		    u->pk->v[b].kind != SPP_PV_DICT)
+			return bad(u, "BUILD other than an OrderedDict's attributes"), -1;
 		return 1;
 	}
 	return 0;

@@ -23,7 +23,7 @@ enum spp_pv_kind {
 	SPP_PV_STR,     /* str or bytes: s, len (not NUL-terminated) */
 	SPP_PV_TUPLE,   /* items[n] */
 	SPP_PV_LIST,    /* items[n] */
-	SPP_PV_DICT,    /* items[2n]: key, value, ... in insertion order */
+	SPP_PV_DICT,    /* items[2n]: key, value, ... in insertion order; g 1: an OrderedDict */
 	SPP_PV_GLOBAL,  /* an allowed global: g, its row */
 	SPP_PV_STORAGE, /* a persistent id ('storage', type, key, location, numel[, view]):
 			   dtype, s/len the key, i numel */
@@ -32,7 +32,8 @@ enum spp_pv_kind {
 
 struct spp_pv {
 	enum spp_pv_kind kind;
-	int g;                  /* SPP_PV_GLOBAL: index of the allowed global */
+	int g;                  /* SPP_PV_GLOBAL: index of the allowed global; SPP_PV_DICT: 1
+				   when made by OrderedDict() */
 	enum spp_dtype dtype;   /* SPP_PV_STORAGE */
 	int64_t i;
 	double f;

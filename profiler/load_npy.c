@@ -322,9 +322,13 @@ int spp_npy_add(struct spp_model *m, const unsigned char *buf, uint64_t size,
 	t.file = file;
 	t.data = nbytes ? buf + h.data_off : NULL;
 	if (nbytes && (h.swap || (h.fortran && h.ndim >= 2))) {
-		unsigned char *copy = malloc(nbytes);
+		unsigned char *copy;
+		char what[600];
 
-		if (!copy)
+		snprintf(what, sizeof(what), "the C-order copy of '%.400s'", name);
+		if ((rc = spp_model_charge(m, nbytes, m->path, what, err)))
+			return rc;
+		if (!(copy = malloc(nbytes)))
 			return spp_error_set(err, SPP_E_NOMEM, "%s: out of memory for %llu bytes",
 					     where, (unsigned long long)nbytes);
 		to_c_order(&h, buf + h.data_off, copy);
@@ -360,7 +364,7 @@ static int npz_member(struct spp_model *m, zip_t *za, const struct spp_zip_place
 		return spp_error_set(err, SPP_E_FORMAT, "%s: not a .npy array", where);
 	if (!(name = strndup(st.name, len - 4)))
 		return spp_error_set(err, SPP_E_NOMEM, "%s: out of memory", where);
-	rc = spp_zip_member_get(za, pl, i, &st, display_name, where, &data, &copy, err);
+	rc = spp_zip_member_get(za, pl, i, &st, m, display_name, where, &data, &copy, err);
 	if (!rc && copy)
 		rc = spp_model_own(m, copy, err); /* the model's now, even on failure */
 	if (!rc)

@@ -41,8 +41,20 @@ struct tl {
 	struct spp_pickle pk;
 	struct storage *st;
 	size_t nst, capst;
+	uint64_t visits;         /* values the walk may still enter (walk) */
 	struct spp_error *err;
 };
+
+/*
+ * Values the walk may enter: one per byte of the object's pickle, plus
+ * this. Without sharing each value entered costs at least one byte of
+ * pickle (the opcode that put it in its container); a container shared
+ * through the memo is entered once per reference, and containers of
+ * shared containers multiply ("billion laughs": 8 references a level, 14
+ * levels, 8^14 values from 572 bytes). A state dict saved twice under two
+ * keys stays far below this.
+ */
+#define VISITS_BASE 4096
 
 int spp_torch_sniff(const unsigned char *b, size_t got, uint64_t size)
 {
@@ -78,8 +90,8 @@ static int member(struct tl *t, const char *name, int optional, const unsigned c
 	if ((rc = spp_zip_member_stat(t->za, (zip_uint64_t)i, t->path, t->places.size, &st, t->err)))
 		return rc;
 	snprintf(where, sizeof(where), "'%s': member '%.400s'", t->path, name);
-	if ((rc = spp_zip_member_get(t->za, &t->places, (zip_uint64_t)i, &st, t->path, where, data, copy,
-				     t->err)))
+	if ((rc = spp_zip_member_get(t->za, &t->places, (zip_uint64_t)i, &st, t->m, t->path, where,
+				     data, copy, t->err)))
 		return rc;
 	*size = st.size;
 	return SPP_OK;
@@ -100,6 +112,19 @@ static int grow_storages(struct tl *t)
 	return 0;
 }
 
+/* Keys in one order: by length, then bytes. */
+static int key_cmp(const char *a, size_t al, const char *b, size_t bl)
+{
+	return al != bl ? (al < bl ? -1 : 1) : memcmp(a, b, al);
+}
+
+static int storage_cmp(const void *a, const void *b)
+{
+	const struct storage *x = a, *y = b;
+
+	return key_cmp(x->key, x->key_len, y->key, y->key_len);
+}
+
 /* The storage of key, read once and owned by the model. */
 static int storage(struct tl *t, const struct spp_pv *s, struct storage **out)
 {
@@ -108,14 +133,19 @@ static int storage(struct tl *t, const struct spp_pv *s, struct storage **out)
 	unsigned char *copy;
 	int rc;
 
+	if (!t->za) { /* legacy: every storage was found before the walk, sorted by key */
+		struct storage want = {s->s, s->len, NULL, 0};
+
+		if ((*out = bsearch(&want, t->st, t->nst, sizeof(*t->st), storage_cmp)))
+			return SPP_OK;
+		return spp_error_set(t->err, SPP_E_FORMAT, "'%s': storage '%.*s' is not in the file",
+				     t->path, (int)(s->len > 64 ? 64 : s->len), s->s);
+	}
 	for (size_t i = 0; i < t->nst; i++)
 		if (t->st[i].key_len == s->len && memcmp(t->st[i].key, s->s, s->len) == 0) {
 			*out = &t->st[i];
 			return SPP_OK;
 		}
-	if (!t->za) /* legacy: every storage was found before the walk */
-		return spp_error_set(t->err, SPP_E_FORMAT, "'%s': storage '%.*s' is not in the file",
-				     t->path, (int)(s->len > 64 ? 64 : s->len), s->s);
 	if (grow_storages(t))
 		return spp_error_set(t->err, SPP_E_NOMEM, "'%s': out of memory", t->path);
 	x = &t->st[t->nst];
@@ -138,6 +168,103 @@ static void copy_elem(unsigned char *dst, const unsigned char *src, int w, int s
 }
 
 /*
+ * The shape of tensor v into x (shape, numel) and *hi, the index of its
+ * last element past the storage offset; *contiguous when its strides are
+ * the row-major ones. Every product and sum checked: a crafted size or
+ * stride must not wrap 64 bits into a small extent.
+ */
+static int extent(struct tl *t, const struct spp_pv *sz, const struct spp_pv *sd, const char *name,
+		  struct spp_tensor *x, uint64_t *hi, int *contiguous)
+{
+	uint64_t span;
+	int over = 0;
+
+	*hi = 0;
+	*contiguous = 1;
+	x->numel = 1;
+	for (int i = (int)sz->n - 1; i >= 0; i--) {
+		int64_t n = t->pk.v[sz->items[i]].i, st = t->pk.v[sd->items[i]].i;
+
+		if (t->pk.v[sz->items[i]].kind != SPP_PV_INT || t->pk.v[sd->items[i]].kind != SPP_PV_INT ||
+		    n < 0 || st < 0 || n > (INT64_C(1) << 40) || st > (INT64_C(1) << 40))
+			return spp_error_set(t->err, SPP_E_FORMAT,
+					     "'%s': tensor '%s': a size or stride out of range", t->path, name);
+		x->shape[i] = n;
+		if (n != 1 && (uint64_t)st != x->numel) /* the row-major stride: the count so far */
+			*contiguous = 0;
+		over |= __builtin_mul_overflow(x->numel, (uint64_t)n, &x->numel);
+		over |= __builtin_mul_overflow((uint64_t)(n > 0 ? n - 1 : 0), (uint64_t)st, &span);
+		over |= __builtin_add_overflow(*hi, span, hi);
+		if (over || x->numel > (UINT64_C(1) << 50) || *hi > (UINT64_C(1) << 50))
+			return spp_error_set(t->err, SPP_E_FORMAT, "'%s': tensor '%s' is too large",
+					     t->path, name);
+	}
+	if (x->numel == 0)
+		*hi = 0;
+	return SPP_OK;
+}
+
+/*
+ * Whether the storage s of persistent id sv holds the elements its id
+ * declares (torch writes numel x element size bytes; a count that
+ * disagrees is how CVE-2026-24747 corrupted torch's heap), and elements
+ * offset to offset + hi lie inside it.
+ */
+static int in_storage(struct tl *t, const struct spp_pv *sv, const struct storage *s, int w,
+		      uint64_t offset, uint64_t hi, uint64_t numel, const char *name)
+{
+	uint64_t declared, end, bytes;
+	int key = (int)(sv->len > 64 ? 64 : sv->len);
+
+	if (__builtin_mul_overflow((uint64_t)sv->i, (uint64_t)w, &declared) || declared > s->size ||
+	    s->size - declared >= (uint64_t)w)
+		return spp_error_set(t->err, SPP_E_FORMAT,
+				     "'%s': storage '%.*s' declares %lld elements of %d bytes, its member "
+				     "holds %llu bytes", t->path, key, sv->s, (long long)sv->i, w,
+				     (unsigned long long)s->size);
+	if (numel > 0 && (__builtin_add_overflow(offset, hi, &end) ||
+			  __builtin_add_overflow(end, 1, &end) ||
+			  __builtin_mul_overflow(end, (uint64_t)w, &bytes) || bytes > declared))
+		return spp_error_set(t->err, SPP_E_FORMAT,
+				     "'%s': tensor '%s' reaches past its storage '%.*s' of %llu bytes",
+				     t->path, name, key, sv->s, (unsigned long long)s->size);
+	return SPP_OK;
+}
+
+/*
+ * x's numel elements of storage data from offset, strides sd, gathered
+ * into a copy the model owns, charged to its budget before it is made
+ * (a stride-0 view of one element can name gigabytes).
+ */
+static int gather(struct tl *t, const struct spp_pv *sd, const unsigned char *data,
+		  uint64_t offset, int w, const char *name, struct spp_tensor *x)
+{
+	uint64_t idx[SPP_MAX_DIMS] = {0};
+	unsigned char *buf;
+	char what[600];
+	int rc;
+
+	snprintf(what, sizeof(what), "tensor '%.400s' gathered from its strided storage", name);
+	if ((rc = spp_model_charge(t->m, x->nbytes, t->path, what, t->err)))
+		return rc;
+	if (!(buf = malloc((size_t)x->nbytes)))
+		return spp_error_set(t->err, SPP_E_NOMEM, "'%s': out of memory", t->path);
+	if ((rc = spp_model_own(t->m, buf, t->err)))
+		return rc;
+	for (uint64_t e = 0; e < x->numel; e++) {
+		uint64_t off = offset; /* below offset + hi: checked by in_storage */
+
+		for (int i = 0; i < x->ndim; i++)
+			off += idx[i] * (uint64_t)t->pk.v[sd->items[i]].i;
+		copy_elem(buf + e * (uint64_t)w, data + off * (uint64_t)w, w, t->big_endian);
+		for (int i = x->ndim - 1; i >= 0 && ++idx[i] == (uint64_t)x->shape[i]; i--)
+			idx[i] = 0;
+	}
+	x->data = buf;
+	return SPP_OK;
+}
+
+/*
  * Tensor v at name: its shape and strides checked against its storage;
  * the data a run of the storage when contiguous and little-endian, else
  * gathered into a copy.
@@ -149,38 +276,18 @@ static int tensor(struct tl *t, const struct spp_pv *v, const char *name)
 	const struct spp_dtype_info *d = spp_dtype_info(sv->dtype);
 	struct spp_tensor x = {0};
 	struct storage *s = NULL;
-	uint64_t hi = 0, expect = 1;
-	int w = d->bits / 8, contiguous = 1, rc;
+	uint64_t hi;
+	int w = d->bits / 8, contiguous, rc;
 
 	if (sz->n > SPP_MAX_DIMS)
 		return spp_error_set(t->err, SPP_E_FORMAT, "'%s': tensor '%s' has %u dims, over %d",
 				     t->path, name, sz->n, SPP_MAX_DIMS);
-	x.numel = 1;
-	for (int i = (int)sz->n - 1; i >= 0; i--) {
-		int64_t n = t->pk.v[sz->items[i]].i, st = t->pk.v[sd->items[i]].i;
-
-		if (t->pk.v[sz->items[i]].kind != SPP_PV_INT || t->pk.v[sd->items[i]].kind != SPP_PV_INT ||
-		    n < 0 || st < 0 || n > (INT64_C(1) << 40) || st > (INT64_C(1) << 40))
-			return spp_error_set(t->err, SPP_E_FORMAT,
-					     "'%s': tensor '%s': a size or stride out of range", t->path, name);
-		x.shape[i] = n;
-		if (n != 1 && (uint64_t)st != expect)
-			contiguous = 0;
-		expect *= (uint64_t)n;
-		x.numel *= (uint64_t)n;
-		hi += (uint64_t)(n > 0 ? n - 1 : 0) * (uint64_t)st;
-		if (x.numel > (UINT64_C(1) << 50) || hi > (UINT64_C(1) << 50))
-			return spp_error_set(t->err, SPP_E_FORMAT, "'%s': tensor '%s' is too large",
-					     t->path, name);
-	}
-	if ((rc = storage(t, sv, &s)))
+	if (v->i < 0)
+		return spp_error_set(t->err, SPP_E_FORMAT, "'%s': tensor '%s' has a negative storage offset",
+				     t->path, name);
+	if ((rc = extent(t, sz, sd, name, &x, &hi, &contiguous)) || (rc = storage(t, sv, &s)) ||
+	    (rc = in_storage(t, sv, s, w, (uint64_t)v->i, hi, x.numel, name)))
 		return rc;
-	if (v->i < 0 || (x.numel > 0 && ((uint64_t)v->i + hi >= (uint64_t)sv->i ||
-					 ((uint64_t)v->i + hi + 1) * (uint64_t)w > s->size)))
-		return spp_error_set(t->err, SPP_E_FORMAT,
-				     "'%s': tensor '%s' reaches past its storage '%.*s' of %llu bytes",
-				     t->path, name, (int)(sv->len > 64 ? 64 : sv->len), sv->s,
-				     (unsigned long long)s->size);
 	x.dtype = sv->dtype;
 	x.ndim = (int)sz->n;
 	x.nbytes = x.numel * (uint64_t)w;
@@ -189,22 +296,8 @@ static int tensor(struct tl *t, const struct spp_pv *v, const char *name)
 		x.nbytes = 0;
 	} else if (contiguous && (!t->big_endian || w == 1)) {
 		x.data = s->data + (uint64_t)v->i * (uint64_t)w;
-	} else {
-		unsigned char *buf = malloc((size_t)x.nbytes);
-		uint64_t idx[SPP_MAX_DIMS] = {0};
-
-		if (!buf || (rc = spp_model_own(t->m, buf, t->err)))
-			return buf ? rc : spp_error_set(t->err, SPP_E_NOMEM, "'%s': out of memory", t->path);
-		for (uint64_t e = 0; e < x.numel; e++) {
-			uint64_t off = (uint64_t)v->i;
-
-			for (int i = 0; i < x.ndim; i++)
-				off += idx[i] * (uint64_t)t->pk.v[sd->items[i]].i;
-			copy_elem(buf + e * (uint64_t)w, s->data + off * (uint64_t)w, w, t->big_endian);
-			for (int i = x.ndim - 1; i >= 0 && ++idx[i] == (uint64_t)x.shape[i]; i--)
-				idx[i] = 0;
-		}
-		x.data = buf;
+	} else if ((rc = gather(t, sd, s->data, (uint64_t)v->i, w, name, &x))) {
+		return rc;
 	}
 	if (!(x.name = strdup(name)))
 		return spp_error_set(t->err, SPP_E_NOMEM, "'%s': out of memory", t->path);
@@ -219,6 +312,10 @@ static int walk(struct tl *t, uint32_t vi, const char *prefix, int depth)
 	int dict = v->kind == SPP_PV_DICT, rc;
 	uint32_t n = dict ? v->n / 2 : v->n;
 
+	if (t->visits-- == 0)
+		return spp_error_set(t->err, SPP_E_FORMAT,
+				     "'%s': the object saved reaches more values than its pickle holds "
+				     "(containers shared through the memo, at '%.200s')", t->path, prefix);
 	if (v->kind == SPP_PV_TENSOR)
 		return tensor(t, v, prefix[0] ? prefix : "tensor");
 	if (!dict && v->kind != SPP_PV_LIST && v->kind != SPP_PV_TUPLE)
@@ -292,6 +389,7 @@ static int load(struct tl *t)
 	if (rc || (rc = member(t, name, 0, &pkl, &pn, &pkl_copy)))
 		return rc;
 	snprintf(where, sizeof(where), "'%s': member '%.400s'", t->path, name);
+	t->visits = pn + VISITS_BASE;
 	if (!(rc = spp_pickle_load(pkl, (size_t)pn, where, &t->pk, NULL, t->err)))
 		rc = walk(t, t->pk.root, "", 0);
 	free(pkl_copy);
@@ -308,7 +406,7 @@ int spp_torch_legacy_sniff(const unsigned char *b, size_t got, uint64_t size)
 	return got >= sizeof(legacy_magic) && memcmp(b, legacy_magic, sizeof(legacy_magic)) == 0;
 }
 
-/* One pickle of the legacy stream at *pos into pk, *pos moved past it. */
+/* One pickle of the legacy stream at *pos into pk, *pos moved past it; the object's sets the visits. */
 static int legacy_pickle(struct tl *t, size_t *pos, const char *what, struct spp_pickle *pk)
 {
 	const struct spp_mapped_file *f = &t->m->files[t->file];
@@ -320,17 +418,102 @@ static int legacy_pickle(struct tl *t, size_t *pos, const char *what, struct spp
 	if ((rc = spp_pickle_load(f->base + *pos, (size_t)(f->size - *pos), where, pk, &used, t->err)))
 		return rc;
 	*pos += used;
+	if (pk == &t->pk)
+		t->visits = (uint64_t)used + VISITS_BASE;
 	return SPP_OK;
 }
 
-/* The dtype of the storage of key among the persistent ids of the object pickle. */
-static const struct spp_pv *storage_of(const struct tl *t, const struct spp_pv *key)
+/* Persistent ids by key, then by their place in the pickle (the first of a key first). */
+static int pv_cmp(const void *a, const void *b)
 {
+	const struct spp_pv *x = *(const struct spp_pv *const *)a, *y = *(const struct spp_pv *const *)b;
+	int c = key_cmp(x->s, x->len, y->s, y->len);
+
+	return c ? c : (x > y) - (x < y);
+}
+
+/*
+ * The persistent ids of the object pickle, sorted by key into *out (n of
+ * them; the caller frees): each key of the stream is then found in log
+ * time, not by a scan of the pickle per key.
+ */
+static int storage_ids(const struct tl *t, const struct spp_pv ***out, size_t *n)
+{
+	*n = 0;
+	if (!(*out = malloc((t->pk.nv ? t->pk.nv : 1) * sizeof(**out))))
+		return spp_error_set(t->err, SPP_E_NOMEM, "'%s': out of memory", t->path);
 	for (uint32_t i = 0; i < t->pk.nv; i++)
-		if (t->pk.v[i].kind == SPP_PV_STORAGE && t->pk.v[i].len == key->len &&
-		    memcmp(t->pk.v[i].s, key->s, key->len) == 0)
-			return &t->pk.v[i];
-	return NULL;
+		if (t->pk.v[i].kind == SPP_PV_STORAGE)
+			(*out)[(*n)++] = &t->pk.v[i];
+	qsort(*out, *n, sizeof(**out), pv_cmp);
+	return SPP_OK;
+}
+
+/* The first persistent id of key among ids[0, n), sorted by storage_ids; NULL if none. */
+static const struct spp_pv *storage_of(const struct spp_pv **ids, size_t n, const struct spp_pv *key)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (key_cmp(ids[mid]->s, ids[mid]->len, key->s, key->len) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && key_cmp(ids[lo]->s, ids[lo]->len, key->s, key->len) == 0 ? ids[lo] : NULL;
+}
+
+/*
+ * The storages after the stream's pickles, from pos: one per key of list
+ * kl (of the keys pickle), each its count and bytes, the count the one
+ * the object's persistent id declares. Into t->st, sorted by key.
+ */
+static int legacy_storages(struct tl *t, const struct spp_pickle *keys, const struct spp_pv *kl,
+			   size_t pos)
+{
+	const struct spp_mapped_file *f = &t->m->files[t->file];
+	const struct spp_pv **ids;
+	size_t nids;
+	int rc = storage_ids(t, &ids, &nids);
+
+	for (uint32_t i = 0; !rc && i < kl->n; i++) {
+		const struct spp_pv *key = &keys->v[kl->items[i]], *sv;
+		uint64_t count = 0, bytes;
+
+		if (key->kind != SPP_PV_STR || !(sv = storage_of(ids, nids, key)) || f->size - pos < 8) {
+			rc = spp_error_set(t->err, SPP_E_FORMAT,
+					   "'%s': legacy storage %u: no tensor uses it, or the file ends",
+					   t->path, i);
+			break;
+		}
+		for (int b = 7; b >= 0; b--)
+			count = count << 8 | f->base[pos + (size_t)(t->big_endian ? 7 - b : b)];
+		if (count != (uint64_t)sv->i || count > (UINT64_C(1) << 50) ||
+		    (bytes = count * (uint64_t)(spp_dtype_info(sv->dtype)->bits / 8)) > f->size - pos - 8) {
+			rc = spp_error_set(t->err, SPP_E_FORMAT,
+					   "'%s': legacy storage %u: %llu elements, its tensor says %lld or "
+					   "the file is shorter", t->path, i, (unsigned long long)count,
+					   (long long)sv->i);
+			break;
+		}
+		if (grow_storages(t)) {
+			rc = spp_error_set(t->err, SPP_E_NOMEM, "'%s': out of memory", t->path);
+			break;
+		}
+		t->st[t->nst++] = (struct storage){sv->s, sv->len, (unsigned char *)f->base + pos + 8, bytes};
+		pos += 8 + (size_t)bytes;
+	}
+	free(ids);
+	if (!rc)
+		qsort(t->st, t->nst, sizeof(*t->st), storage_cmp);
+	for (size_t i = 1; !rc && i < t->nst; i++)
+		if (storage_cmp(&t->st[i - 1], &t->st[i]) == 0)
+			rc = spp_error_set(t->err, SPP_E_FORMAT, "'%s': legacy storage '%.*s' listed twice",
+					   t->path, (int)(t->st[i].key_len > 64 ? 64 : t->st[i].key_len),
+					   t->st[i].key);
+	return rc;
 }
 
 /*
@@ -341,7 +524,6 @@ static const struct spp_pv *storage_of(const struct tl *t, const struct spp_pv *
  */
 static int legacy(struct tl *t)
 {
-	const struct spp_mapped_file *f = &t->m->files[t->file];
 	struct spp_pickle proto = {0}, sys = {0}, keys = {0};
 	size_t pos = sizeof(legacy_magic);
 	const struct spp_pv *kl, *le = NULL;
@@ -369,33 +551,8 @@ static int legacy(struct tl *t)
 		rc = spp_error_set(t->err, SPP_E_FORMAT, "'%s': legacy storage keys are not a list", t->path);
 		goto out;
 	}
-	for (uint32_t i = 0; i < kl->n; i++) {
-		const struct spp_pv *key = &keys.v[kl->items[i]], *sv;
-		uint64_t count = 0, bytes;
-
-		if (key->kind != SPP_PV_STR || !(sv = storage_of(t, key)) || f->size - pos < 8) {
-			rc = spp_error_set(t->err, SPP_E_FORMAT,
-					   "'%s': legacy storage %u: no tensor uses it, or the file ends",
-					   t->path, i);
-			goto out;
-		}
-		for (int b = 7; b >= 0; b--)
-			count = count << 8 | f->base[pos + (size_t)(t->big_endian ? 7 - b : b)];
-		bytes = count * (uint64_t)(spp_dtype_info(sv->dtype)->bits / 8);
-		if (count != (uint64_t)sv->i || count > (UINT64_C(1) << 50) || bytes > f->size - pos - 8) {
-			rc = spp_error_set(t->err, SPP_E_FORMAT,
-					   "'%s': legacy storage %u: %llu elements, its tensor says %lld or "
-					   "the file is shorter", t->path, i, (unsigned long long)count,
-					   (long long)sv->i);
-			goto out;
-		}
-		if (grow_storages(t)) {
-			rc = spp_error_set(t->err, SPP_E_NOMEM, "'%s': out of memory", t->path);
-			goto out;
-		}
-		t->st[t->nst++] = (struct storage){sv->s, sv->len, (unsigned char *)f->base + pos + 8, bytes};
-		pos += 8 + (size_t)bytes;
-	}
+	if ((rc = legacy_storages(t, &keys, kl, pos)))
+		goto out;
 	rc = walk(t, t->pk.root, "", 0);
 out:
 	spp_pickle_free(&proto);

@@ -7,6 +7,7 @@
 #include <zlib.h>
 
 #include "profiler/base/le.h"
+#include "profiler/model.h"
 #include "profiler/pages.h"
 
 /* bytes of a member whose CRC is checked before their pages are dropped */
@@ -106,43 +107,113 @@ int spp_zip_open_buffer(const unsigned char *buf, uint64_t size, const char *fil
 	return rc;
 }
 
-/* Whether a local header or the central directory starts at pos. */
-static int next_header(const unsigned char *buf, uint64_t size, uint64_t pos)
+/*
+ * The central directory, read here as libzip reads it: the end record
+ * (its comment reaching the end of the archive) and, where its fields are
+ * saturated, the zip64 end record its locator names. Found only when one
+ * end record's signature lies in the tail a comment can span (two could
+ * make libzip and this reader take different directories).
+ */
+struct cdir {
+	uint64_t off, size, n;
+};
+
+#define EOCD_LEN 22
+#define EOCD_TAIL (EOCD_LEN + 0xffffu)
+
+static int find_cdir(const unsigned char *buf, uint64_t size, struct cdir *cd)
 {
-	return pos + 4 <= size &&
-	       (spp_le(buf + pos, 4) == 0x04034b50u || spp_le(buf + pos, 4) == 0x02014b50u);
+	uint64_t from = size > EOCD_TAIL ? size - EOCD_TAIL : 0, at = 0, end;
+	int seen = 0;
+
+	for (uint64_t p = from; size >= EOCD_LEN && p <= size - EOCD_LEN; p++)
+		if (spp_le(buf + p, 4) == 0x06054b50u)
+			seen++, at = p;
+	if (seen != 1 || at + EOCD_LEN + spp_le(buf + at + 20, 2) != size ||
+	    spp_le(buf + at + 4, 2) != 0 || spp_le(buf + at + 6, 2) != 0)
+		return 0;
+	cd->n = spp_le(buf + at + 10, 2);
+	cd->size = spp_le(buf + at + 12, 4);
+	cd->off = spp_le(buf + at + 16, 4);
+	end = at;
+	if (at >= 20 && spp_le(buf + at - 20, 4) == 0x07064b50u) {
+		/*
+		 * zip64 (torch.save writes it always): the locator (20 bytes)
+		 * before the end record names the zip64 end record, whose
+		 * figures hold where the end record's are saturated, and must
+		 * equal them where they are not
+		 */
+		uint64_t rec = spp_le(buf + at - 12, 8), n, sz, off;
+
+		if (rec > at - 20 || at - 20 - rec < 56 || spp_le(buf + rec, 4) != 0x06064b50u)
+			return 0;
+		n = spp_le(buf + rec + 32, 8), sz = spp_le(buf + rec + 40, 8), off = spp_le(buf + rec + 48, 8);
+		if ((cd->n != 0xffff && cd->n != n) || (cd->size != 0xffffffffu && cd->size != sz) ||
+		    (cd->off != 0xffffffffu && cd->off != off))
+			return 0;
+		cd->n = n, cd->size = sz, cd->off = off;
+		end = rec;
+	} else if (cd->n == 0xffff || cd->size == 0xffffffffu || cd->off == 0xffffffffu) {
+		return 0;
+	}
+	/* the directory ends where the end records start: no prefix, no gap */
+	return cd->off <= end && cd->size == end - cd->off;
+}
+
+/* The zip64 extra field's offset of the local header, where the entry's own is saturated. */
+static int zip64_offset(const unsigned char *e, uint64_t elen, int skip, uint64_t *off)
+{
+	for (uint64_t p = 0; p + 4 <= elen;) {
+		uint64_t id = spp_le(e + p, 2), len = spp_le(e + p + 2, 2);
+
+		if (len > elen - p - 4)
+			return 0;
+		if (id == 1) {
+			if ((uint64_t)skip * 8 + 8 > len)
+				return 0;
+			*off = spp_le(e + p + 4 + (uint64_t)skip * 8, 8);
+			return 1;
+		}
+		p += 4 + len;
+	}
+	return 0;
 }
 
 /*
- * Where the local header at *pos of member st keeps its data: the offset,
- * *pos moved to the next header; 0 when the header is not st's.
+ * Where member st's data starts, from its central directory entry at *pos
+ * (*pos moved past it): the local header the entry names, checked against
+ * libzip's entry (name, method, sizes, CRC), as libzip reads it; 0 when
+ * anything differs.
  */
-static uint64_t local_data(const unsigned char *buf, uint64_t size, uint64_t *pos, const char *name,
-			   const zip_stat_t *st)
+static uint64_t entry_data(const unsigned char *buf, uint64_t size, uint64_t cd_end, uint64_t *pos,
+			   const char *name, const zip_stat_t *st)
 {
-	uint64_t at = *pos, data, end;
-	size_t nl = strlen(name);
-	uint32_t flags;
+	uint64_t at = *pos, nl, el, cl, lho, data;
+	size_t len = strlen(name);
 
-	if (at + 30 > size || spp_le(buf + at, 4) != 0x04034b50u)
+	if (at + 46 > cd_end || spp_le(buf + at, 4) != 0x02014b50u)
 		return 0;
-	flags = spp_le(buf + at + 6, 2);
-	if (spp_le(buf + at + 26, 2) != nl || spp_le(buf + at + 8, 2) != st->comp_method ||
-	    (flags & 1))
+	nl = spp_le(buf + at + 28, 2), el = spp_le(buf + at + 30, 2), cl = spp_le(buf + at + 32, 2);
+	if (46 + nl + el + cl > cd_end - at)
 		return 0;
-	data = at + 30 + nl + spp_le(buf + at + 28, 2);
-	if (data > size || st->comp_size > size - data || memcmp(buf + at + 30, name, nl) != 0)
+	*pos = at + 46 + nl + el + cl;
+	lho = spp_le(buf + at + 42, 4);
+	if (lho == 0xffffffffu &&
+	    !zip64_offset(buf + at + 46 + nl, el,
+			  (spp_le(buf + at + 24, 4) == 0xffffffffu) + (spp_le(buf + at + 20, 4) == 0xffffffffu),
+			  &lho))
 		return 0;
-	end = data + st->comp_size;
-	if (flags & 8) {
-		/* a data descriptor: its signature optional, its sizes 4 or 8 bytes each */
-		uint64_t d = end + (end + 4 <= size && spp_le(buf + end, 4) == 0x08074b50u ? 4 : 0);
-
-		end = next_header(buf, size, d + 12) ? d + 12 : next_header(buf, size, d + 20) ? d + 20 : 0;
-		if (!end)
-			return 0;
-	}
-	*pos = end;
+	if (nl != len || memcmp(buf + at + 46, name, len) != 0 || spp_le(buf + at + 10, 2) != st->comp_method ||
+	    !(st->valid & ZIP_STAT_CRC) || spp_le(buf + at + 16, 4) != st->crc)
+		return 0;
+	/* the local header: its signature, name and method those of the entry, not encrypted */
+	if (lho > size || size - lho < 30 || spp_le(buf + lho, 4) != 0x04034b50u ||
+	    (spp_le(buf + lho + 6, 2) & 1) || spp_le(buf + lho + 8, 2) != st->comp_method ||
+	    spp_le(buf + lho + 26, 2) != len)
+		return 0;
+	data = lho + 30 + len + spp_le(buf + lho + 28, 2);
+	if (data > size || st->comp_size > size - data || memcmp(buf + lho + 30, name, len) != 0)
+		return 0;
 	return data;
 }
 
@@ -150,16 +221,18 @@ int spp_zip_places_find(zip_t *za, const unsigned char *buf, uint64_t size, stru
 			struct spp_error *err)
 {
 	zip_int64_t n = zip_get_num_entries(za, 0);
-	uint64_t pos = 0;
+	struct cdir cd;
+	uint64_t pos;
 
 	memset(p, 0, sizeof(*p));
 	p->buf = buf;
 	p->size = size;
-	if (n <= 0)
+	if (n <= 0 || !find_cdir(buf, size, &cd) || cd.n != (uint64_t)n)
 		return SPP_OK;
 	if (!(p->off = calloc((size_t)n, sizeof(*p->off))))
 		return spp_error_set(err, SPP_E_NOMEM, "out of memory");
 	p->n = (zip_uint64_t)n;
+	pos = cd.off;
 	for (zip_uint64_t i = 0; i < p->n; i++) {
 		const char *name = zip_get_name(za, i, ZIP_FL_ENC_RAW);
 		zip_stat_t st;
@@ -167,7 +240,7 @@ int spp_zip_places_find(zip_t *za, const unsigned char *buf, uint64_t size, stru
 		zip_stat_init(&st);
 		if (!name || zip_stat_index(za, i, ZIP_FL_ENC_RAW, &st) != 0 ||
 		    !(st.valid & ZIP_STAT_COMP_SIZE) || !(st.valid & ZIP_STAT_COMP_METHOD) ||
-		    !(p->off[i] = local_data(buf, size, &pos, name, &st)))
+		    !(p->off[i] = entry_data(buf, size, cd.off + cd.size, &pos, name, &st)))
 			break;
 	}
 	return SPP_OK;
@@ -212,15 +285,18 @@ static int in_place(const struct spp_zip_places *p, zip_uint64_t i, const zip_st
 }
 
 int spp_zip_member_get(zip_t *za, const struct spp_zip_places *p, zip_uint64_t i,
-		       const zip_stat_t *st, const char *file, const char *where,
+		       const zip_stat_t *st, struct spp_model *m, const char *file, const char *where,
 		       const unsigned char **data, unsigned char **copy, struct spp_error *err)
 {
+	char what[600];
 	int rc;
 
 	*copy = NULL;
 	if ((rc = in_place(p, i, st, where, data, err)) || *data)
 		return rc;
-	if ((rc = read_whole(za, i, st, file, where, copy, err)))
+	snprintf(what, sizeof(what), "member '%.400s' read whole", st->name);
+	if ((m && (rc = spp_model_charge(m, st->size, file, what, err))) ||
+	    (rc = read_whole(za, i, st, file, where, copy, err)))
 		return rc;
 	*data = *copy;
 	return SPP_OK;

@@ -26,12 +26,15 @@ int spp_zip_member_stat(zip_t *za, zip_uint64_t i, const char *file, uint64_t fi
 
 /*
  * Where each member's data starts in the archive's bytes, so that a stored
- * member is read in place: found by walking the local headers in the
- * central directory's order (the order zip writers use), each checked
- * against libzip's entry (signature, name, method; the step to the next is
- * libzip's compressed size, past a data descriptor where bit 3 says one
- * follows). Where the walk meets anything else it stops, and the members
- * from there on have no place (off 0): they are read as copies.
+ * member is read in place: at the local header its central directory entry
+ * names, as libzip (and torch, and numpy) read it, never a local header
+ * met by walking from byte 0 (a second header of one name would then be
+ * read in place while libzip reads the other). Each entry is checked
+ * against libzip's (name, method, CRC) and its local header against the
+ * entry (signature, name, method, not encrypted). Where anything differs
+ * (or the end record is not the archive's one and only) the walk stops,
+ * and the members from there on have no place (off 0): they are read as
+ * copies, by libzip.
  */
 struct spp_zip_places {
 	const unsigned char *buf;  /* the archive's bytes, the caller's */
@@ -49,11 +52,14 @@ void spp_zip_places_free(struct spp_zip_places *p);
  * Member i (entry st, checked by spp_zip_member_stat) into *data: in place
  * in p's buffer when it is stored, its place is known and its bytes match
  * the entry's CRC-32 (as libzip checks a member read whole), *copy NULL;
- * else read whole into *copy (malloc'd, the caller's), *data the same.
- * SPP_E_FORMAT "where: CRC error ..." when stored bytes do not match.
+ * else read whole into *copy (malloc'd, the caller's), *data the same,
+ * its size first charged to m's running budget (spp_model_charge; m NULL:
+ * not charged). SPP_E_FORMAT "where: CRC error ..." when stored bytes do
+ * not match; SPP_E_BUDGET when the copy would pass the budget.
  */
+struct spp_model;
 int spp_zip_member_get(zip_t *za, const struct spp_zip_places *p, zip_uint64_t i,
-		       const zip_stat_t *st, const char *file, const char *where,
+		       const zip_stat_t *st, struct spp_model *m, const char *file, const char *where,
 		       const unsigned char **data, unsigned char **copy, struct spp_error *err);
 
 /* Open a read-only archive over size bytes at buf (kept by the caller). */

@@ -5,7 +5,9 @@ Files written here by Debian's python3-torch with torch.save (zip and the
 legacy stream): state dicts
 of Linear and Conv2d layers, every dtype the loader maps, a pruned model
 (weight_orig, weight_mask), strided views, tensors sharing one storage, a
-checkpoint nesting the state dict, and a big-endian copy of one file. Each
+checkpoint nesting the state dict, values shared through the pickle's memo
+(a state dict under two keys, a tied weight, an optimizer's betas), a
+stride-0 view within the memory budget, and a big-endian copy of one file. Each
 is read by spprof and by torch.load, and every tensor's shape, dtype, nnz
 and layer compared. A 128 MiB stored storage is read in place (peak RSS
 under its size), a byte changed in it fails its CRC, and the same archive
@@ -257,6 +259,19 @@ def main():
             strip = lambda r: sorted((l["name"], l["nnz"], l["shape"]) for l in r["layers"])
             if strip(whole) != strip(one) or whole["model"]["format"] != "pytorch":
                 FAILS.append("sharded checkpoint: layers or format differ from the one file's")
+        # values the pickle shares through its memo, as real checkpoints do: one state dict
+        # under two keys, a tied weight twice, Adam's betas tuple in two param groups
+        lin = torch.nn.Linear(16, 8)
+        opt = torch.optim.Adam([{"params": [lin.weight]}, {"params": [lin.bias]}])
+        lin(torch.randn(4, 16)).sum().backward()
+        opt.step()
+        sd = lin.state_dict()
+        torch.save({"model": sd, "ema": sd, "tied": [lin.weight, lin.weight],
+                    "optimizer": opt.state_dict()}, p("shared.pt"))
+        compare(spprof, p("shared.pt"))
+        # a stride-0 view within the budget is gathered (64 MiB)
+        torch.save({"w": torch.full((1,), 0.5).expand(4096, 4096)}, p("expand.pt"))
+        compare(spprof, p("expand.pt"))
         torch.save(views, p("le.pt"))
         big_endian_copy(p("le.pt"), p("be.pt"))
         le, be = spprof_json(spprof, p("le.pt")), spprof_json(spprof, p("be.pt"))

@@ -8,6 +8,7 @@
 #include "profiler/base/infile.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -115,6 +116,48 @@ static int may(const char *path, const char *where, const cJSON *obj,
 			     path, where, key, kind_name[k]);
 }
 
+static double run_num(const cJSON *run, const char *a, const char *b)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(run, a);
+
+	v = b ? cJSON_GetObjectItemCaseSensitive(v, b) : v;
+	return cJSON_IsNumber(v) ? v->valuedouble : NAN;
+}
+
+/*
+ * The runs' times and the speedups derived from them, one against the
+ * other: no time is negative, and a CPU run's speedup is its dense run's
+ * median over its own (profiler/run_result.c), so that a gate on speedup
+ * cannot pass on a figure its own times deny. A GPU run's baseline is the
+ * fastest of its precision, which the report does not name: not checked.
+ */
+static int check_runs(const char *path, const cJSON *runs, const char *name, struct spp_error *err)
+{
+	static const char *const times[] = {"median", "p10", "p90"};
+	const cJSON *r, *dense = cJSON_GetArrayItem(runs, 0);
+	double td = run_num(dense, "time_ns", "median");
+
+	if (!cJSON_IsString(cJSON_GetObjectItemCaseSensitive(dense, "format")) ||
+	    strcmp(cJSON_GetObjectItemCaseSensitive(dense, "format")->valuestring, "dense"))
+		td = NAN;
+	cJSON_ArrayForEach(r, runs) {
+		const char *fmt = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r, "format"));
+		const char *be = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r, "backend"));
+		double t = run_num(r, "time_ns", "median"), s = run_num(r, "speedup", NULL);
+
+		for (size_t k = 0; k < sizeof(times) / sizeof(times[0]); k++)
+			if (run_num(r, "time_ns", times[k]) < 0)
+				return spp_error_set(err, SPP_E_FORMAT, "'%s': layer '%s': run %s has a "
+						     "negative time_ns.%s", path, name, fmt ? fmt : "?", times[k]);
+		if (be && strcmp(be, "cpu") == 0 && td > 0 && t > 0 && isfinite(s) &&
+		    !(fabs(s - td / t) <= 1e-9 * (td / t)))
+			return spp_error_set(err, SPP_E_FORMAT, "'%s': layer '%s': run %s has speedup "
+					     "%.6g, its times give %.6g", path, name, fmt ? fmt : "?", s,
+					     td / t);
+	}
+	return SPP_OK;
+}
+
 static int check_layer(const char *path, const cJSON *l, int i,
 		       struct spp_error *err)
 {
@@ -164,7 +207,7 @@ static int check_layer(const char *path, const cJSON *l, int i,
 		if (!cJSON_IsObject(d))
 			return spp_error_set(err, SPP_E_FORMAT,
 					     "'%s': %s\"runs\" holds a non-object", path, where);
-	return SPP_OK;
+	return check_runs(path, runs, cJSON_GetObjectItemCaseSensitive(l, "name")->valuestring, err);
 }
 
 static int check_report(const char *path, const cJSON *r, struct spp_error *err)

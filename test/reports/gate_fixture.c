@@ -168,6 +168,20 @@ void gate_set_times(cJSON *run, double median, double p10, double p90, double sp
 	set_num(run, "speedup", speedup);
 }
 
+void gate_speedups_from_times(cJSON *layer)
+{
+	cJSON *runs = cJSON_GetObjectItem(layer, "runs"), *r;
+	double dense = cJSON_GetNumberValue(cJSON_GetObjectItem(
+		cJSON_GetObjectItem(cJSON_GetArrayItem(runs, 0), "time_ns"), "median"));
+
+	cJSON_ArrayForEach(r, runs) {
+		double t = cJSON_GetNumberValue(cJSON_GetObjectItem(cJSON_GetObjectItem(r, "time_ns"), "median"));
+
+		if (t > 0 && dense > 0 && cJSON_IsNumber(cJSON_GetObjectItem(r, "speedup")))
+			set_num(r, "speedup", dense / t);
+	}
+}
+
 int gate_count(const char *s, const char *needle)
 {
 	int n = 0;

@@ -42,6 +42,10 @@ cJSON *gate_run(cJSON *layer, const char *format);
 /* Set a run's time_ns and speedup (dense median / this median). */
 void gate_set_times(cJSON *run, double median, double p10, double p90, double speedup);
 
+/* Each timed run's speedup of layer as its times give it (the dense run's median over its
+ * own), as a report must hold it to load (reports/load.c) once a test has set times. */
+void gate_speedups_from_times(cJSON *layer);
+
 /* Occurrences of needle in s. */
 int gate_count(const char *s, const char *needle);
 

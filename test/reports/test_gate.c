@@ -407,6 +407,7 @@ static void test_check_noise_rule(void **state)
 	(void)state;
 	gate_set_times(gate_run(gate_layer(base, Q), "dense"), 1000, 990, 1010, 1);
 	gate_set_times(gate_run(gate_layer(base, Q), "csr"), 400, 396, 404, 2.5);
+	gate_speedups_from_times(gate_layer(base, Q));
 	base_path = gate_save(base, "noise_base.json");
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct harness_run r;

@@ -1,0 +1,83 @@
+/*
+ * libFuzzer harness for merge's part reader (reports/merge.c, runs_read.c):
+ * the input is one to four report parts joined by "\n\f\n", merged against
+ * fuzz_model.h's model as `spprof merge --model` would. A refusal is one
+ * clean line and leaves no analysis; a merge builds its report, and each
+ * CPU run's speedup in it is its dense run's median over its own (no
+ * figure copied from a part).
+ */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fuzz_model.h"
+#include "fuzz_tmp.h"
+#include "profiler/base/safe_text.h"
+#include "reports/report.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+#define MAX_PARTS 4
+
+static char model[160];
+
+static void check_derived(const struct spp_analysis *a)
+{
+	for (int i = 0; a->runs && i < a->nlayers; i++) {
+		const struct spp_layer_runs *r = &a->runs[i];
+		const struct spp_run *dense = r->nruns > 0 ? &r->runs[0] : NULL;
+
+		for (int k = 1; dense && strcmp(dense->format, "dense") == 0 && k < r->nruns; k++) {
+			const struct spp_run *x = &r->runs[k];
+
+			if (strcmp(x->backend, "cpu") == 0 && strcmp(dense->backend, "cpu") == 0 &&
+			    dense->time.repeats > 0 && x->time.repeats > 0 && x->time.median > 0 &&
+			    dense->time.median > 0 && !(x->speedup == dense->time.median / x->time.median))
+				abort();
+		}
+	}
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static const char sep[] = "\n\f\n";
+	char paths[MAX_PARTS][160], name[16];
+	const char *list[MAX_PARTS];
+	const uint8_t *p = data, *end = data + size;
+	struct spp_merge_opts mo = {0};
+	struct spp_merge_machines mm;
+	struct spp_analysis *a = NULL;
+	struct spp_error err = {0};
+	int n = 0, rc;
+
+	if (!model[0]) {
+		fuzz_tmp_write("model.safetensors", "", 0, model);
+		fuzz_model_write(model);
+	}
+	while (n < MAX_PARTS) {
+		const uint8_t *cut = n + 1 < MAX_PARTS ? memmem(p, (size_t)(end - p), sep, 3) : NULL;
+		size_t len = cut ? (size_t)(cut - p) : (size_t)(end - p);
+
+		snprintf(name, sizeof(name), "part%d.json", n);
+		fuzz_tmp_write(name, p, len, paths[n]);
+		list[n] = paths[n];
+		n++;
+		if (!cut)
+			break;
+		p = cut + 3;
+	}
+	mo.model = model;
+	rc = spp_report_merge(list, n, &mo, &a, &mm, &err);
+	if (rc) {
+		if (a || err.code != rc || !err.msg[0] || !spp_safe_clean(err.msg) || strchr(err.msg, '\n'))
+			abort();
+		return 0;
+	}
+	check_derived(a);
+	cJSON_Delete(spp_report_build(a, "fuzz", &err));
+	spp_merge_machines_free(&mm);
+	spp_analysis_destroy(a);
+	return 0;
+}

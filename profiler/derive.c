@@ -229,15 +229,3 @@ void spp_analysis_derived_free(struct spp_analysis *a)
 	a->derived = NULL;
 }
 
-double spp_sweep_breakeven(const struct spp_sweep_point *curve, int n)
-{
-	int top = n - 1;
-
-	while (top >= 0 && !(curve[top].speedup > 1))
-		top--;
-	if (top < 0)
-		return NAN;
-	while (top > 0 && curve[top - 1].speedup > 1)
-		top--;
-	return curve[top].sparsity;
-}

@@ -111,12 +111,4 @@ int spp_analysis_derive(struct spp_analysis *a, struct spp_error *err);
 /* Release a->derived; accepts an analysis without. */
 void spp_analysis_derived_free(struct spp_analysis *a);
 
-/*
- * The breakeven of a finished sweep curve (n points in sparsity order): the
- * lowest sparsity of the last run of points faster than dense, as the
- * sweep's refinement leaves it (sweep.c settle); NAN when no point is
- * faster. For a curve read back, whose breakeven is never copied.
- */
-double spp_sweep_breakeven(const struct spp_sweep_point *curve, int n);
-
 #endif

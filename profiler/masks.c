@@ -69,6 +69,9 @@ static int apply(struct spp_model *m, const struct spp_tensor *w, const struct s
 				     "'%s': the pruning mask '%s' is not the shape of '%s'", m->path,
 				     mask->name, w->name);
 	bytes = dw->bits / 8;
+	if ((rc = spp_model_charge(m, w->nbytes, m->path, "a weight with its pruning mask applied",
+				   err)))
+		return rc;
 	buf = malloc(w->nbytes ? (size_t)w->nbytes : 1);
 	if (!buf)
 		return spp_error_set(err, SPP_E_NOMEM, "'%s': out of memory applying '%s'", m->path,

@@ -118,6 +118,19 @@ static int faster(const struct spp_sweep_point *p)
 	return p->speedup > 1;
 }
 
+double spp_sweep_breakeven(const struct spp_sweep_point *curve, int n)
+{
+	int top = n - 1;
+
+	while (top >= 0 && !faster(&curve[top]))
+		top--;
+	if (top < 0)
+		return NAN;
+	while (top > 0 && faster(&curve[top - 1]))
+		top--;
+	return curve[top].sparsity;
+}
+
 __attribute__((format(printf, 2, 3)))
 static void append(struct spp_sweep_result *r, const char *fmt, ...)
 {
@@ -204,7 +217,7 @@ static int settle(const struct spp_sweep_opts *o, const struct spp_format_ops *f
 	if (missing[0])
 		append(r, "%s", missing);
 	if (start == 0) {
-		r->breakeven = r->curve[0].sparsity;
+		r->breakeven = spp_sweep_breakeven(r->curve, r->npoints);
 		if (n == 1)
 			append(r, "faster than dense at %.4g, the only sparsity tried",
 			       r->curve[0].sparsity);
@@ -231,7 +244,7 @@ static int settle(const struct spp_sweep_opts *o, const struct spp_format_ops *f
 		else
 			lo = mid;
 	}
-	r->breakeven = hi;
+	r->breakeven = spp_sweep_breakeven(r->curve, r->npoints); /* hi: the points are in order */
 	return SPP_OK;
 }
 

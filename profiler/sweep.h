@@ -217,4 +217,12 @@ void spp_nsweep_release(struct spp_nsweep *s);
 
 /* The sweeps as JSON: reports/report.h spp_sweep_json, spp_nsweep_json. */
 
+/*
+ * The breakeven of a finished sweep curve (n points in sparsity order): the
+ * lowest sparsity of the last run of points faster than dense, as the
+ * sweep's refinement leaves it (settle sets it here); NAN when no point is
+ * faster. For a curve read back, whose breakeven is never copied.
+ */
+double spp_sweep_breakeven(const struct spp_sweep_point *curve, int n);
+
 #endif

@@ -11,7 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -121,29 +120,19 @@ int spp_mapfile_beneath(const char *dir, const char *name, const char *from,
 			struct spp_mapped_file *out, struct stat *st, struct spp_error *err)
 {
 	struct stat s;
-	void *p = NULL;
-	int fd;
+	char *full;
+	int fd, rc;
 
 	memset(out, 0, sizeof(*out));
 	if ((fd = spp_open_beneath(dir, name, from, &s, err)) < 0)
 		return fd;
-	if (!(out->path = joined(dir, name))) {
+	if (!(full = joined(dir, name))) {
 		close(fd);
 		return spp_error_set(err, SPP_E_NOMEM, "out of memory loading '%s'", from);
 	}
-	if (s.st_size > 0 &&
-	    (p = mmap(NULL, (size_t)s.st_size, PROT_READ, MAP_PRIVATE, fd, 0)) == MAP_FAILED) {
-		int rc = spp_error_set(err, SPP_E_IO, "cannot map '%s': %s", out->path,
-				       strerror(errno));
-
-		close(fd);
-		spp_mapfile_close(out);
-		return rc;
-	}
-	close(fd);
-	out->base = p;
-	out->size = (uint64_t)s.st_size;
-	if (st)
+	rc = spp_mapfile_fd(fd, (uint64_t)s.st_size, full, out, err);
+	free(full);
+	if (!rc && st)
 		*st = s;
-	return SPP_OK;
+	return rc;
 }

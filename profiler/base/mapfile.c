@@ -10,36 +10,40 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+int spp_mapfile_fd(int fd, uint64_t size, const char *path, struct spp_mapped_file *out,
+		   struct spp_error *err)
+{
+	void *p = NULL;
+
+	memset(out, 0, sizeof(*out));
+	if (size > 0 && (p = mmap(NULL, (size_t)size, PROT_READ, MAP_PRIVATE, fd, 0)) == MAP_FAILED) {
+		int e = errno;
+
+		close(fd);
+		return spp_error_set(err, SPP_E_IO, "cannot map '%s': %s", path, strerror(e));
+	}
+	close(fd);
+	if (!(out->path = strdup(path))) {
+		if (p)
+			munmap(p, (size_t)size);
+		return spp_error_set(err, SPP_E_NOMEM, "out of memory mapping '%s'", path);
+	}
+	out->base = p;
+	out->size = size;
+	return SPP_OK;
+}
+
 int spp_mapfile_open(const char *path, struct spp_mapped_file *out,
 		     struct spp_error *err)
 {
 	struct stat st;
-	void *p = NULL;
 	int fd;
 
 	memset(out, 0, sizeof(*out));
 	fd = spp_infile_open(path, &st, err);
 	if (fd < 0)
 		return fd;
-	if (st.st_size > 0) {
-		p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-		if (p == MAP_FAILED) {
-			int e = errno;
-			close(fd);
-			return spp_error_set(err, SPP_E_IO, "cannot map '%s': %s",
-					     path, strerror(e));
-		}
-	}
-	close(fd);
-	out->path = strdup(path);
-	if (!out->path) {
-		if (p)
-			munmap(p, (size_t)st.st_size);
-		return spp_error_set(err, SPP_E_NOMEM, "out of memory mapping '%s'", path);
-	}
-	out->base = p;
-	out->size = (uint64_t)st.st_size;
-	return SPP_OK;
+	return spp_mapfile_fd(fd, (uint64_t)st.st_size, path, out, err);
 }
 
 void spp_mapfile_close(struct spp_mapped_file *f)

@@ -133,12 +133,12 @@ static const struct cmd_option analyze_options[] = {
 	{CMD_OPT_SEED(A, opts.seed, UINT64_C(1) << 53), .want = "an integer in 0..2^53",
 	 .help = "seed of the activations X (uniform in [-1, 1]); default 1"},
 	{CMD_INT("max-layers", "L", A, max_layers, 1, INT32_MAX),
-	 .help = "refuse a model that makes more than L layers; default 4096 plus one per 16 "
+	 .help = "refuse a model that makes more than L layers; default 4096 plus one per 256 "
 		 "bytes of model, so that a tiny hostile file cannot make millions"},
 	{CMD_CALLBACK("max-memory", "BYTES", opt_max_memory),
-	 .help = "refuse a matrix whose dense form needs more than BYTES (such as 512M, 8G); "
-		 "default 256 MiB plus 1024 bytes per byte of model, at most 80% of the "
-		 "machine's memory"},
+	 .help = "refuse a matrix whose dense form, or a model whose decoded copies together, "
+		 "need more than BYTES (such as 512M, 8G); default 256 MiB plus 128 bytes per "
+		 "byte of model, at most 80% of the machine's memory"},
 	{CMD_OPT_FORMAT(A, format),
 	 .help = "text, json, csv, md or html; default text, or from -o's extension"},
 	{CMD_OPT_OUTPUT(A, output),

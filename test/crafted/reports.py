@@ -13,7 +13,6 @@ import os
 import random
 import resource
 import signal
-import struct
 import subprocess
 import time
 
@@ -25,19 +24,16 @@ RUN = ["--time-budget", "0.01", "--formats", "csr", "--counters", "none", "--den
 
 def write_model(path):
     """Four pruned fp32 layers of other shapes (two shards' worth of work units)."""
+    import numpy as np  # setup installs it; imported here so the runner starts without
+    from st_writer import write_safetensors
+
     rng = random.Random(43)
-    header, blobs, off = {}, [], 0
+    tensors = {}
     for i in range(4):
         m, k = 32 + 16 * i, 48
         vals = [rng.uniform(-1, 1) if rng.random() < 0.3 else 0.0 for _ in range(m * k)]
-        raw = struct.pack("<%df" % len(vals), *vals)
-        header["l%d.weight" % i] = {"dtype": "F32", "shape": [m, k],
-                                    "data_offsets": [off, off + len(raw)]}
-        blobs.append(raw)
-        off += len(raw)
-    h = json.dumps(header).encode()
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(h)) + h + b"".join(blobs))
+        tensors["l%d.weight" % i] = np.array(vals, dtype=np.float32).reshape(m, k)
+    write_safetensors(path, tensors)
 
 
 def analyze(spprof, d, *extra):

@@ -50,21 +50,6 @@ static void setup(void)
 	snprintf(output, sizeof(output), "%s/r.json", fuzz_tmp_dir());
 }
 
-/* A restored CPU run's speedup is its dense run's median over its own. */
-static void check_derived(const struct spp_layer_runs *r)
-{
-	const struct spp_run *dense = r->nruns > 0 ? &r->runs[0] : NULL;
-
-	for (int k = 1; dense && strcmp(dense->format, "dense") == 0 && k < r->nruns; k++) {
-		const struct spp_run *x = &r->runs[k];
-
-		if (strcmp(x->backend, "cpu") == 0 && strcmp(dense->backend, "cpu") == 0 &&
-		    dense->time.repeats > 0 && x->time.repeats > 0 && x->time.median > 0 &&
-		    dense->time.median > 0 && !(x->speedup == dense->time.median / x->time.median))
-			abort();
-	}
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct spp_journal j;
@@ -93,7 +78,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			       strchr(err.msg, '\n')))
 			abort();
 		if (rc == 1)
-			check_derived(r);
+			fuzz_check_derived(r);
 		spp_layer_runs_release(r);
 		memset(r, 0, sizeof(*r));
 		if (rc < 0)

@@ -23,23 +23,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static char model[160];
 
-static void check_derived(const struct spp_analysis *a)
-{
-	for (int i = 0; a->runs && i < a->nlayers; i++) {
-		const struct spp_layer_runs *r = &a->runs[i];
-		const struct spp_run *dense = r->nruns > 0 ? &r->runs[0] : NULL;
-
-		for (int k = 1; dense && strcmp(dense->format, "dense") == 0 && k < r->nruns; k++) {
-			const struct spp_run *x = &r->runs[k];
-
-			if (strcmp(x->backend, "cpu") == 0 && strcmp(dense->backend, "cpu") == 0 &&
-			    dense->time.repeats > 0 && x->time.repeats > 0 && x->time.median > 0 &&
-			    dense->time.median > 0 && !(x->speedup == dense->time.median / x->time.median))
-				abort();
-		}
-	}
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const char sep[] = "\n\f\n";
@@ -75,7 +58,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 		return 0;
 	}
-	check_derived(a);
+	for (int i = 0; a->runs && i < a->nlayers; i++)
+		fuzz_check_derived(&a->runs[i]);
 	cJSON_Delete(spp_report_build(a, "fuzz", &err));
 	spp_merge_machines_free(&mm);
 	spp_analysis_destroy(a);

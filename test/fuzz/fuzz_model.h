@@ -3,7 +3,8 @@
  * weights are a formula of their indices (exact in fp32), written byte
  * for byte as test/fuzz/make_seeds.py writes it, so that the seed journals
  * and report parts made from its copy by the spprof binary carry this
- * model's hash, names and shapes.
+ * model's hash, names and shapes; and the check both make of what they
+ * restored.
  */
 #ifndef SPP_TEST_FUZZ_MODEL_H
 #define SPP_TEST_FUZZ_MODEL_H
@@ -12,6 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "profiler/run.h"
 
 #define FUZZ_MODEL_LAYERS 3
 static const int fuzz_model_m[FUZZ_MODEL_LAYERS] = {32, 48, 64};
@@ -55,6 +58,21 @@ static void fuzz_model_write(const char *path)
 			}
 	if (fclose(f))
 		abort();
+}
+
+/* A restored CPU run's speedup is its dense run's median over its own. */
+static void fuzz_check_derived(const struct spp_layer_runs *r)
+{
+	const struct spp_run *dense = r->nruns > 0 ? &r->runs[0] : NULL;
+
+	for (int k = 1; dense && strcmp(dense->format, "dense") == 0 && k < r->nruns; k++) {
+		const struct spp_run *x = &r->runs[k];
+
+		if (strcmp(x->backend, "cpu") == 0 && strcmp(dense->backend, "cpu") == 0 &&
+		    dense->time.repeats > 0 && x->time.repeats > 0 && x->time.median > 0 &&
+		    dense->time.median > 0 && !(x->speedup == dense->time.median / x->time.median))
+			abort();
+	}
 }
 
 #endif

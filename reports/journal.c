@@ -182,10 +182,11 @@ static int read_lines(struct spp_journal *j, FILE *f, int nlayers, cJSON **head,
 
 static int write_json(struct spp_journal *j, const cJSON *v, struct spp_error *err)
 {
-	char *text = cJSON_PrintUnformatted(v);
+	/* numbers exactly as the report writes them, so --resume reads back the figures written */
+	char *text = spp_json_text_exact(v, 0);
 	int rc = text ? spp_journal_line(j, text, err) : spp_error_set(err, SPP_E_NOMEM, "out of memory");
 
-	free(text);
+	cJSON_free(text);
 	return rc;
 }
 

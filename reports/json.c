@@ -362,21 +362,27 @@ static int exact_numbers(cJSON *node)
 	return 0;
 }
 
+char *spp_json_text_exact(const cJSON *v, int formatted)
+{
+	cJSON *copy = cJSON_Duplicate(v, 1);
+	char *text = NULL;
+
+	if (copy && !exact_numbers(copy))
+		text = formatted ? cJSON_Print(copy) : cJSON_PrintUnformatted(copy);
+	cJSON_Delete(copy);
+	return text;
+}
+
 int spp_report_write_json(const cJSON *report, FILE *f, struct spp_error *err)
 {
-	cJSON *copy = cJSON_Duplicate(report, 1);
-	char *text = NULL;
+	char *text = spp_json_text_exact(report, 1);
 	int rc = SPP_OK;
 
-	if (!copy || exact_numbers(copy) || !(text = cJSON_Print(copy))) {
-		rc = spp_error_set(err, SPP_E_NOMEM, "out of memory printing the report");
-		goto done;
-	}
+	if (!text)
+		return spp_error_set(err, SPP_E_NOMEM, "out of memory printing the report");
 	if (fputs(text, f) == EOF || fputc('\n', f) == EOF || ferror(f))
 		rc = spp_error_set(err, SPP_E_OUTPUT, "cannot write the report: %s",
 				   strerror(errno));
-done:
 	cJSON_free(text);
-	cJSON_Delete(copy);
 	return rc;
 }

@@ -16,13 +16,15 @@
  * handler reaches only static storage, so these are the file's mutable
  * globals. An entry is switched on after its paths are copied and off
  * after the file is renamed or removed, so the handler may find a name
- * already gone (harmless) but never misses a file. Left: the instant
- * between mkstemp() creating the file and the entry being switched on.
+ * already gone (harmless) but never misses a file. Between mkstemp()
+ * creating the file and its entry being switched on, `creating` is set: a
+ * signal then is held in `held` and raised again once the entry is on.
  */
 #define SLOTS 4
 static char slot_tmp[SLOTS][PATH_MAX];
 static char slot_path[SLOTS][PATH_MAX];
 static volatile sig_atomic_t slot_on[SLOTS];
+static volatile sig_atomic_t creating, held;
 
 static void put(const char *s)
 {
@@ -65,6 +67,11 @@ static void on_signal(int sig)
 	const char *says = "spprof: signalled: '";
 	int removed = 0;
 
+	/* held first, then creating read: make_tmp reads held after clearing creating */
+	held = sig;
+	atomic_signal_fence(memory_order_seq_cst);
+	if (creating)
+		return;
 	for (size_t i = 0; i < NHANDLED; i++)
 		if (handled[i].sig == sig)
 			says = handled[i].says;
@@ -173,14 +180,23 @@ static int make_tmp(struct spp_atomic_file *af)
 	/* hidden and in the same folder, so the rename cannot cross file systems */
 	snprintf(af->tmp, cap, "%.*s.%s.XXXXXX", (int)dir_len, path, path + dir_len);
 	install_handler();
+	held = 0;
+	creating = 1;
+	atomic_signal_fence(memory_order_seq_cst);
 	fd = mkstemp(af->tmp);
+	e = errno;
+	if (fd >= 0)
+		af->slot = track(af->tmp, path);
+	creating = 0;
+	atomic_signal_fence(memory_order_seq_cst);
+	/* a signal while the file had no entry: now that it has one, as if it came now */
+	if (held)
+		raise(held);
 	if (fd < 0) {
-		e = errno;
 		free(af->tmp);
 		af->tmp = NULL;
 		return e;
 	}
-	af->slot = track(af->tmp, path);
 	/* mkstemp makes 0600; what spprof writes is meant to be read by others */
 	if (fchmod(fd, 0644) != 0 || !(af->f = fdopen(fd, "wb"))) {
 		e = errno;

@@ -36,6 +36,36 @@ static double format_bytes(const struct spp_layer_static *s, const char *key)
 	return f >= 0 && s->storage[f].applicable ? s->storage[f].bytes : NAN;
 }
 
+/*
+ * The best storage of ratio[] (NAN: the format does not hold the layers):
+ * the largest ratio, the earlier row on a tie, so dense (row 0) when no
+ * format shrinks the layers; -1 when no format holds them.
+ */
+static int best_storage(const double *ratio)
+{
+	int best = -1;
+
+	for (int f = 0; f < SPP_ST_COUNT; f++)
+		if (!isnan(ratio[f]) && (best < 0 || ratio[f] > ratio[best]))
+			best = f;
+	return best;
+}
+
+/* The ok sparse run of r with the largest speedup; -1 when none. */
+static int fastest_run(const struct spp_layer_runs *r)
+{
+	int best = -1;
+
+	for (int k = 0; r && k < r->nruns; k++) {
+		const struct spp_run *x = &r->runs[k];
+
+		if (x->status == SPP_RUN_OK && strcmp(x->format, "dense") != 0 && !isnan(x->speedup) &&
+		    (best < 0 || x->speedup > r->runs[best].speedup))
+			best = k;
+	}
+	return best;
+}
+
 static int derive_layer(const struct spp_analysis *a, int i, struct spp_layer_derived *d)
 {
 	const struct spp_sweep *sw = layer_sweep(a, i);
@@ -58,6 +88,15 @@ static int derive_layer(const struct spp_analysis *a, int i, struct spp_layer_de
 			d->margin[r] = s->sparsity - sw->results[r].breakeven;
 	}
 	d->has_rec = a->runs && !s->unsupported && spp_recommend_layer(&a->runs[i], &d->rec) == 0;
+	{
+		double ratio[SPP_ST_COUNT];
+
+		for (int f = 0; f < SPP_ST_COUNT; f++)
+			ratio[f] = !s->unsupported && s->storage[f].applicable && s->storage[f].bytes > 0
+					   ? s->storage[f].ratio : NAN;
+		d->best_storage = best_storage(ratio);
+	}
+	d->fastest = a->runs ? fastest_run(&a->runs[i]) : -1;
 	spp_diagnose_layer(s, a->runs ? &a->runs[i] : NULL, &diag);
 	/* one string, so that the CSV keeps one scalar cell per name; whole
 	 * sentences, never cut */
@@ -130,6 +169,15 @@ static void summarize(const struct spp_analysis *a, struct spp_model_summary *m)
 		st->bytes = nappl > 0 ? bytes : NAN;
 		st->ratio = nappl > 0 && bytes > 0 ? dense / bytes : NAN;
 		st->applicable_layers = nappl;
+	}
+	{
+		double ratio[SPP_ST_COUNT];
+
+		for (int f = 0; f < SPP_ST_COUNT; f++)
+			ratio[f] = m->storage[f].applicable_layers ==
+						   m->storage[SPP_ST_DENSE].applicable_layers
+					   ? m->storage[f].ratio : NAN;
+		m->best_storage = best_storage(ratio);
 	}
 	m->flops_dense = fd;
 	m->flops_sparse = fs;

@@ -27,6 +27,17 @@ struct spp_layer_derived {
 	/* static, with --act-sparsity A: the expected combined FLOPs of i.i.d. zeros in X */
 	double expected_combined;        /* flops_sparse (1 - A); NAN without A */
 	double expected_combined_speedup;/* flops_dense / expected_combined; NAN when unknown */
+	/*
+	 * The selections every report prints (renderers never choose): the
+	 * storage format (enum spp_storage_fmt) with the largest ratio to
+	 * dense among those that hold the layer, dense itself included, so a
+	 * layer no format shrinks is "dense" (ties: the earlier row, dense
+	 * first); -1 when none. The verified (ok) sparse run of the layer's
+	 * runs with the largest speedup, an index into runs[i].runs; -1 when
+	 * none ran.
+	 */
+	int best_storage;
+	int fastest;
 };
 
 /*
@@ -79,6 +90,8 @@ struct spp_model_summary {
 		double bytes, ratio;         /* NAN when no layer fits the format */
 		int applicable_layers;
 	} storage[SPP_ST_COUNT];
+	/* the layers' best storage rule over the formats that hold every layer dense holds; -1 none */
+	int best_storage;
 	double flops_dense, flops_sparse, theoretical_speedup;
 	struct spp_hold_back hold_back;
 	struct spp_model_structure structure;

@@ -411,9 +411,9 @@ static void card_measured(struct spp_html *h)
 
 static void summary_cards(struct spp_html *h)
 {
-	const cJSON *s = spp_cell_get(h->report, "summary"), *fo;
+	const cJSON *s = spp_cell_get(h->report, "summary");
 	const char *best = NULL;
-	double v, w, best_ratio = 0, nl = -1;
+	double v, w, best_ratio = 0;
 	char a[64], b[64], d[160];
 
 	fputs("<div class=\"cards\">\n", h->f);
@@ -431,19 +431,8 @@ static void summary_cards(struct spp_html *h)
 	card(h->f, "GEMM sparsity", a, d);
 	spp_html_fmt_ratio(spp_cell_num(s, "flops.theoretical_speedup", &v) ? v : NAN, a, sizeof(a));
 	card(h->f, "theoretical speedup", a, "dense FLOPs over sparse FLOPs, all layers");
-	spp_cell_num(s, "layers", &nl);
-	cJSON_ArrayForEach(fo, spp_cell_get(s, "storage")) {
-		double r, app;
-
-		if (!fo->string || strcmp(fo->string, "dense") == 0 || !spp_cell_num(fo, "ratio", &r) ||
-		    !spp_cell_num(fo, "applicable_layers", &app) || app != nl)
-			continue;
-		if (r > best_ratio) {
-			best_ratio = r;
-			best = fo->string;
-		}
-	}
-	if (best) {
+	best = spp_cell_str(s, "best_storage.format"); /* derive.c's choice */
+	if (best && spp_cell_num(s, "best_storage.ratio", &best_ratio)) {
 		spp_html_fmt_ratio(best_ratio, a, sizeof(a));
 		snprintf(d, sizeof(d), "%s: dense bytes over its bytes, every layer", best);
 		card(h->f, "smallest storage", a, d);

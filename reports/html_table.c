@@ -40,47 +40,20 @@ static void td_str(FILE *f, const char *s)
 	fputs("</td>", f);
 }
 
-/* The non-dense storage format with the highest ratio. */
-static const char *best_storage(const cJSON *l, double *ratio)
+/* The dense run's median time; NAN when the layer has none. */
+static double dense_median(const cJSON *l)
 {
-	const cJSON *fo;
-	const char *best = NULL;
-	double r;
+	const cJSON *run;
+	double v;
 
-	*ratio = NAN;
-	cJSON_ArrayForEach(fo, spp_cell_get(l, "storage")) {
-		if (!fo->string || strcmp(fo->string, "dense") == 0 || !spp_cell_num(fo, "ratio", &r))
-			continue;
-		if (!best || r > *ratio) {
-			best = fo->string;
-			*ratio = r;
-		}
-	}
-	return best;
-}
-
-/* The ok non-dense run with the highest speedup, and the dense median. */
-static const cJSON *best_run(const cJSON *l, double *dense_ns)
-{
-	const cJSON *run, *best = NULL;
-	double v, bv = -INFINITY;
-
-	*dense_ns = NAN;
 	cJSON_ArrayForEach(run, spp_cell_get(l, "runs")) {
 		const char *fmt = spp_cell_str(run, "format");
 
-		if (!fmt || !spp_html_run_ok(run))
-			continue;
-		if (strcmp(fmt, "dense") == 0) {
-			spp_cell_num(run, "time_ns.median", dense_ns);
-			continue;
-		}
-		if (spp_cell_num(run, "speedup", &v) && v > bv) {
-			bv = v;
-			best = run;
-		}
+		if (fmt && strcmp(fmt, "dense") == 0 && spp_html_run_ok(run) &&
+		    spp_cell_num(run, "time_ns.median", &v))
+			return v;
 	}
-	return best;
+	return NAN;
 }
 
 /* The breakeven entry with the widest margin (the format that pays off most). */
@@ -207,17 +180,19 @@ static void row(FILE *f, const cJSON *l, int i, const struct cols *c)
 	structure_cells(f, l);
 	spp_html_fmt_ratio(spp_cell_num(l, "flops.theoretical_speedup", &v) ? v : NAN, buf, sizeof(buf));
 	td_num(f, spp_cell_num(l, "flops.theoretical_speedup", &v), v, buf);
-	s = best_storage(l, &r);
+	s = spp_cell_str(l, "best_storage.format");
+	r = spp_cell_num(l, "best_storage.ratio", &r) ? r : NAN;
 	spp_html_fmt_ratio(r, a, sizeof(a));
 	snprintf(buf, sizeof(buf), "%s %s", s ? s : "", a);
 	td_num(f, s != NULL, r, buf);
 	if (c->runs) {
-		const cJSON *run = best_run(l, &v);
+		const cJSON *run = spp_cell_get(l, "fastest");
 		double sp, eff;
 
+		v = dense_median(l);
 		spp_html_fmt_time(v, buf, sizeof(buf));
 		td_num(f, isfinite(v), v, buf);
-		if (run && spp_cell_num(run, "speedup", &sp)) {
+		if (run && spp_cell_str(run, "format") && spp_cell_num(run, "speedup", &sp)) {
 			spp_html_fmt_ratio(sp, a, sizeof(a));
 			snprintf(buf, sizeof(buf), "%s %s", spp_cell_str(run, "format"), a);
 			td_num(f, 1, sp, buf);

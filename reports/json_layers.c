@@ -452,13 +452,47 @@ cJSON *spp_report_layer_runs_json(const struct spp_analysis *a, int i)
 	return o;
 }
 
+/*
+ * The layer's selections as derive.c made them (renderers print these and
+ * never choose): best_storage {format, ratio} and fastest {backend,
+ * format, speedup, efficiency}; null when there is none, or no derived
+ * figures.
+ */
+static void build_selections(struct build *b, cJSON *o, const struct spp_analysis *a, int i)
+{
+	const struct spp_layer_derived *d = a->derived ? &a->derived[i] : NULL;
+	cJSON *x;
+
+	if (d && d->best_storage >= 0) {
+		x = add_obj(b, o, "best_storage");
+		add_str(b, x, "format", spp_storage_key((enum spp_storage_fmt)d->best_storage));
+		add_num(b, x, "ratio", a->stats[i].storage[d->best_storage].ratio);
+	} else {
+		add_null(b, o, "best_storage");
+	}
+	if (d && d->fastest >= 0 && a->runs) {
+		const struct spp_run *r = &a->runs[i].runs[d->fastest];
+
+		x = add_obj(b, o, "fastest");
+		add_str(b, x, "backend", r->backend);
+		add_str(b, x, "format", r->format);
+		add_num(b, x, "speedup", r->speedup);
+		add_fig(b, x, "efficiency", r->efficiency);
+	} else {
+		add_null(b, o, "fastest");
+	}
+}
+
 /* A layer with its breakeven (empty without a sweep) and recommendation (null without runs). */
 cJSON *spp_json_build_layer(struct build *b, const struct spp_analysis *a, int i)
 {
 	cJSON *o = build_layer(b, &a->layers[i], &a->stats[i], a->runs ? &a->runs[i] : NULL);
 	cJSON *be, *rec, *diag;
 
-	if (!o || a->stats[i].unsupported)
+	if (!o)
+		return o;
+	build_selections(b, o, a, i);
+	if (a->stats[i].unsupported)
 		return o;
 	build_activations(b, o, a, i);
 	be = checked(b, spp_report_breakeven(a, i));

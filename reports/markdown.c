@@ -163,26 +163,6 @@ static void header(const cJSON *r, FILE *f)
 	fputs(" |\n", f);
 }
 
-/* The sparse run with the largest speedup; NULL when none has one. */
-static const cJSON *fastest_run(const cJSON *l)
-{
-	const cJSON *r, *best = NULL;
-	double b = 0;
-
-	cJSON_ArrayForEach(r, spp_cell_get(l, "runs")) {
-		const char *fm = spp_cell_str(r, "format");
-		double v;
-
-		if (!fm || !strcmp(fm, "dense") || !spp_cell_num(r, "speedup", &v))
-			continue;
-		if (!best || v > b) {
-			best = r;
-			b = v;
-		}
-	}
-	return best;
-}
-
 static void layers(const cJSON *r, FILE *f, int runs)
 {
 	const cJSON *l;
@@ -192,7 +172,7 @@ static void layers(const cJSON *r, FILE *f, int runs)
 	fputs("|---|---|---|---|---:|---|---:|---:|---:|---:|", f);
 	fputs(runs ? "---|---:|\n" : "\n", f);
 	cJSON_ArrayForEach(l, spp_cell_get(r, "layers")) {
-		const cJSON *best = fastest_run(l);
+		const cJSON *best = spp_cell_get(l, "fastest"); /* derive.c's choice */
 
 		fputs("| ", f);
 		code(f, spp_cell_str(l, "name"));

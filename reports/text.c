@@ -136,51 +136,26 @@ static void col_csr(const cJSON *l, struct spp_text_cell *c)
 	spp_text_set_ratio(c, known, v);
 }
 
-/*
- * The format of storage (an object keyed by format) with the largest
- * ratio; with need_layers >= 0, only formats that hold that many layers
- * (for the summary, formats that fit every layer). NULL when none.
- */
-static const cJSON *best_format(const cJSON *storage, double need_layers, double *ratio)
-{
-	const cJSON *f, *best = NULL;
-
-	cJSON_ArrayForEach(f, (cJSON_IsObject(storage) ? storage : NULL)) {
-		double r, nl;
-
-		if (!spp_cell_num(f, "ratio", &r))
-			continue;
-		if (need_layers >= 0 &&
-		    (!spp_cell_num(f, "applicable_layers", &nl) || nl < need_layers))
-			continue;
-		if (!best || r > *ratio) {
-			best = f;
-			*ratio = r;
-		}
-	}
-	return best;
-}
-
-static void best_cells(const cJSON *storage, double need, struct spp_text_cell *name,
-		       struct spp_text_cell *ratio)
+/* The selection sel ({format, ratio}, as derive.c made it) into name and ratio cells. */
+static void best_cells(const cJSON *sel, struct spp_text_cell *name, struct spp_text_cell *ratio)
 {
 	double r = 0;
-	const cJSON *f = best_format(storage, need, &r);
+	int known = spp_cell_num(sel, "ratio", &r);
 
 	if (name)
-		spp_text_set_str(name, f ? f->string : NULL);
+		spp_text_set_str(name, spp_cell_str(sel, "format"));
 	if (ratio)
-		spp_text_set_ratio(ratio, f != NULL, r);
+		spp_text_set_ratio(ratio, known, r);
 }
 
 static void col_best(const cJSON *l, struct spp_text_cell *c)
 {
-	best_cells(spp_cell_get(l, "storage"), -1, c, NULL);
+	best_cells(spp_cell_get(l, "best_storage"), c, NULL);
 }
 
 static void col_best_ratio(const cJSON *l, struct spp_text_cell *c)
 {
-	best_cells(spp_cell_get(l, "storage"), -1, NULL, c);
+	best_cells(spp_cell_get(l, "best_storage"), NULL, c);
 }
 
 static void tot_name(const cJSON *r, struct spp_text_cell *c)
@@ -218,19 +193,14 @@ static void tot_csr(const cJSON *r, struct spp_text_cell *c)
 	spp_text_set_ratio(c, known, v);
 }
 
-static double layer_count(const cJSON *r)
-{
-	return cJSON_GetArraySize(spp_cell_get(r, "layers"));
-}
-
 static void tot_best(const cJSON *r, struct spp_text_cell *c)
 {
-	best_cells(spp_cell_path(r, "summary.storage"), layer_count(r), c, NULL);
+	best_cells(spp_cell_path(r, "summary.best_storage"), c, NULL);
 }
 
 static void tot_best_ratio(const cJSON *r, struct spp_text_cell *c)
 {
-	best_cells(spp_cell_path(r, "summary.storage"), layer_count(r), NULL, c);
+	best_cells(spp_cell_path(r, "summary.best_storage"), NULL, c);
 }
 
 static const cJSON *run_of(const cJSON *l, const char *format)
@@ -246,25 +216,6 @@ static const cJSON *run_of(const cJSON *l, const char *format)
 	return NULL;
 }
 
-/* The sparse run with the largest speedup; NULL when none has one. */
-static const cJSON *fastest_run(const cJSON *l, double *speedup)
-{
-	const cJSON *runs = spp_cell_get(l, "runs"), *r, *best = NULL;
-
-	cJSON_ArrayForEach(r, (cJSON_IsArray(runs) ? runs : NULL)) {
-		const char *f = spp_cell_str(r, "format");
-		double v;
-
-		if (!f || strcmp(f, "dense") == 0 || !spp_cell_num(r, "speedup", &v))
-			continue;
-		if (!best || v > *speedup) {
-			best = r;
-			*speedup = v;
-		}
-	}
-	return best;
-}
-
 static void col_dense_time(const cJSON *l, struct spp_text_cell *c)
 {
 	double v = 0;
@@ -275,19 +226,16 @@ static void col_dense_time(const cJSON *l, struct spp_text_cell *c)
 
 static void col_fastest(const cJSON *l, struct spp_text_cell *c)
 {
-	double v = 0;
-	const cJSON *r = fastest_run(l, &v);
-
-	spp_text_set_str(c, r ? spp_cell_str(r, "format") : NULL);
+	spp_text_set_str(c, spp_cell_str(spp_cell_get(l, "fastest"), "format"));
 }
 
 static void col_fastest_speedup(const cJSON *l, struct spp_text_cell *c)
 {
 	double v = 0;
-	const cJSON *r = fastest_run(l, &v);
+	int known = spp_cell_num(spp_cell_get(l, "fastest"), "speedup", &v);
 
-	spp_text_set_ratio(c, r != NULL, v);
-	if (r && v > 1)
+	spp_text_set_ratio(c, known, v);
+	if (known && v > 1)
 		c->style = SPP_TEXT_GOOD;
 }
 

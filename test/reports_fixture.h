@@ -52,5 +52,6 @@ void test_csv_columns_documented(void **state);
 void test_golden(void **state);
 void test_text_sizes(void **state);
 void test_csv(void **state);
+void test_selections_agree(void **state); /* test_reports_select.c */
 
 #endif

@@ -14,7 +14,7 @@
 #include <stdio.h>
 
 #include "kernels/kernels.h"
-#include "profiler/base/error.h"
+#include "base/error.h"
 #include "profiler/machine.h"
 #include "profiler/peer_torch.h"
 #include "profiler/run.h"

@@ -7,7 +7,7 @@
 
 #include <stddef.h>
 
-#include "profiler/base/error.h"
+#include "base/error.h"
 
 /* A time in ns as a short cell into b (n bytes): "-" unless ns > 0. */
 void bench_fmt_time(double ns, char *b, size_t n);

@@ -11,7 +11,7 @@
 #include <cjson/cJSON.h>
 
 #include "cmd/parse_options.h"
-#include "profiler/base/error.h"
+#include "base/error.h"
 
 struct spp_cmd {
 	const char *name;

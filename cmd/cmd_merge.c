@@ -5,7 +5,7 @@
 
 #include "cmd/cmd.h"
 #include "config.h"
-#include "profiler/base/atomic_file.h"
+#include "base/atomic_file.h"
 #include "reports/report.h"
 
 struct merge_args {

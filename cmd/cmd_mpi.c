@@ -8,7 +8,7 @@
 
 #include "cmd/cmd.h"
 #include "config.h"
-#include "profiler/base/error.h"
+#include "base/error.h"
 #include "reports/report.h"
 
 #if HAVE_MPI

@@ -15,7 +15,7 @@
 #include "reports/json_values.h"
 #include "reports/report.h"
 #include "kernels/dense/dense.h"
-#include "profiler/base/atomic_file.h"
+#include "base/atomic_file.h"
 #include "profiler/run.h"
 #include "profiler/sweep.h"
 

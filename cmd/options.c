@@ -1,5 +1,5 @@
 #include "cmd/cmd.h"
-#include "profiler/base/safe_text.h"
+#include "base/safe_text.h"
 #include "reports/report.h"
 #include "kernels/dense/dense.h"
 #include "kernels/kernels.h"

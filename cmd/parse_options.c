@@ -1,6 +1,6 @@
 #include "cmd/parse_options.h"
 #include "cmd/cmd.h"
-#include "profiler/base/atomic_file.h"
+#include "base/atomic_file.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -26,7 +26,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "profiler/base/error.h"
+#include "base/error.h"
 
 #define SPP_COUNTERS_MAX_THREADS 64
 #define SPP_COUNTERS_MAX_BACKENDS 8

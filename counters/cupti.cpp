@@ -4,7 +4,7 @@
 // error.h declares no extern "C" of its own; included here first, its guard
 // keeps cupti.h's include of it from declaring C++ names
 extern "C" {
-#include "profiler/base/error.h"
+#include "base/error.h"
 }
 #include "counters/cupti.h"
 

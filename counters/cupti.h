@@ -25,7 +25,7 @@
 
 #include <stddef.h>
 
-#include "profiler/base/error.h"
+#include "base/error.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -13,7 +13,7 @@
 #include <stdio.h>
 
 #include "config.h"
-#include "profiler/base/module.h"
+#include "base/module.h"
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static const struct spp_cupti_ops *table;

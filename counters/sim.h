@@ -53,7 +53,7 @@
 
 #include "counters/counters.h"
 #include "kernels/kernels.h"
-#include "profiler/base/error.h"
+#include "base/error.h"
 
 
 struct spp_sim_level {

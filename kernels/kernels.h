@@ -16,7 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "profiler/base/error.h"
+#include "base/error.h"
 
 /* A dense fp32 matrix, row-major, leading dimension k. Borrowed. */
 struct spp_matrix {

@@ -13,7 +13,7 @@
 
 #include <stddef.h>
 
-#include "profiler/base/error.h"
+#include "base/error.h"
 #include "profiler/layer.h"
 
 /* The file of layer l under dir into path (path_n bytes). */

@@ -2,12 +2,12 @@
 #include "kernels/peers.h"
 #include "profiler/dedupe.h"
 
-#include "profiler/base/budget.h"
+#include "base/budget.h"
 
 #include "counters/sim.h"
 #include "profiler/activations.h"
-#include "profiler/base/atomic_file.h"
-#include "profiler/base/budget.h"
+#include "base/atomic_file.h"
+#include "base/budget.h"
 #include "profiler/breakeven.h"
 #include "profiler/plausible.h"
 

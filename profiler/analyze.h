@@ -11,7 +11,7 @@
 
 #include "counters/counters.h"
 #include "kernels/kernels.h"
-#include "profiler/base/error.h"
+#include "base/error.h"
 #include "profiler/derive.h"
 #include "profiler/hash.h"
 #include "profiler/layer.h"

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernels/cpu/buffer.h"
+#include "base/buffer.h"
 #include "profiler/decode.h"
 #include "profiler/dedupe.h"
 

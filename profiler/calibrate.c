@@ -10,7 +10,7 @@
  * where machine is /etc/machine-id (the hostname when absent).
  */
 #include "profiler/machine.h"
-#include "profiler/base/infile.h"
+#include "base/infile.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -21,7 +21,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "profiler/base/atomic_file.h"
+#include "base/atomic_file.h"
 
 #define CAL_SCHEMA "spprof.calibration/1"
 

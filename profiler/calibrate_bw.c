@@ -16,7 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "kernels/cpu/buffer.h"
+#include "base/buffer.h"
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -223,7 +223,7 @@ struct probe_arrays {
 static int probe_alloc(struct probe_arrays *p)
 {
 	p->n = PROBE_BYTES / 3 / sizeof(float) / 64 * 64;
-	/* huge-page backed like the runs' operands (kernels/cpu/buffer.h) */
+	/* huge-page backed like the runs' operands (base/buffer.h) */
 	p->a = spp_buffer_alloc(p->n * sizeof(float));
 	p->b = spp_buffer_alloc(p->n * sizeof(float));
 	p->c = spp_buffer_alloc(p->n * sizeof(float));

@@ -14,8 +14,8 @@
 
 #include <stdint.h>
 
-#include "profiler/base/dtype.h"
-#include "profiler/base/error.h"
+#include "base/dtype.h"
+#include "base/error.h"
 #include "profiler/layer.h"
 
 /* Whether spp_layer_decode() handles dtype t. */

@@ -12,7 +12,7 @@
 
 #include <stdint.h>
 
-#include "profiler/base/error.h"
+#include "base/error.h"
 #include "profiler/layer.h"
 
 struct spp_dedupe_key {

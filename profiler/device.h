@@ -24,7 +24,7 @@
 #include <stdint.h>
 
 #include "kernels/kernels.h"
-#include "profiler/base/error.h"
+#include "base/error.h"
 #include "profiler/measure.h"
 
 struct spp_run;

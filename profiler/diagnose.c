@@ -1,5 +1,5 @@
 #include "profiler/diagnose.h"
-#include "profiler/base/share.h"
+#include "base/share.h"
 
 #include <math.h>
 #include <stdarg.h>

@@ -1,6 +1,6 @@
 /* The verified FlatBuffers reader of flatbuf.h. */
 #include "profiler/flatbuf.h"
-#include "profiler/base/le.h"
+#include "base/le.h"
 
 #include <string.h>
 

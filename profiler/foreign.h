@@ -9,7 +9,7 @@
 
 #include <stddef.h>
 
-#include "profiler/base/error.h"
+#include "base/error.h"
 
 /* SPP_E_UNSUPPORTED naming the format when the first got bytes b of path
  * are one of those; else 0. */

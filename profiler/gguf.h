@@ -34,7 +34,7 @@
 
 #include <stdint.h>
 
-#include "profiler/base/error.h"
+#include "base/error.h"
 #include "profiler/model.h"
 
 #define SPP_GGUF_MAX_DIMS 4

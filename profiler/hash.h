@@ -8,7 +8,7 @@
 #ifndef SPP_PROFILER_HASH_H
 #define SPP_PROFILER_HASH_H
 
-#include "profiler/base/error.h"
+#include "base/error.h"
 #include "profiler/model.h"
 
 struct spp_hash {

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "profiler/base/budget.h"
+#include "base/budget.h"
 #include "profiler/static.h"
 
 const char *spp_op_name(enum spp_op op)

@@ -15,7 +15,7 @@
 
 #include <stdint.h>
 
-#include "profiler/base/error.h"
+#include "base/error.h"
 #include "profiler/model.h"
 
 enum spp_op {

@@ -1,6 +1,6 @@
 /* GGUF: the parser of profiler/gguf.h and the file loader. */
 #include "profiler/gguf.h"
-#include "profiler/base/le.h"
+#include "base/le.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -15,7 +15,7 @@
 #include <strings.h>
 
 #include "profiler/model.h"
-#include "profiler/base/rng.h"
+#include "base/rng.h"
 #include "profiler/smtx.h"
 
 #define MAX_TOKEN 128

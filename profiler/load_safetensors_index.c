@@ -20,7 +20,7 @@
  *   (total_size) is not checked against the shards.
  */
 #include "profiler/safetensors.h"
-#include "profiler/base/beneath.h"
+#include "base/beneath.h"
 
 #include <cjson/cJSON.h>
 #include <inttypes.h>

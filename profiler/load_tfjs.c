@@ -39,7 +39,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "profiler/base/dtype.h"
+#include "base/dtype.h"
 #include "profiler/layer.h"
 
 /* One row per manifest dtype: spprof's dtype and bytes per element. */

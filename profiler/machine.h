@@ -13,7 +13,7 @@
 #include "counters/sim.h"
 #include "kernels/cuda/device.h"
 #include "kernels/kernels.h"
-#include "profiler/base/error.h"
+#include "base/error.h"
 
 #define SPP_MAX_CACHES 8
 

@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "profiler/base/error.h"
+#include "base/error.h"
 
 /* Thread pools the harness tells apart (kernels/dense/dense.h: enum spp_dense_pool). */
 #define SPP_BENCH_POOLS 4

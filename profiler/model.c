@@ -1,9 +1,9 @@
 #define _POSIX_C_SOURCE 200809L
 #include "profiler/model.h"
 #include "profiler/foreign.h"
-#include "profiler/base/beneath.h"
-#include "profiler/base/budget.h"
-#include "profiler/base/infile.h"
+#include "base/beneath.h"
+#include "base/budget.h"
+#include "base/infile.h"
 #include "profiler/onnx/onnx.h"
 
 #include <ctype.h>

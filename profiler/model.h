@@ -12,9 +12,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "profiler/base/dtype.h"
-#include "profiler/base/error.h"
-#include "profiler/base/mapfile.h"
+#include "base/dtype.h"
+#include "base/error.h"
+#include "base/mapfile.h"
 
 #define SPP_MAX_DIMS 8
 
@@ -185,7 +185,7 @@ int spp_model_add_layer(struct spp_model *m, const struct spp_layer_desc *d, con
 /*
  * Map name, a file that the model file `from` names (a weight shard, a
  * package's model, external data), resolved beneath the folder dir
- * (profiler/base/beneath.h: no absolute name, no "..", no symbolic link
+ * (base/beneath.h: no absolute name, no "..", no symbolic link
  * leading out of it) as one of m's files, counted in m->bytes. *file: its
  * index; a file m already holds (the same st_dev and st_ino, however
  * named) is not mapped again and *file is that one's, so the caller can

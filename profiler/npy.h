@@ -31,7 +31,7 @@
 
 #include <stdint.h>
 
-#include "profiler/base/error.h"
+#include "base/error.h"
 #include "profiler/model.h"
 
 /*

@@ -1,8 +1,8 @@
 /* PyTorch as a reference peer, run through scripts/peers/torch_spmm.py (peer_torch.h). */
 #include "profiler/peer_torch.h"
-#include "profiler/base/infile.h"
-#include "profiler/base/near_exe.h"
-#include "profiler/base/safe_text.h"
+#include "base/infile.h"
+#include "base/near_exe.h"
+#include "base/safe_text.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -26,7 +26,7 @@
 #include <stdint.h>
 
 #include "kernels/kernels.h"
-#include "profiler/base/error.h"
+#include "base/error.h"
 
 enum {
 	SPP_PEER_TORCH_CSR,    /* "torch_csr": torch.sparse.mm(W.to_sparse_csr(), X) */

@@ -7,7 +7,7 @@
  * so memory stays linear in the pickle.
  */
 #include "profiler/pickle.h"
-#include "profiler/base/le.h"
+#include "base/le.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -12,8 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "profiler/base/dtype.h"
-#include "profiler/base/error.h"
+#include "base/dtype.h"
+#include "base/error.h"
 
 enum spp_pv_kind {
 	SPP_PV_NONE,

@@ -1,7 +1,7 @@
 #include "profiler/run.h"
 #include "profiler/run_epilogue.h"
 
-#include "kernels/cpu/buffer.h"
+#include "base/buffer.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -12,7 +12,7 @@
 #include "counters/sim.h"
 #include "profiler/decode.h"
 #include "profiler/device.h"
-#include "profiler/base/rng.h"
+#include "base/rng.h"
 #include "profiler/run_cuda.h"
 #include "profiler/run_count.h"
 #include "profiler/run_dense.h"

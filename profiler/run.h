@@ -17,7 +17,7 @@
 #include "counters/counters.h"
 #include "kernels/dense/dense.h"
 #include "kernels/kernels.h"
-#include "profiler/base/error.h"
+#include "base/error.h"
 #include "profiler/layer.h"
 #include "profiler/machine.h"
 #include "profiler/measure.h"

@@ -33,7 +33,7 @@
 
 #include <stdint.h>
 
-#include "profiler/base/error.h"
+#include "base/error.h"
 #include "profiler/model.h"
 
 #define SPP_SAFETENSORS_MAX_HEADER UINT64_C(100000000)

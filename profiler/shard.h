@@ -15,7 +15,7 @@
 
 #include <stdint.h>
 
-#include "profiler/base/error.h"
+#include "base/error.h"
 #include "profiler/layer.h"
 #include "profiler/static.h"
 

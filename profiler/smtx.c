@@ -1,12 +1,12 @@
 #include "profiler/smtx.h"
-#include "profiler/base/infile.h"
+#include "base/infile.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "profiler/base/rng.h"
+#include "base/rng.h"
 
 /* Largest .smtx we read whole: DLMC's biggest are a few MB. */
 #define MAX_FILE_BYTES ((long)1 << 30)

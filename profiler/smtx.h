@@ -16,7 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "profiler/base/error.h"
+#include "base/error.h"
 
 struct spp_smtx {
 	int64_t m, k, nnz;

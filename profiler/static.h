@@ -15,8 +15,8 @@
 #include <stdint.h>
 
 #include "kernels/kernels.h"
-#include "profiler/base/dtype.h"
-#include "profiler/base/error.h"
+#include "base/dtype.h"
+#include "base/error.h"
 #include "profiler/layer.h"
 
 /* Block sizes of the block pattern and the bsrB formats. */

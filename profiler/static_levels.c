@@ -4,7 +4,7 @@
  * and the provenance verdict, each from the scan's integer counts.
  */
 #include "profiler/static.h"
-#include "profiler/base/share.h"
+#include "base/share.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -43,7 +43,7 @@
 #include <stdint.h>
 
 #include "kernels/kernels.h"
-#include "profiler/base/error.h"
+#include "base/error.h"
 #include "profiler/run.h"
 #include "profiler/synth.h"
 

@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "profiler/base/safe_text.h"
+#include "base/safe_text.h"
 #include "profiler/synth_internal.h"
 
 #define NM_MAX_M 64

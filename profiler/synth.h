@@ -12,8 +12,8 @@
 
 #include <stdint.h>
 
-#include "profiler/base/dtype.h"
-#include "profiler/base/error.h"
+#include "base/dtype.h"
+#include "base/error.h"
 
 enum spp_synth_pattern {
 	SPP_SYNTH_DENSE,

@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "profiler/base/error.h"
+#include "base/error.h"
 #include "profiler/synth.h"
 
 /* Half-width of the window around 1 - N/M that an nmN_M SPARSITY may take. */

@@ -18,7 +18,7 @@
  * zero padding of DESIGN section 3.
  */
 #include "profiler/synth.h"
-#include "profiler/base/atomic_file.h"
+#include "base/atomic_file.h"
 #include "profiler/synth_fill.h"
 
 #include <cjson/cJSON.h>
@@ -33,7 +33,7 @@
 #include <unistd.h>
 
 #include "profiler/layer.h"
-#include "profiler/base/rng.h"
+#include "base/rng.h"
 #include "profiler/synth_internal.h"
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__

@@ -6,7 +6,7 @@
 #include <string.h>
 #include <zlib.h>
 
-#include "profiler/base/le.h"
+#include "base/le.h"
 #include "profiler/model.h"
 #include "profiler/pages.h"
 

@@ -12,7 +12,7 @@
 #include <stdint.h>
 #include <zip.h>
 
-#include "profiler/base/error.h"
+#include "base/error.h"
 
 /* SPP_E_FORMAT "'file': what: libzip's reason". */
 int spp_zip_fault(const char *file, const char *what, zip_error_t *ze, struct spp_error *err);

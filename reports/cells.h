@@ -12,7 +12,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "profiler/base/safe_text.h"
+#include "base/safe_text.h"
 
 /* Member `key` of obj when obj is an object; NULL otherwise. */
 const cJSON *spp_cell_get(const cJSON *obj, const char *key);
@@ -107,7 +107,7 @@ int spp_names_shorten(cJSON *tree, int maxw);
 
 /*
  * The report for a human-readable writer: tree itself when every key and
- * string in it is clean (profiler/base/safe_text.h), else a copy with each
+ * string in it is clean (base/safe_text.h), else a copy with each
  * escaped, owned by *owned (cJSON_Delete it). NULL when out of memory.
  * Text, Markdown, CSV and HTML of analyze, report, compare and check all
  * render from it, so no byte from a file reaches them raw.

@@ -1,5 +1,5 @@
 /*
- * The report writers' side of the one sanitizer (profiler/base/safe_text.h):
+ * The report writers' side of the one sanitizer (base/safe_text.h):
  * a report tree whose strings are all clean, and the Markdown and CSV cell
  * writers, which add their own syntax escaping on top.
  */
@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "profiler/base/safe_text.h"
+#include "base/safe_text.h"
 
 static int tree_clean(const cJSON *t)
 {

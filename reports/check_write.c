@@ -9,7 +9,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "profiler/base/atomic_file.h"
+#include "base/atomic_file.h"
 #include "reports/cells.h"
 #include "reports/report.h"
 

@@ -16,7 +16,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "profiler/base/error.h"
+#include "base/error.h"
 
 #define SPP_COMPARE_SCHEMA "spprof.compare/1"
 #define SPP_CHECK_SCHEMA "spprof.check/1"

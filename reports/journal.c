@@ -28,7 +28,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "profiler/base/infile.h"
+#include "base/infile.h"
 #include "profiler/run_dense.h"
 #include "reports/json_values.h"
 

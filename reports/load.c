@@ -5,7 +5,7 @@
  * report fails here with one line instead of misrendering.
  */
 #include "reports/report.h"
-#include "profiler/base/infile.h"
+#include "base/infile.h"
 
 #include <errno.h>
 #include <math.h>

@@ -1,7 +1,7 @@
 /* Choosing a writer, and writing a report file atomically. */
 #include "reports/report.h"
 
-#include "profiler/base/atomic_file.h"
+#include "base/atomic_file.h"
 #include "reports/cells.h"
 
 #include <errno.h>

@@ -14,7 +14,7 @@
 #include <cjson/cJSON.h>
 
 #include "profiler/analyze.h"
-#include "profiler/base/error.h"
+#include "base/error.h"
 
 #define SPP_REPORT_SCHEMA "spprof.report/1"
 

@@ -6,7 +6,7 @@
  * the string, and every fault names its 1-based column.
  */
 #include "reports/gate.h"
-#include "profiler/base/infile.h"
+#include "base/infile.h"
 #include "reports/rules.h"
 
 #include <ctype.h>

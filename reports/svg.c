@@ -8,7 +8,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "profiler/base/safe_text.h"
+#include "base/safe_text.h"
 
 void spp_html_escape(FILE *f, const char *s)
 {

@@ -14,7 +14,7 @@
 /*
  * Write s as HTML text or attribute value: & < > " ' escaped, and every
  * control, bidi or invisible code point and invalid UTF-8 byte but newline
- * and tab shown as an escape (profiler/base/safe_text.h), so a hostile
+ * and tab shown as an escape (base/safe_text.h), so a hostile
  * layer name can neither inject markup, reorder the page nor make it
  * invalid. NULL writes nothing.
  */

@@ -10,7 +10,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "profiler/base/safe_text.h"
+#include "base/safe_text.h"
 #include "reports/cells.h"
 #include "reports/text_table.h"
 

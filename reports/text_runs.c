@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "profiler/base/safe_text.h"
+#include "base/safe_text.h"
 #include "reports/cells.h"
 
 struct run_column {

@@ -6,7 +6,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "profiler/base/safe_text.h"
+#include "base/safe_text.h"
 #include "reports/cells.h"
 
 int spp_text_width(const char *s)

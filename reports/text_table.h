@@ -75,7 +75,7 @@ void spp_text_write_runs(const cJSON *report, FILE *f, int color);
 
 /*
  * One line per note of a layer, after the tables, names escaped
- * (profiler/base/safe_text.h): the activations its
+ * (base/safe_text.h): the activations its
  * runs used (when they had zeros: combined FLOPs, each activation kernel
  * against its weight-only kernel), then each diagnosis sentence. heading
  * comes before the first line (none without notes), bullet before each.

@@ -1,71 +1,113 @@
 #!/bin/sh
-# The layers of the source tree, held by their includes: every
-# `#include "part/..."` of a source file must name a header of a part the
-# file's own part may use. Fails with one line per reach.
+# The layers of the source tree, held to meson.build's table `layers`
+# (given here as PART=USES,... arguments, the one table): a part may use
+# itself and the parts it declares. Two checks, each failing with one line
+# per reach:
 #
-#   part        its files                may include
-#   base        profiler/base/           base
-#   kernels     kernels/                 base, kernels
-#   counters    counters/                base, counters, the public kernels
-#                                        headers (kernels/kernels.h, trace.h)
-#   profiler    profiler/ (not base/)    base, kernels, counters, profiler
-#   reports     reports/                 base, reports, profiler's results
-#   cmd         cmd/                     everything
+#   symbols   every symbol a part's archive (libspp_PART.a) leaves
+#             undefined and another part's archive defines must be of a
+#             part it declares (a direct reach; what a declared part
+#             reaches in turn is that part's own row)
+#   includes  every `#include "part/..."` of a part's source files must
+#             name a header of a part it declares, or its own
 #
-# profiler's results: the headers of the result model that reports render
-# (RESULTS below); the types they carry from lower parts come with them.
-# usage: test/layers.sh SOURCE_ROOT
+# Two refinements of the includes, for the parts not yet split: counters
+# includes of kernels its public headers only (kernels/kernels.h,
+# kernels/trace.h), and reports of profiler only the headers of the result
+# model (RESULTS below; issue 44 splits them into a library of their own).
+# cmd, above every part, may include them all; config.h and generated
+# headers are no part's.
+# usage: test/layers.sh SOURCE_ROOT BUILD_ROOT PART=USES...
 set -u
-root=${1:-.}
+root=$1 build=$2
+shift 2
 cd "$root" || exit 2
 
 RESULTS="profiler/analyze.h profiler/breakeven.h profiler/diagnose.h profiler/layer.h
 profiler/machine.h profiler/model.h profiler/plausible.h profiler/run.h profiler/run_dense.h
 profiler/static.h profiler/sweep.h profiler/measure.h"
 
-part_of() {
-	case $1 in
-	profiler/base/*) echo base ;;
-	kernels/*) echo kernels ;;
-	counters/*) echo counters ;;
-	profiler/*) echo profiler ;;
-	reports/*) echo reports ;;
-	cmd/*) echo cmd ;;
-	*) echo other ;;
-	esac
+PARTS=""
+for row in "$@"; do
+	PARTS="$PARTS ${row%%=*}"
+done
+
+uses_of() { # the parts PART declares, space separated
+	for row in $ROWS; do
+		[ "${row%%=*}" = "$1" ] && echo "${row#*=}" | tr ',' ' ' && return
+	done
+}
+ROWS="$*"
+
+declares() { # declares PART OTHER: PART may use OTHER
+	[ "$1" = "$2" ] && return 0
+	for u in $(uses_of "$1"); do
+		[ "$u" = "$2" ] && return 0
+	done
+	return 1
 }
 
-allowed() { # allowed FROM_PART HEADER
+part_of() {
+	top=${1%%/*}
+	for p in $PARTS cmd; do
+		[ "$p" = "$top" ] && echo "$p" && return
+	done
+	echo other
+}
+
+bad=0
+
+# symbols: from each archive, what it defines and what it leaves undefined
+tmp=$(mktemp -d) || exit 2
+trap 'rm -rf "$tmp"' EXIT
+for p in $PARTS; do
+	a="$build/libspp_$p.a"
+	if [ ! -f "$a" ]; then
+		echo "layers: $a not built"
+		exit 2
+	fi
+	nm -g --defined-only "$a" 2>/dev/null | awk 'NF == 3 { print $3 }' | sort -u >"$tmp/def.$p"
+	nm -u "$a" 2>/dev/null | awk 'NF >= 2 { print $NF }' | sort -u >"$tmp/und.$p"
+done
+nsym=0
+for p in $PARTS; do
+	for q in $PARTS; do
+		declares "$p" "$q" && continue
+		for s in $(comm -12 "$tmp/und.$p" "$tmp/def.$q"); do
+			echo "libspp_$p.a: $p uses $s of $q, a part it does not declare"
+			bad=$((bad + 1))
+		done
+	done
+	nsym=$((nsym + $(wc -l <"$tmp/und.$p")))
+done
+
+refined() { # refined FROM HEADER: the include is one of the refinements' exceptions
 	to=$(part_of "$2")
-	[ "$to" = other ] && return 0 # config.h and the generated headers
-	[ "$to" = base ] && return 0
-	case $1 in
-	base) return 1 ;;
-	kernels) [ "$to" = kernels ] ;;
-	counters)
-		[ "$to" = counters ] || [ "$2" = kernels/kernels.h ] || [ "$2" = kernels/trace.h ] ;;
-	profiler) [ "$to" != reports ] && [ "$to" != cmd ] ;;
-	reports)
-		[ "$to" = reports ] && return 0
+	case $1:$to in
+	counters:kernels) [ "$2" = kernels/kernels.h ] || [ "$2" = kernels/trace.h ] ;;
+	reports:profiler)
 		for r in $RESULTS; do [ "$2" = "$r" ] && return 0; done
 		return 1 ;;
-	cmd) return 0 ;;
 	*) return 0 ;;
 	esac
 }
 
-bad=0 files=0
-for f in $(find profiler kernels counters reports cmd -type f \
+files=0
+for f in $(find $PARTS cmd -type f \
 	\( -name '*.c' -o -name '*.h' -o -name '*.cu' -o -name '*.cpp' \) | sort); do
 	files=$((files + 1))
 	from=$(part_of "$f")
 	for h in $(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$f"); do
 		case $h in */*) ;; *) continue ;; esac # a file's own neighbours
-		if ! allowed "$from" "$h"; then
-			echo "$f: $from includes $h ($(part_of "$h"))"
+		to=$(part_of "$h")
+		[ "$to" = other ] && continue
+		[ "$from" = cmd ] && continue
+		if ! declares "$from" "$to" || ! refined "$from" "$h"; then
+			echo "$f: $from includes $h ($to)"
 			bad=$((bad + 1))
 		fi
 	done
 done
-echo "layers: $files files, $bad includes across a layer"
+echo "layers: $files files, $nsym undefined symbols of $(echo $PARTS | wc -w) archives," \
+	"$bad reaches across a layer"
 [ "$bad" -eq 0 ]

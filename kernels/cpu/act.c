@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/buffer.h"
 #include "kernels/cpu/cpu.h"
 
 /* What every activation kernel adds to its weight encoding. */
@@ -49,12 +50,12 @@ static void act_release(struct spp_encoded *e)
 	if (a) {
 		if (a->w.ops)
 			a->w.ops->release(&a->w);
-		cpu_free(a->xnz);
+		spp_buffer_free(a->xnz);
 		free(a->lo);
 		free(a->off);
-		cpu_free(a->cptr);
-		cpu_free(a->row);
-		cpu_free(a->val);
+		spp_buffer_free(a->cptr);
+		spp_buffer_free(a->row);
+		spp_buffer_free(a->val);
 	}
 	cpu_release_common(e);
 }
@@ -80,7 +81,7 @@ static int act_alloc(struct spp_encoded *out, const struct spp_format_ops *ops, 
 	memset(out, 0, sizeof(*out));
 	out->ops = ops;
 	out->impl = a;
-	if (!a || !(a->xnz = cpu_alloc((size_t)(k > 0 ? k : 1))))
+	if (!a || !(a->xnz = spp_buffer_alloc((size_t)(k > 0 ? k : 1))))
 		return spp_error_set(err, SPP_E_NOMEM, "%s: cannot allocate the row flags of X", ops->key);
 	return 0;
 }
@@ -224,9 +225,9 @@ static int csc_build(const struct spp_matrix *w, int threads, struct cpu_act *a,
 		goto out;
 	}
 	cpu_partition(row_cum, m, threads, a->lo);
-	a->cptr = cpu_alloc((size_t)threads * (size_t)(k + 1) * sizeof(*a->cptr));
-	a->row = cpu_alloc((size_t)nnz * sizeof(*a->row));
-	a->val = cpu_alloc((size_t)nnz * sizeof(*a->val));
+	a->cptr = spp_buffer_alloc((size_t)threads * (size_t)(k + 1) * sizeof(*a->cptr));
+	a->row = spp_buffer_alloc((size_t)nnz * sizeof(*a->row));
+	a->val = spp_buffer_alloc((size_t)nnz * sizeof(*a->val));
 	if (!a->cptr || !a->row || !a->val) {
 		rc = spp_error_set(err, SPP_E_NOMEM, "csc: cannot allocate %lld non-zeros", (long long)nnz);
 		goto out;

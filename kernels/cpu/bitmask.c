@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/buffer.h"
 #include "kernels/cpu/cpu.h"
 
 static void bitmask_release(struct spp_encoded *e)
@@ -25,9 +26,9 @@ static void bitmask_release(struct spp_encoded *e)
 		return;
 	b = e->impl;
 	if (b) {
-		cpu_free(b->mask);
-		cpu_free(b->ptr);
-		cpu_free(b->val);
+		spp_buffer_free(b->mask);
+		spp_buffer_free(b->ptr);
+		spp_buffer_free(b->val);
 		free(b->lo);
 	}
 	cpu_release_common(e);
@@ -60,9 +61,9 @@ static int bitmask_encode(const struct spp_matrix *w, int threads, int64_t n,
 		goto out;
 	}
 	b->stride = (k + 7) / 8;
-	b->mask = cpu_alloc((size_t)(m * b->stride));
-	b->ptr = cpu_alloc((size_t)(m + 1) * sizeof(*b->ptr));
-	b->val = cpu_alloc((size_t)nnz * sizeof(*b->val));
+	b->mask = spp_buffer_alloc((size_t)(m * b->stride));
+	b->ptr = spp_buffer_alloc((size_t)(m + 1) * sizeof(*b->ptr));
+	b->val = spp_buffer_alloc((size_t)nnz * sizeof(*b->val));
 	b->lo = malloc((size_t)(threads + 1) * sizeof(*b->lo));
 	if (!b->mask || !b->ptr || !b->val || !b->lo) {
 		rc = spp_error_set(err, SPP_E_NOMEM, "bitmask: cannot allocate %lld non-zeros", (long long)nnz);

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/buffer.h"
 #include "kernels/cpu/cpu.h"
 
 static void bsr_release(struct spp_encoded *e)
@@ -22,9 +23,9 @@ static void bsr_release(struct spp_encoded *e)
 		return;
 	s = e->impl;
 	if (s) {
-		cpu_free(s->ptr);
-		cpu_free(s->bcol);
-		cpu_free(s->val);
+		spp_buffer_free(s->ptr);
+		spp_buffer_free(s->bcol);
+		spp_buffer_free(s->val);
 		free(s->lo);
 	}
 	cpu_release_common(e);
@@ -82,9 +83,9 @@ static int bsr_encode_b(int b, const struct spp_format_ops *ops,
 		goto out;
 	}
 	s->nzb = nzb;
-	s->ptr = cpu_alloc((size_t)(s->mb + 1) * sizeof(*s->ptr));
-	s->bcol = cpu_alloc((size_t)nzb * sizeof(*s->bcol));
-	s->val = cpu_alloc((size_t)nzb * b * b * sizeof(*s->val));
+	s->ptr = spp_buffer_alloc((size_t)(s->mb + 1) * sizeof(*s->ptr));
+	s->bcol = spp_buffer_alloc((size_t)nzb * sizeof(*s->bcol));
+	s->val = spp_buffer_alloc((size_t)nzb * b * b * sizeof(*s->val));
 	if (!s->ptr || !s->bcol || !s->val) {
 		rc = spp_error_set(err, SPP_E_NOMEM, "%s: cannot allocate %lld blocks", ops->key, (long long)nzb);
 		goto out;

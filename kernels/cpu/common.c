@@ -1,58 +1,15 @@
 /*
- * What every CPU format shares: padded buffers, the non-zero-balanced
- * partition, the K-tile width, and the OpenMP driver that runs the parts
- * and records per-thread busy time.
+ * What every CPU format shares: the non-zero-balanced partition, the
+ * K-tile width, and the OpenMP driver that runs the parts and records
+ * per-thread busy time.
  */
 #include <omp.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <time.h>
 
-#include "kernels/cpu/buffer.h"
+#include "base/buffer.h"
 #include "kernels/cpu/cpu.h"
-
-#define HUGE ((size_t)2 << 20)
-
-void *cpu_alloc(size_t bytes)
-{
-	/*
-	 * Large buffers on 2 MiB boundaries with a transparent-huge-page hint:
-	 * the kernels touch W's pages in a stream and X's rows at random, and
-	 * page walks (costly under virtualisation) were measured to cost up to
-	 * a third of the time with 4 KiB pages. From 256 KiB: X and Y of
-	 * 4096 x 64 (1 MiB each) on huge pages made csr and nm2_4 at N = 64
-	 * 3-5 % faster and oneDNN's dense GEMM 3 % (EPYC Zen 5, 3 rounds).
-	 */
-	size_t align = bytes >= HUGE / 8 ? HUGE : 64, size = bytes + CPU_PAD;
-	void *p = NULL;
-
-	if (align == HUGE)
-		size = (size + HUGE - 1) / HUGE * HUGE;
-	if (posix_memalign(&p, align, size) != 0)
-		return NULL;
-#ifdef MADV_HUGEPAGE
-	if (align == HUGE)
-		madvise(p, size, MADV_HUGEPAGE); /* a hint: failure is harmless */
-#endif
-	memset(p, 0, size);
-	return p;
-}
-
-void cpu_free(void *p)
-{
-	free(p);
-}
-
-void *spp_buffer_alloc(size_t bytes)
-{
-	return cpu_alloc(bytes);
-}
-
-void spp_buffer_free(void *p)
-{
-	free(p);
-}
 
 void cpu_partition(const int64_t *cum, int64_t units, int parts, int64_t *lo)
 {

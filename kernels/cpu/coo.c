@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/buffer.h"
 #include "kernels/cpu/cpu.h"
 
 static void coo_release(struct spp_encoded *e)
@@ -22,9 +23,9 @@ static void coo_release(struct spp_encoded *e)
 		return;
 	c = e->impl;
 	if (c) {
-		cpu_free(c->row);
-		cpu_free(c->col);
-		cpu_free(c->val);
+		spp_buffer_free(c->row);
+		spp_buffer_free(c->col);
+		spp_buffer_free(c->val);
 		free(c->lo);
 		free(c->rlo);
 	}
@@ -57,9 +58,9 @@ static int coo_encode(const struct spp_matrix *w, int threads, int64_t n,
 				   "coo: %lld non-zeros exceed the int32 indices", (long long)nnz);
 		goto out;
 	}
-	c->row = cpu_alloc((size_t)nnz * sizeof(*c->row));
-	c->col = cpu_alloc((size_t)nnz * sizeof(*c->col));
-	c->val = cpu_alloc((size_t)nnz * sizeof(*c->val));
+	c->row = spp_buffer_alloc((size_t)nnz * sizeof(*c->row));
+	c->col = spp_buffer_alloc((size_t)nnz * sizeof(*c->col));
+	c->val = spp_buffer_alloc((size_t)nnz * sizeof(*c->val));
 	c->lo = malloc((size_t)(threads + 1) * sizeof(*c->lo));
 	c->rlo = malloc((size_t)(threads + 1) * sizeof(*c->rlo));
 	if (!c->row || !c->col || !c->val || !c->lo || !c->rlo) {

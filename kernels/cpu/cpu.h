@@ -5,8 +5,8 @@
  * dispatch that picks among them.
  *
  * Every format keeps its fp32 values and its indices in buffers it owns
- * (allocated by cpu_alloc, zero-filled and padded by CPU_PAD bytes so that a
- * vector load that runs a little past the last element stays in bounds).
+ * (base/buffer.h: zero-filled and padded by SPP_BUFFER_PAD bytes so that
+ * a vector load that runs a little past the last element stays in bounds).
  * The partition is computed at encode time: part p covers the units (rows,
  * block rows or non-zeros) [lo[p], lo[p+1]); a part may be empty.
  */
@@ -30,8 +30,6 @@
 #define CPU_X86 0
 #endif
 
-#define CPU_PAD 128
-
 /*
  * The one ISA dispatch of every format: call kern_avx512 ARGS,
  * kern_avx2 ARGS or portable ARGS (void functions) for isa, the portable
@@ -51,13 +49,6 @@
 #else
 #define CPU_ISA_CALL(isa, kern, portable, args) ((void)(isa), portable args)
 #endif
-
-/*
- * Zeroed, CPU_PAD spare bytes, 64-byte aligned (2 MiB aligned with a
- * transparent-huge-page hint from 2 MiB up); NULL on failure.
- */
-void *cpu_alloc(size_t bytes);
-void cpu_free(void *p);
 
 /*
  * Split `units` units whose cumulative cost is cum[0..units] (cum[0] == 0)

@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/buffer.h"
 #include "kernels/cpu/cpu.h"
 
 static void csr_release(struct spp_encoded *e)
@@ -32,9 +33,9 @@ static void csr_release(struct spp_encoded *e)
 		return;
 	c = e->impl;
 	if (c) {
-		cpu_free(c->ptr);
-		cpu_free(c->col);
-		cpu_free(c->val);
+		spp_buffer_free(c->ptr);
+		spp_buffer_free(c->col);
+		spp_buffer_free(c->val);
 		free(c->lo);
 	}
 	cpu_release_common(e);
@@ -69,9 +70,9 @@ static int csr_encode(const struct spp_matrix *w, int threads, int64_t n,
 	if (c->tile_w > 65536)
 		c->tile_w = 65536;
 	c->tiles = k > 0 ? (k + c->tile_w - 1) / c->tile_w : 1;
-	c->ptr = cpu_alloc((size_t)(c->tiles * m + 1) * sizeof(*c->ptr));
-	c->col = cpu_alloc((size_t)nnz * sizeof(*c->col));
-	c->val = cpu_alloc((size_t)nnz * sizeof(*c->val));
+	c->ptr = spp_buffer_alloc((size_t)(c->tiles * m + 1) * sizeof(*c->ptr));
+	c->col = spp_buffer_alloc((size_t)nnz * sizeof(*c->col));
+	c->val = spp_buffer_alloc((size_t)nnz * sizeof(*c->val));
 	c->lo = malloc((size_t)(threads + 1) * sizeof(*c->lo));
 	if (!c->ptr || !c->col || !c->val || !c->lo) {
 		rc = spp_error_set(err, SPP_E_NOMEM, "csr: cannot allocate %lld non-zeros", (long long)nnz);

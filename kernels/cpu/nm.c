@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/buffer.h"
 #include "kernels/cpu/cpu.h"
 
 static void nm_release(struct spp_encoded *e)
@@ -39,8 +40,8 @@ static void nm_release(struct spp_encoded *e)
 		return;
 	s = e->impl;
 	if (s) {
-		cpu_free(s->val);
-		cpu_free(s->pos);
+		spp_buffer_free(s->val);
+		spp_buffer_free(s->pos);
 		free(s->lo);
 	}
 	cpu_release_common(e);
@@ -103,8 +104,8 @@ static int nm_encode_nm(int keep, int group, const struct spp_format_ops *ops,
 		rc = spp_error_set(err, SPP_E_UNSUPPORTED, "%s: matrix too large", ops->key);
 		goto out;
 	}
-	s->val = cpu_alloc((size_t)(m * slots) * sizeof(*s->val));
-	s->pos = cpu_alloc((size_t)((m * slots * s->bits + 7) / 8));
+	s->val = spp_buffer_alloc((size_t)(m * slots) * sizeof(*s->val));
+	s->pos = spp_buffer_alloc((size_t)((m * slots * s->bits + 7) / 8));
 	if (!s->val || !s->pos) {
 		rc = spp_error_set(err, SPP_E_NOMEM, "%s: cannot allocate %lld slots",
 				   ops->key, (long long)(m * slots));

@@ -4,7 +4,7 @@
  * static storage figures.
  */
 #include "kernels/kernels.h"
-#include "profiler/base/share.h"
+#include "base/share.h"
 
 uint64_t spp_nm_violations(const struct spp_matrix *w, int keep, int group)
 {

@@ -15,13 +15,13 @@
 #include <stdint.h>
 
 #include "kernels/kernels.h"
-#include "profiler/base/dtype.h"
-#include "profiler/base/error.h"
+#include "base/dtype.h"
+#include "base/error.h"
 
 /*
  * f rounded to fp16, bf16 or tf32 (10-bit mantissa, fp32 range), nearest
  * even, as a float. The fp16 and bf16 bits themselves are the base layer's
- * (spp_f32_to_f16 and spp_f16_to_f32, profiler/base/dtype.h): one
+ * (spp_f32_to_f16 and spp_f16_to_f32, base/dtype.h): one
  * conversion for the loaders, the synthetic models and the tensor cores.
  */
 float spp_round_fp16(float f);

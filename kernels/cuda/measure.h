@@ -14,7 +14,7 @@
 
 #include "kernels/cuda/formats.h"
 #include "kernels/kernels.h"
-#include "profiler/base/error.h"
+#include "base/error.h"
 
 struct spp_cuda_case {
 	const struct spp_cuda_format *f;

@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "config.h"
-#include "profiler/base/module.h"
+#include "base/module.h"
 
 struct loaded {
 	pthread_once_t once;

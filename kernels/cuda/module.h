@@ -11,7 +11,7 @@
  *
  * Each exports one function returning its const table below; the binary's
  * loader (kernels/cuda/module.c) finds them with spp_module_table
- * (profiler/base/module.h) on first use and forwards the API of device.h,
+ * (base/module.h) on first use and forwards the API of device.h,
  * formats.h and measure.h through them, so callers are unchanged. The
  * tables carry their version and size: a module from another build is
  * refused rather than called.

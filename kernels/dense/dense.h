@@ -25,7 +25,7 @@
 #include <stdint.h>
 
 #include "kernels/kernels.h"
-#include "profiler/base/error.h"
+#include "base/error.h"
 
 #define SPP_DENSE_MAX 12
 

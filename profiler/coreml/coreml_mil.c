@@ -11,8 +11,8 @@
  * for conv_transpose the input's over C_in.
  */
 #include "profiler/coreml/coreml.h"
-#include "profiler/base/beneath.h"
-#include "profiler/base/le.h"
+#include "base/beneath.h"
+#include "base/le.h"
 
 #include <inttypes.h>
 #include <stdio.h>

@@ -24,7 +24,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "profiler/base/beneath.h"
+#include "base/beneath.h"
 #include "profiler/pbuf.h"
 
 int coreml_fault(struct coreml *c, const char *fmt, ...)

@@ -39,7 +39,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "profiler/base/error.h"
+#include "base/error.h"
 #include "profiler/model.h"
 
 #define SPP_ONNX_MAX_GRAPH_DEPTH 32

@@ -26,7 +26,7 @@
  * N is 0 (use --n) when the graph gives no static shape for the value N is
  * read from (value_info, graph inputs and outputs, this graph or around).
  */
-#include "profiler/base/budget.h"
+#include "base/budget.h"
 #include "profiler/onnx/onnx_internal.h"
 
 #include <limits.h>

@@ -4,7 +4,7 @@
  * into a buffer the model owns, external data in a mapped file).
  */
 #include "profiler/onnx/onnx_internal.h"
-#include "profiler/base/beneath.h"
+#include "base/beneath.h"
 #include "profiler/static.h"
 
 #include <inttypes.h>

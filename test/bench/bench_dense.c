@@ -26,7 +26,7 @@
 #include <oneapi/dnnl/dnnl.h>
 #include <omp.h>
 
-#include "kernels/cpu/buffer.h"
+#include "base/buffer.h"
 #include "kernels/dense/dense.h"
 #include "profiler/run.h"
 

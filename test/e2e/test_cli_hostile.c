@@ -18,7 +18,7 @@
 #include <cjson/cJSON.h>
 #include <cmocka.h>
 
-#include "profiler/base/safe_text.h"
+#include "base/safe_text.h"
 #include "test/e2e/cli_fixture.h"
 #include "test/harness.h"
 

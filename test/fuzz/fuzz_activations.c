@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "profiler/activations.h"
-#include "profiler/base/safe_text.h"
+#include "base/safe_text.h"
 #include "profiler/model.h"
 #include "test/fuzz/fuzz_tmp.h"
 

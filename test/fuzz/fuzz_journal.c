@@ -17,7 +17,7 @@
 
 #include "fuzz_model.h"
 #include "fuzz_tmp.h"
-#include "profiler/base/safe_text.h"
+#include "base/safe_text.h"
 #include "reports/journal.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "profiler/base/safe_text.h"
+#include "base/safe_text.h"
 #include "reports/gate.h"
 #include "reports/report.h"
 

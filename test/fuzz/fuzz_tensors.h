@@ -9,7 +9,7 @@
 
 #include <stdlib.h>
 
-#include "profiler/base/safe_text.h"
+#include "base/safe_text.h"
 #include "profiler/layer.h"
 #include "profiler/model.h"
 

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "profiler/base/safe_text.h"
+#include "base/safe_text.h"
 #include "profiler/model.h"
 #include "profiler/pickle.h"
 #include "test/fuzz/fuzz_tensors.h"

@@ -27,7 +27,7 @@
 #include "kernels/cuda/device.h"
 #include "kernels/cuda/host.h"
 #include "kernels/kernels.h"
-#include "profiler/base/rng.h"
+#include "base/rng.h"
 #include "profiler/device.h"
 #include "profiler/run_cuda.h"
 #include "test/harness.h"

@@ -27,7 +27,7 @@ int cuda_kernels_main(void);
 #include "kernels/cuda/formats.h"
 #include "kernels/cuda/host.h"
 #include "kernels/cuda/measure.h"
-#include "profiler/base/rng.h"
+#include "base/rng.h"
 #include "profiler/device.h"
 #include "profiler/run_cuda.h"
 

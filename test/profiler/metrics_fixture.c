@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "profiler/base/rng.h"
+#include "base/rng.h"
 #include "test/harness.h"
 #include "test/tensor_fixture.h"
 

@@ -16,7 +16,7 @@
 
 #include <cmocka.h>
 
-#include "profiler/base/share.h"
+#include "base/share.h"
 #include "profiler/static.h"
 #include "test/profiler/metrics_fixture.h"
 

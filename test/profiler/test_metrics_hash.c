@@ -17,7 +17,7 @@
 #include <cmocka.h>
 
 #include "profiler/hash.h"
-#include "profiler/base/mapfile.h"
+#include "base/mapfile.h"
 #include "test/harness.h"
 #include "test/profiler/metrics_fixture.h"
 

@@ -16,7 +16,7 @@
 
 #include <cmocka.h>
 
-#include "profiler/base/mapfile.h"
+#include "base/mapfile.h"
 #include "profiler/decode.h"
 #include "profiler/pages.h"
 #include "profiler/static.h"

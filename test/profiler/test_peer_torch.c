@@ -21,7 +21,7 @@
 #include <cmocka.h>
 
 #include "kernels/kernels.h"
-#include "profiler/base/rng.h"
+#include "base/rng.h"
 #include "profiler/peer_torch.h"
 #include "test/harness.h"
 

@@ -19,7 +19,7 @@
 #include <cmocka.h>
 #include <cjson/cJSON.h>
 
-#include "profiler/base/safe_text.h"
+#include "base/safe_text.h"
 #include "profiler/synth.h"
 #include "test/harness.h"
 #include "test/profiler/synth_reader.h"
@@ -122,7 +122,7 @@ static void test_parse_invalid(void **state)
 			fail_msg("'%s' was not refused", specs[c]);
 		assert_int_equal(err.code, SPP_E_USAGE);
 		/* the message quotes the spec and leaves the output alone */
-		/* as every message shows a name: escaped (profiler/base/safe_text.h) */
+		/* as every message shows a name: escaped (base/safe_text.h) */
 		quoted[0] = '\'';
 		spp_safe_copy(quoted + 1, sizeof(quoted) - 2, specs[c], (size_t)-1);
 		strcat(quoted, "'");

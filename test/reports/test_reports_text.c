@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "profiler/base/safe_text.h"
+#include "base/safe_text.h"
 #include "test/harness.h"
 #include "test/report_read.h"
 #include "test/reports_fixture.h"

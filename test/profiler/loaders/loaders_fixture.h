@@ -9,7 +9,7 @@
 
 #include <stddef.h>
 
-#include "profiler/base/error.h"
+#include "base/error.h"
 #include "profiler/model.h"
 
 /* A header entry: dtype, shape and data_offsets as JSON text. */

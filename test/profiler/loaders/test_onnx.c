@@ -18,7 +18,7 @@
 #include <cjson/cJSON.h>
 #include <cmocka.h>
 
-#include "profiler/base/budget.h"
+#include "base/budget.h"
 #include "profiler/layer.h"
 #include "profiler/model.h"
 #include "profiler/onnx/onnx.h"

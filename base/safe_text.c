@@ -1,4 +1,4 @@
-#include "profiler/base/safe_text.h"
+#include "base/safe_text.h"
 
 #include <stdarg.h>
 #include <stdio.h>

@@ -4,8 +4,8 @@
  * looked for from the executable's folder and the folders above it, then
  * from the current folder.
  */
-#ifndef SPP_PROFILER_BASE_NEAR_EXE_H
-#define SPP_PROFILER_BASE_NEAR_EXE_H
+#ifndef SPP_BASE_NEAR_EXE_H
+#define SPP_BASE_NEAR_EXE_H
 
 #include <stddef.h>
 

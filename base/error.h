@@ -47,7 +47,7 @@ int spp_status_exit_code(int code);
 /*
  * Fill err (may be NULL) with code and a printf-style message; returns code
  * so that callers can write `return spp_error_set(err, SPP_E_FORMAT, ...)`.
- * The message goes through the one sanitizer (profiler/base/safe_text.h):
+ * The message goes through the one sanitizer (base/safe_text.h):
  * names quoted from a file cannot break its line or drive a terminal.
  */
 int spp_error_set(struct spp_error *err, int code, const char *fmt, ...)

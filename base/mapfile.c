@@ -1,6 +1,6 @@
 #define _POSIX_C_SOURCE 200809L
-#include "profiler/base/mapfile.h"
-#include "profiler/base/infile.h"
+#include "base/mapfile.h"
+#include "base/infile.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,4 +1,4 @@
-#include "profiler/base/share.h"
+#include "base/share.h"
 
 #include <stdio.h>
 

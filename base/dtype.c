@@ -1,4 +1,4 @@
-#include "profiler/base/dtype.h"
+#include "base/dtype.h"
 
 #include <math.h>
 #include <string.h>

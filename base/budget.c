@@ -1,4 +1,4 @@
-#include "profiler/base/budget.h"
+#include "base/budget.h"
 
 #include <stdio.h>
 #include <unistd.h>

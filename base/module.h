@@ -8,8 +8,8 @@
  * returning a pointer to a const table of operations; the caller checks the
  * table's version. Modules stay loaded until the process exits.
  */
-#ifndef SPP_PROFILER_BASE_MODULE_H
-#define SPP_PROFILER_BASE_MODULE_H
+#ifndef SPP_BASE_MODULE_H
+#define SPP_BASE_MODULE_H
 
 #include <stddef.h>
 

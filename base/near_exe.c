@@ -1,5 +1,5 @@
 /* Paths beside the executable (near_exe.h). */
-#include "profiler/base/near_exe.h"
+#include "base/near_exe.h"
 
 #include <limits.h>
 #include <stdio.h>

@@ -13,8 +13,8 @@
 
 #include <sys/stat.h>
 
-#include "profiler/base/error.h"
-#include "profiler/base/mapfile.h"
+#include "base/error.h"
+#include "base/mapfile.h"
 
 /*
  * Whether name stays inside a folder by its spelling alone: not empty, not

@@ -7,7 +7,7 @@
 
 #include <stdint.h>
 
-#include "profiler/base/error.h"
+#include "base/error.h"
 
 struct spp_mapped_file {
 	char *path;                 /* owned copy of the path given */

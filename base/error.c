@@ -1,5 +1,5 @@
-#include "profiler/base/error.h"
-#include "profiler/base/safe_text.h"
+#include "base/error.h"
+#include "base/safe_text.h"
 
 #include <stdarg.h>
 #include <stdio.h>

@@ -1,5 +1,5 @@
 #define _POSIX_C_SOURCE 200809L
-#include "profiler/base/infile.h"
+#include "base/infile.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,5 +1,5 @@
-#include "profiler/base/atomic_file.h"
-#include "profiler/base/infile.h"
+#include "base/atomic_file.h"
+#include "base/infile.h"
 
 #include <errno.h>
 #include <fcntl.h>

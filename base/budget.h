@@ -16,7 +16,7 @@
 
 #include <stdint.h>
 
-#include "profiler/base/error.h"
+#include "base/error.h"
 
 #define SPP_BUDGET_LAYERS_BASE 4096u
 /* one layer per this many bytes: a layer costs its report some 33 KB and

@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <sys/stat.h>
 
-#include "profiler/base/error.h"
+#include "base/error.h"
 
 /*
  * Open path read-only without blocking, refuse anything that is not a

@@ -1,5 +1,5 @@
 /* Shared modules loaded at run time (module.h). */
-#include "profiler/base/module.h"
+#include "base/module.h"
 
 #include <dlfcn.h>
 #include <limits.h>
@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "config.h"
-#include "profiler/base/near_exe.h"
+#include "base/near_exe.h"
 
 /*
  * The first of: beside the executable, the folder above it, SPP_MODULE_DIR;

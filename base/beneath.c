@@ -1,8 +1,8 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include "profiler/base/beneath.h"
-#include "profiler/base/infile.h"
+#include "base/beneath.h"
+#include "base/infile.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -11,7 +11,7 @@
  * The target must be absent or a regular file (stat() of the path, so a
  * symlink is judged by what it points to): a FIFO, a device, a socket or a
  * directory is refused rather than replaced, and so is any file this run
- * read (profiler/base/infile.h). While a temporary file exists, SIGINT,
+ * read (base/infile.h). While a temporary file exists, SIGINT,
  * SIGTERM, SIGHUP, SIGQUIT, SIGPIPE and SIGXFSZ remove it, say so on stderr
  * and exit 128 + the signal; at other times they act as before (the handler
  * is installed by the first open, for each signal the process neither
@@ -22,7 +22,7 @@
 
 #include <stdio.h>
 
-#include "profiler/base/error.h"
+#include "base/error.h"
 
 struct spp_atomic_file {
 	FILE *f;        /* write here; NULL after commit/abort */

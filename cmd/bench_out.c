@@ -76,84 +76,73 @@ int bench_fail_nomem(struct spp_error *err)
 	return spp_error_set(err, SPP_E_NOMEM, "out of memory for the bench output");
 }
 
-int bench_out_init(struct bench_out *o, const struct bench_cfg *c, FILE *f,
-		   struct spp_error *err)
+/* The text header: the machine m, the dense candidates and how the bench measures. */
+static void text_header(FILE *f, const struct bench_cfg *c, const struct spp_machine *m,
+			const char *l2)
 {
-	struct spp_machine *m = calloc(1, sizeof(*m));
-	const char *l2 = getenv("OPENBLAS_L2_SIZE");
+	fprintf(f, "spprof bench: CPU sparse formats against the fastest dense candidate%s\n\n",
+		c->quick ? " (--quick)" : "");
+	fprintf(f, "machine   %s, %s, %d logical CPUs%s%s\n", m->cpu[0] ? m->cpu : "unknown CPU",
+		spp_isa_name(m->isa), m->logical_cpus, m->hypervisor[0] ? ", hypervisor " : "",
+		m->hypervisor);
+	fprintf(f, "dense     %s %s, core %s; OPENBLAS_CORETYPE=%s, OPENBLAS_L2_SIZE=%s\n",
+		m->blas.name, m->blas.version, m->blas.core,
+		!m->blas.coretype_set ? "(unset)" : m->blas.coretype_env[0] ? m->blas.coretype_env
+								 : "(set, empty)",
+		l2 && *l2 ? l2 : "(unset)");
+	for (int i = 0; i < c->dense.n; i++) {
+		char what[128];
+
+		spp_dense_describe(&c->dense.c[i], what, sizeof(what));
+		fprintf(f, "%s%s: %s\n", i ? "          " : "candidate ", c->dense.c[i].name,
+			c->dense.c[i].ok ? what : c->dense.c[i].reason);
+	}
+	fprintf(f, "          the fastest verified candidate of each shape and thread count is dense\n");
+	fprintf(f, "values    DLMC patterns (%d .smtx under %s): non-zeros in row-major order\n"
+		   "          from splitmix64 seed %llu, magnitude uniform in [0.05, 1), random sign;\n"
+		   "          synthetic W: spprof synth generators, seed %llu; X uniform in [-1, 1]\n",
+		c->ndlmc, c->dlmc_dir, (unsigned long long)c->seed, (unsigned long long)c->seed);
+	fprintf(f, "timing    every output checked against dense first; median of >= 3 timed runs\n"
+		   "          (1 warm-up) and about %.2f s of timed runs per measured point\n",
+		c->budget_s);
+	fprintf(f, "probe     spprof calibrate's, measured at the start of this run (%.2f s a probe):\n"
+		   "          read GB/s from L1, L2, LLC, DRAM, and the FMA peak\n", c->probe_s);
+	for (int i = 0; i < c->nthreads; i++) {
+		const struct spp_calibration *p = &c->probe[i];
+
+		fprintf(f, "          %lld T: %.0f, %.0f, %.1f, %.1f GB/s; %.0f GFLOP/s (%s)\n",
+			(long long)c->threads[i], p->level_gbs[SPP_BW_L1], p->level_gbs[SPP_BW_L2],
+			p->level_gbs[SPP_BW_LLC], p->level_gbs[SPP_BW_DRAM], p->peak_gflops, p->isa);
+	}
+	fprintf(f, "caches    %s%s%s\n", c->cold ? "cold: " : "warm: each run follows the last",
+		c->cold ? c->cold_method : "",
+		c->cold && c->torch ? "; the torch peer times warm" : "");
+	fprintf(f, "sweep     %lldx%lld unstructured at 0, 0.1, ..., 0.9, 0.95, 0.98, 0.99, 0.999, then\n"
+		   "          up to 5 bisection steps to 0.005; breakeven = the last upward crossing\n"
+		   "          of speedup 1 (profiler/sweep.h)\n",
+		(long long)c->size, (long long)c->size);
+}
+
+/* The JSON report's head (tool, machine, settings) in root; -1 when out of memory. */
+static int json_header(cJSON *root, const struct bench_cfg *c, const struct spp_machine *m,
+		       const char *l2)
+{
 	cJSON *mach, *blas, *set, *arr;
 
-	memset(o, 0, sizeof(*o));
-	o->c = c;
-	o->f = f;
-	if (!m)
-		return bench_fail_nomem(err);
-	/* the machine measure_probe described; this run's probe, not a cached calibration */
-	*m = *c->machine;
-	m->cal = c->probe[0];
-	m->have_calibration = c->probe[0].threads > 0;
-	if (!c->json) {
-		fprintf(f, "spprof bench: CPU sparse formats against the fastest dense candidate%s\n\n",
-			c->quick ? " (--quick)" : "");
-		fprintf(f, "machine   %s, %s, %d logical CPUs%s%s\n", m->cpu[0] ? m->cpu : "unknown CPU",
-			spp_isa_name(m->isa), m->logical_cpus, m->hypervisor[0] ? ", hypervisor " : "",
-			m->hypervisor);
-		fprintf(f, "dense     %s %s, core %s; OPENBLAS_CORETYPE=%s, OPENBLAS_L2_SIZE=%s\n",
-			m->blas.name, m->blas.version, m->blas.core,
-			!m->blas.coretype_set ? "(unset)" : m->blas.coretype_env[0] ? m->blas.coretype_env
-									 : "(set, empty)",
-			l2 && *l2 ? l2 : "(unset)");
-		for (int i = 0; i < c->dense.n; i++) {
-			char what[128];
-
-			spp_dense_describe(&c->dense.c[i], what, sizeof(what));
-			fprintf(f, "%s%s: %s\n", i ? "          " : "candidate ", c->dense.c[i].name,
-				c->dense.c[i].ok ? what : c->dense.c[i].reason);
-		}
-		fprintf(f, "          the fastest verified candidate of each shape and thread count is dense\n");
-		fprintf(f, "values    DLMC patterns (%d .smtx under %s): non-zeros in row-major order\n"
-			   "          from splitmix64 seed %llu, magnitude uniform in [0.05, 1), random sign;\n"
-			   "          synthetic W: spprof synth generators, seed %llu; X uniform in [-1, 1]\n",
-			c->ndlmc, c->dlmc_dir, (unsigned long long)c->seed, (unsigned long long)c->seed);
-		fprintf(f, "timing    every output checked against dense first; median of >= 3 timed runs\n"
-			   "          (1 warm-up) and about %.2f s of timed runs per measured point\n",
-			c->budget_s);
-		fprintf(f, "probe     spprof calibrate's, measured at the start of this run (%.2f s a probe):\n"
-			   "          read GB/s from L1, L2, LLC, DRAM, and the FMA peak\n", c->probe_s);
-		for (int i = 0; i < c->nthreads; i++) {
-			const struct spp_calibration *p = &c->probe[i];
-
-			fprintf(f, "          %lld T: %.0f, %.0f, %.1f, %.1f GB/s; %.0f GFLOP/s (%s)\n",
-				(long long)c->threads[i], p->level_gbs[SPP_BW_L1], p->level_gbs[SPP_BW_L2],
-				p->level_gbs[SPP_BW_LLC], p->level_gbs[SPP_BW_DRAM], p->peak_gflops, p->isa);
-		}
-		fprintf(f, "caches    %s%s%s\n", c->cold ? "cold: " : "warm: each run follows the last",
-			c->cold ? c->cold_method : "",
-			c->cold && c->torch ? "; the torch peer times warm" : "");
-		fprintf(f, "sweep     %lldx%lld unstructured at 0, 0.1, ..., 0.9, 0.95, 0.98, 0.99, 0.999, then\n"
-			   "          up to 5 bisection steps to 0.005; breakeven = the last upward crossing\n"
-			   "          of speedup 1 (profiler/sweep.h)\n",
-			(long long)c->size, (long long)c->size);
-		free(m);
-		return SPP_OK;
-	}
-	o->root = cJSON_CreateObject();
-	if (!o->root)
-		goto nomem;
-	cJSON_AddStringToObject(o->root, "schema", "spprof.bench/1");
-	arr = cJSON_AddObjectToObject(o->root, "tool");
+	cJSON_AddStringToObject(root, "schema", "spprof.bench/1");
+	arr = cJSON_AddObjectToObject(root, "tool");
 	cJSON_AddStringToObject(arr, "name", "spprof");
 	cJSON_AddStringToObject(arr, "version", SPP_VERSION);
 	/* the machine block of every report, and the dense candidates of this run */
 	mach = spp_report_machine(m);
 	if (!mach)
-		goto nomem;
-	cJSON_AddItemToObject(o->root, "machine", mach);
+		return -1;
+	cJSON_AddItemToObject(root, "machine", mach);
 	blas = cJSON_GetObjectItemCaseSensitive(mach, "dense_blas");
 	if (blas)
 		cJSON_AddItemToObject(blas, "openblas_l2_size", spp_json_str(l2));
 	cJSON_AddItemToObject(mach, "dense_candidates", spp_report_dense(&c->dense));
-	set = cJSON_AddObjectToObject(o->root, "settings");
+	set = cJSON_AddObjectToObject(root, "settings");
 	arr = cJSON_AddArrayToObject(set, "n");
 	for (int i = 0; i < c->nn; i++)
 		cJSON_AddItemToArray(arr, cJSON_CreateNumber((double)c->ns[i]));
@@ -177,14 +166,32 @@ int bench_out_init(struct bench_out *o, const struct bench_cfg *c, FILE *f,
 	cJSON_AddStringToObject(set, "values",
 				"DLMC non-zeros in row-major order from splitmix64(seed): magnitude "
 				"uniform in [0.05, 1), random sign");
-	o->cases = cJSON_AddArrayToObject(o->root, "cases");
-	if (!o->cases)
-		goto nomem;
+	return 0;
+}
+
+int bench_out_init(struct bench_out *o, const struct bench_cfg *c, FILE *f,
+		   struct spp_error *err)
+{
+	struct spp_machine *m = calloc(1, sizeof(*m));
+	const char *l2 = getenv("OPENBLAS_L2_SIZE");
+	int rc = SPP_OK;
+
+	memset(o, 0, sizeof(*o));
+	o->c = c;
+	o->f = f;
+	if (!m)
+		return bench_fail_nomem(err);
+	/* the machine measure_probe described; this run's probe, not a cached calibration */
+	*m = *c->machine;
+	m->cal = c->probe[0];
+	m->have_calibration = c->probe[0].threads > 0;
+	if (!c->json)
+		text_header(f, c, m, l2);
+	else if (!(o->root = cJSON_CreateObject()) || json_header(o->root, c, m, l2) ||
+		 !(o->cases = cJSON_AddArrayToObject(o->root, "cases")))
+		rc = bench_fail_nomem(err);
 	free(m);
-	return SPP_OK;
-nomem:
-	free(m);
-	return bench_fail_nomem(err);
+	return rc;
 }
 
 static struct bench_sum *cur_sum(struct bench_out *o)

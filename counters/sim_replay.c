@@ -420,6 +420,39 @@ static double replay_estimate(struct sink *s, const struct spp_format_ops *ops,
 	return acc;
 }
 
+/* f->note: how the replay ran (ISA, warm or cold, parts and cores) and what was sampled. */
+static void replay_note(struct spp_cache_figures *f, const struct sink *s, int nparts,
+			enum spp_isa isa, int warm, int threads, double scale)
+{
+	size_t len;
+
+	len = (size_t)snprintf(f->note, sizeof(f->note),
+			       "simulated: the %s kernel's accesses replayed %s, its %d part%s in "
+			       "turn on %d simulated core%s", spp_isa_name(isa), warm ? "warm (the second of two "
+			       "replays counted)" : "cold (from empty caches)", nparts,
+			       nparts == 1 ? "" : "s", threads, threads == 1 ? "" : "s");
+	if (scale > 1 && s->tile_stride > 1 && len < sizeof(f->note))
+		len += (size_t)snprintf(f->note + len, sizeof(f->note) - len,
+					"; 1 in %lld of its %lld K tiles simulated (%.3g%% of the columns), "
+					"counts scaled", (long long)s->tile_stride, (long long)s->tiles,
+					100 * f->sampled);
+	else if (scale > 1 && s->tiles > 1 && len < sizeof(f->note))
+		len += (size_t)snprintf(f->note + len, sizeof(f->note) - len,
+					"; 1 in %lld blocks of %d %ss of each of its %lld K tiles simulated "
+					"(%.3g%%), each after the %d blocks before it, counts scaled",
+					(long long)s->stride, (int)s->block, s->trace->unit, (long long)s->tiles,
+					100 * f->sampled, WARM_WINDOW);
+	else if (scale > 1 && len < sizeof(f->note))
+		len += (size_t)snprintf(f->note + len, sizeof(f->note) - len,
+					"; 1 in %lld blocks of %d %ss simulated (%.3g%%), each after the %d "
+					"blocks before it, counts scaled", (long long)s->stride, (int)s->block,
+					s->trace->unit, 100 * f->sampled, WARM_WINDOW);
+	if (s->unmapped && len < sizeof(f->note))
+		snprintf(f->note + len, sizeof(f->note) - len,
+			 "; %llu accesses outside known buffers (not deterministic)",
+			 (unsigned long long)s->unmapped);
+}
+
 /* spp_sim_replay, sampled 1 in `stride` units when stride > 0 whatever the budget. */
 static int replay_run(const struct spp_sim_geometry *g, int threads, uint64_t budget, int warm,
 		      enum spp_isa isa, const struct spp_encoded *enc, const float *x, float *y,
@@ -433,7 +466,6 @@ static int replay_run(const struct spp_sim_geometry *g, int threads, uint64_t bu
 	double scale = 1;
 	int64_t want;           /* the stride the budget asks for */
 	int64_t units, rows_per_unit;
-	size_t len;
 	int rc;
 
 	spp_cache_figures_init(f);
@@ -505,31 +537,7 @@ static int replay_run(const struct spp_sim_geometry *g, int threads, uint64_t bu
 		scale = (double)s.units_total / (double)s.units_sim;
 	figures_from_sim(f, s.sim, g, threads, scale, warm && s.tile_stride == 1 && s.stride == 1 ? base : NULL);
 	f->sampled = s.units_total > 0 ? (double)s.units_sim / (double)s.units_total : 1;
-	len = (size_t)snprintf(f->note, sizeof(f->note),
-			       "simulated: the %s kernel's accesses replayed %s, its %d part%s in "
-			       "turn on %d simulated core%s", spp_isa_name(ex.isa), warm ? "warm (the second of two "
-			       "replays counted)" : "cold (from empty caches)", enc->nparts,
-			       enc->nparts == 1 ? "" : "s", threads, threads == 1 ? "" : "s");
-	if (scale > 1 && s.tile_stride > 1 && len < sizeof(f->note))
-		len += (size_t)snprintf(f->note + len, sizeof(f->note) - len,
-					"; 1 in %lld of its %lld K tiles simulated (%.3g%% of the columns), "
-					"counts scaled", (long long)s.tile_stride, (long long)s.tiles,
-					100 * f->sampled);
-	else if (scale > 1 && s.tiles > 1 && len < sizeof(f->note))
-		len += (size_t)snprintf(f->note + len, sizeof(f->note) - len,
-					"; 1 in %lld blocks of %d %ss of each of its %lld K tiles simulated "
-					"(%.3g%%), each after the %d blocks before it, counts scaled",
-					(long long)s.stride, (int)s.block, s.trace->unit, (long long)s.tiles,
-					100 * f->sampled, WARM_WINDOW);
-	else if (scale > 1 && len < sizeof(f->note))
-		len += (size_t)snprintf(f->note + len, sizeof(f->note) - len,
-					"; 1 in %lld blocks of %d %ss simulated (%.3g%%), each after the %d "
-					"blocks before it, counts scaled", (long long)s.stride, (int)s.block,
-					s.trace->unit, 100 * f->sampled, WARM_WINDOW);
-	if (s.unmapped && len < sizeof(f->note))
-		snprintf(f->note + len, sizeof(f->note) - len,
-			 "; %llu accesses outside known buffers (not deterministic)",
-			 (unsigned long long)s.unmapped);
+	replay_note(f, &s, enc->nparts, ex.isa, warm, threads, scale);
 out:
 	cur = NULL;
 	free(s.lo);

@@ -37,54 +37,12 @@ static double now_s(void)
 	return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
-int main(int argc, char **argv)
+/* W: seeded values at the given density; for an N:M format, the first N non-zeros of each M kept. */
+static void fill_w(const struct spp_format_ops *ops, float *wv, long long m, long long k,
+		   double density)
 {
-	const struct spp_format_ops *ops;
-	struct spp_matrix w;
-	struct spp_encoded enc;
-	struct spp_error err;
-	long long m, k, n;
-	double density;
-	float *wv, *x, *y;
-	unsigned char *evict;
-	volatile unsigned sink = 0;
 	uint64_t st = 12345;
-	int isa = SPP_ISA_PORTABLE;
 
-	if (argc < 7 || (strcmp(argv[1], "setup") && strcmp(argv[1], "kernel") && strcmp(argv[1], "sim") &&
-			 strcmp(argv[1], "warm"))) {
-		fprintf(stderr, "usage: spp-simcheck setup|kernel|sim|warm FORMAT M K N DENSITY "
-			"[CACHE-MODEL [ISA [own]]]\n");
-		return 2;
-	}
-	if (argc > 8) {
-		for (isa = 0; isa < SPP_ISA_COUNT && strcmp(argv[8], spp_isa_name((enum spp_isa)isa)); isa++)
-			;
-		if (isa == SPP_ISA_COUNT) {
-			fprintf(stderr, "spp-simcheck: unknown ISA '%s'\n", argv[8]);
-			return 2;
-		}
-		/* the encoding follows the ISA too (csr's K tiles): as valgrind's run sees it */
-		if (strcmp(argv[1], "warm") || (argc > 9 && strcmp(argv[9], "own") == 0))
-			setenv("SPPROF_ISA", argv[8], 1);
-		if (isa > (int)spp_isa_detect()) {
-			fprintf(stderr, "spp-simcheck: this CPU has no %s\n", argv[8]);
-			return 77;
-		}
-	}
-	ops = spp_cpu_format_find(argv[2]);
-	m = atoll(argv[3]), k = atoll(argv[4]), n = atoll(argv[5]);
-	density = atof(argv[6]);
-	if (!ops || m < 1 || k < 1 || n < 1) {
-		fprintf(stderr, "spp-simcheck: bad format or shape\n");
-		return 2;
-	}
-	wv = calloc((size_t)(m * k), sizeof(float));
-	x = aligned_alloc(64, (size_t)(k * n) * sizeof(float) + 64);
-	y = aligned_alloc(64, (size_t)(m * n) * sizeof(float) + 64);
-	evict = malloc(EVICT_BYTES);
-	if (!wv || !x || !y || !evict)
-		return 3;
 	for (long long i = 0; i < m * k; i++) {
 		st = st * 6364136223846793005ull + 1442695040888963407ull;
 		if ((double)(st >> 11) / 9007199254740992.0 < density)
@@ -99,6 +57,62 @@ int main(int argc, char **argv)
 				if (wv[i * k + j] != 0.0f && ++kept > ops->keep)
 					wv[i * k + j] = 0.0f;
 		}
+}
+
+/* argv[8], the ISA to run (argv[9] "own": the encoding's too): 0, or the exit status. */
+static int parse_isa(int argc, char **argv, int *isa)
+{
+	for (*isa = 0; *isa < SPP_ISA_COUNT && strcmp(argv[8], spp_isa_name((enum spp_isa)*isa)); (*isa)++)
+		;
+	if (*isa == SPP_ISA_COUNT) {
+		fprintf(stderr, "spp-simcheck: unknown ISA '%s'\n", argv[8]);
+		return 2;
+	}
+	/* the encoding follows the ISA too (csr's K tiles): as valgrind's run sees it */
+	if (strcmp(argv[1], "warm") || (argc > 9 && strcmp(argv[9], "own") == 0))
+		setenv("SPPROF_ISA", argv[8], 1);
+	if (*isa > (int)spp_isa_detect()) {
+		fprintf(stderr, "spp-simcheck: this CPU has no %s\n", argv[8]);
+		return 77;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	const struct spp_format_ops *ops;
+	struct spp_matrix w;
+	struct spp_encoded enc;
+	struct spp_error err;
+	long long m, k, n;
+	double density;
+	float *wv, *x, *y;
+	unsigned char *evict;
+	volatile unsigned sink = 0;
+	int isa = SPP_ISA_PORTABLE, rc;
+
+	if (argc < 7 || (strcmp(argv[1], "setup") && strcmp(argv[1], "kernel") && strcmp(argv[1], "sim") &&
+			 strcmp(argv[1], "warm"))) {
+		fprintf(stderr, "usage: spp-simcheck setup|kernel|sim|warm FORMAT M K N DENSITY "
+			"[CACHE-MODEL [ISA [own]]]\n");
+		return 2;
+	}
+	if (argc > 8 && (rc = parse_isa(argc, argv, &isa)) != 0)
+		return rc;
+	ops = spp_cpu_format_find(argv[2]);
+	m = atoll(argv[3]), k = atoll(argv[4]), n = atoll(argv[5]);
+	density = atof(argv[6]);
+	if (!ops || m < 1 || k < 1 || n < 1) {
+		fprintf(stderr, "spp-simcheck: bad format or shape\n");
+		return 2;
+	}
+	wv = calloc((size_t)(m * k), sizeof(float));
+	x = aligned_alloc(64, (size_t)(k * n) * sizeof(float) + 64);
+	y = aligned_alloc(64, (size_t)(m * n) * sizeof(float) + 64);
+	evict = malloc(EVICT_BYTES);
+	if (!wv || !x || !y || !evict)
+		return 3;
+	fill_w(ops, wv, m, k, density);
 	for (long long i = 0; i < k * n; i++)
 		x[i] = (float)(i % 7) - 3.0f;
 	memset(y, 0, (size_t)(m * n) * sizeof(float));

@@ -17,6 +17,13 @@ void spp_dense_gemm_none(const struct spp_dense_cand *c, const struct spp_matrix
 /* Whether this is an AMD CPU (cpuid vendor), for the kernel set names. */
 int spp_dense_cpu_is_amd(void);
 
+/*
+ * Load and check candidate c in a fresh process (probe.c): 0 when it
+ * loaded and computed right there, else -1 with c->reason. The child has
+ * c->lib->tune_env set to variant; nothing it does reaches this process.
+ */
+int spp_dense_probe(struct spp_dense_cand *c, const char *variant);
+
 extern const struct spp_dense_lib spp_dense_openblas, spp_dense_onednn, spp_dense_blis;
 
 #endif

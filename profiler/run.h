@@ -99,6 +99,53 @@ struct spp_run {
 	struct spp_run_epilogue epi; /* kind none: not asked for */
 };
 
+/*
+ * The scalar figures of a run, one row each (double members of struct
+ * spp_run, NAN unknown): the one table the report's writer and reader
+ * (reports/json_layers.c, reports/runs_read.c), `spprof compare` and the
+ * schema test follow. A new figure is a member above, a row here, its line
+ * in docs/report.schema.json and docs/METRICS.md; the run tables print the
+ * figures they show by key.
+ *   KEY     the report's name: layers[].runs[].KEY
+ *   MEMBER  of struct spp_run
+ *   WHEN    reported for SPP_FIG_TIMED: an ok, timed run; SPP_FIG_OK: an ok
+ *           run; SPP_FIG_ANY: every run (NAN where it does not apply)
+ *   FLAGS   SPP_FIG_READ: measured, so read back from a saved report (merge,
+ *           --resume, report); the others are derived again from the times
+ *           (spp_layer_runs_refigure). SPP_FIG_COMPARE: compared by
+ *           `spprof compare` (and gated by `check`)
+ */
+enum spp_fig_when { SPP_FIG_TIMED, SPP_FIG_OK, SPP_FIG_ANY };
+#define SPP_FIG_READ 1u
+#define SPP_FIG_COMPARE 2u
+#define SPP_RUN_FIGURES(X)                                                                    \
+	/* speedup: read back only to name a GPU run's baseline (spp_layer_runs_refigure) */ \
+	X("speedup", speedup, SPP_FIG_TIMED, SPP_FIG_READ | SPP_FIG_COMPARE)                  \
+	X("efficiency", efficiency, SPP_FIG_TIMED, SPP_FIG_COMPARE)                           \
+	X("gap", gap, SPP_FIG_TIMED, SPP_FIG_COMPARE)                                         \
+	X("gflops", gflops, SPP_FIG_TIMED, SPP_FIG_COMPARE)                                   \
+	X("peak_share", peak_share, SPP_FIG_TIMED, 0)                                         \
+	X("bytes_moved", bytes_moved, SPP_FIG_OK, SPP_FIG_READ)                               \
+	X("arithmetic_intensity", intensity, SPP_FIG_OK, 0)                                   \
+	X("bandwidth_gbs", bandwidth_gbs, SPP_FIG_TIMED, 0)                                   \
+	X("bw_util", bw_util, SPP_FIG_TIMED, SPP_FIG_COMPARE)                                 \
+	X("imbalance", imbalance, SPP_FIG_TIMED, SPP_FIG_READ | SPP_FIG_COMPARE)              \
+	X("nnz_imbalance", nnz_imbalance, SPP_FIG_ANY, SPP_FIG_READ)                          \
+	X("max_error", max_error, SPP_FIG_ANY, SPP_FIG_READ)                                  \
+	X("speedup_weight_only", speedup_weight_only, SPP_FIG_TIMED, 0)
+
+/* The table as data, for code that walks it (compare, the schema test). */
+struct spp_run_figure {
+	const char *key;
+	enum spp_fig_when when;
+	unsigned flags;
+};
+extern const struct spp_run_figure spp_run_figure_rows[];
+extern const int spp_run_figure_nrows;
+
+/* Whether r reports figures of kind when (an ok, timed run for SPP_FIG_TIMED, ...). */
+int spp_run_figure_known(const struct spp_run *r, enum spp_fig_when when);
+
 /* The activations X of a layer's runs (DESIGN section 3, combined FLOPs). */
 struct spp_act_figures {
 	char source[16];             /* "uniform" (no zeros asked for), "synthetic", "file" */

@@ -25,6 +25,25 @@ const char *spp_run_status_name(enum spp_run_status s)
 	return "?";
 }
 
+const struct spp_run_figure spp_run_figure_rows[] = {
+#define ROW(key, member, when, flags) {key, when, flags},
+	SPP_RUN_FIGURES(ROW)
+#undef ROW
+};
+const int spp_run_figure_nrows = (int)(sizeof(spp_run_figure_rows) / sizeof(spp_run_figure_rows[0]));
+
+int spp_run_figure_known(const struct spp_run *r, enum spp_fig_when when)
+{
+	switch (when) {
+	case SPP_FIG_TIMED:
+		return r->status == SPP_RUN_OK && r->time.repeats > 0;
+	case SPP_FIG_OK:
+		return r->status == SPP_RUN_OK;
+	default:
+		return 1;
+	}
+}
+
 void spp_run_figures(const struct spp_run_inputs *in, struct spp_run *r)
 {
 	double flops = in->flops > 0 ? in->flops : 2.0 * (double)in->nnz * (double)in->n;

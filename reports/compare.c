@@ -13,15 +13,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "profiler/run.h"
 #include "reports/cells.h"
 
-/* fnmatch patterns of the compared layer figures (brackets escaped). */
+/*
+ * fnmatch patterns of the compared layer figures (brackets escaped), and
+ * the run figures of SPP_RUN_FIGURES flagged SPP_FIG_COMPARE
+ * (compared_run_figure).
+ */
 static const char *const layer_metrics[] = {
 	"m", "k", "n", "nnz", "sparsity", "pattern.class", "pattern.nm2_4",
 	"flops.theoretical_speedup", "storage.*.bytes",
-	"runs\\[*\\].status", "runs\\[*\\].time_ns.median", "runs\\[*\\].speedup",
-	"runs\\[*\\].efficiency", "runs\\[*\\].gap", "runs\\[*\\].gflops",
-	"runs\\[*\\].bw_util", "runs\\[*\\].imbalance", "runs\\[*\\].cache.*",
+	"runs\\[*\\].status", "runs\\[*\\].time_ns.median", "runs\\[*\\].cache.*",
 	"runs\\[*\\].cache_sim.*",
 	"breakeven\\[*\\].sparsity", "breakeven\\[*\\].margin",
 	"recommendation.backend", "recommendation.format", "recommendation.speedup",
@@ -71,8 +74,21 @@ static void names_free(struct names *ns)
 	free(ns->v);
 }
 
+/* runs[backend/format].KEY of a run figure flagged SPP_FIG_COMPARE. */
+static int compared_run_figure(const char *path)
+{
+	const char *end = strncmp(path, "runs[", 5) == 0 ? strstr(path, "].") : NULL;
+
+	for (int i = 0; end && i < spp_run_figure_nrows; i++)
+		if ((spp_run_figure_rows[i].flags & SPP_FIG_COMPARE) && strcmp(end + 2, spp_run_figure_rows[i].key) == 0)
+			return 1;
+	return 0;
+}
+
 static int wanted(const char *path, const char *const *list, size_t n)
 {
+	if (list == layer_metrics && compared_run_figure(path))
+		return 1;
 	for (size_t i = 0; i < n; i++)
 		if (fnmatch(list[i], path, 0) == 0)
 			return 1;

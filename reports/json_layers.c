@@ -75,20 +75,12 @@ static cJSON *build_run(struct build *b, const struct spp_run *r)
 	t = checked(b, spp_report_time(timed ? &r->time : NULL));
 	if (t)
 		cJSON_AddItemToObject(o, "time_ns", t);
-	add_fig(b, o, "speedup", timed ? r->speedup : NAN);
-	add_fig(b, o, "efficiency", timed ? r->efficiency : NAN);
-	add_fig(b, o, "gap", timed ? r->gap : NAN);
-	add_fig(b, o, "gflops", timed ? r->gflops : NAN);
-	add_fig(b, o, "peak_share", timed ? r->peak_share : NAN);
-	add_fig(b, o, "bytes_moved", r->status == SPP_RUN_OK ? r->bytes_moved : NAN);
-	add_fig(b, o, "arithmetic_intensity", r->status == SPP_RUN_OK ? r->intensity : NAN);
-	add_fig(b, o, "bandwidth_gbs", timed ? r->bandwidth_gbs : NAN);
-	add_fig(b, o, "bw_util", timed ? r->bw_util : NAN);
+	/* the run figures, one row each (SPP_RUN_FIGURES, profiler/run.h) */
+#define FIG(key, member, when, flags) \
+	add_fig(b, o, key, spp_run_figure_known(r, when) ? r->member : NAN);
+	SPP_RUN_FIGURES(FIG)
+#undef FIG
 	add_str(b, o, "bw_level", timed && r->bw_level >= 0 ? spp_bw_level_name((enum spp_bw_level)r->bw_level) : NULL);
-	add_fig(b, o, "imbalance", timed ? r->imbalance : NAN);
-	add_fig(b, o, "nnz_imbalance", r->nnz_imbalance);
-	add_fig(b, o, "max_error", r->max_error);
-	add_fig(b, o, "speedup_weight_only", timed ? r->speedup_weight_only : NAN);
 	if (isfinite(r->copy_ns[0]) || isfinite(r->copy_ns[1]) || isfinite(r->copy_ns[2])) {
 		t = add_obj(b, o, "copy_ns");
 		add_fig(b, t, "h2d_w", r->copy_ns[0]);

@@ -177,18 +177,20 @@ static int run_of(const cJSON *r, struct spp_run *out, const char *where, struct
 	str(r, "reason", out->reason, sizeof(out->reason));
 	if (time_of(get(r, "time_ns"), out->status == SPP_RUN_OK, &out->time))
 		return bad_time(err, where, out->format[0] ? out->format : "a run");
-	/* the speedup only names a GPU run's baseline; the derived figures are computed again */
-	out->speedup = num(r, "speedup");
-	out->bytes_moved = num(r, "bytes_moved");
-	if (out->bytes_moved < 0 || !isfinite(out->bytes_moved))
-		out->bytes_moved = NAN;
+	/*
+	 * The measured figures (SPP_FIG_READ), each a count, ratio or error:
+	 * unknown unless finite and not negative. The derived ones are computed
+	 * again from the times (spp_layer_runs_refigure).
+	 */
+#define READ(key, member, when, flags) \
+	if ((flags) & SPP_FIG_READ) \
+		out->member = num(r, key) >= 0 && isfinite(num(r, key)) ? num(r, key) : NAN;
+	SPP_RUN_FIGURES(READ)
+#undef READ
 	out->bw_level = -1;
 	for (int l = 0; l < SPP_BW_LEVELS; l++)
 		if (cJSON_IsString(lv) && strcmp(lv->valuestring, spp_bw_level_name((enum spp_bw_level)l)) == 0)
 			out->bw_level = l;
-	out->imbalance = num(r, "imbalance");
-	out->nnz_imbalance = num(r, "nnz_imbalance");
-	out->max_error = num(r, "max_error");
 	out->copy_ns[0] = num(cp, "h2d_w");
 	out->copy_ns[1] = num(cp, "h2d_x");
 	out->copy_ns[2] = num(cp, "d2h_y");

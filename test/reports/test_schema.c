@@ -16,6 +16,7 @@
 #include <cjson/cJSON.h>
 
 #include "profiler/layer.h"
+#include "profiler/run.h"
 #include "test/harness.h"
 
 static const char *const models[] = {
@@ -391,6 +392,17 @@ static void test_metrics_doc_in_step(void **state)
 	assert_true(has(&s, "layers[].runs[].time_ns.p90"));
 	assert_true(has(&s, "layers[].storage.*.bytes"));
 	assert_true(has(&d, "layers[].breakeven.*.curve[].speedup"));
+	/* every row of the run-figure table is a field of the schema */
+	for (int i = 0; i < spp_run_figure_nrows; i++) {
+		char field[96];
+
+		snprintf(field, sizeof(field), "layers[].runs[].%s", spp_run_figure_rows[i].key);
+		if (!has(&s, field)) {
+			fprintf(stderr, "run figure '%s' (SPP_RUN_FIGURES) is not in the schema\n",
+				spp_run_figure_rows[i].key);
+			missing++;
+		}
+	}
 	for (int i = 0; i < d.n; i++)
 		if (!has(&s, d.v[i])) {
 			fprintf(stderr, "METRICS.md documents '%s', which the schema lacks\n", d.v[i]);

@@ -388,7 +388,7 @@ static int run_synthetic(struct bench_cfg *c, const struct spp_run_opts *ro, int
 
 	/* N:M formats cannot hold unstructured W: left out of the sweep */
 	for (int f = 0; f < c->nall; f++)
-		if (strncmp(c->all[f]->key, "nm", 2) != 0)
+		if (c->all[f]->keep == 0)
 			fm[nf++] = c->all[f];
 	spp_sweep_opts_init(&so);
 	so.m = so.k = c->size;

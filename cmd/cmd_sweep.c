@@ -89,17 +89,12 @@ static int parse_pattern(const char *s, struct spp_sweep_opts *o)
 	return 0;
 }
 
-/* Whether format key can hold W of the sweep's pattern (N:M only its own). */
-static int holds(const char *key, const struct spp_sweep_opts *o)
+/* Whether format f can hold W of the sweep's pattern (an N:M format only its own N:M). */
+static int holds(const struct spp_format_ops *f, const struct spp_sweep_opts *o)
 {
-	char want[32];
-
-	if (strncmp(key, "nm", 2) != 0)
+	if (f->keep == 0)
 		return 1;
-	if (o->pattern != SPP_SYNTH_NM)
-		return 0;
-	snprintf(want, sizeof(want), "nm%d_%d", o->nm_n, o->nm_m);
-	return strcmp(key, want) == 0;
+	return o->pattern == SPP_SYNTH_NM && f->keep == o->nm_n && f->block == o->nm_m;
 }
 
 static int opt_shape(const char *cmd, const struct cmd_option *o, const char *arg, void *args)
@@ -426,7 +421,7 @@ static int sweep_formats(struct sweep_cfg *c)
 
 	if (!c->formats_list) {
 		for (int i = 0; spp_cpu_formats[i] && c->nformats < SWEEP_MAX_FORMATS; i++)
-			if (holds(spp_cpu_formats[i]->key, &c->so))
+			if (holds(spp_cpu_formats[i], &c->so))
 				c->formats[c->nformats++] = spp_cpu_formats[i];
 		return 0;
 	}
@@ -434,7 +429,7 @@ static int sweep_formats(struct sweep_cfg *c)
 				    &c->nformats, 0)))
 		return rc;
 	for (int i = 0; i < c->nformats; i++)
-		if (!holds(c->formats[i]->key, &c->so)) {
+		if (!holds(c->formats[i], &c->so)) {
 			char p[32];
 
 			spp_sweep_pattern_name(&c->so, p, sizeof(p));

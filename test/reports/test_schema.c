@@ -372,6 +372,52 @@ static void test_metrics_doc_ops(void **state)
 	free(row), free(view), free(doc), free(doc_path);
 }
 
+/*
+ * Every "enum" of the schema that lists storage formats (it holds "csr")
+ * must be the format table's keys in its order (spp_storage_key over
+ * enum spp_storage_fmt), so a format added to the table and not to the
+ * schema fails here; the count of such enums, -1 on a mismatch.
+ */
+static int storage_enums(const cJSON *node)
+{
+	int count = 0;
+
+	for (const cJSON *c = node ? node->child : NULL; c; c = c->next) {
+		int k;
+
+		if (c->string && strcmp(c->string, "enum") == 0 && cJSON_IsArray(c)) {
+			int csr = 0, n = cJSON_GetArraySize(c);
+
+			for (int i = 0; i < n; i++)
+				csr |= cJSON_IsString(cJSON_GetArrayItem(c, i)) &&
+				       strcmp(cJSON_GetArrayItem(c, i)->valuestring, "csr") == 0;
+			if (!csr)
+				continue;
+			if (n != SPP_ST_COUNT) {
+				fprintf(stderr, "a storage format enum of the schema has %d entries, the table %d\n",
+					n, SPP_ST_COUNT);
+				return -1;
+			}
+			for (int f = 0; f < SPP_ST_COUNT; f++) {
+				const cJSON *e = cJSON_GetArrayItem(c, f);
+
+				if (!cJSON_IsString(e) || strcmp(e->valuestring, spp_storage_key((enum spp_storage_fmt)f))) {
+					fprintf(stderr, "a storage format enum of the schema has '%s' where the "
+						"table has '%s'\n", cJSON_IsString(e) ? e->valuestring : "?",
+						spp_storage_key((enum spp_storage_fmt)f));
+					return -1;
+				}
+			}
+			count++;
+		} else if ((k = storage_enums(c)) < 0) {
+			return -1;
+		} else {
+			count += k;
+		}
+	}
+	return count;
+}
+
 static void test_metrics_doc_in_step(void **state)
 {
 	char *schema_path = docs_path("report.schema.json"), *doc_path = docs_path("METRICS.md");
@@ -392,6 +438,8 @@ static void test_metrics_doc_in_step(void **state)
 	assert_true(has(&s, "layers[].runs[].time_ns.p90"));
 	assert_true(has(&s, "layers[].storage.*.bytes"));
 	assert_true(has(&d, "layers[].breakeven.*.curve[].speedup"));
+	/* the storage format enums are the format table's (4 of them: layers' and summary's) */
+	assert_true(storage_enums(schema) >= 4);
 	/* every row of the run-figure table is a field of the schema */
 	for (int i = 0; i < spp_run_figure_nrows; i++) {
 		char field[96];

@@ -138,4 +138,17 @@ int bench_out_note(struct bench_out *o, const char *what, const char *msg, struc
 
 void bench_out_fini(struct bench_out *o);
 
+/*
+ * The default DLMC folder into out: ../shared/bench/dlmc beside the
+ * repository this binary was built in, else beside the current folder; -1
+ * with where it looked in tried (bench_dlmc.c).
+ */
+int bench_find_dlmc(char *out, size_t n, char *tried, size_t tn);
+
+/* Every .smtx under root/rel (relative paths, sorted) into c. 0, or an exit code. */
+int bench_list_dlmc(const char *root, const char *rel, struct bench_cfg *c, int depth);
+
+/* --quick: two matrices at 90%, a Transformer one and a ResNet one where present. */
+void bench_pick_quick(struct bench_cfg *c);
+
 #endif

@@ -6,7 +6,6 @@
  * spp_matrix_measure: checked against dense, then timed by the harness
  * with analyze's thread policy.
  */
-#include <dirent.h>
 #include <limits.h>
 #include <math.h>
 #include <omp.h>
@@ -97,102 +96,6 @@ const struct cmd_help cmd_bench_help = {
 	.options = bench_options,
 	.tail = "exit codes: 0 ok, 2 bad usage or input (a missing DLMC folder), 3 runtime failure\n",
 };
-
-/* dir/../shared/bench/dlmc when it is a folder. */
-/*
- * The default DLMC folder: ../shared/bench/dlmc beside the repository this
- * binary was built in (the executable's folder and the folders above it,
- * so build/cmd/spprof finds it), else beside the current folder.
- */
-static int find_dlmc(char *out, size_t n, char *tried, size_t tn)
-{
-	static const char *const rel[] = {"../shared/bench/dlmc"};
-	char exe[PATH_MAX], cwd[PATH_MAX];
-
-	if (spp_find_near_exe(rel, 1, 1, out, n, exe, cwd))
-		return 0;
-	snprintf(tried, tn, "looked for ../shared/bench/dlmc from the folders above '%.1000s' "
-		 "(up to %d levels) and from the current folder '%.1000s'", exe, SPP_NEAR_EXE_UP + 1, cwd);
-	return -1;
-}
-
-static int cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* Every .smtx under root (relative paths, sorted) into c. 0, or an exit code. */
-static int list_dlmc(const char *root, const char *rel, struct bench_cfg *c, int depth)
-{
-	char path[PATH_MAX];
-	DIR *d;
-	struct dirent *e;
-
-	snprintf(path, sizeof(path), "%s%s%s", root, rel[0] ? "/" : "", rel);
-	d = opendir(path);
-	if (!d) {
-		if (depth == 0) {
-			fprintf(stderr, "spprof bench: cannot open DLMC folder '%s'\n", path);
-			return 2;
-		}
-		return 0;
-	}
-	while ((e = readdir(d))) {
-		char sub[PATH_MAX];
-		size_t len = strlen(e->d_name);
-		struct stat st;
-
-		if (e->d_name[0] == '.')
-			continue;
-		if ((size_t)snprintf(sub, sizeof(sub), "%s%s%s", rel, rel[0] ? "/" : "", e->d_name) >= sizeof(sub) ||
-		    (size_t)snprintf(path, sizeof(path), "%s/%s", root, sub) >= sizeof(path) ||
-		    stat(path, &st) != 0)
-			continue;
-		if (S_ISDIR(st.st_mode) && depth < 6) {
-			int rc = list_dlmc(root, sub, c, depth + 1);
-
-			if (rc) {
-				closedir(d);
-				return rc;
-			}
-		} else if (S_ISREG(st.st_mode) && len > 5 && strcmp(e->d_name + len - 5, ".smtx") == 0 &&
-			   c->ndlmc < BENCH_MAX_DLMC) {
-			c->dlmc[c->ndlmc] = strdup(sub);
-			if (!c->dlmc[c->ndlmc]) {
-				closedir(d);
-				return 3;
-			}
-			c->ndlmc++;
-		}
-	}
-	closedir(d);
-	if (depth == 0)
-		qsort(c->dlmc, (size_t)c->ndlmc, sizeof(char *), cmp_str);
-	return 0;
-}
-
-/* --quick: two matrices at 90%, a Transformer one and a ResNet one where present. */
-static void pick_quick(struct bench_cfg *c)
-{
-	int keep[2] = {-1, -1}, k = 0;
-
-	for (int i = 0; i < c->ndlmc && k < 2; i++)
-		if (strstr(c->dlmc[i], "/0.9/") &&
-		    (k == 0 || strncmp(c->dlmc[i], c->dlmc[keep[0]], 4) != 0))
-			keep[k++] = i;
-	for (int i = 0; i < c->ndlmc && k < 2; i++)
-		if (i != keep[0])
-			keep[k++] = i;
-	for (int i = 0; i < c->ndlmc; i++)
-		if (i != keep[0] && i != keep[1]) {
-			free(c->dlmc[i]);
-			c->dlmc[i] = NULL;
-		}
-	for (int i = 0, j = 0; i < c->ndlmc; i++)
-		if (c->dlmc[i])
-			c->dlmc[j++] = c->dlmc[i];
-	c->ndlmc = k < c->ndlmc ? k : c->ndlmc;
-}
 
 static void progress(const struct bench_cfg *c, const char *fmt, const char *what)
 {
@@ -552,11 +455,11 @@ int cmd_bench(int argc, char **argv)
 
 	if (args.dlmc) {
 		snprintf(c->dlmc_dir, sizeof(c->dlmc_dir), "%s", args.dlmc);
-	} else if (find_dlmc(c->dlmc_dir, sizeof(c->dlmc_dir), tried, sizeof(tried))) {
+	} else if (bench_find_dlmc(c->dlmc_dir, sizeof(c->dlmc_dir), tried, sizeof(tried))) {
 		fprintf(stderr, "spprof bench: no DLMC folder found: %s; give --dlmc DIR\n", tried);
 		return 2;
 	}
-	rc = list_dlmc(c->dlmc_dir, "", c, 0);
+	rc = bench_list_dlmc(c->dlmc_dir, "", c, 0);
 	if (rc)
 		goto done;
 	if (c->ndlmc == 0) {
@@ -565,7 +468,7 @@ int cmd_bench(int argc, char **argv)
 		goto done;
 	}
 	if (c->quick)
-		pick_quick(c);
+		bench_pick_quick(c);
 	if ((rc = inputs_apart(c, &err)))
 		goto done;
 	rc = cmd_dense_open("bench", c->dense_list, c->quiet, &c->dense);

@@ -7,6 +7,7 @@
 
 #include <ctype.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -377,4 +378,35 @@ uint64_t spp_sim_total_accesses(const struct spp_sim *s)
 int spp_sim_cores(const struct spp_sim *s)
 {
 	return s->cores;
+}
+
+void spp_sim_sample(struct spp_counter_sample *smp, const struct spp_sim *sim,
+		    const struct spp_sim_geometry *g, int threads, double scale,
+		    const struct spp_sim_counts *base)
+{
+	memset(smp, 0, sizeof(*smp));
+	smp->nthreads = threads;
+	smp->scaled = 1;
+	for (int c = -1; c < threads; c++) {
+		double *v = c < 0 ? smp->v : smp->thread[c];
+		struct spp_sim_counts k;
+
+		spp_sim_counts(sim, c, &k);
+		if (base) {
+			const struct spp_sim_counts *b = &base[c + 1];
+
+			k.l1_acc -= b->l1_acc, k.l1_miss -= b->l1_miss, k.l2_acc -= b->l2_acc;
+			k.l2_miss -= b->l2_miss, k.llc_acc -= b->llc_acc, k.llc_miss -= b->llc_miss;
+		}
+		for (int e = 0; e < SPP_CEV_COUNT; e++)
+			v[e] = NAN;
+		v[SPP_CEV_L1D_ACCESSES] = (double)k.l1_acc * scale;
+		v[SPP_CEV_L1D_MISSES] = (double)k.l1_miss * scale;
+		if (g->l2.size) {
+			v[SPP_CEV_L2_ACCESSES] = (double)k.l2_acc * scale;
+			v[SPP_CEV_L2_MISSES] = (double)k.l2_miss * scale;
+		}
+		v[SPP_CEV_LLC_ACCESSES] = (double)k.llc_acc * scale;
+		v[SPP_CEV_LLC_MISSES] = (double)k.llc_miss * scale;
+	}
 }

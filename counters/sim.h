@@ -126,6 +126,15 @@ void spp_sim_llc_only(struct spp_sim *s, int on);
 /* Counts of core c, or the sum over cores when c < 0. */
 void spp_sim_counts(const struct spp_sim *s, int c, struct spp_sim_counts *out);
 
+/*
+ * The counts of s less base (per core c at base[c + 1], all at base[0];
+ * NULL: none) times scale, as a counter sample of `threads` cores (events
+ * the geometry g has no level for: NAN).
+ */
+void spp_sim_sample(struct spp_counter_sample *smp, const struct spp_sim *s,
+		    const struct spp_sim_geometry *g, int threads, double scale,
+		    const struct spp_sim_counts *base);
+
 /* Cores of s. */
 int spp_sim_cores(const struct spp_sim *s);
 
@@ -147,6 +156,11 @@ uint64_t spp_sim_total_accesses(const struct spp_sim *s);
 int spp_sim_replay(const struct spp_sim_geometry *g, int threads, uint64_t budget, int warm,
 		   enum spp_isa isa, const struct spp_encoded *enc, const float *x, float *y, int64_t n,
 		   struct spp_cache_figures *f, struct spp_error *err);
+
+/* spp_sim_replay, sampled 1 in `stride` units when stride > 0 whatever the budget (sim_check.c). */
+int spp_sim_replay_stride(const struct spp_sim_geometry *g, int threads, uint64_t budget, int warm,
+			  enum spp_isa isa, const struct spp_encoded *enc, const float *x, float *y,
+			  int64_t n, int64_t stride, struct spp_cache_figures *f, struct spp_error *err);
 
 /*
  * Line accesses the simulator replays per second here (a warm replay of
@@ -187,6 +201,9 @@ const struct spp_format_ops *spp_trace_format_find(const char *key);
  * that drive a traced kernel directly.
  */
 void spp_sim_trace_attach(struct spp_sim *s, int core);
+
+/* Drop the calling thread's trace points if they go to s (s is being destroyed). */
+void spp_sim_trace_detach(const struct spp_sim *s);
 
 extern const struct spp_counter_backend spp_counters_sim;
 

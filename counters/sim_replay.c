@@ -1,6 +1,6 @@
 /*
- * Replay of the traced kernels through the cache model (counters/sim.h),
- * and the `sim` counter backend.
+ * Replay of the traced kernels through the cache model (counters/sim.h);
+ * the `sim` counter backend over it is sim_backend.c.
  *
  * The traced copies of kernels/cpu/<format>.c (kernels/trace.h) call
  * spp_trace_access() at every trace point and spp_trace_run_parts() in
@@ -18,7 +18,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "kernels/kernels.h"
 #include "kernels/trace.h"
@@ -296,38 +295,6 @@ static void add_format_regions(struct sink *s, const struct spp_encoded *w)
 		add_region(s, b[i].p, b[i].bytes);
 }
 
-/* The counts of sim less base (per core c at base[c + 1], all at base[0]; NULL: none). */
-static void sample_from_sim(struct spp_counter_sample *smp, const struct spp_sim *sim,
-			    const struct spp_sim_geometry *g, int threads, double scale,
-			    const struct spp_sim_counts *base)
-{
-	memset(smp, 0, sizeof(*smp));
-	smp->nthreads = threads;
-	smp->scaled = 1;
-	for (int c = -1; c < threads; c++) {
-		double *v = c < 0 ? smp->v : smp->thread[c];
-		struct spp_sim_counts k;
-
-		spp_sim_counts(sim, c, &k);
-		if (base) {
-			const struct spp_sim_counts *b = &base[c + 1];
-
-			k.l1_acc -= b->l1_acc, k.l1_miss -= b->l1_miss, k.l2_acc -= b->l2_acc;
-			k.l2_miss -= b->l2_miss, k.llc_acc -= b->llc_acc, k.llc_miss -= b->llc_miss;
-		}
-		for (int e = 0; e < SPP_CEV_COUNT; e++)
-			v[e] = NAN;
-		v[SPP_CEV_L1D_ACCESSES] = (double)k.l1_acc * scale;
-		v[SPP_CEV_L1D_MISSES] = (double)k.l1_miss * scale;
-		if (g->l2.size) {
-			v[SPP_CEV_L2_ACCESSES] = (double)k.l2_acc * scale;
-			v[SPP_CEV_L2_MISSES] = (double)k.l2_miss * scale;
-		}
-		v[SPP_CEV_LLC_ACCESSES] = (double)k.llc_acc * scale;
-		v[SPP_CEV_LLC_MISSES] = (double)k.llc_miss * scale;
-	}
-}
-
 static void figures_from_sim(struct spp_cache_figures *f, const struct spp_sim *sim,
 			     const struct spp_sim_geometry *g, int threads, double scale,
 			     const struct spp_sim_counts *base)
@@ -336,7 +303,7 @@ static void figures_from_sim(struct spp_cache_figures *f, const struct spp_sim *
 
 	if (!smp)
 		return; /* figures stay unknown */
-	sample_from_sim(smp, sim, g, threads, scale, base);
+	spp_sim_sample(smp, sim, g, threads, scale, base);
 	spp_cache_figures_from_sample(f, "sim", smp, 1, g->line);
 	spp_sim_geometry_format(g, f->geometry, sizeof(f->geometry));
 	free(smp);
@@ -369,15 +336,6 @@ static void sim_keep(struct spp_sim *s)
 {
 	spp_sim_destroy(atomic_exchange(&kept, s));
 }
-
-static double now_s(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
 
 /*
  * Passes over each sampled unit (counters/sim.h): whole tiles, three warm (two
@@ -453,10 +411,9 @@ static void replay_note(struct spp_cache_figures *f, const struct sink *s, int n
 			 (unsigned long long)s->unmapped);
 }
 
-/* spp_sim_replay, sampled 1 in `stride` units when stride > 0 whatever the budget. */
-static int replay_run(const struct spp_sim_geometry *g, int threads, uint64_t budget, int warm,
-		      enum spp_isa isa, const struct spp_encoded *enc, const float *x, float *y,
-		      int64_t n, int64_t stride, struct spp_cache_figures *f, struct spp_error *err)
+int spp_sim_replay_stride(const struct spp_sim_geometry *g, int threads, uint64_t budget, int warm,
+			  enum spp_isa isa, const struct spp_encoded *enc, const float *x, float *y,
+			  int64_t n, int64_t stride, struct spp_cache_figures *f, struct spp_error *err)
 {
 	struct spp_sim_counts base[SPP_COUNTERS_MAX_THREADS + 1];
 	const struct spp_format_ops *ops = enc->ops ? spp_trace_format_find(enc->ops->key) : NULL;
@@ -548,102 +505,11 @@ out:
 }
 
 
-/*
- * A warm replay of format key on a seeded random m x k layer of the given
- * density at N = n, one thread: sampled 1 in `stride` (1: whole). Fills f
- * and *seconds. Returns 0, SPP_E_NOMEM or the encoder's error.
- */
-static int synthetic_replay(const char *key, int64_t m, int64_t k, int64_t n, double density,
-			    const struct spp_sim_geometry *g, enum spp_isa isa, int stride,
-			    struct spp_cache_figures *f, double *seconds, struct spp_error *err)
-{
-	const struct spp_format_ops *ops = spp_cpu_format_find(key);
-	float *wv = calloc((size_t)(m * k), sizeof(float));
-	float *x = malloc((size_t)(k * n) * sizeof(float)), *y = malloc((size_t)(m * n) * sizeof(float));
-	struct spp_encoded enc;
-	uint64_t st = 0x9E3779B97F4A7C15ull;
-	double t0;
-	int rc;
-
-	if (!ops || !wv || !x || !y) {
-		free(wv), free(x), free(y);
-		return spp_error_set(err, SPP_E_NOMEM, "sim: out of memory for the %s check", key);
-	}
-	for (int64_t i = 0; i < m * k; i++) {
-		st = st * 6364136223846793005ull + 1442695040888963407ull;
-		if ((double)(st >> 11) / 9007199254740992.0 < density)
-			wv[i] = 0.5f + (float)(st >> 60);
-	}
-	for (int64_t i = 0; i < k * n; i++)
-		x[i] = (float)(i % 7) - 3.0f;
-	rc = ops->encode(&(struct spp_matrix){m, k, wv}, 1, n, &enc, err);
-	if (rc == 0) {
-		t0 = now_s();
-		rc = replay_run(g, 1, UINT64_MAX, 1, isa, &enc, x, y, n, stride, f, err);
-		*seconds = now_s() - t0;
-		ops->release(&enc);
-	}
-	free(wv), free(x), free(y);
-	return rc;
-}
-
-double spp_sim_rate(const struct spp_sim_geometry *g, enum spp_isa isa)
-{
-	struct spp_cache_figures f;
-	struct spp_error err;
-	double sec = 0;
-
-	/* csr at 90 %, 512 x 2048, N = 32: about 10^6 line accesses (warm: two replays) */
-	if (synthetic_replay("csr", 512, 2048, 32, 0.1, g, isa, 1, &f, &sec, &err) || sec <= 0)
-		return 0;
-	return 2 * f.v[SPP_CEV_L1D_ACCESSES] / sec;
-}
-
-int spp_sim_check_sampling(const struct spp_sim_geometry *g, enum spp_isa isa,
-			   struct spp_sim_sampling *out, struct spp_error *err)
-{
-	/* csr 1 in 8: whole K tiles (13 here); 1 in 64: row blocks of each tile; bitmask: row blocks */
-	static const struct {
-		const char *key;
-		int stride;
-	} cases[SPP_SIM_SAMPLING_CASES] = {{"csr", 8}, {"csr", 64}, {"bitmask", 64}};
-	static const enum spp_counter_event lev[3] = {SPP_CEV_L1D_MISSES, SPP_CEV_L2_MISSES,
-						      SPP_CEV_LLC_MISSES};
-	struct spp_cache_figures full;
-	double sec = 0;
-
-	memset(out, 0, sizeof(*out));
-	for (int c = 0; c < SPP_SIM_SAMPLING_CASES; c++) {
-		struct spp_sim_sampling_case *o = &out->cases[c];
-		struct spp_cache_figures part;
-		double sec_part;
-		int rc;
-
-		if ((c == 0 || strcmp(cases[c].key, cases[c - 1].key)) &&
-		    (rc = synthetic_replay(cases[c].key, 2048, 4096, 64, 0.1, g, isa, 1, &full, &sec, err)))
-			return rc;
-		if ((rc = synthetic_replay(cases[c].key, 2048, 4096, 64, 0.1, g, isa, cases[c].stride, &part,
-					   &sec_part, err)))
-			return rc;
-		snprintf(o->what, sizeof(o->what), "%s, 90 %%, 2048 x 4096, N = 64, 1 in %d", cases[c].key,
-			 cases[c].stride);
-		snprintf(o->how, sizeof(o->how), "%s", part.note);
-		o->sampled = part.sampled;
-		for (int l = 0; l < 3; l++)
-			o->err[l] = full.v[lev[l]] > 0 ? part.v[lev[l]] / full.v[lev[l]] - 1 : NAN;
-		o->speedup = sec_part > 0 ? sec / sec_part : NAN;
-		if (sec > 0)
-			out->rate = 2 * full.v[SPP_CEV_L1D_ACCESSES] / sec;
-	}
-	out->ncases = SPP_SIM_SAMPLING_CASES;
-	return SPP_OK;
-}
-
 int spp_sim_replay(const struct spp_sim_geometry *g, int threads, uint64_t budget, int warm,
 		   enum spp_isa isa, const struct spp_encoded *enc, const float *x, float *y, int64_t n,
 		   struct spp_cache_figures *f, struct spp_error *err)
 {
-	return replay_run(g, threads, budget, warm, isa, enc, x, y, n, 0, f, err);
+	return spp_sim_replay_stride(g, threads, budget, warm, isa, enc, x, y, n, 0, f, err);
 }
 
 void spp_sim_trace_attach(struct spp_sim *sim, int core)
@@ -661,106 +527,8 @@ void spp_sim_trace_attach(struct spp_sim *sim, int core)
 	cur = &attached;
 }
 
-/* The backend: a simulator per session that listens between start and stop. */
-struct sim_session {
-	struct spp_sim *sim;
-	struct spp_sim_geometry g;
-	int threads;
-};
-
-static void sim_probe(struct spp_counter_avail *out)
+void spp_sim_trace_detach(const struct spp_sim *sim)
 {
-	memset(out, 0, sizeof(*out));
-	out->name = "sim";
-	out->works = 1;
-	out->cache_events = 1;
-	out->events = 1u << SPP_CEV_L1D_ACCESSES | 1u << SPP_CEV_L1D_MISSES |
-		      1u << SPP_CEV_L2_ACCESSES | 1u << SPP_CEV_L2_MISSES |
-		      1u << SPP_CEV_LLC_ACCESSES | 1u << SPP_CEV_LLC_MISSES;
-}
-
-static int sim_open(const struct spp_counter_config *cfg, void **session, struct spp_error *err)
-{
-	struct sim_session *s = calloc(1, sizeof(*s));
-	int rc;
-
-	*session = NULL;
-	if (!s)
-		return spp_error_set(err, SPP_E_NOMEM, "sim: out of memory");
-	if (cfg->sim)
-		s->g = *(const struct spp_sim_geometry *)cfg->sim;
-	else
-		spp_sim_geometry_default(&s->g);
-	s->threads = cfg->threads > 0 ? cfg->threads : 1;
-	rc = spp_sim_create(&s->g, s->threads, &s->sim, err);
-	if (rc) {
-		free(s);
-		return rc;
-	}
-	*session = s;
-	return SPP_OK;
-}
-
-static int sim_start(void *session)
-{
-	struct sim_session *s = session;
-
-	spp_sim_trace_attach(s->sim, 0);
-	return SPP_OK;
-}
-
-static int sim_stop(void *session)
-{
-	(void)session;
-	spp_sim_trace_attach(NULL, 0);
-	return SPP_OK;
-}
-
-static int sim_read(void *session, struct spp_counter_sample *out)
-{
-	struct sim_session *s = session;
-
-	sample_from_sim(out, s->sim, &s->g, s->threads, 1, NULL);
-	return SPP_OK;
-}
-
-static void sim_close(void *session)
-{
-	struct sim_session *s = session;
-
-	if (!s)
-		return;
-	if (cur && cur->sim == s->sim)
+	if (cur && cur->sim == sim)
 		cur = NULL;
-	spp_sim_destroy(s->sim);
-	free(s);
 }
-
-static int sim_list_events(void (*fn)(void *ctx, const char *name, const char *desc), void *ctx)
-{
-	static const char *const names[][2] = {
-		{"l1d_accesses", "cache lines touched by the trace points"},
-		{"l1d_misses", "L1D misses (per simulated core)"},
-		{"l2_accesses", "L1D misses looked up in the L2"},
-		{"l2_misses", "L2 misses"},
-		{"llc_accesses", "lookups in the shared LLC"},
-		{"llc_misses", "LLC misses, one DRAM line fill each"},
-	};
-	int n = (int)(sizeof(names) / sizeof(names[0]));
-
-	for (int i = 0; fn && i < n; i++)
-		fn(ctx, names[i][0], names[i][1]);
-	return n;
-}
-
-const struct spp_counter_backend spp_counters_sim = {
-	.name = "sim",
-	.summary = "trace-driven cache simulator (LRU L1D/L2 per thread, shared LLC), deterministic",
-	.probe = sim_probe,
-	.open = sim_open,
-	.start = sim_start,
-	.stop = sim_stop,
-	.read = sim_read,
-	.close = sim_close,
-	.list_events = sim_list_events,
-};

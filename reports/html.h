@@ -84,6 +84,12 @@ void spp_html_epilogue(struct spp_html *h);
 /* Whether a layer has an N sweep with points (the section is written only then). */
 int spp_html_has_nsweep(const cJSON *layer);
 void spp_html_roofline(struct spp_html *h);
+
+/* The note of a report with no kernel runs (a static analysis). */
+void spp_html_note_no_runs(FILE *f);
+
+/* The legend of the formats among ok runs (dense too when dense), at (x, y), w wide. */
+void spp_html_legend(FILE *f, const struct spp_html *h, double x, double y, double w, int dense);
 void spp_html_cache(struct spp_html *h);
 void spp_html_table(struct spp_html *h);
 

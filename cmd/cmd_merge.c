@@ -6,6 +6,7 @@
 #include "cmd/cmd.h"
 #include "config.h"
 #include "base/atomic_file.h"
+#include "profiler/analyze.h"
 #include "reports/report.h"
 
 struct merge_args {
@@ -87,7 +88,7 @@ int cmd_merge(int argc, char **argv)
 	if (args.output && (rc = spp_outfile_check(args.output, &err)))
 		return cmd_fail(&err);
 	rc = spp_report_merge((const char *const *)argv + 1, npos,
-			      &(struct spp_merge_opts){.model = args.model}, &a, &mm, &err);
+			      &(struct spp_merge_opts){.model = args.model, .analyze = spp_analyze_run}, &a, &mm, &err);
 	if (rc)
 		return cmd_fail(&err);
 	report = cmd_merged_report(a, &mm, (const char *const *)argv + 1, npos, &err);

@@ -9,6 +9,7 @@
 #include "cmd/cmd.h"
 #include "config.h"
 #include "base/error.h"
+#include "profiler/analyze.h"
 #include "reports/report.h"
 
 #if HAVE_MPI
@@ -70,7 +71,7 @@ static int merge_parts(const char *path, char *buf, const int *meta, int size, c
 	if (!rc && nok == 0)
 		rc = spp_error_set(err, SPP_E_FORMAT, "every rank failed; rank 0: %s", failed[0]);
 	if (!rc)
-		rc = spp_report_merge(ok, nok, &(struct spp_merge_opts){path, size, failed}, &merged,
+		rc = spp_report_merge(ok, nok, &(struct spp_merge_opts){path, size, failed, spp_analyze_run}, &merged,
 				      &mm, err);
 	if (!rc && !(*report = cmd_merged_report(merged, &mm, named, nok, err)))
 		rc = err->code;

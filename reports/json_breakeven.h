@@ -9,7 +9,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "profiler/analyze.h"
+#include "profiler/analysis.h"
 
 /*
  * layers[i].breakeven: {"<backend>/<format>": {sparsity, margin, reason,

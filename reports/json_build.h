@@ -9,7 +9,7 @@
 #include <cjson/cJSON.h>
 #include <math.h>
 
-#include "profiler/analyze.h"
+#include "profiler/analysis.h"
 
 /*
  * Building a tree is a long run of cJSON_Add* calls, each of which can fail

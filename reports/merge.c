@@ -14,7 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "profiler/analyze.h"
 #include "reports/cells.h"
 #include "reports/json_values.h"
 
@@ -442,7 +441,7 @@ int spp_report_merge(const char *const *paths, int n, const struct spp_merge_opt
 				   paths[0]);
 	if (!rc) {
 		o.static_only = 1;
-		rc = spp_analyze_run(model, &o, &a, err);
+		rc = mo->analyze(model, &o, &a, err);
 	}
 	h0 = rc ? NULL : str_at(get(P.r[0], "model"), "hash", "value");
 	if (!rc && (!h0 || strcmp(h0, a->totals.hash.hex)))

@@ -13,7 +13,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "profiler/analyze.h"
+#include "profiler/analysis.h"
 #include "base/error.h"
 
 #define SPP_REPORT_SCHEMA "spprof.report/1"
@@ -149,6 +149,13 @@ struct spp_merge_opts {
 	 */
 	int count;
 	const char *const *failed;
+	/*
+	 * The static analysis of the model the parts profiled, which their
+	 * runs attach to: the orchestrator's spp_analyze_run (profiler/
+	 * analyze.h), given by the caller so that reports never call it.
+	 */
+	int (*analyze)(const char *path, const struct spp_analyze_opts *o,
+		       struct spp_analysis **out, struct spp_error *err);
 };
 /*
  * The machines of the parts: their distinct machine blocks (told apart by

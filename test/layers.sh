@@ -23,7 +23,7 @@ root=$1 build=$2
 shift 2
 cd "$root" || exit 2
 
-RESULTS="profiler/analyze.h profiler/breakeven.h profiler/diagnose.h profiler/layer.h
+RESULTS="profiler/analysis.h profiler/breakeven.h profiler/diagnose.h profiler/layer.h
 profiler/machine.h profiler/model.h profiler/plausible.h profiler/run.h profiler/run_dense.h
 profiler/static.h profiler/sweep.h profiler/measure.h"
 

@@ -18,6 +18,7 @@
 #include "fuzz_model.h"
 #include "fuzz_tmp.h"
 #include "base/safe_text.h"
+#include "profiler/analyze.h"
 #include "reports/journal.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -15,6 +15,7 @@
 #include "fuzz_model.h"
 #include "fuzz_tmp.h"
 #include "base/safe_text.h"
+#include "profiler/analyze.h"
 #include "reports/report.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -29,7 +30,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char paths[MAX_PARTS][160], name[16];
 	const char *list[MAX_PARTS];
 	const uint8_t *p = data, *end = data + size;
-	struct spp_merge_opts mo = {0};
+	struct spp_merge_opts mo = {.analyze = spp_analyze_run};
 	struct spp_merge_machines mm;
 	struct spp_analysis *a = NULL;
 	struct spp_error err = {0};

@@ -314,7 +314,7 @@ int bench_out_finish(struct bench_out *o, struct spp_error *err)
 		return rc;
 	targets(o, tg);
 	if (c->json) {
-		char *text = cJSON_Print(o->root);
+		char *text = spp_json_text_exact(o->root, 1);
 
 		if (!text)
 			return bench_fail_nomem(err);

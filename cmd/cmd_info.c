@@ -13,6 +13,7 @@
 #include "counters/cupti.h"
 #endif
 #include "profiler/machine.h"
+#include "reports/json_values.h"
 #include "reports/report.h"
 
 struct info_args {
@@ -253,7 +254,7 @@ int cmd_info(int argc, char **argv)
 
 		if (o)
 			cJSON_AddItemToObject(o, "dense_candidates", spp_report_dense(&set));
-		text = o ? cJSON_Print(o) : NULL;
+		text = o ? spp_json_text_exact(o, 1) : NULL;
 		cJSON_Delete(o);
 		spp_dense_set_close(&set);
 		if (!text) {

@@ -10,6 +10,7 @@
 #include "config.h"
 #include "base/error.h"
 #include "profiler/analyze.h"
+#include "reports/json_values.h"
 #include "reports/report.h"
 
 #if HAVE_MPI
@@ -31,7 +32,7 @@ static char *rank_part(const char *path, struct spp_analyze_opts *o, int *failed
 
 	*failed = 1;
 	if (spp_analyze_run(path, o, &a, &e) == 0 && (report = spp_report_build(a, SPP_VERSION, &e)))
-		text = cJSON_PrintUnformatted(report), *failed = text == NULL;
+		text = spp_json_text_exact(report, 0), *failed = text == NULL;
 	cJSON_Delete(report);
 	spp_analysis_destroy(a);
 	if (*failed && !text)

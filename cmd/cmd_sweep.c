@@ -260,7 +260,7 @@ static int emit(const struct sweep_cfg *c, cJSON *j, void (*print)(FILE *, const
 			cJSON_Delete(j);
 			j = NULL;
 		}
-		text = j ? cJSON_Print(j) : NULL;
+		text = j ? spp_json_text_exact(j, 1) : NULL;
 		cJSON_Delete(j);
 		if (!text)
 			return spp_error_set(err, SPP_E_NOMEM, "out of memory for the sweep JSON");

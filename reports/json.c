@@ -2,6 +2,7 @@
  * The report tree (DESIGN section 6) built from an analysis, and its JSON
  * writer; the layers' entries are built in json_layers.c.
  */
+#include "reports/json_values.h"
 #include "reports/report.h"
 #include "profiler/plausible.h"
 

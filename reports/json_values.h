@@ -25,4 +25,11 @@ int spp_json_put(cJSON *o, const char *key, cJSON *item);
  */
 long long spp_json_int(const cJSON *v, long long lo, long long hi, long long dflt);
 
+/*
+ * v as JSON text whose numbers read back exactly (cJSON's own printer
+ * keeps 15 digits when they read back within an epsilon); NaN and
+ * infinities as null. Free with cJSON_free; NULL when out of memory.
+ */
+char *spp_json_text_exact(const cJSON *v, int formatted);
+
 #endif

@@ -179,12 +179,6 @@ int spp_report_parse(const char *text, size_t len, const char *path, cJSON **out
 
 /* Writers: each returns 0 or SPP_E_OUTPUT (write failed) / SPP_E_NOMEM. */
 int spp_report_write_json(const cJSON *report, FILE *f, struct spp_error *err);
-/*
- * v as JSON text whose numbers read back exactly (cJSON's own printer keeps
- * 15 digits when they read back within an epsilon); NaN and infinities as
- * null. Free with cJSON_free; NULL when out of memory.
- */
-char *spp_json_text_exact(const cJSON *v, int formatted);
 int spp_report_write_text(const cJSON *report, FILE *f,
 			  const struct spp_render_opts *o, struct spp_error *err);
 int spp_report_write_csv(const cJSON *report, FILE *f, struct spp_error *err);

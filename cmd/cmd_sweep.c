@@ -253,13 +253,6 @@ static int emit(const struct sweep_cfg *c, cJSON *j, void (*print)(FILE *, const
 	int rc = SPP_OK;
 
 	if (c->json) {
-		/* the cache state every time was taken in */
-		if (j && (!cJSON_AddBoolToObject(j, "cold", c->cold) ||
-			  !cJSON_AddItemToObject(j, "cold_method",
-						 spp_json_str(c->cold ? c->cold_method : NULL)))) {
-			cJSON_Delete(j);
-			j = NULL;
-		}
 		text = j ? spp_json_text_exact(j, 1) : NULL;
 		cJSON_Delete(j);
 		if (!text)
@@ -303,12 +296,9 @@ static int write_out(const struct sweep_cfg *c, const struct spp_sweep *s,
 		     const struct spp_dense_memo *memo, struct spp_error *err)
 {
 	struct sweep_text t = {s, memo};
-	cJSON *j = c->json ? spp_sweep_json(s) : NULL;
 
-	/* the baseline every point's dense time comes from */
-	if (j && memo->n)
-		cJSON_AddItemToObject(j, "dense", spp_report_dense_choice(&memo->c[0]));
-	return emit(c, j, print_sweep, &t, err);
+	return emit(c, c->json ? spp_report_sweep(s, memo, c->cold, c->cold_method) : NULL,
+		    print_sweep, &t, err);
 }
 
 static void print_nsweep(FILE *f, const void *arg)
@@ -353,15 +343,8 @@ static void print_nsweep(FILE *f, const void *arg)
 static int write_nsweep(const struct sweep_cfg *c, const struct spp_nsweep *s,
 			const struct spp_dense_memo *memo, struct spp_error *err)
 {
-	cJSON *j = c->json ? spp_nsweep_json(s) : NULL, *a = NULL;
-
-	if (j && memo->n && !(a = cJSON_AddArrayToObject(j, "dense"))) {
-		cJSON_Delete(j);
-		j = NULL;
-	}
-	for (int i = 0; a && i < memo->n; i++)
-		cJSON_AddItemToArray(a, spp_report_dense_choice(&memo->c[i]));
-	return emit(c, j, print_nsweep, s, err);
+	return emit(c, c->json ? spp_report_nsweep(s, memo, c->cold, c->cold_method) : NULL,
+		    print_nsweep, s, err);
 }
 
 static int run(struct sweep_cfg *c, struct spp_dense_set *dense, struct spp_error *err)

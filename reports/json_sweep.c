@@ -183,3 +183,45 @@ fail:
 	cJSON_Delete(root);
 	return NULL;
 }
+
+/* The cache state every time was taken in, onto j (taken: NULL when out of memory). */
+static cJSON *with_cache_state(cJSON *j, int cold, const char *cold_method)
+{
+	if (j && (spp_json_put(j, "cold", cJSON_CreateBool(cold)) ||
+		  spp_json_put(j, "cold_method", spp_json_str(cold ? cold_method : NULL)))) {
+		cJSON_Delete(j);
+		return NULL;
+	}
+	return j;
+}
+
+cJSON *spp_report_sweep(const struct spp_sweep *s, const struct spp_dense_memo *memo, int cold,
+			const char *cold_method)
+{
+	cJSON *j = spp_sweep_json(s);
+
+	/* the baseline every point's dense time comes from */
+	if (j && memo->n && spp_json_put(j, "dense", spp_report_dense_choice(&memo->c[0]))) {
+		cJSON_Delete(j);
+		return NULL;
+	}
+	return with_cache_state(j, cold, cold_method);
+}
+
+cJSON *spp_report_nsweep(const struct spp_nsweep *s, const struct spp_dense_memo *memo, int cold,
+			 const char *cold_method)
+{
+	cJSON *j = spp_nsweep_json(s), *a = NULL;
+
+	/* the dense choice of each N */
+	if (j && memo->n && spp_json_put(j, "dense", a = cJSON_CreateArray())) {
+		cJSON_Delete(j);
+		return NULL;
+	}
+	for (int i = 0; a && i < memo->n; i++)
+		if (add_item(a, spp_report_dense_choice(&memo->c[i]))) {
+			cJSON_Delete(j);
+			return NULL;
+		}
+	return with_cache_state(j, cold, cold_method);
+}

@@ -101,11 +101,11 @@ struct spp_run {
 
 /*
  * The scalar figures of a run, one row each (double members of struct
- * spp_run, NAN unknown): the one table the report's writer and reader
- * (reports/json_layers.c, reports/runs_read.c), `spprof compare` and the
- * schema test follow. A new figure is a member above, a row here, its line
- * in docs/report.schema.json and docs/METRICS.md; the run tables print the
- * figures they show by key.
+ * spp_run, NAN unknown): the one table that the report's writer and reader
+ * (reports/json_layers.c, reports/runs_read.c), `spprof compare`, the run
+ * tables of the text and Markdown reports and the schema test follow. A
+ * new figure is a member above, a row here, and its line in
+ * docs/report.schema.json and docs/METRICS.md.
  *   KEY     the report's name: layers[].runs[].KEY
  *   MEMBER  of struct spp_run
  *   WHEN    reported for SPP_FIG_TIMED: an ok, timed run; SPP_FIG_OK: an ok
@@ -113,32 +113,54 @@ struct spp_run {
  *   FLAGS   SPP_FIG_READ: measured, so read back from a saved report (merge,
  *           --resume, report); the others are derived again from the times
  *           (spp_layer_runs_refigure). SPP_FIG_COMPARE: compared by
- *           `spprof compare` (and gated by `check`)
+ *           `spprof compare` (and gated by `check`). SPP_FIG_TEXT,
+ *           SPP_FIG_MD: a column of the text, Markdown run table, in the
+ *           table's order
+ *   TITLE   the column's title; CELL how its cell is shown (a ratio "2.31x",
+ *           the efficiency or the dense baseline's peak share, a number in
+ *           FMT, GB/s with the share of the calibrated level)
  */
 enum spp_fig_when { SPP_FIG_TIMED, SPP_FIG_OK, SPP_FIG_ANY };
+enum spp_fig_cell { SPP_CELL_RATIO, SPP_CELL_EFFICIENCY, SPP_CELL_NUMBER, SPP_CELL_BANDWIDTH };
 #define SPP_FIG_READ 1u
 #define SPP_FIG_COMPARE 2u
-#define SPP_RUN_FIGURES(X)                                                                    \
-	/* speedup: read back only to name a GPU run's baseline (spp_layer_runs_refigure) */ \
-	X("speedup", speedup, SPP_FIG_TIMED, SPP_FIG_READ | SPP_FIG_COMPARE)                  \
-	X("efficiency", efficiency, SPP_FIG_TIMED, SPP_FIG_COMPARE)                           \
-	X("gap", gap, SPP_FIG_TIMED, SPP_FIG_COMPARE)                                         \
-	X("gflops", gflops, SPP_FIG_TIMED, SPP_FIG_COMPARE)                                   \
-	X("peak_share", peak_share, SPP_FIG_TIMED, 0)                                         \
-	X("bytes_moved", bytes_moved, SPP_FIG_OK, SPP_FIG_READ)                               \
-	X("arithmetic_intensity", intensity, SPP_FIG_OK, 0)                                   \
-	X("bandwidth_gbs", bandwidth_gbs, SPP_FIG_TIMED, 0)                                   \
-	X("bw_util", bw_util, SPP_FIG_TIMED, SPP_FIG_COMPARE)                                 \
-	X("imbalance", imbalance, SPP_FIG_TIMED, SPP_FIG_READ | SPP_FIG_COMPARE)              \
-	X("nnz_imbalance", nnz_imbalance, SPP_FIG_ANY, SPP_FIG_READ)                          \
-	X("max_error", max_error, SPP_FIG_ANY, SPP_FIG_READ)                                  \
-	X("speedup_weight_only", speedup_weight_only, SPP_FIG_TIMED, 0)
+#define SPP_FIG_TEXT 4u
+#define SPP_FIG_MD 8u
+#define SPP_FIG_SHOWN (SPP_FIG_TEXT | SPP_FIG_MD)
+/* X(KEY, MEMBER, WHEN, FLAGS, TITLE, CELL, FMT) */
+#define SPP_RUN_FIGURES(X)                                                                     \
+	/* speedup: read back only to name a GPU run's baseline (spp_layer_runs_refigure) */  \
+	X("speedup", speedup, SPP_FIG_TIMED, SPP_FIG_READ | SPP_FIG_COMPARE | SPP_FIG_SHOWN,    \
+	  "speedup", SPP_CELL_RATIO, NULL)                                                     \
+	X("efficiency", efficiency, SPP_FIG_TIMED, SPP_FIG_COMPARE | SPP_FIG_SHOWN,             \
+	  "efficiency", SPP_CELL_EFFICIENCY, NULL)                                             \
+	X("gap", gap, SPP_FIG_TIMED, SPP_FIG_COMPARE, NULL, SPP_CELL_NUMBER, NULL)             \
+	X("gflops", gflops, SPP_FIG_TIMED, SPP_FIG_COMPARE | SPP_FIG_SHOWN,                     \
+	  "GFLOP/s useful", SPP_CELL_NUMBER, "%.1f")                                           \
+	X("peak_share", peak_share, SPP_FIG_TIMED, 0, NULL, SPP_CELL_NUMBER, NULL)             \
+	X("bytes_moved", bytes_moved, SPP_FIG_OK, SPP_FIG_READ, NULL, SPP_CELL_NUMBER, NULL)   \
+	X("arithmetic_intensity", intensity, SPP_FIG_OK, 0, NULL, SPP_CELL_NUMBER, NULL)       \
+	X("bandwidth_gbs", bandwidth_gbs, SPP_FIG_TIMED, SPP_FIG_TEXT, "GB/s",                 \
+	  SPP_CELL_BANDWIDTH, "%.1f")                                                          \
+	X("bw_util", bw_util, SPP_FIG_TIMED, SPP_FIG_COMPARE, NULL, SPP_CELL_NUMBER, NULL)     \
+	X("imbalance", imbalance, SPP_FIG_TIMED, SPP_FIG_READ | SPP_FIG_COMPARE | SPP_FIG_TEXT, \
+	  "imbalance", SPP_CELL_NUMBER, "%.2f")                                                \
+	X("nnz_imbalance", nnz_imbalance, SPP_FIG_ANY, SPP_FIG_READ, NULL, SPP_CELL_NUMBER, NULL) \
+	X("max_error", max_error, SPP_FIG_ANY, SPP_FIG_READ, NULL, SPP_CELL_NUMBER, NULL)      \
+	X("speedup_weight_only", speedup_weight_only, SPP_FIG_TIMED, 0, NULL, SPP_CELL_NUMBER, NULL)
 
-/* The table as data, for code that walks it (compare, the schema test). */
+/* The count of rows, a constant expression. */
+#define SPP_RUN_FIGURE_ONE(...) +1
+enum { SPP_RUN_FIGURES_COUNT = 0 SPP_RUN_FIGURES(SPP_RUN_FIGURE_ONE) };
+
+/* The table as data, for code that walks it (compare, the run tables, the schema test). */
 struct spp_run_figure {
 	const char *key;
 	enum spp_fig_when when;
 	unsigned flags;
+	const char *title;
+	enum spp_fig_cell cell;
+	const char *fmt;
 };
 extern const struct spp_run_figure spp_run_figure_rows[];
 extern const int spp_run_figure_nrows;

@@ -26,7 +26,7 @@ const char *spp_run_status_name(enum spp_run_status s)
 }
 
 const struct spp_run_figure spp_run_figure_rows[] = {
-#define ROW(key, member, when, flags) {key, when, flags},
+#define ROW(key, member, when, flags, title, cell, fmt) {key, when, flags, title, cell, fmt},
 	SPP_RUN_FIGURES(ROW)
 #undef ROW
 };

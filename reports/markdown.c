@@ -10,6 +10,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "profiler/run.h"
 #include "reports/cells.h"
 #include "reports/text_table.h"
 
@@ -268,13 +269,38 @@ static void structure_rows(const cJSON *r, FILE *f)
 	fputs("\n</details>\n", f);
 }
 
+/* The cell of run figure fig (SPP_RUN_FIGURES) of run, as its row says it is shown. */
+static void figure_cell(FILE *f, const struct spp_run_figure *fig, const cJSON *run)
+{
+	switch (fig->cell) {
+	case SPP_CELL_RATIO:
+		ratio_cell(f, run, fig->key);
+		break;
+	case SPP_CELL_EFFICIENCY:
+		efficiency_cell(f, run);
+		break;
+	case SPP_CELL_NUMBER:
+	case SPP_CELL_BANDWIDTH:
+		num_cell(f, run, fig->key, fig->fmt, 1);
+		break;
+	}
+}
+
 static void run_rows(const cJSON *r, FILE *f)
 {
 	const cJSON *l, *run;
 
 	fputs("\n### Runs\n\n<details><summary>every format on every layer</summary>\n\n", f);
-	fputs("| layer | backend/format | status | time | p10–p90 | speedup | efficiency | GFLOP/s |\n", f);
-	fputs("|---|---|---|---:|---:|---:|---:|---:|\n", f);
+	/* the run figures' columns are the rows of SPP_RUN_FIGURES shown in Markdown */
+	fputs("| layer | backend/format | status | time | p10–p90 |", f);
+	for (int i = 0; i < spp_run_figure_nrows; i++)
+		if (spp_run_figure_rows[i].flags & SPP_FIG_MD)
+			fprintf(f, " %s |", spp_run_figure_rows[i].title);
+	fputs("\n|---|---|---|---:|---:|", f);
+	for (int i = 0; i < spp_run_figure_nrows; i++)
+		if (spp_run_figure_rows[i].flags & SPP_FIG_MD)
+			fputs("---:|", f);
+	fputs("\n", f);
 	cJSON_ArrayForEach(l, spp_cell_get(r, "layers")) {
 		cJSON_ArrayForEach(run, spp_cell_get(l, "runs")) {
 			fputs("| ", f);
@@ -291,12 +317,11 @@ static void run_rows(const cJSON *r, FILE *f)
 			time_cell(f, run, "time_ns.p10");
 			fputs("–", f);
 			time_cell(f, run, "time_ns.p90");
-			fputs(" | ", f);
-			ratio_cell(f, run, "speedup");
-			fputs(" | ", f);
-			efficiency_cell(f, run);
-			fputs(" | ", f);
-			num_cell(f, run, "gflops", "%.1f", 1);
+			for (int i = 0; i < spp_run_figure_nrows; i++)
+				if (spp_run_figure_rows[i].flags & SPP_FIG_MD) {
+					fputs(" | ", f);
+					figure_cell(f, &spp_run_figure_rows[i], run);
+				}
 			fputs(" |\n", f);
 		}
 	}

@@ -182,7 +182,7 @@ static int run_of(const cJSON *r, struct spp_run *out, const char *where, struct
 	 * unknown unless finite and not negative. The derived ones are computed
 	 * again from the times (spp_layer_runs_refigure).
 	 */
-#define READ(key, member, when, flags) \
+#define READ(key, member, when, flags, title, cell, fmt) \
 	if ((flags) & SPP_FIG_READ) \
 		out->member = num(r, key) >= 0 && isfinite(num(r, key)) ? num(r, key) : NAN;
 	SPP_RUN_FIGURES(READ)

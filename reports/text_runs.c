@@ -11,12 +11,14 @@
 #include <string.h>
 
 #include "base/safe_text.h"
+#include "profiler/run.h"
 #include "reports/cells.h"
 
 struct run_column {
 	const char *title;
 	int right;
 	void (*cell)(const cJSON *layer, const cJSON *run, struct spp_text_cell *c);
+	const struct spp_run_figure *fig; /* a run figure's column: cell NULL */
 };
 
 static void rc_layer(const cJSON *l, const cJSON *r, struct spp_text_cell *c)
@@ -91,67 +93,37 @@ static void rc_repeats(const cJSON *l, const cJSON *r, struct spp_text_cell *c)
 	c->style = SPP_TEXT_PLAIN;
 }
 
-static void rc_speedup(const cJSON *l, const cJSON *r, struct spp_text_cell *c)
+/* The cell of run figure fig (SPP_RUN_FIGURES) of run r, as its row says it is shown. */
+static void figure_cell(const struct spp_run_figure *fig, const cJSON *r, struct spp_text_cell *c)
 {
-	double v = 0;
-	int known = spp_cell_num(r, "speedup", &v);
+	double v = 0, u;
+	int known = spp_cell_num(r, fig->key, &v);
 
-	(void)l;
-	spp_text_set_ratio(c, known, v);
-	if (known && v > 1)
-		c->style = SPP_TEXT_GOOD;
-}
-
-/* The number at path times scale, in printf format fmt; unknown when absent. */
-static void run_figure(const cJSON *r, const char *path, double scale, const char *fmt,
-		       struct spp_text_cell *c)
-{
-	double v;
-
-	if (!spp_cell_num(r, path, &v)) {
-		spp_text_set_null(c);
-		return;
-	}
-	snprintf(c->text, sizeof(c->text), fmt, v * scale);
 	c->style = SPP_TEXT_PLAIN;
-}
-
-static void rc_efficiency(const cJSON *l, const cJSON *r, struct spp_text_cell *c)
-{
-	(void)l;
-	if (!spp_cell_efficiency(r, c->text, sizeof(c->text))) {
-		spp_text_set_null(c);
+	switch (fig->cell) {
+	case SPP_CELL_RATIO:
+		spp_text_set_ratio(c, known, v);
+		if (known && v > 1)
+			c->style = SPP_TEXT_GOOD;
 		return;
+	case SPP_CELL_EFFICIENCY:
+		/* the efficiency, or the dense baseline's share of the FMA peak */
+		known = spp_cell_efficiency(r, c->text, sizeof(c->text));
+		break;
+	case SPP_CELL_BANDWIDTH:
+		/* with the share of the calibrated level it fits */
+		if (known && spp_cell_num(r, "bw_util", &u))
+			snprintf(c->text, sizeof(c->text), "%.1f (%.0f%%)", v, u * 100);
+		else if (known)
+			snprintf(c->text, sizeof(c->text), fig->fmt, v);
+		break;
+	case SPP_CELL_NUMBER:
+		if (known)
+			snprintf(c->text, sizeof(c->text), fig->fmt, v);
+		break;
 	}
-	c->style = SPP_TEXT_PLAIN;
-}
-
-static void rc_gflops(const cJSON *l, const cJSON *r, struct spp_text_cell *c)
-{
-	(void)l;
-	run_figure(r, "gflops", 1, "%.1f", c);
-}
-
-static void rc_gbs(const cJSON *l, const cJSON *r, struct spp_text_cell *c)
-{
-	double v, u;
-
-	(void)l;
-	if (!spp_cell_num(r, "bandwidth_gbs", &v)) {
+	if (!known)
 		spp_text_set_null(c);
-		return;
-	}
-	if (spp_cell_num(r, "bw_util", &u))
-		snprintf(c->text, sizeof(c->text), "%.1f (%.0f%%)", v, u * 100);
-	else
-		snprintf(c->text, sizeof(c->text), "%.1f", v);
-	c->style = SPP_TEXT_PLAIN;
-}
-
-static void rc_imbalance(const cJSON *l, const cJSON *r, struct spp_text_cell *c)
-{
-	(void)l;
-	run_figure(r, "imbalance", 1, "%.2f", c);
 }
 
 /*
@@ -196,48 +168,72 @@ static void rc_cache(const cJSON *l, const cJSON *r, struct spp_text_cell *c)
 	c->style = SPP_TEXT_PLAIN;
 }
 
-static const struct run_column run_columns[] = {
-	{"layer", 0, rc_layer},
-	{"format", 0, rc_format},
-	{"status", 0, rc_status},
-	{"time", 1, rc_time},
-	{"p10\xe2\x80\x93p90", 1, rc_spread},
-	{"runs", 1, rc_repeats},
-	{"speedup", 1, rc_speedup},
-	{"efficiency", 1, rc_efficiency},
-	{"GFLOP/s useful", 1, rc_gflops},
-	{"GB/s", 1, rc_gbs},
-	{"imbalance", 1, rc_imbalance},
-	{"L1D/LLC miss", 1, rc_cache},
+/* The columns before the figures' and after them; the figures' come from SPP_RUN_FIGURES. */
+static const struct run_column head_columns[] = {
+	{"layer", 0, rc_layer, NULL},
+	{"format", 0, rc_format, NULL},
+	{"status", 0, rc_status, NULL},
+	{"time", 1, rc_time, NULL},
+	{"p10\xe2\x80\x93p90", 1, rc_spread, NULL},
+	{"runs", 1, rc_repeats, NULL},
 };
+static const struct run_column tail_columns[] = {
+	{"L1D/LLC miss", 1, rc_cache, NULL},
+};
+#define NHEAD ((int)(sizeof(head_columns) / sizeof(head_columns[0])))
+#define NTAIL ((int)(sizeof(tail_columns) / sizeof(tail_columns[0])))
+#define MAXRCOL (NHEAD + SPP_RUN_FIGURES_COUNT + NTAIL)
 
-#define NRCOL ((int)(sizeof(run_columns) / sizeof(run_columns[0])))
+/* The table's columns into cols (room MAXRCOL); their count. */
+static int run_columns(struct run_column *cols)
+{
+	int n = 0;
+
+	for (int i = 0; i < NHEAD; i++)
+		cols[n++] = head_columns[i];
+	for (int i = 0; i < spp_run_figure_nrows; i++)
+		if (spp_run_figure_rows[i].flags & SPP_FIG_TEXT)
+			cols[n++] = (struct run_column){spp_run_figure_rows[i].title, 1, NULL,
+							&spp_run_figure_rows[i]};
+	for (int i = 0; i < NTAIL; i++)
+		cols[n++] = tail_columns[i];
+	return n;
+}
+
+static void column_cell(const struct run_column *col, const cJSON *l, const cJSON *r,
+			struct spp_text_cell *c)
+{
+	if (col->fig)
+		figure_cell(col->fig, r, c);
+	else
+		col->cell(l, r, c);
+}
 
 void spp_text_write_runs(const cJSON *report, FILE *f, int color)
 {
 	const cJSON *layers = spp_cell_get(report, "layers"), *l, *r;
-	int w[NRCOL];
+	struct run_column cols[MAXRCOL];
+	int n = run_columns(cols), w[MAXRCOL];
 	struct spp_text_cell c;
 
-	for (int i = 0; i < NRCOL; i++) {
-		w[i] = spp_text_width(run_columns[i].title);
+	for (int i = 0; i < n; i++) {
+		w[i] = spp_text_width(cols[i].title);
 		cJSON_ArrayForEach(l, layers)
 			cJSON_ArrayForEach(r, (cJSON_IsArray(spp_cell_get(l, "runs")) ? spp_cell_get(l, "runs") : NULL)) {
-				run_columns[i].cell(l, r, &c);
+				column_cell(&cols[i], l, r, &c);
 				spp_text_grow(&w[i], &c);
 			}
 	}
 	fputc('\n', f);
-	for (int i = 0; i < NRCOL; i++)
-		spp_text_put_cell(f, run_columns[i].title, SPP_TEXT_PLAIN, w[i], run_columns[i].right,
-			 i == NRCOL - 1, color, ANSI_BOLD);
-	spp_text_put_rule(f, w, NRCOL);
+	for (int i = 0; i < n; i++)
+		spp_text_put_cell(f, cols[i].title, SPP_TEXT_PLAIN, w[i], cols[i].right, i == n - 1, color,
+				  ANSI_BOLD);
+	spp_text_put_rule(f, w, n);
 	cJSON_ArrayForEach(l, layers)
 		cJSON_ArrayForEach(r, (cJSON_IsArray(spp_cell_get(l, "runs")) ? spp_cell_get(l, "runs") : NULL))
-			for (int i = 0; i < NRCOL; i++) {
-				run_columns[i].cell(l, r, &c);
-				spp_text_put_cell(f, c.text, c.style, w[i], run_columns[i].right,
-					 i == NRCOL - 1, color, "");
+			for (int i = 0; i < n; i++) {
+				column_cell(&cols[i], l, r, &c);
+				spp_text_put_cell(f, c.text, c.style, w[i], cols[i].right, i == n - 1, color, "");
 			}
 }
 

@@ -53,5 +53,6 @@ void test_golden(void **state);
 void test_text_sizes(void **state);
 void test_csv(void **state);
 void test_selections_agree(void **state); /* test_reports_select.c */
+void test_run_columns_from_table(void **state); /* test_reports_select.c */
 
 #endif

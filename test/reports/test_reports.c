@@ -466,6 +466,7 @@ int main(void)
 		cmocka_unit_test(test_csv_columns_documented),
 		cmocka_unit_test(test_golden),
 		cmocka_unit_test(test_selections_agree),
+		cmocka_unit_test(test_run_columns_from_table),
 		cmocka_unit_test(test_csv),
 		cmocka_unit_test(test_load_errors),
 		cmocka_unit_test(test_mutations),

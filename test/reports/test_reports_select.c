@@ -206,3 +206,56 @@ void test_selections_agree(void **state)
 	free_runs(&fx);
 	fixture_fini(&fx);
 }
+
+/*
+ * The run tables' figure columns are the rows of SPP_RUN_FIGURES shown in
+ * each (SPP_FIG_TEXT, SPP_FIG_MD), in the table's order: a row added there
+ * is a column here with no other edit.
+ */
+void test_run_columns_from_table(void **state)
+{
+	struct fixture fx;
+	cJSON *r;
+	char *text, *md;
+	const char *at_text, *at_md;
+	int ntext = 0, nmd = 0;
+
+	(void)state;
+	fixture_init(&fx, -1);
+	with_runs(&fx);
+	r = build(&fx);
+	text = render(r, SPP_REPORT_TEXT, 0);
+	md = render(r, SPP_REPORT_MD, 0);
+	/* the header rows: the text table's starts at "layer  format", Markdown's at "| layer | backend" */
+	at_text = strstr(text, "p10\xe2\x80\x93p90");
+	at_md = strstr(md, "| layer | backend/format |");
+	assert_non_null(at_text);
+	assert_non_null(at_md);
+	for (int i = 0; i < spp_run_figure_nrows; i++) {
+		const struct spp_run_figure *g = &spp_run_figure_rows[i];
+		char cell[64];
+		const char *p;
+
+		if (g->flags & SPP_FIG_TEXT) {
+			p = strstr(at_text, g->title);
+			if (!p || memchr(at_text, '\n', (size_t)(p - at_text)))
+				fail_msg("text: no column '%s' in the runs table's header", g->title);
+			at_text = p;
+			ntext++;
+		}
+		if (g->flags & SPP_FIG_MD) {
+			snprintf(cell, sizeof(cell), "| %s |", g->title);
+			p = strstr(at_md, cell);
+			if (!p || memchr(at_md, '\n', (size_t)(p - at_md)))
+				fail_msg("markdown: no column '%s' in the runs table's header", g->title);
+			at_md = p + 1;
+			nmd++;
+		}
+	}
+	assert_true(ntext >= 3 && nmd >= 3);
+	free(text);
+	free(md);
+	cJSON_Delete(r);
+	free_runs(&fx);
+	fixture_fini(&fx);
+}

@@ -87,7 +87,8 @@ static int compared_run_figure(const char *path)
 
 static int wanted(const char *path, const char *const *list, size_t n)
 {
-	if (list == layer_metrics && compared_run_figure(path))
+	/* a layer's runs[...] (the model scope's paths start "model." or "summary.") */
+	if (compared_run_figure(path))
 		return 1;
 	for (size_t i = 0; i < n; i++)
 		if (fnmatch(list[i], path, 0) == 0)

@@ -276,14 +276,8 @@ static void build_summary(struct build *b, cJSON *root, const struct spp_analysi
 		add_num(b, o, "applicable_layers", m->storage[f].applicable_layers);
 	}
 	/* the layers' best storage rule over the formats that hold them all (derive.c) */
-	if (a->derived && m->best_storage >= 0) {
-		cJSON *o = add_obj(b, s, "best_storage");
-
-		add_str(b, o, "format", spp_storage_key((enum spp_storage_fmt)m->best_storage));
-		add_fig(b, o, "ratio", m->storage[m->best_storage].ratio);
-	} else {
-		add_null(b, s, "best_storage");
-	}
+	add_storage_choice(b, s, a->derived ? m->best_storage : -1,
+			   m->best_storage >= 0 ? m->storage[m->best_storage].ratio : NAN);
 	fl = add_obj(b, s, "flops");
 	add_num(b, fl, "dense", m->flops_dense);
 	add_num(b, fl, "sparse", m->flops_sparse);

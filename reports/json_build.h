@@ -95,6 +95,23 @@ static inline void add_fig(struct build *b, cJSON *o, const char *key, double v)
 }
 
 /*
+ * parent.best_storage: {format, ratio} of storage format fmt (derive.c's
+ * choice), or null when fmt < 0.
+ */
+static inline void add_storage_choice(struct build *b, cJSON *parent, int fmt, double ratio)
+{
+	cJSON *o;
+
+	if (fmt < 0) {
+		add_null(b, parent, "best_storage");
+		return;
+	}
+	o = add_obj(b, parent, "best_storage");
+	add_str(b, o, "format", spp_storage_key((enum spp_storage_fmt)fmt));
+	add_fig(b, o, "ratio", ratio);
+}
+
+/*
  * Layer i of a's entry of the report: its figures, runs, activations,
  * breakeven, recommendation and diagnosis. NULL when out of memory (b->oom
  * is then set).

@@ -455,13 +455,8 @@ static void build_selections(struct build *b, cJSON *o, const struct spp_analysi
 	const struct spp_layer_derived *d = a->derived ? &a->derived[i] : NULL;
 	cJSON *x;
 
-	if (d && d->best_storage >= 0) {
-		x = add_obj(b, o, "best_storage");
-		add_str(b, x, "format", spp_storage_key((enum spp_storage_fmt)d->best_storage));
-		add_num(b, x, "ratio", a->stats[i].storage[d->best_storage].ratio);
-	} else {
-		add_null(b, o, "best_storage");
-	}
+	add_storage_choice(b, o, d ? d->best_storage : -1,
+			   d && d->best_storage >= 0 ? a->stats[i].storage[d->best_storage].ratio : NAN);
 	if (d && d->fastest >= 0 && a->runs) {
 		const struct spp_run *r = &a->runs[i].runs[d->fastest];
 

@@ -44,6 +44,14 @@ static double num(const cJSON *o, const char *k)
 	return cJSON_IsNumber(v) ? v->valuedouble : NAN;
 }
 
+/* A measured figure at k: a count, ratio or error, so unknown unless finite and not negative. */
+static double measured(const cJSON *o, const char *k)
+{
+	double v = num(o, k);
+
+	return v >= 0 && isfinite(v) ? v : NAN;
+}
+
 static void str(const cJSON *o, const char *k, char *buf, size_t n)
 {
 	const cJSON *v = get(o, k);
@@ -177,14 +185,10 @@ static int run_of(const cJSON *r, struct spp_run *out, const char *where, struct
 	str(r, "reason", out->reason, sizeof(out->reason));
 	if (time_of(get(r, "time_ns"), out->status == SPP_RUN_OK, &out->time))
 		return bad_time(err, where, out->format[0] ? out->format : "a run");
-	/*
-	 * The measured figures (SPP_FIG_READ), each a count, ratio or error:
-	 * unknown unless finite and not negative. The derived ones are computed
-	 * again from the times (spp_layer_runs_refigure).
-	 */
+	/* the measured figures (SPP_FIG_READ); the derived ones are computed again (spp_layer_runs_refigure) */
 #define READ(key, member, when, flags, title, cell, fmt) \
 	if ((flags) & SPP_FIG_READ) \
-		out->member = num(r, key) >= 0 && isfinite(num(r, key)) ? num(r, key) : NAN;
+		out->member = measured(r, key);
 	SPP_RUN_FIGURES(READ)
 #undef READ
 	out->bw_level = -1;

@@ -32,12 +32,12 @@ for row in "$@"; do
 	PARTS="$PARTS ${row%%=*}"
 done
 
+ROWS="$*"
 uses_of() { # the parts PART declares, space separated
 	for row in $ROWS; do
 		[ "${row%%=*}" = "$1" ] && echo "${row#*=}" | tr ',' ' ' && return
 	done
 }
-ROWS="$*"
 
 declares() { # declares PART OTHER: PART may use OTHER
 	[ "$1" = "$2" ] && return 0

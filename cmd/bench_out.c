@@ -90,21 +90,21 @@ static void text_header(FILE *f, const struct bench_cfg *c, const struct spp_mac
 		!m->blas.coretype_set ? "(unset)" : m->blas.coretype_env[0] ? m->blas.coretype_env
 								 : "(set, empty)",
 		l2 && *l2 ? l2 : "(unset)");
-	for (int i = 0; i < c->dense.n; i++) {
+	for (int i = 0; i < c->sess.dense.n; i++) {
 		char what[128];
 
-		spp_dense_describe(&c->dense.c[i], what, sizeof(what));
-		fprintf(f, "%s%s: %s\n", i ? "          " : "candidate ", c->dense.c[i].name,
-			c->dense.c[i].ok ? what : c->dense.c[i].reason);
+		spp_dense_describe(&c->sess.dense.c[i], what, sizeof(what));
+		fprintf(f, "%s%s: %s\n", i ? "          " : "candidate ", c->sess.dense.c[i].name,
+			c->sess.dense.c[i].ok ? what : c->sess.dense.c[i].reason);
 	}
 	fprintf(f, "          the fastest verified candidate of each shape and thread count is dense\n");
 	fprintf(f, "values    DLMC patterns (%d .smtx under %s): non-zeros in row-major order\n"
 		   "          from splitmix64 seed %llu, magnitude uniform in [0.05, 1), random sign;\n"
 		   "          synthetic W: spprof synth generators, seed %llu; X uniform in [-1, 1]\n",
-		c->ndlmc, c->dlmc_dir, (unsigned long long)c->seed, (unsigned long long)c->seed);
+		c->ndlmc, c->dlmc_dir, (unsigned long long)c->session.seed, (unsigned long long)c->session.seed);
 	fprintf(f, "timing    every output checked against dense first; median of >= 3 timed runs\n"
 		   "          (1 warm-up) and about %.2f s of timed runs per measured point\n",
-		c->budget_s);
+		c->session.time_budget_s);
 	fprintf(f, "probe     spprof calibrate's, measured at the start of this run (%.2f s a probe):\n"
 		   "          read GB/s from L1, L2, LLC, DRAM, and the FMA peak\n", c->probe_s);
 	for (int i = 0; i < c->nthreads; i++) {
@@ -114,9 +114,8 @@ static void text_header(FILE *f, const struct bench_cfg *c, const struct spp_mac
 			(long long)c->threads[i], p->level_gbs[SPP_BW_L1], p->level_gbs[SPP_BW_L2],
 			p->level_gbs[SPP_BW_LLC], p->level_gbs[SPP_BW_DRAM], p->peak_gflops, p->isa);
 	}
-	fprintf(f, "caches    %s%s%s\n", c->cold ? "cold: " : "warm: each run follows the last",
-		c->cold ? c->cold_method : "",
-		c->cold && c->torch ? "; the torch peer times warm" : "");
+	fprintf(f, "caches    %s%s%s\n", c->session.cold ? "cold: " : "warm: each run follows the last",
+		c->sess.settings.cold_method, c->session.cold && c->torch ? "; the torch peer times warm" : "");
 	fprintf(f, "sweep     %lldx%lld unstructured at 0, 0.1, ..., 0.9, 0.95, 0.98, 0.99, 0.999, then\n"
 		   "          up to 5 bisection steps to 0.005; breakeven = the last upward crossing\n"
 		   "          of speedup 1 (profiler/sweep.h)\n",
@@ -141,7 +140,7 @@ static int json_header(cJSON *root, const struct bench_cfg *c, const struct spp_
 	blas = cJSON_GetObjectItemCaseSensitive(mach, "dense_blas");
 	if (blas)
 		cJSON_AddItemToObject(blas, "openblas_l2_size", spp_json_str(l2));
-	cJSON_AddItemToObject(mach, "dense_candidates", spp_report_dense(&c->dense));
+	cJSON_AddItemToObject(mach, "dense_candidates", spp_report_dense(&c->sess.dense));
 	set = cJSON_AddObjectToObject(root, "settings");
 	arr = cJSON_AddArrayToObject(set, "n");
 	for (int i = 0; i < c->nn; i++)
@@ -153,15 +152,16 @@ static int json_header(cJSON *root, const struct bench_cfg *c, const struct spp_
 	for (int i = 0; i < c->nall; i++)
 		cJSON_AddItemToArray(arr, cJSON_CreateString(c->all[i]->key));
 	cJSON_AddNumberToObject(set, "size", (double)c->size);
-	cJSON_AddNumberToObject(set, "time_budget_s", c->budget_s);
-	cJSON_AddNumberToObject(set, "seed", (double)c->seed);
+	cJSON_AddNumberToObject(set, "time_budget_s", c->session.time_budget_s);
+	cJSON_AddNumberToObject(set, "seed", (double)c->session.seed);
 	cJSON_AddNumberToObject(set, "probe_s", c->probe_s);
 	arr = cJSON_AddArrayToObject(set, "probe");
 	for (int i = 0; arr && i < c->nthreads; i++)
 		cJSON_AddItemToArray(arr, spp_report_calibration(&c->probe[i]));
 	cJSON_AddBoolToObject(set, "quick", c->quick);
-	cJSON_AddBoolToObject(set, "cold", c->cold);
-	cJSON_AddItemToObject(set, "cold_method", spp_json_str(c->cold ? c->cold_method : NULL));
+	cJSON_AddBoolToObject(set, "cold", c->sess.settings.cold);
+	cJSON_AddItemToObject(set, "cold_method", spp_json_str(c->sess.settings.cold_method[0]
+								? c->sess.settings.cold_method : NULL));
 	cJSON_AddStringToObject(set, "dlmc", c->dlmc_dir);
 	cJSON_AddStringToObject(set, "values",
 				"DLMC non-zeros in row-major order from splitmix64(seed): magnitude "

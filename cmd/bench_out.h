@@ -18,6 +18,7 @@
 #include "profiler/machine.h"
 #include "profiler/peer_torch.h"
 #include "profiler/run.h"
+#include "profiler/session.h"
 #include "profiler/sweep.h"
 
 #define BENCH_MAX_FORMATS 32
@@ -42,17 +43,11 @@ struct bench_cfg {
 	const struct spp_format_ops *all[BENCH_MAX_FORMATS + BENCH_MAX_PEERS];
 	int nall;                     /* formats then peers */
 	int64_t size;                 /* synthetic layers size x size */
-	double budget_s;              /* timed seconds per measured point */
-	uint64_t seed;
+	struct spp_session_opts session; /* --dense, --time-budget, --cold, --seed */
+	struct spp_session sess;      /* the measurement session, open while the cases run */
 	int quick, json, quiet;
 	int torch;                    /* --peers torch: the PyTorch peer on the synthetic layers */
-	int cold;                     /* --cold: caches evicted before every timed run */
-	struct spp_flusher flusher;   /* cold: the eviction buffer */
-	char cold_method[128];        /* cold: how; "" when warm */
 	const char *output;
-	const char *dense_list;       /* --dense; NULL: every library */
-	struct spp_dense_set dense;   /* the candidates, open while the cases run */
-	struct spp_dense_memo dense_memo;
 	/*
 	 * The read-bandwidth and FMA probes of `spprof calibrate`, measured
 	 * at the start of this run for each thread count (probe[i] for

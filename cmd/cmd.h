@@ -96,18 +96,21 @@ int cmd_parse_peers(const char *cmd, const char *list, const struct spp_format_o
 /* --backends LIST: how often cpu and cuda are named; 0, or 2 after the usage error. */
 int cmd_parse_backends(const char *cmd, const char *list, int *cpu, int *cuda);
 
-struct spp_dense_set;
-
 /* A --dense LIST is valid (NULL is): 0, or 2 after printing the usage error. */
 int cmd_dense_check(const char *cmd, const char *list);
 
-/*
- * Open the dense candidates of --dense LIST (NULL: every library) into
- * set, warning on stderr (unless quiet) of each that cannot run. 0, or the
- * exit code after printing why (2 a bad list, 3 none can run).
- */
-int cmd_dense_open(const char *cmd, const char *list, int quiet, struct spp_dense_set *set);
+struct spp_session;
+struct spp_session_opts;
+struct spp_machine;
 
+/*
+ * Open the measurement session of o on machine m (NULL: this one; profiler/
+ * session.h), warning on stderr (unless quiet) of each dense candidate
+ * that cannot run. 0, or the exit code after printing why (3 none can
+ * run); spp_session_close releases s either way.
+ */
+int cmd_session_open(const char *cmd, const struct spp_session_opts *o, struct spp_machine *m,
+		     int quiet, struct spp_session *s);
 /*
  * The options several commands take, each defined once here: name,
  * placeholder, limits and parser. A command's row adds where the value
@@ -142,6 +145,16 @@ int cmd_dense_open(const char *cmd, const char *list, int quiet, struct spp_dens
 	CMD_CALLBACK("peers", "P,...", cmd_opt_peers), \
 	.off = CMD_OFF(const struct spp_format_ops *, st, f[0]), .off_n = CMD_OFF(int, st, n), \
 	.room = (room_)
+/*
+ * The session group: the options of the measurement session (profiler/
+ * session.h: --dense, --time-budget, --cold, --seed), one row each with
+ * its help, in every command that times runs. defaults: the command's
+ * struct spp_session_opts as it starts, whose values help prints.
+ */
+extern const struct cmd_option cmd_session_options[];
+#define CMD_OPT_SESSION(st, f, defaults) \
+	CMD_GROUP(cmd_session_options, struct spp_session_opts, st, f, defaults)
+
 /* the output group: the names are checked by the command, after parsing */
 #define CMD_OPT_FORMAT(st, f) CMD_STRING("format", "F", st, f)
 #define CMD_OPT_OUTPUT(st, f) \

@@ -50,6 +50,12 @@ static int opt_cache_model(const char *cmd, const struct cmd_option *o, const ch
 
 #define A struct analyze_args
 
+/* The session's options as analyze starts them, and help states them. */
+static const struct spp_session_opts analyze_session = {
+	.time_budget_s = SPP_ANALYZE_TIME_BUDGET_S,
+	.seed = 1,
+};
+
 static const struct cmd_option analyze_options[] = {
 	{CMD_FLAG("static", A, opts.static_only), .help = "static metrics only (no kernel runs)"},
 	{CMD_INT("n", "N", A, opts.n, 1, INT64_C(1) << 31), .want = "a positive integer",
@@ -88,19 +94,13 @@ static const struct cmd_option analyze_options[] = {
 	 .help = "real X: DIR/<layer name>.npy per layer, K x N or N x K (characters "
 		 "outside [A-Za-z0-9._-] of the name as _); a layer without a file gets "
 		 "synthetic X"},
-	{CMD_OPT_DENSE(A, opts.dense),
-	 .help = "dense candidates, the fastest is the baseline: openblas, onednn, blis, or "
-		 "a variant such as openblas:Haswell; default all (OpenBLAS also on its best "
-		 "core when its detection fell short and OPENBLAS_CORETYPE is unset)"},
+	{CMD_OPT_SESSION(A, opts.session, &analyze_session)},
 	{CMD_OPT_PEERS(A, opts.peers, opts.npeers, SPP_MAX_PEERS),
 	 .help = "reference libraries run beside the formats, checked and timed the same "
 		 "way (librsb, when built with it)"},
-	{CMD_INT("repeat", "R", A, opts.repeat, 1, 1000000),
+	{CMD_INT("repeat", "R", A, opts.session.repeat, 1, 1000000),
 	 .help = "timed runs per format (after 2 warm-up runs); default: until the time "
 		 "budget is used, 5 to 1000 runs"},
-	{CMD_OPT_TIME_BUDGET(A, opts.time_budget_s),
-	 .help = "seconds of timed runs per layer; default 0.2"},
-	{CMD_FLAG("cold", A, opts.cold), .help = "evict the caches before every timed run"},
 	{CMD_STRING("shard", "I/N", A, shard),
 	 .help = "time only the layers of shard I of N (0 <= I < N), each work unit (shape, N, "
 		 "dtype, pattern class) on one shard by a stable hash; auto: from SLURM_ARRAY_TASK_ID, "
@@ -130,8 +130,6 @@ static const struct cmd_option analyze_options[] = {
 	{CMD_CALLBACK("cache-model", "G", opt_cache_model),
 	 .help = "the simulator's hierarchy, such as l1=48K/12,l2=1M/16,llc=32M/16,line=64; "
 		 "default: this machine's, the LLC held to a believable size"},
-	{CMD_OPT_SEED(A, opts.seed, UINT64_C(1) << 53), .want = "an integer in 0..2^53",
-	 .help = "seed of the activations X (uniform in [-1, 1]); default 1"},
 	{CMD_INT("max-layers", "L", A, max_layers, 1, INT32_MAX),
 	 .help = "refuse a model that makes more than L layers; default 4096 plus one per 256 "
 		 "bytes of model, so that a tiny hostile file cannot make millions"},
@@ -454,6 +452,7 @@ int cmd_analyze(int argc, char **argv)
 	int rc, npos;
 
 	spp_analyze_opts_init(opts);
+	opts->session = analyze_session;
 	if ((rc = cmd_parse_options("analyze", analyze_options, &args, argc, argv, &npos)))
 		return rc;
 	if (npos != 1)

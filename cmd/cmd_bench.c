@@ -40,6 +40,15 @@ struct bench_args {
 
 #define B struct bench_args
 
+/* The session's options as bench starts them, and help states them. */
+static const struct spp_session_opts bench_session = {
+	.time_budget_s = 0.25,
+	.seed = 1,
+	/* points are many and each is timed against its own dense run */
+	.warmup = 1,
+	.min_repeats = 3,
+};
+
 static int opt_peers(const char *cmd, const struct cmd_option *o, const char *arg, void *args);
 
 static const struct cmd_option bench_options[] = {
@@ -58,16 +67,7 @@ static const struct cmd_option bench_options[] = {
 		 "scripts/peers/torch_spmm.py) on the synthetic layers"},
 	{CMD_INT("size", "S", B, c.size, 1, 32768), CMD_SEEN(B, size_set),
 	 .help = "synthetic layers S x S; default 4096 (1024 with --quick)"},
-	{CMD_OPT_TIME_BUDGET(B, c.budget_s),
-	 .help = "seconds of timed runs per measured point; default 0.25"},
-	{CMD_OPT_SEED(B, c.seed, UINT64_MAX), .help = "seed of values, X and synthetic W; default 1"},
-	{CMD_OPT_DENSE(B, c.dense_list),
-	 .help = "dense candidates, the fastest is the baseline: openblas, onednn, blis, or "
-		 "a variant such as openblas:Haswell; default all (OpenBLAS also on its best "
-		 "core when its detection fell short)"},
-	{CMD_FLAG("cold", B, c.cold),
-	 .help = "evict the caches before every timed run (W, X and Y start in DRAM, as a "
-		 "layer's weights do in a model larger than the LLC); default warm"},
+	{CMD_OPT_SESSION(B, c.session, &bench_session)},
 	{CMD_FLAG("quick", B, c.quick), .help = "smoke run: 1024 x 1024 and two DLMC matrices"},
 	{CMD_OPT_FORMAT(B, format), .help = "text or json; default text, or from -o's extension"},
 	{CMD_OPT_OUTPUT(B, c.output), .help = "write to FILE atomically instead of stdout"},
@@ -109,27 +109,16 @@ static void progress(const struct bench_cfg *c, const char *fmt, const char *wha
 /* Run options for thread count i (c->threads[i]) with analyze's policy; the pool prepared. */
 static void run_opts(struct bench_cfg *c, int i, struct spp_run_opts *ro, struct bench_threads *bt)
 {
-	int threads = (int)c->threads[i];
+	const struct spp_run_settings *rs = &c->sess.settings;
 
-	spp_run_opts_init(ro);
 	/* bw_util against this run's probe */
 	c->machine->cal = c->probe[i];
 	c->machine->have_calibration = 1;
-	spp_bw_model_init(&ro->bw, c->machine, threads, c->cold);
-	ro->dense = &c->dense;
-	ro->dense_memo = &c->dense_memo;
-	ro->threads = threads;
-	ro->seed = c->seed;
-	ro->bench.warmup = 1;
-	ro->bench.min_repeats = 3;
-	ro->bench.budget_ns = c->budget_s * 1e9;
-	ro->cold = c->cold;
-	ro->flusher = c->cold ? &c->flusher : NULL;
-	omp_set_num_threads(threads);
-	spp_run_thread_policy(threads, ro, bt->schedule, sizeof(bt->schedule), bt->policy,
-			      sizeof(bt->policy));
-	bt->threads = threads;
-	bt->pinned = spp_run_threads_prepare(&c->dense, threads);
+	spp_session_runs(&c->sess, (int)c->threads[i], ro);
+	snprintf(bt->schedule, sizeof(bt->schedule), "%s", rs->schedule);
+	snprintf(bt->policy, sizeof(bt->policy), "%s", rs->thread_policy);
+	bt->threads = rs->threads;
+	bt->pinned = rs->pinned;
 }
 
 /*
@@ -177,7 +166,7 @@ static int run_dlmc(struct bench_cfg *c, const struct spp_run_opts *ro, int64_t 
 			spp_smtx_release(&s);
 			return spp_error_set(err, SPP_E_NOMEM, "out of memory for '%s'", path);
 		}
-		spp_smtx_fill_dense(&s, c->seed, buf);
+		spp_smtx_fill_dense(&s, c->session.seed, buf);
 		w = (struct spp_matrix){s.m, s.k, buf};
 		rc = spp_matrix_measure(&w, n, (uint64_t)s.nnz,
 					s.nnz ? (double)(s.m * s.k) / (double)s.nnz : 0, c->dlmc[i],
@@ -233,11 +222,11 @@ static int run_torch(struct bench_cfg *c, const struct spp_run_opts *ro, const f
 
 	if (!x)
 		return spp_error_set(err, SPP_E_NOMEM, "out of memory for the torch peer's X");
-	spp_rng_seed(&rng, c->seed);
+	spp_rng_seed(&rng, c->session.seed);
 	for (int64_t i = 0; i < c->size * n; i++)
 		x[i] = (float)(2 * spp_rng_uniform(&rng) - 1);
 	progress(c, "%s: torch", name);
-	rc = spp_peer_torch_run(&w, x, n, ro->threads, c->budget_s, &t, &e2);
+	rc = spp_peer_torch_run(&w, x, n, ro->threads, c->session.time_budget_s, &t, &e2);
 	free(x);
 	if (rc == SPP_E_NOMEM)
 		return spp_error_set(err, rc, "%s", e2.msg);
@@ -267,7 +256,7 @@ static int torch_at_90(struct bench_cfg *c, const struct spp_run_opts *ro, int64
 	l.sparsity = 0.9;
 	l.dtype = SPP_DTYPE_F32;
 	snprintf(name, sizeof(name), "%lldx%lld unstructured 90%%", (long long)c->size, (long long)c->size);
-	rc = spp_synth_fill_f32(&l, c->seed, w, err);
+	rc = spp_synth_fill_f32(&l, c->session.seed, w, err);
 	if (!rc)
 		rc = run_torch(c, ro, w, n, name, bo->sums[bo->nsums - 1].dense_ns, bo, err);
 	spp_buffer_free(w);
@@ -299,7 +288,7 @@ static int run_synthetic(struct bench_cfg *c, const struct spp_run_opts *ro, int
 	so.threads = ro->threads;
 	sm.sweep = &so;
 	sm.run = ro;
-	sm.seed = c->seed;
+	sm.seed = c->session.seed;
 	/* the runs of the targets' point, for their bounds */
 	sm.keep = 1;
 	sm.keep_at = 0.9;
@@ -330,7 +319,7 @@ static int run_synthetic(struct bench_cfg *c, const struct spp_run_opts *ro, int
 		rc = spp_error_set(err, SPP_E_NOMEM, "out of memory for the 2:4 layer");
 		goto out;
 	}
-	rc = spp_synth_fill_f32(&l, c->seed, sm.w, err);
+	rc = spp_synth_fill_f32(&l, c->session.seed, sm.w, err);
 	if (rc)
 		goto out;
 	for (int64_t i = 0; i < c->size * c->size; i++)
@@ -389,7 +378,7 @@ static int measure_probe(struct bench_cfg *c, struct spp_error *err)
 	spp_machine_describe(c->machine, (int)c->threads[0]);
 	for (int i = 0; i < c->nthreads; i++)
 		threads[i] = (int)c->threads[i];
-	c->probe_s = c->budget_s < 0.5 ? c->budget_s : 0.5;
+	c->probe_s = c->session.time_budget_s < 0.5 ? c->session.time_budget_s : 0.5;
 	progress(c, "%s", "the read-bandwidth and FMA probes");
 	if (spp_calibrate_measure(c->machine, threads, c->nthreads, c->probe_s, c->probe, err))
 		return cmd_fail(err);
@@ -400,10 +389,8 @@ static void cfg_free(struct bench_cfg *c)
 {
 	for (int i = 0; i < c->ndlmc; i++)
 		free(c->dlmc[i]);
-	spp_dense_memo_free(&c->dense_memo);
+	spp_session_close(&c->sess);
 	free(c->machine);
-	spp_dense_set_close(&c->dense);
-	spp_flusher_fini(&c->flusher);
 }
 
 /* The settings parsing leaves to be worked out; 0, or 2 after the usage error. */
@@ -444,8 +431,7 @@ int cmd_bench(int argc, char **argv)
 	c->ns[0] = 1, c->ns[1] = 64, c->nn = 2;
 	c->threads[0] = 1, c->threads[1] = 2, c->nthreads = 2;
 	c->size = 4096;
-	c->budget_s = 0.25;
-	c->seed = 1;
+	c->session = bench_session;
 	if ((rc = cmd_parse_options("bench", bench_options, &args, argc, argv, &npos)))
 		return rc;
 	if (npos)
@@ -471,16 +457,9 @@ int cmd_bench(int argc, char **argv)
 		bench_pick_quick(c);
 	if ((rc = inputs_apart(c, &err)))
 		goto done;
-	rc = cmd_dense_open("bench", c->dense_list, c->quiet, &c->dense);
-	if (rc)
-		goto done;
-	if (c->cold &&
-	    spp_run_flusher_init(&c->flusher, NULL, c->cold_method, sizeof(c->cold_method), &err)) {
-		rc = cmd_fail(&err);
-		goto done;
-	}
-
-	if ((rc = measure_probe(c, &err)))
+	/* the machine the probe describes sizes the session's flusher */
+	if ((rc = measure_probe(c, &err)) ||
+	    (rc = cmd_session_open("bench", &c->session, c->machine, c->quiet, &c->sess)))
 		goto done;
 
 	if (c->output) {

@@ -17,6 +17,7 @@
 #include "kernels/dense/dense.h"
 #include "base/atomic_file.h"
 #include "profiler/run.h"
+#include "profiler/session.h"
 #include "profiler/sweep.h"
 
 #define SWEEP_MAX_FORMATS 32
@@ -25,9 +26,7 @@ struct sweep_cfg {
 	struct spp_sweep_opts so;
 	const struct spp_format_ops *formats[SWEEP_MAX_FORMATS];
 	int nformats;
-	double budget_s;
-	uint64_t seed;
-	const char *dense;           /* --dense; NULL: every library */
+	struct spp_session_opts session; /* --dense, --time-budget, --cold, --seed */
 	int json;
 	const char *output;
 	const char *format;          /* --format */
@@ -38,8 +37,6 @@ struct sweep_cfg {
 	int nn;
 	double sparsity;             /* --sparsity: the N sweep's W */
 	int sparsity_set;
-	int cold;                    /* --cold: caches evicted before every timed run */
-	char cold_method[128];       /* cold: how */
 };
 
 /* "64x64x8" or "64x64": two or three integers in [1, 2^20] (*dims); 0 or -1. */
@@ -130,6 +127,12 @@ static int opt_backends(const char *cmd, const struct cmd_option *o, const char 
 
 #define S struct sweep_cfg
 
+/* The session's options as sweep starts them, and help states them. */
+static const struct spp_session_opts sweep_session = {
+	.time_budget_s = 0.1,
+	.seed = 1,
+};
+
 static const struct cmd_option sweep_options[] = {
 	{CMD_CALLBACK("shape", "MxKxN", opt_shape), CMD_SEEN(S, shape_set),
 	 .help = "the GEMM shape (required); MxK with --n"},
@@ -149,14 +152,7 @@ static const struct cmd_option sweep_options[] = {
 	 .help = "backends (only cpu is built into the sweep)"},
 	{CMD_OPT_THREADS(S, so.threads),
 	 .help = "threads of the kernels and the dense baseline; default 1"},
-	{CMD_OPT_DENSE(S, dense),
-	 .help = "dense candidates, the fastest is the baseline: openblas, onednn, blis, or "
-		 "a variant such as openblas:Haswell; default all (OpenBLAS also on its best "
-		 "core when its detection fell short)"},
-	{CMD_OPT_TIME_BUDGET(S, budget_s),
-	 .help = "seconds of timed runs per measured point; default 0.1"},
-	{CMD_OPT_SEED(S, seed, UINT64_MAX), .help = "seed of W and X; default 1"},
-	{CMD_FLAG("cold", S, cold), .help = "evict the caches before every timed run; default warm"},
+	{CMD_OPT_SESSION(S, session, &sweep_session)},
 	{CMD_OPT_FORMAT(S, format), .help = "text or json; default text, or from -o's extension"},
 	{CMD_OPT_OUTPUT(S, output), .help = "write to FILE atomically instead of stdout"},
 	{0},
@@ -244,8 +240,8 @@ static void print_dense(FILE *f, const struct spp_dense_memo *memo)
  * Write j (JSON mode; taken, NULL: out of memory) or the text print(f,
  * arg) to -o atomically, or to stdout.
  */
-static int emit(const struct sweep_cfg *c, cJSON *j, void (*print)(FILE *, const void *),
-		const void *arg, struct spp_error *err)
+static int emit(const struct sweep_cfg *c, const struct spp_run_settings *rs, cJSON *j,
+		void (*print)(FILE *, const void *), const void *arg, struct spp_error *err)
 {
 	struct spp_atomic_file af = {0};
 	FILE *f = stdout;
@@ -269,8 +265,8 @@ static int emit(const struct sweep_cfg *c, cJSON *j, void (*print)(FILE *, const
 	else
 		print(f, arg);
 	if (!text)
-		fprintf(f, "\ncaches: %s%s\n", c->cold ? "cold, " : "warm (each run follows the last)",
-			c->cold ? c->cold_method : "");
+		fprintf(f, "\ncaches: %s%s\n", rs->cold ? "cold, " : "warm (each run follows the last)",
+			rs->cold_method);
 	if (c->output)
 		rc = spp_atomic_commit(&af, err);
 out:
@@ -293,11 +289,12 @@ static void print_sweep(FILE *f, const void *arg)
 }
 
 static int write_out(const struct sweep_cfg *c, const struct spp_sweep *s,
-		     const struct spp_dense_memo *memo, struct spp_error *err)
+		     const struct spp_session *sess, struct spp_error *err)
 {
-	struct sweep_text t = {s, memo};
+	struct sweep_text t = {s, &sess->dense_memo};
 
-	return emit(c, c->json ? spp_report_sweep(s, memo, c->cold, c->cold_method) : NULL,
+	return emit(c, &sess->settings,
+		    c->json ? spp_report_sweep(s, &sess->dense_memo, &sess->settings) : NULL,
 		    print_sweep, &t, err);
 }
 
@@ -341,41 +338,25 @@ static void print_nsweep(FILE *f, const void *arg)
 
 /* The N sweep as JSON (with the dense choice of each N) or text. */
 static int write_nsweep(const struct sweep_cfg *c, const struct spp_nsweep *s,
-			const struct spp_dense_memo *memo, struct spp_error *err)
+			const struct spp_session *sess, struct spp_error *err)
 {
-	return emit(c, c->json ? spp_report_nsweep(s, memo, c->cold, c->cold_method) : NULL,
+	return emit(c, &sess->settings,
+		    c->json ? spp_report_nsweep(s, &sess->dense_memo, &sess->settings) : NULL,
 		    print_nsweep, s, err);
 }
 
-static int run(struct sweep_cfg *c, struct spp_dense_set *dense, struct spp_error *err)
+static int run(struct sweep_cfg *c, struct spp_session *sess, struct spp_error *err)
 {
 	struct spp_run_opts ro;
 	struct spp_sweep_measure sm = {0};
 	struct spp_sweep_timer timer;
 	struct spp_sweep sw = {0};
-	struct spp_dense_memo memo = {0};
-	struct spp_flusher fl = {0};
-	char schedule[16], policy[512];
 	int rc;
 
-	spp_run_opts_init(&ro);
-	ro.dense = dense;
-	ro.dense_memo = &memo;
-	ro.threads = c->so.threads;
-	ro.seed = c->seed;
-	ro.bench.budget_ns = c->budget_s * 1e9;
-	omp_set_num_threads(c->so.threads);
-	spp_run_thread_policy(c->so.threads, &ro, schedule, sizeof(schedule), policy,
-			      sizeof(policy));
-	spp_run_threads_prepare(dense, c->so.threads);
-	if (c->cold &&
-	    (rc = spp_run_flusher_init(&fl, NULL, c->cold_method, sizeof(c->cold_method), err)))
-		return rc;
-	ro.cold = c->cold;
-	ro.flusher = c->cold ? &fl : NULL;
+	spp_session_runs(sess, c->so.threads, &ro);
 	sm.sweep = &c->so;
 	sm.run = &ro;
-	sm.seed = c->seed;
+	sm.seed = c->session.seed;
 	spp_sweep_measure_timer(&sm, &timer);
 	if (c->nn) {
 		struct spp_nsweep ns = {0};
@@ -383,17 +364,15 @@ static int run(struct sweep_cfg *c, struct spp_dense_set *dense, struct spp_erro
 		rc = spp_nsweep_run(&c->so, c->sparsity, c->ns, c->nn, c->formats, c->nformats, &timer,
 				    &ns, err);
 		if (!rc)
-			rc = write_nsweep(c, &ns, &memo, err);
+			rc = write_nsweep(c, &ns, sess, err);
 		spp_nsweep_release(&ns);
 	} else {
 		rc = spp_sweep_run(&c->so, c->formats, c->nformats, &timer, &sw, err);
 		if (!rc)
-			rc = write_out(c, &sw, &memo, err);
+			rc = write_out(c, &sw, sess, err);
 		spp_sweep_release(&sw);
 	}
 	spp_sweep_measure_fini(&sm);
-	spp_dense_memo_free(&memo);
-	spp_flusher_fini(&fl);
 	return rc;
 }
 
@@ -453,7 +432,7 @@ static int check_nsweep(struct sweep_cfg *c)
 
 int cmd_sweep(int argc, char **argv)
 {
-	struct spp_dense_set dense;
+	struct spp_session sess;
 	struct sweep_cfg c;
 	struct spp_error err = {0};
 	int rc, npos;
@@ -461,8 +440,7 @@ int cmd_sweep(int argc, char **argv)
 	memset(&c, 0, sizeof(c));
 	spp_sweep_opts_init(&c.so);
 	c.so.threads = 1;
-	c.budget_s = 0.1;
-	c.seed = 1;
+	c.session = sweep_session;
 	if ((rc = cmd_parse_options("sweep", sweep_options, &c, argc, argv, &npos)))
 		return rc;
 	if (npos)
@@ -478,10 +456,9 @@ int cmd_sweep(int argc, char **argv)
 				    strcmp(c.output + strlen(c.output) - 5, ".json") == 0;
 	if ((rc = sweep_formats(&c)))
 		return rc;
-	rc = cmd_dense_open("sweep", c.dense, 0, &dense);
-	if (rc)
-		return rc;
-	rc = run(&c, &dense, &err);
-	spp_dense_set_close(&dense);
-	return rc ? cmd_fail(&err) : 0;
+	rc = cmd_session_open("sweep", &c.session, NULL, 0, &sess);
+	if (!rc && (rc = run(&c, &sess, &err)))
+		rc = cmd_fail(&err);
+	spp_session_close(&sess);
+	return rc;
 }

@@ -4,6 +4,7 @@
 #include "kernels/dense/dense.h"
 #include "kernels/kernels.h"
 #include "kernels/peers.h"
+#include "profiler/session.h"
 
 #include <errno.h>
 #include <math.h>
@@ -98,21 +99,17 @@ int cmd_dense_check(const char *cmd, const char *list)
 	return 0;
 }
 
-int cmd_dense_open(const char *cmd, const char *list, int quiet, struct spp_dense_set *set)
+int cmd_session_open(const char *cmd, const struct spp_session_opts *o, struct spp_machine *m,
+		     int quiet, struct spp_session *s)
 {
-	struct spp_dense_want want;
 	struct spp_error err = {0};
-	char storage[512];
+	int rc = spp_session_open(s, o, m, &err);
 
-	if (list && spp_dense_parse(list, &want, storage, sizeof(storage), &err))
-		return cmd_usage_error(cmd, "%s", err.msg);
-	if (spp_dense_set_open(set, list ? &want : NULL, spp_isa_detect(), &err))
-		return cmd_fail(&err);
-	for (int i = 0; !quiet && i < set->n; i++)
-		if (!set->c[i].ok)
+	for (int i = 0; !quiet && i < s->dense.n; i++)
+		if (!s->dense.c[i].ok)
 			fprintf(stderr, "spprof %s: warning: dense baseline %s: not a candidate: %s\n", cmd,
-				set->c[i].name, set->c[i].reason);
-	return 0;
+				s->dense.c[i].name, s->dense.c[i].reason);
+	return rc ? cmd_fail(&err) : 0;
 }
 
 int cmd_parse_time_budget(const char *cmd, const char *arg, double *out)
@@ -244,3 +241,36 @@ int cmd_emit_report(cJSON *report, enum spp_report_format fmt, const char *outpu
 	cJSON_Delete(report);
 	return rc ? cmd_fail(err) : 0;
 }
+
+/* A session row's default as help prints it. */
+static void default_seconds(const void *at, char *buf, size_t n)
+{
+	snprintf(buf, n, "%g", *(const double *)at);
+}
+
+static void default_u64(const void *at, char *buf, size_t n)
+{
+	snprintf(buf, n, "%llu", (unsigned long long)*(const uint64_t *)at);
+}
+
+#define G struct spp_session_opts
+
+const struct cmd_option cmd_session_options[] = {
+	{CMD_OPT_DENSE(G, dense),
+	 .help = "dense candidates, the fastest is the baseline: openblas, onednn, blis, or "
+		 "a variant such as openblas:Haswell; default all (OpenBLAS also on its best "
+		 "core when its detection fell short and OPENBLAS_CORETYPE is unset)"},
+	{CMD_OPT_TIME_BUDGET(G, time_budget_s), .dflt = default_seconds,
+	 .help = "seconds of timed runs per layer (analyze) or per measured point (sweep, "
+		 "bench)"},
+	{CMD_FLAG("cold", G, cold),
+	 .help = "evict the caches before every timed run (W, X and Y start in DRAM, as a "
+		 "layer's weights do in a model larger than the LLC); default warm"},
+	{CMD_OPT_SEED(G, seed, SPP_SESSION_MAX_SEED), .want = "an integer in 0..2^53",
+	 .dflt = default_u64,
+	 .help = "seed of X (uniform in [-1, 1]) and of the synthetic W and values of sweep "
+		 "and bench"},
+	{0},
+};
+
+#undef G

@@ -128,6 +128,7 @@ static int store(const char *cmd, const struct cmd_option *o, const char *arg, v
 		rc = o->fn(cmd, o, arg, args);
 		break;
 	case CMD_OPT_END:
+	case CMD_OPT_GROUP: /* expanded by flatten */
 		break;
 	}
 	if (!rc && o->seen)
@@ -184,10 +185,44 @@ static int check_out_files(const struct cmd_option *opts, const void *args)
 	return 0;
 }
 
-int cmd_parse_options(const char *cmd, const struct cmd_option *opts, void *args, int argc,
+/*
+ * opts with each GROUP row replaced by its group's rows, their offsets into
+ * the command's struct and the defaults they print located, ended by {0}
+ * in out (CMD_MAX_ROWS + 1 rows); a table too long stops the program, a
+ * fault of the tables, not of the user.
+ */
+static void flatten(const struct cmd_option *opts, struct cmd_option *out)
+{
+	int n = 0;
+
+	for (const struct cmd_option *o = opts; o->type != CMD_OPT_END; o++) {
+		const struct cmd_option *g = o->type == CMD_OPT_GROUP ? o->group : o;
+
+		for (; g->type != CMD_OPT_END; g++) {
+			if (n == CMD_MAX_ROWS)
+				abort();
+			out[n] = *g;
+			if (o->type == CMD_OPT_GROUP) {
+				out[n].defaults = o->defaults ? (const char *)o->defaults + g->off : NULL;
+				out[n].off += o->off;
+				out[n].off_n += o->off;
+				out[n].seen += g->seen ? o->off : 0;
+			}
+			n++;
+			if (o->type != CMD_OPT_GROUP)
+				break;
+		}
+	}
+	memset(&out[n], 0, sizeof(out[n]));
+}
+
+int cmd_parse_options(const char *cmd, const struct cmd_option *table, void *args, int argc,
 		      char **argv, int *npos)
 {
+	struct cmd_option opts[CMD_MAX_ROWS + 1];
 	int np = 0, i, rc;
+
+	flatten(table, opts);
 
 	for (i = 1; i < argc; i++) {
 		char *a = argv[i];
@@ -255,11 +290,13 @@ static void wrap(FILE *f, const char *text, int col)
 	fputc('\n', f);
 }
 
-static void options_help(FILE *f, const struct cmd_option *opts)
+static void options_help(FILE *f, const struct cmd_option *table)
 {
-	char buf[96];
+	struct cmd_option opts[CMD_MAX_ROWS + 1];
+	char buf[96], help[2048];
 	int width = 0;
 
+	flatten(table, opts);
 	for (const struct cmd_option *o = opts; o->type != CMD_OPT_END; o++) {
 		int len = spec(o, buf, sizeof(buf));
 
@@ -269,8 +306,16 @@ static void options_help(FILE *f, const struct cmd_option *opts)
 	for (const struct cmd_option *o = opts; o->type != CMD_OPT_END; o++) {
 		int len = spec(o, buf, sizeof(buf));
 
+		char dflt[64];
+
 		fprintf(f, "  %s%*s", buf, width - len + HELP_GAP, "");
-		wrap(f, o->help ? o->help : "", 2 + width + HELP_GAP);
+		if (o->dflt && o->defaults) {
+			o->dflt(o->defaults, dflt, sizeof(dflt));
+			snprintf(help, sizeof(help), "%s; default %s", o->help ? o->help : "", dflt);
+		} else {
+			snprintf(help, sizeof(help), "%s", o->help ? o->help : "");
+		}
+		wrap(f, help, 2 + width + HELP_GAP);
 	}
 }
 

@@ -34,6 +34,7 @@ enum cmd_opt_type {
 	CMD_OPT_DOUBLE,   /* double in [dmin, dmax], an end open by flags */
 	CMD_OPT_INT_LIST, /* "1,64": 1..room int64_t in [min, max], the count an int */
 	CMD_OPT_CALLBACK, /* fn parses and stores */
+	CMD_OPT_GROUP,    /* the rows of group, their fields in the struct at off (CMD_GROUP) */
 };
 
 /* flags of a DOUBLE row: that end is outside the range */
@@ -69,6 +70,11 @@ struct cmd_option {
 	cmd_opt_fn fn;     /* CALLBACK */
 	size_t seen;       /* CMD_SEEN: 1 + offset of an int set to 1 when given; 0 none */
 	const char *help;  /* one paragraph, wrapped when printed */
+	/* a group's row: its default as help prints it ("; default X") from the value at `at` */
+	void (*dflt)(const void *at, char *buf, size_t n);
+	/* GROUP: the group's rows (ended by {0}) and the command's defaults of its struct */
+	const struct cmd_option *group;
+	const void *defaults;
 };
 
 /* A command's `spprof help CMD`: the options section between hand-written text. */
@@ -106,6 +112,14 @@ struct cmd_help {
 	.min = (lo), .max = (hi)
 #define CMD_CALLBACK(name_, arg_, fn_) \
 	.type = CMD_OPT_CALLBACK, .name = (name_), .arg = (arg_), .fn = (fn_)
+/*
+ * The rows of a group shared by commands (git's parse_options_concat): the
+ * group's offsets are into the struct f of st, where each command keeps
+ * it; defaults_ points to that struct as the command initialises it, for
+ * the defaults help prints. A group's rows cannot be groups.
+ */
+#define CMD_GROUP(rows_, t, st, f, defaults_) \
+	.type = CMD_OPT_GROUP, .group = (rows_), .off = CMD_OFF(t, st, f), .defaults = (defaults_)
 /* the int f of st is set to 1 when the option is given */
 #define CMD_SEEN(st, f) .seen = CMD_OFF(int, st, f) + 1
 
@@ -124,6 +138,9 @@ struct cmd_help {
  */
 int cmd_parse_options(const char *cmd, const struct cmd_option *opts, void *args, int argc,
 		      char **argv, int *npos);
+
+/* The largest number of rows a command's table has, its groups' rows counted. */
+#define CMD_MAX_ROWS 96
 
 /* Print h: its head, "options:" with one entry per row of h->options, its tail. */
 void cmd_help_print(FILE *f, const struct cmd_help *h);

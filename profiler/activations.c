@@ -1,4 +1,5 @@
 #include "profiler/activations.h"
+#include "profiler/loaders.h"
 
 #include <errno.h>
 #include <limits.h>

@@ -21,9 +21,13 @@
 #include "profiler/machine.h"
 #include "profiler/model.h"
 #include "profiler/run.h"
+#include "profiler/session.h"
 #include "profiler/shard.h"
 #include "profiler/static.h"
 #include "profiler/sweep.h"
+
+/* analyze's --time-budget: timed seconds per layer */
+#define SPP_ANALYZE_TIME_BUDGET_S 0.2
 
 #define SPP_MAX_FORMATS 32
 #define SPP_MAX_PEERS 4
@@ -37,7 +41,6 @@ struct spp_analyze_opts {
 	struct spp_open_opts open;
 	int threads;      /* 0: OpenMP's default */
 	int static_only;  /* skip kernel runs */
-	uint64_t seed;    /* X of the kernel runs */
 	/* kernel runs (ignored with static_only) */
 	const struct spp_format_ops *formats[SPP_MAX_FORMATS];
 	int nformats;
@@ -45,9 +48,8 @@ struct spp_analyze_opts {
 	/* reference peers (kernels/peers.h) run after the formats, as formats */
 	const struct spp_format_ops *peers[SPP_MAX_PEERS];
 	int npeers;
-	int repeat;       /* > 0: timed runs per format; 0: until the time budget */
-	double time_budget_s; /* per layer; default 0.2 */
-	int cold;         /* evict caches before each timed run */
+	/* --dense, --cold, --time-budget, --seed, --repeat: the measurement session's (profiler/session.h) */
+	struct spp_session_opts session;
 	int breakeven;    /* sweep each distinct (shape, pattern) for its breakeven (profiler/breakeven.h) */
 	/* --n-sweep: each layer's own W timed at each of these N (profiler/sweep.h); 0: none */
 	int64_t n_sweep[SPP_NSWEEP_MAX_N];
@@ -72,8 +74,6 @@ struct spp_analyze_opts {
 	unsigned backends;  /* SPP_BACKEND_CPU | SPP_BACKEND_CUDA; default cpu */
 	int cupti;          /* with cuda: CUPTI figures */
 	struct spp_counters_opts counters; /* --counters, --cache-model (default auto) */
-	/* --dense: the dense candidates (kernels/dense/dense.h spp_dense_parse); NULL: all */
-	const char *dense;
 	/*
 	 * The report's file (-o), or NULL: checked (spp_outfile_check) once the
 	 * model is open, so a path naming the model, a shard or its external
@@ -175,9 +175,12 @@ struct spp_analysis {
 	struct spp_layer_runs *runs;    /* nlayers, owned; NULL without kernel runs */
 	/* with opts.dedupe and runs: layer i's runs are a copy of layer runs_from[i]'s (-1: its own); owned */
 	int *runs_from;
-	/* the dense candidates of the runs (dense.n 0 without runs) and each shape's choice */
-	struct spp_dense_set dense;
-	struct spp_dense_memo dense_memo;
+	/*
+	 * The measurement session of the runs: the dense candidates
+	 * (session.dense.n 0 without runs), each shape's dense choice, and
+	 * session.settings, the record the report keeps (read back by merge).
+	 */
+	struct spp_session session;
 	/* with opts.breakeven: layer i's sweep is sweeps[sweep_of[i]] (-1: none); owned */
 	struct spp_sweep *sweeps;
 	int nsweeps;
@@ -188,15 +191,6 @@ struct spp_analysis {
 	struct spp_layer_derived *derived;
 	struct spp_model_summary summary;
 	struct spp_projection projection;
-	struct spp_run_settings {
-		int threads;            /* threads the runs used */
-		int pinned;             /* threads pinned to a CPU (0: none) */
-		int warmup, min_repeats, max_repeats;
-		double verify_rtol;
-		char schedule[16];      /* "interleaved" or "blocked" */
-		char thread_policy[512];
-		char cold_method[96];   /* how caches are evicted; "" when warm */
-	} settings;
 };
 
 

@@ -1,4 +1,5 @@
 #include "profiler/analyze.h"
+#include "profiler/loaders.h"
 #include "kernels/peers.h"
 #include "profiler/dedupe.h"
 
@@ -22,8 +23,7 @@ void spp_analyze_opts_init(struct spp_analyze_opts *o)
 {
 	memset(o, 0, sizeof(*o));
 	o->n = 128;
-	o->seed = 1;
-	o->time_budget_s = 0.2;
+	spp_session_opts_init(&o->session, SPP_ANALYZE_TIME_BUDGET_S);
 	o->backends = SPP_BACKEND_CPU;
 	spp_counters_opts_init(&o->counters);
 }
@@ -53,40 +53,6 @@ int spp_analyze_formats(const struct spp_analyze_opts *o, const struct spp_forma
 	for (int p = 0; p < o->npeers && p < SPP_MAX_PEERS; p++)
 		fmts[nf++] = o->peers[p];
 	return nf;
-}
-
-const char *spp_warn_code(enum spp_warn w)
-{
-	static const char *const codes[] = {
-#define SPP_WARN_CODE(e, code, what) code,
-		SPP_WARN_LIST(SPP_WARN_CODE)
-#undef SPP_WARN_CODE
-	};
-
-	return (unsigned)w < sizeof(codes) / sizeof(codes[0]) ? codes[w] : "unknown";
-}
-
-__attribute__((format(printf, 4, 5)))
-int spp_analysis_warn(struct spp_analysis *a, struct spp_error *err, enum spp_warn code,
-		      const char *fmt, ...)
-{
-	char buf[512];
-	struct spp_warning *grown;
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	grown = realloc(a->warnings, (size_t)(a->nwarnings + 1) * sizeof(*grown));
-	if (!grown)
-		return spp_error_set(err, SPP_E_NOMEM, "out of memory");
-	a->warnings = grown;
-	a->warnings[a->nwarnings].code = code;
-	a->warnings[a->nwarnings].message = strdup(buf);
-	if (!a->warnings[a->nwarnings].message)
-		return spp_error_set(err, SPP_E_NOMEM, "out of memory");
-	a->nwarnings++;
-	return SPP_OK;
 }
 
 /*
@@ -185,14 +151,14 @@ static uint64_t sim_budget(const struct spp_analysis *a, const struct spp_sim_ge
 	int traced = 0;
 	double rate;
 
-	if (a->opts.counters.sim_budget || a->opts.repeat > 0)
+	if (a->opts.counters.sim_budget || a->opts.session.repeat > 0)
 		return a->opts.counters.sim_budget;
 	for (int i = 0; i < nf; i++)
 		traced += spp_trace_format_find(fmts[i]->key) != NULL;
 	rate = spp_sim_rate(g, isa);
 	if (traced == 0 || rate <= 0)
 		return 0;
-	return (uint64_t)(SIM_SHARE * a->opts.time_budget_s * rate / traced) + 1;
+	return (uint64_t)(SIM_SHARE * a->opts.session.time_budget_s * rate / traced) + 1;
 }
 
 /*
@@ -251,20 +217,16 @@ static int counters_setup(struct spp_analysis *a, struct spp_run_opts *ro,
 			   why, geo, note[0] ? "; " : "", note);
 }
 
-/* The dense candidates (--dense); each one that cannot run is a warning. */
-static int open_dense(struct spp_analysis *a, struct spp_error *err)
+/* The measurement session of the runs; each dense candidate that cannot run is a warning. */
+static int open_session(struct spp_analysis *a, struct spp_error *err)
 {
-	struct spp_dense_want want;
-	char storage[512];
-	int rc;
+	const struct spp_dense_set *d = &a->session.dense;
+	int rc = spp_session_open(&a->session, &a->opts.session, a->machine, err);
 
-	if (a->opts.dense && (rc = spp_dense_parse(a->opts.dense, &want, storage, sizeof(storage), err)))
-		return rc;
-	rc = spp_dense_set_open(&a->dense, a->opts.dense ? &want : NULL, a->machine->isa, err);
-	for (int i = 0; i < a->dense.n; i++)
-		if (!a->dense.c[i].ok) {
-			int r2 = spp_analysis_warn(a, err, SPP_WARN_DENSE_CANDIDATE, "dense baseline %s: not a candidate: %s", a->dense.c[i].name,
-					     a->dense.c[i].reason);
+	for (int i = 0; i < d->n; i++)
+		if (!d->c[i].ok) {
+			int r2 = spp_analysis_warn(a, err, SPP_WARN_DENSE_CANDIDATE, "dense baseline %s: not a candidate: %s",
+						   d->c[i].name, d->c[i].reason);
 
 			if (r2)
 				return r2;
@@ -387,9 +349,7 @@ static int time_layers(struct spp_analysis *a, const struct spp_format_ops *cons
 static int run_layers(struct spp_analysis *a, struct spp_error *err)
 {
 	const struct spp_analyze_opts *o = &a->opts;
-	struct spp_run_settings *s = &a->settings;
 	const struct spp_format_ops *fmts[SPP_MAX_FORMATS + SPP_MAX_PEERS];
-	struct spp_flusher fl = {0};
 	struct spp_run_opts ro;
 	struct spp_sim_geometry geometry;
 	int nf = 0, nswept, rc = SPP_OK;
@@ -397,62 +357,36 @@ static int run_layers(struct spp_analysis *a, struct spp_error *err)
 	if ((rc = runs_fit(a, err)))
 		return rc;
 	nf = spp_analyze_formats(o, fmts, &nswept);
-	rc = open_dense(a, err);
-	if (rc)
+	if ((rc = open_session(a, err)))
 		return rc;
-	spp_run_opts_init(&ro);
-	ro.dense = &a->dense;
-	ro.dense_memo = &a->dense_memo;
+	spp_session_runs(&a->session, o->threads > 0 ? o->threads : omp_get_max_threads(), &ro);
 	ro.backends = o->backends;
 	ro.cupti = o->cupti;
 	ro.act_sparsity = o->act_sparsity;
 	ro.epilogue = (enum spp_epilogue)o->epilogue;
-	s->threads = ro.threads = o->threads > 0 ? o->threads : omp_get_max_threads();
-	ro.isa = a->machine->isa;
-	ro.seed = o->seed;
-	ro.bench.repeat = o->repeat;
-	ro.bench.budget_ns = o->time_budget_s * 1e9;
-	spp_bw_model_init(&ro.bw, a->machine, s->threads, o->cold);
-	rc = counters_setup(a, &ro, &geometry, fmts, nf, err);
-	if (rc)
+	if ((rc = counters_setup(a, &ro, &geometry, fmts, nf, err)))
 		return rc;
-	spp_run_thread_policy(s->threads, &ro, s->schedule, sizeof(s->schedule),
-			      s->thread_policy, sizeof(s->thread_policy));
-	s->warmup = ro.bench.warmup;
-	s->min_repeats = ro.bench.min_repeats;
-	s->max_repeats = ro.bench.max_repeats;
-	s->verify_rtol = ro.verify_rtol;
-	if (o->cold && (rc = spp_run_flusher_init(&fl, a->machine, s->cold_method,
-						  sizeof(s->cold_method), err)))
-		return rc;
-	ro.cold = o->cold;
-	ro.flusher = o->cold ? &fl : NULL;
-	s->pinned = spp_run_threads_prepare(&a->dense, s->threads);
 	a->runs = calloc((size_t)a->nlayers, sizeof(*a->runs));
-	if (!a->runs) {
-		rc = spp_error_set(err, SPP_E_NOMEM, "out of memory");
-		goto done;
-	}
+	if (!a->runs)
+		return spp_error_set(err, SPP_E_NOMEM, "out of memory");
 	if ((o->dedupe && (rc = spp_dedupe_plan(a, err))) || (rc = time_layers(a, fmts, nf, &ro, err)) ||
 	    a->incomplete)
-		goto done;
+		return rc;
 	/* breakeven is the weights' own: uniform X, weight-only CPU formats (the sweep is CPU-only) */
 	ro.act_sparsity = 0;
 	ro.epilogue = SPP_EPILOGUE_NONE;
 	ro.backends = SPP_BACKEND_CPU;
 	if (o->breakeven && (rc = spp_breakeven_analysis(a, &ro, fmts, nswept, err)))
-		goto done;
+		return rc;
 	if (o->n_sweep_count && (rc = spp_nsweep_analysis(a, &ro, fmts, nswept, err)))
-		goto done;
+		return rc;
 	if (o->progress)
 		o->progress(o->progress_ctx, a, a->nlayers);
 	if ((rc = spp_plausibility_warnings(a, err)))
-		goto done;
+		return rc;
 	if (!(ro.bw.gbs[SPP_BW_DRAM] > 0))
 		rc = spp_analysis_warn(a, err, SPP_WARN_NO_CALIBRATION, "bw_util: no calibrated peak bandwidth for %d thread%s (run 'spprof calibrate')",
-				 s->threads, s->threads == 1 ? "" : "s");
-done:
-	spp_flusher_fini(&fl);
+				 a->session.settings.threads, a->session.settings.threads == 1 ? "" : "s");
 	return rc;
 }
 
@@ -545,41 +479,3 @@ fail:
 	return rc;
 }
 
-const struct spp_format_ops *spp_format_by_key(const char *key, int *peer)
-{
-	const struct spp_format_ops *f = spp_cpu_format_find(key);
-
-	*peer = !f && spp_cpu_peer_find(key);
-	return f ? f : spp_cpu_peer_find(key);
-}
-
-int spp_analysis_in_shard(const struct spp_analysis *a, int i)
-{
-	const struct spp_shard *sh = &a->opts.shard;
-
-	return sh->count <= 0 || spp_shard_of(&a->layers[i], &a->stats[i], sh->count) == sh->index;
-}
-
-void spp_analysis_destroy(struct spp_analysis *a)
-{
-	if (!a)
-		return;
-	for (int i = 0; a->runs && i < a->nlayers; i++)
-		spp_layer_runs_release(&a->runs[i]);
-	free(a->runs);
-	free(a->runs_from);
-	free(a->owned_activations);
-	spp_dense_memo_free(&a->dense_memo);
-	spp_dense_set_close(&a->dense);
-	spp_breakeven_release(a);
-	spp_nsweep_analysis_release(a);
-	spp_analysis_derived_free(a);
-	free(a->machine);
-	for (int i = 0; i < a->nwarnings; i++)
-		free(a->warnings[i].message);
-	free(a->warnings);
-	free(a->stats);
-	free(a->layers);
-	spp_model_destroy(a->model);
-	free(a);
-}

@@ -104,10 +104,10 @@ int spp_breakeven_analysis(struct spp_analysis *a, const struct spp_run_opts *ro
 			continue;
 		/* the layer's budget spread over the grid and the refinement */
 		points = (so.pattern == SPP_SYNTH_NM ? 1 : 14) + so.refine_steps * nuse;
-		sro.bench.budget_ns = a->opts.time_budget_s * 1e9 / points / (nuse + 1);
+		sro.bench.budget_ns = a->opts.session.time_budget_s * 1e9 / points / (nuse + 1);
 		sm.sweep = &so;
 		sm.run = &sro;
-		sm.seed = a->opts.seed;
+		sm.seed = a->opts.session.seed;
 		spp_sweep_measure_timer(&sm, &timer);
 		rc = spp_sweep_run(&so, use, nuse, &timer, &a->sweeps[a->nsweeps], err);
 		spp_sweep_measure_fini(&sm);
@@ -116,17 +116,6 @@ int spp_breakeven_analysis(struct spp_analysis *a, const struct spp_run_opts *ro
 		a->sweep_of[i] = a->nsweeps++;
 	}
 	return rc;
-}
-
-void spp_breakeven_release(struct spp_analysis *a)
-{
-	for (int i = 0; a->sweeps && i < a->nsweeps; i++)
-		spp_sweep_release(&a->sweeps[i]);
-	free(a->sweeps);
-	free(a->sweep_of);
-	a->sweeps = NULL;
-	a->sweep_of = NULL;
-	a->nsweeps = 0;
 }
 
 /* The real timer on one layer's own W: N varies, the sparsity is W's. */
@@ -189,7 +178,7 @@ int spp_nsweep_analysis(struct spp_analysis *a, const struct spp_run_opts *ro,
 	sro.counters = NULL;
 	sro.sim_geometry = NULL;
 	/* the layer's budget spread over its points and runs */
-	sro.bench.budget_ns = a->opts.time_budget_s * 1e9 / a->opts.n_sweep_count / (nf + 1);
+	sro.bench.budget_ns = a->opts.session.time_budget_s * 1e9 / a->opts.n_sweep_count / (nf + 1);
 	for (int i = 0; i < a->nlayers; i++) {
 		int rc;
 
@@ -206,86 +195,3 @@ int spp_nsweep_analysis(struct spp_analysis *a, const struct spp_run_opts *ro,
 	return SPP_OK;
 }
 
-void spp_nsweep_analysis_release(struct spp_analysis *a)
-{
-	for (int i = 0; a->nsweeps_n && i < a->nlayers; i++)
-		spp_nsweep_release(&a->nsweeps_n[i]);
-	free(a->nsweeps_n);
-	a->nsweeps_n = NULL;
-}
-
-static int timed(const struct spp_run *r)
-{
-	return r->status == SPP_RUN_OK && r->time.repeats > 0 && r->time.median > 0;
-}
-
-/* The timed dense baseline of a backend's runs; NULL when there is none. */
-static const struct spp_run *dense_of(const struct spp_layer_runs *runs, const char *backend)
-{
-	for (int r = 0; r < runs->nruns; r++) {
-		const struct spp_run *x = &runs->runs[r];
-
-		if (timed(x) && strcmp(x->format, "dense") == 0 && x->backend &&
-		    strcmp(x->backend, backend) == 0)
-			return x;
-	}
-	return NULL;
-}
-
-int spp_recommend_layer(const struct spp_layer_runs *runs, struct spp_recommendation *out)
-{
-	const struct spp_run *dense = NULL, *best = NULL, *best_dense = NULL;
-	double best_speedup = 0;
-
-	if (!runs || runs->nruns < 1 || !timed(&runs->runs[0]))
-		return -1;
-	dense = &runs->runs[0];
-	for (int r = 1; r < runs->nruns; r++) {
-		const struct spp_run *x = &runs->runs[r];
-		/* each backend against its own dense baseline (cuBLAS for cuda) */
-		const struct spp_run *d = x->backend ? dense_of(runs, x->backend) : dense;
-		double sp;
-
-		if (!timed(x) || !d || strcmp(x->format, "dense") == 0 || spp_storage_find(x->format) < 0)
-			continue;
-		sp = d->time.median / x->time.median;
-		if (!best || sp > best_speedup) {
-			best = x;
-			best_dense = d;
-			best_speedup = sp;
-		}
-	}
-	memset(out, 0, sizeof(*out));
-	out->backend = "cpu";
-	snprintf(out->format, sizeof(out->format), "dense");
-	out->speedup = 1.0;
-	out->time_ns = out->dense_ns = dense->time.median;
-	if (!best) {
-		snprintf(out->reason, sizeof(out->reason), "no sparse format was timed");
-		return 0;
-	}
-	if (best_speedup <= 1.0) {
-		snprintf(out->reason, sizeof(out->reason),
-			 "no format beats dense (best: %s/%s at %.2fx)", best->backend, best->format,
-			 best_speedup);
-		return 0;
-	}
-	/* the runs' spreads overlap: the gain is within run-to-run noise */
-	if (!(best->time.p90 < best_dense->time.p10)) {
-		snprintf(out->reason, sizeof(out->reason),
-			 "%s/%s is %.2fx faster at the median, within the run-to-run spread "
-			 "(its p90 %.0f ns >= dense p10 %.0f ns)",
-			 best->backend, best->format, best_speedup, best->time.p90, best_dense->time.p10);
-		return 0;
-	}
-	out->backend = best->backend;
-	snprintf(out->format, sizeof(out->format), "%s", best->format);
-	out->speedup = best_speedup;
-	out->time_ns = best->time.median;
-	out->dense_ns = best_dense->time.median;
-	snprintf(out->reason, sizeof(out->reason),
-		 "best measured speedup, %.2fx over %s dense, clear of the run-to-run spread "
-		 "(p90 %.0f ns < dense p10 %.0f ns)",
-		 best_speedup, best->backend, best->time.p90, best_dense->time.p10);
-	return 0;
-}

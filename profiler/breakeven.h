@@ -37,9 +37,6 @@ int spp_breakeven_analysis(struct spp_analysis *a, const struct spp_run_opts *ro
 			   const struct spp_format_ops *const *fmts, int nf,
 			   struct spp_error *err);
 
-/* Free the sweeps of a; accepts an analysis without any. */
-void spp_breakeven_release(struct spp_analysis *a);
-
 /*
  * With a->opts.n_sweep_count: each layer's speedup against N on its own
  * decoded W (spp_nsweep_run over the nf CPU formats fmts, the sparsity
@@ -49,28 +46,5 @@ void spp_breakeven_release(struct spp_analysis *a);
  */
 int spp_nsweep_analysis(struct spp_analysis *a, const struct spp_run_opts *ro,
 			const struct spp_format_ops *const *fmts, int nf, struct spp_error *err);
-
-/* Free the N sweeps of a; accepts an analysis without any. */
-void spp_nsweep_analysis_release(struct spp_analysis *a);
-
-struct spp_recommendation {
-	const char *backend;   /* "cpu" or "cuda" */
-	char format[16];       /* "dense" when no format is clearly faster */
-	double speedup;        /* measured; 1 for dense; NAN when nothing was timed */
-	double time_ns;        /* median of the chosen run; NAN when nothing was timed */
-	double dense_ns;       /* median of the dense baseline of its backend */
-	char reason[256];
-};
-
-/*
- * The run with the best measured speedup, each backend's runs against
- * that backend's dense baseline (OpenBLAS on cpu, cuBLAS fp32 on cuda),
- * chosen only when its spread is clear of that dense's (its p90 below
- * dense's p10); otherwise the CPU's dense. Only formats with a storage
- * row are candidates (not peers or activation kernels). Equal
- * speedups go to the run listed first. Returns 0 when a recommendation was
- * made, -1 when the layer has no timed dense baseline (out untouched).
- */
-int spp_recommend_layer(const struct spp_layer_runs *runs, struct spp_recommendation *out);
 
 #endif

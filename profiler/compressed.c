@@ -12,7 +12,7 @@
  * folded; the file's own bytes for it are kept for the report beside
  * spprof's formulas.
  */
-#include "profiler/model.h"
+#include "profiler/loaders.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -17,6 +17,26 @@ struct spp_analysis;
 /* How many layers the projection's prune_next lists. */
 #define SPP_PRUNE_NEXT_MAX 5
 
+struct spp_recommendation {
+	const char *backend;   /* "cpu" or "cuda" */
+	char format[16];       /* "dense" when no format is clearly faster */
+	double speedup;        /* measured; 1 for dense; NAN when nothing was timed */
+	double time_ns;        /* median of the chosen run; NAN when nothing was timed */
+	double dense_ns;       /* median of the dense baseline of its backend */
+	char reason[256];
+};
+
+/*
+ * The run with the best measured speedup, each backend's runs against
+ * that backend's dense baseline (OpenBLAS on cpu, cuBLAS fp32 on cuda),
+ * chosen only when its spread is clear of that dense's (its p90 below
+ * dense's p10); otherwise the CPU's dense. Only formats with a storage
+ * row are candidates (not peers or activation kernels). Equal
+ * speedups go to the run listed first. Returns 0 when a recommendation was
+ * made, -1 when the layer has no timed dense baseline (out untouched).
+ */
+int spp_recommend_layer(const struct spp_layer_runs *runs, struct spp_recommendation *out);
+
 struct spp_layer_derived {
 	int has_rec;                     /* rec is set: the layer has timed runs */
 	struct spp_recommendation rec;

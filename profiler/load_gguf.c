@@ -1,5 +1,6 @@
 /* GGUF: the parser of profiler/gguf.h and the file loader. */
 #include "profiler/gguf.h"
+#include "profiler/loaders.h"
 #include "base/le.h"
 
 #include <stdio.h>

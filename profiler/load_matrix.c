@@ -14,7 +14,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "profiler/model.h"
+#include "profiler/loaders.h"
 #include "base/rng.h"
 #include "profiler/smtx.h"
 

@@ -1,5 +1,6 @@
 /* NumPy .npy and .npz: the parsers of profiler/npy.h and the file loaders. */
 #include "profiler/npy.h"
+#include "profiler/loaders.h"
 
 #include <stdio.h>
 #include <stdlib.h>

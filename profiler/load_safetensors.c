@@ -1,5 +1,6 @@
 /* A single .safetensors file: header validation and the file loader. */
 #include "profiler/safetensors.h"
+#include "profiler/loaders.h"
 
 #include <cjson/cJSON.h>
 #include <inttypes.h>

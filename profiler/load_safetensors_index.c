@@ -20,6 +20,7 @@
  *   (total_size) is not checked against the shards.
  */
 #include "profiler/safetensors.h"
+#include "profiler/loaders.h"
 #include "base/beneath.h"
 
 #include <cjson/cJSON.h>

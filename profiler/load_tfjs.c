@@ -31,7 +31,7 @@
  *   DepthwiseConv2D, Conv2DTranspose), in the same layouts.
  * - N: tf.js graphs store no shapes spprof reads; every layer takes --n.
  */
-#include "profiler/model.h"
+#include "profiler/loaders.h"
 
 #include <cjson/cJSON.h>
 #include <inttypes.h>

@@ -25,7 +25,7 @@
  * - N from the subgraph's shapes: the output's elements over M, or for
  *   TRANSPOSE_CONV and BATCH_MATMUL the input's over K; --n overrides.
  */
-#include "profiler/model.h"
+#include "profiler/loaders.h"
 
 #include <inttypes.h>
 #include <stdarg.h>

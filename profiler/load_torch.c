@@ -13,7 +13,7 @@
  * (strided views, a big-endian file) is gathered into a copy the model
  * owns. Views sharing a storage share its one read.
  */
-#include "profiler/model.h"
+#include "profiler/loaders.h"
 #include "profiler/pickle.h"
 #include "profiler/zip_member.h"
 

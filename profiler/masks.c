@@ -6,7 +6,7 @@
  * weight: the original's values where the mask is non-zero, zero
  * elsewhere, in the original's dtype (a copy the model owns).
  */
-#include "profiler/model.h"
+#include "profiler/loaders.h"
 
 #include <stdio.h>
 #include <stdlib.h>

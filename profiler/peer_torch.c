@@ -21,7 +21,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "profiler/model.h"
+#include "profiler/loaders.h"
 #include "profiler/peer_torch_paths.h"  /* generated: SPP_PEER_TORCH_SOURCE_ROOT, _DATADIR */
 
 extern char **environ;

@@ -70,8 +70,8 @@ static void build_machine(struct build *b, cJSON *root, const struct spp_analysi
 
 	if (a->machine) {
 		m = checked(b, spp_report_machine(a->machine));
-		if (m && a->dense.n)
-			cJSON_AddItemToObject(m, "dense_candidates", checked(b, spp_report_dense(&a->dense)));
+		if (m && a->session.dense.n)
+			cJSON_AddItemToObject(m, "dense_candidates", checked(b, spp_report_dense(&a->session.dense)));
 		if (m && root)
 			cJSON_AddItemToObject(root, "machine", m);
 		else
@@ -91,11 +91,26 @@ static void build_machine(struct build *b, cJSON *root, const struct spp_analysi
 	add_arr(b, m, "gpus");
 }
 
+/* The session's record (profiler/session.h SPP_RUN_SETTINGS), a row a key. */
+static void build_session_record(struct build *b, cJSON *s, const struct spp_run_settings *rs)
+{
+#define RS_INT(key, v) add_num(b, s, key, v)
+#define RS_BOOL(key, v) add_bool(b, s, key, v)
+#define RS_NUM(key, v) add_num(b, s, key, v)
+#define RS_STR(key, v) add_str(b, s, key, (v)[0] ? (v) : NULL)
+#define RS_ROW(key, member, kind) RS_##kind(key, rs->member);
+	SPP_RUN_SETTINGS(RS_ROW)
+#undef RS_ROW
+#undef RS_STR
+#undef RS_NUM
+#undef RS_BOOL
+#undef RS_INT
+}
+
 /* Settings of the kernel runs; absent from a static report, which ran none. */
 static void build_run_settings(struct build *b, cJSON *s, const struct spp_analysis *a)
 {
 	const struct spp_analyze_opts *o = &a->opts;
-	const struct spp_run_settings *rs = &a->settings;
 	char counters[32];
 	cJSON *f = cJSON_GetObjectItemCaseSensitive(s, "formats");
 	cJSON *be = cJSON_GetObjectItemCaseSensitive(s, "backends");
@@ -111,21 +126,12 @@ static void build_run_settings(struct build *b, cJSON *s, const struct spp_analy
 		push(b, be, cJSON_CreateString("cpu"));
 	if (o->backends & SPP_BACKEND_CUDA)
 		push(b, be, cJSON_CreateString("cuda"));
-	add_num(b, s, "run_threads", rs->threads);
-	add_num_or_null(b, s, "time_budget_s", o->repeat <= 0, o->time_budget_s);
-	add_num(b, s, "warmup", rs->warmup);
-	add_num(b, s, "min_repeats", rs->min_repeats);
-	add_num(b, s, "max_repeats", rs->max_repeats);
-	add_bool(b, s, "cold", o->cold);
-	add_str(b, s, "cold_method", rs->cold_method[0] ? rs->cold_method : NULL);
+	build_session_record(b, s, &a->session.settings);
+	add_num_or_null(b, s, "time_budget_s", o->session.repeat <= 0, o->session.time_budget_s);
 	spp_counters_opts_format(&o->counters, counters, sizeof(counters));
 	add_str(b, s, "counters", counters);
-	add_num(b, s, "verify_rtol", rs->verify_rtol);
 	add_str(b, s, "verify_rule", "|y - y_dense| <= verify_rtol * (|W|.|X|) for every element; "
 		"dense itself against a double-precision reference on 4 columns");
-	add_str(b, s, "schedule", rs->schedule);
-	add_str(b, s, "thread_policy", rs->thread_policy);
-	add_num(b, s, "pinned", rs->pinned);
 	add_str(b, s, "percentiles", "linear interpolation between closest ranks (numpy default)");
 	add_str(b, s, "x", o->activations ? "from the activations folder where a layer has a file, "
 		"else uniform in [-1, 1] from seed (splitmix64)" : "uniform in [-1, 1] from seed (splitmix64)");
@@ -152,11 +158,11 @@ static void build_settings(struct build *b, cJSON *root, const struct spp_analys
 	add_num(b, s, "n", (double)o->n);
 	add_null(b, s, "batch");
 	add_num_or_null(b, s, "threads", o->threads > 0, o->threads);
-	add_num_or_null(b, s, "repeats", a->runs && o->repeat > 0, o->repeat);
+	add_num_or_null(b, s, "repeats", a->runs && o->session.repeat > 0, o->session.repeat);
 	add_arr(b, s, "formats");
 	add_arr(b, s, "backends");
 	/* a double holds seeds up to 2^53 exactly; larger ones round */
-	add_num(b, s, "seed", (double)o->seed);
+	add_num(b, s, "seed", (double)o->session.seed);
 	add_bool(b, s, "static", o->static_only);
 	if (a->runs)
 		build_run_settings(b, s, a);

@@ -185,18 +185,18 @@ fail:
 }
 
 /* The cache state every time was taken in, onto j (taken: NULL when out of memory). */
-static cJSON *with_cache_state(cJSON *j, int cold, const char *cold_method)
+static cJSON *with_cache_state(cJSON *j, const struct spp_run_settings *rs)
 {
-	if (j && (spp_json_put(j, "cold", cJSON_CreateBool(cold)) ||
-		  spp_json_put(j, "cold_method", spp_json_str(cold ? cold_method : NULL)))) {
+	if (j && (spp_json_put(j, "cold", cJSON_CreateBool(rs->cold)) ||
+		  spp_json_put(j, "cold_method", spp_json_str(rs->cold ? rs->cold_method : NULL)))) {
 		cJSON_Delete(j);
 		return NULL;
 	}
 	return j;
 }
 
-cJSON *spp_report_sweep(const struct spp_sweep *s, const struct spp_dense_memo *memo, int cold,
-			const char *cold_method)
+cJSON *spp_report_sweep(const struct spp_sweep *s, const struct spp_dense_memo *memo,
+			const struct spp_run_settings *rs)
 {
 	cJSON *j = spp_sweep_json(s);
 
@@ -205,11 +205,11 @@ cJSON *spp_report_sweep(const struct spp_sweep *s, const struct spp_dense_memo *
 		cJSON_Delete(j);
 		return NULL;
 	}
-	return with_cache_state(j, cold, cold_method);
+	return with_cache_state(j, rs);
 }
 
-cJSON *spp_report_nsweep(const struct spp_nsweep *s, const struct spp_dense_memo *memo, int cold,
-			 const char *cold_method)
+cJSON *spp_report_nsweep(const struct spp_nsweep *s, const struct spp_dense_memo *memo,
+			 const struct spp_run_settings *rs)
 {
 	cJSON *j = spp_nsweep_json(s), *a = NULL;
 
@@ -223,5 +223,5 @@ cJSON *spp_report_nsweep(const struct spp_nsweep *s, const struct spp_dense_memo
 			cJSON_Delete(j);
 			return NULL;
 		}
-	return with_cache_state(j, cold, cold_method);
+	return with_cache_state(j, rs);
 }

@@ -176,12 +176,12 @@ static int opts_of(const cJSON *r, struct spp_analyze_opts *o, struct spp_error 
 		model_n |= str_at(l, "n_source", NULL) && strcmp(str_at(l, "n_source", NULL), "model") == 0;
 	o->n_set = !model_n; /* no layer took the graph's N: every N is the option's */
 	o->threads = (int)spp_json_int(get(s, "threads"), 0, 1 << 16, 0);
-	o->repeat = (int)spp_json_int(get(s, "repeats"), 0, 1000000, 0);
+	o->session.repeat = (int)spp_json_int(get(s, "repeats"), 0, 1000000, 0);
 	if (cJSON_IsNumber(get(s, "time_budget_s")))
-		o->time_budget_s = get(s, "time_budget_s")->valuedouble;
+		o->session.time_budget_s = get(s, "time_budget_s")->valuedouble;
 	/* a double holds seeds to 2^53 exactly, as the writer says */
-	o->seed = (uint64_t)spp_json_int(get(s, "seed"), 0, INT64_C(1) << 53, 1);
-	o->cold = cJSON_IsTrue(get(s, "cold"));
+	o->session.seed = (uint64_t)spp_json_int(get(s, "seed"), 0, (int64_t)SPP_SESSION_MAX_SEED, 1);
+	o->session.cold = cJSON_IsTrue(get(s, "cold"));
 	/* a report of an older spprof has no counters: the default */
 	if (str_at(s, "counters", NULL))
 		(void)spp_counters_parse(str_at(s, "counters", NULL), &o->counters, &e2);
@@ -217,20 +217,21 @@ static int opts_of(const cJSON *r, struct spp_analyze_opts *o, struct spp_error 
 	return 0;
 }
 
+/* The session's record, by its table (profiler/session.h SPP_RUN_SETTINGS). */
 static void run_settings_of(const cJSON *s, struct spp_run_settings *rs)
 {
+#define RS_INT(key, v) v = (int)spp_json_int(get(s, key), 0, 1 << 30, 0)
+#define RS_BOOL(key, v) v = cJSON_IsTrue(get(s, key))
+#define RS_NUM(key, v) v = cJSON_GetNumberValue(get(s, key))
+#define RS_STR(key, v) snprintf(v, sizeof(v), "%s", str_at(s, key, NULL) ? str_at(s, key, NULL) : "")
+#define RS_ROW(key, member, kind) RS_##kind(key, rs->member);
 	memset(rs, 0, sizeof(*rs));
-	rs->threads = (int)spp_json_int(get(s, "run_threads"), 0, 1 << 16, 0);
-	rs->pinned = (int)spp_json_int(get(s, "pinned"), 0, 1 << 16, 0);
-	rs->warmup = (int)spp_json_int(get(s, "warmup"), 0, 1 << 20, 0);
-	rs->min_repeats = (int)spp_json_int(get(s, "min_repeats"), 0, 1 << 30, 0);
-	rs->max_repeats = (int)spp_json_int(get(s, "max_repeats"), 0, 1 << 30, 0);
-	rs->verify_rtol = cJSON_GetNumberValue(get(s, "verify_rtol"));
-	snprintf(rs->schedule, sizeof(rs->schedule), "%s", str_at(s, "schedule", NULL) ? str_at(s, "schedule", NULL) : "");
-	snprintf(rs->thread_policy, sizeof(rs->thread_policy), "%s",
-		 str_at(s, "thread_policy", NULL) ? str_at(s, "thread_policy", NULL) : "");
-	snprintf(rs->cold_method, sizeof(rs->cold_method), "%s",
-		 str_at(s, "cold_method", NULL) ? str_at(s, "cold_method", NULL) : "");
+	SPP_RUN_SETTINGS(RS_ROW)
+#undef RS_ROW
+#undef RS_STR
+#undef RS_NUM
+#undef RS_BOOL
+#undef RS_INT
 }
 
 /* The parts' warnings, each once, in the order the parts give them. */
@@ -454,7 +455,7 @@ int spp_report_merge(const char *const *paths, int n, const struct spp_merge_opt
 		a->opts.activations = a->owned_activations;
 		a->opts.static_only = 0;
 		a->opts.shard.count = 0;
-		run_settings_of(get(P.r[0], "settings"), &a->settings);
+		run_settings_of(get(P.r[0], "settings"), &a->session.settings);
 		rc = attach_runs(a, &P, err);
 	}
 	if (!rc && !(rc = warnings_of(a, &P, err)) && !(rc = spp_analysis_derive(a, err)))

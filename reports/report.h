@@ -219,13 +219,14 @@ cJSON *spp_nsweep_json(const struct spp_nsweep *s);
 /*
  * `spprof sweep`'s JSON: the sweep (the N sweep), with "dense", the dense
  * choice its points were timed against (one per N), and "cold",
- * "cold_method", the cache state every time was taken in. NULL when out
+ * "cold_method", the cache state every time was taken in (rs, the
+ * session's record). NULL when out
  * of memory.
  */
-cJSON *spp_report_sweep(const struct spp_sweep *s, const struct spp_dense_memo *memo, int cold,
-			const char *cold_method);
-cJSON *spp_report_nsweep(const struct spp_nsweep *s, const struct spp_dense_memo *memo, int cold,
-			 const char *cold_method);
+cJSON *spp_report_sweep(const struct spp_sweep *s, const struct spp_dense_memo *memo,
+			const struct spp_run_settings *rs);
+cJSON *spp_report_nsweep(const struct spp_nsweep *s, const struct spp_dense_memo *memo,
+			 const struct spp_run_settings *rs);
 
 /* One format's {wins, crossings, reason, curve} of the N sweep JSON. */
 cJSON *spp_nsweep_result_json(const struct spp_nsweep_result *r);

@@ -163,7 +163,7 @@ void fixture_init(struct fixture *fx, int nlayers)
 		 "0123456789abcdef0123456789abcdef");
 	spp_analyze_opts_init(&fx->a.opts);
 	fx->a.opts.static_only = 1;
-	fx->a.opts.seed = 7;
+	fx->a.opts.session.seed = 7;
 	fx->warnings[0] = (struct spp_warning){SPP_WARN_NO_KERNEL_RUNS,
 					       "kernel runs are not built yet: static metrics only"};
 	fx->a.warnings = fx->warnings;

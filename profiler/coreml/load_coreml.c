@@ -16,6 +16,7 @@
  *   pipelines) hold no layers spprof reads: an error says so.
  */
 #include "profiler/coreml/coreml.h"
+#include "profiler/loaders.h"
 
 #include <cjson/cJSON.h>
 #include <stdarg.h>

@@ -4,6 +4,7 @@
  * with the fuzz harness.
  */
 #include "profiler/onnx/onnx_internal.h"
+#include "profiler/loaders.h"
 #include "profiler/pbuf.h"
 
 #include <inttypes.h>

@@ -40,7 +40,7 @@
 #include <stdint.h>
 
 #include "base/error.h"
-#include "profiler/model.h"
+#include "profiler/loaders.h"
 
 #define SPP_ONNX_MAX_GRAPH_DEPTH 32
 #define SPP_ONNX_MAX_DENSIFY (UINT64_C(256) << 20)

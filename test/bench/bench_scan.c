@@ -31,7 +31,7 @@
 #include <unistd.h>
 
 #include "profiler/analyze.h"
-#include "profiler/model.h"
+#include "profiler/loaders.h"
 
 #define THREADS 2
 #define READ_CHUNK ((size_t)4 << 20)

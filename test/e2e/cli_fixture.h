@@ -28,6 +28,7 @@ void test_help_names_every_format(void **state);
 void test_help_lists_what_parses(void **state);
 void test_unknown_option(void **state);
 void test_option_limits(void **state);
+void test_session_group(void **state);
 void test_fifo_inputs(void **state);
 void test_foreign_formats(void **state);
 void test_embedding_names(void **state);

@@ -528,6 +528,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_help_names_every_format),
 		cmocka_unit_test(test_unknown_option),
 		cmocka_unit_test(test_option_limits),
+		cmocka_unit_test(test_session_group),
 		cmocka_unit_test(test_fifo_inputs),
 		cmocka_unit_test(test_foreign_formats),
 		cmocka_unit_test(test_embedding_names),

@@ -173,6 +173,10 @@ void test_option_limits(void **state)
 		{"--time-budget wants seconds in (0, 3600], not '3601'", "analyze", "m", "--time-budget",
 		 "3601"},
 		{"--time-budget wants seconds in (0, 3600], not '3601'", "bench", "--time-budget", "3601"},
+		{"--seed wants an integer in 0..2^53, not '9007199254740993'", "sweep", "--shape", "4x4x4",
+		 "--seed", "9007199254740993"},
+		{"--seed wants an integer in 0..2^53, not '9007199254740993'", "bench", "--seed",
+		 "9007199254740993"},
 		{"unexpected argument 'x'", "sweep", "--shape", "4x4x4", "--time-budget", "3600", "x"},
 		{"--act-sparsity wants a fraction in [0, 1), not '1'", "analyze", "m", "--act-sparsity",
 		 "1"},
@@ -277,4 +281,91 @@ void test_readme_agrees_with_help(void **state)
 	harness_run_free(&r);
 	free(readme);
 	free(path);
+}
+
+/*
+ * The help entry of option name in help text h, its lines joined with one
+ * space between words, into buf; the "; default X" it ends with, X one
+ * word, cut off into dflt (empty when none).
+ */
+static void help_entry(const char *h, const char *name, char *buf, size_t n, char *dflt, size_t dn)
+{
+	char head[64];
+	const char *p, *end;
+	size_t len = 0;
+
+	snprintf(head, sizeof(head), "\n  %s ", name);
+	p = strstr(h, head);
+	if (!p)
+		fail_msg("help does not list %s: %s", name, h);
+	p += strlen(head);
+	for (end = strchr(p, '\n'); end && strncmp(end, "\n   ", 4) == 0; end = strchr(end + 1, '\n'))
+		;
+	buf[0] = dflt[0] = '\0';
+	while (p < end) {
+		size_t w;
+
+		p += strspn(p, " \n");
+		w = strcspn(p, " \n");
+		if (w && len + w + 2 < n) {
+			len += (size_t)snprintf(buf + len, n - len, "%s%.*s", len ? " " : "", (int)w, p);
+		}
+		p += w;
+	}
+	p = strstr(buf, "; default ");
+	if (p && !strchr(p + 10, ' ')) { /* a value, not a sentence */
+		snprintf(dflt, dn, "%s", p + 10);
+		buf[p - buf] = '\0';
+	}
+}
+
+/*
+ * The measurement session's options are one group of rows (cmd/options.c):
+ * analyze, sweep and bench list each with the same help, but for the
+ * default each states; and the default analyze states is the budget its
+ * report says it ran with.
+ */
+void test_session_group(void **state)
+{
+	static const char *const cmds[] = {"analyze", "sweep", "bench"};
+	static const char *const opts[] = {"--dense L,...", "--time-budget S", "--cold", "--seed S"};
+	static const char *const budgets[] = {"0.2", "0.1", "0.25"};
+	char first[4][1024], text[1024], dflt[64];
+	char *dir = harness_tmpdir();
+	char *model = harness_join(dir, "m.safetensors"), *report = harness_join(dir, "r.json");
+	struct harness_run r;
+	cJSON *doc;
+
+	(void)state;
+	for (size_t c = 0; c < 3; c++) {
+		RUN(&r, "help", cmds[c]);
+		for (size_t o = 0; o < 4; o++) {
+			help_entry(r.out, opts[o], text, sizeof(text), dflt, sizeof(dflt));
+			if (c == 0)
+				snprintf(first[o], sizeof(first[o]), "%s", text);
+			else if (strcmp(first[o], text) != 0)
+				fail_msg("spprof help %s: %s reads '%s', analyze's '%s'", cmds[c], opts[o],
+					 text, first[o]);
+			if (o == 1 && strcmp(dflt, budgets[c]) != 0)
+				fail_msg("spprof help %s: --time-budget default '%s', not %s", cmds[c], dflt,
+					 budgets[c]);
+			if (o == 3 && strcmp(dflt, "1") != 0)
+				fail_msg("spprof help %s: --seed default '%s', not 1", cmds[c], dflt);
+		}
+		harness_run_free(&r);
+	}
+	cli_model_and_report(model, report);
+	RUN(&r, "analyze", model, "--formats", "csr", "--counters", "none", "--format", "json");
+	assert_int_equal(r.status, 0);
+	doc = cJSON_Parse(r.out);
+	assert_non_null(doc);
+	assert_true(cJSON_GetNumberValue(cJSON_GetObjectItem(cJSON_GetObjectItem(doc, "settings"),
+							     "time_budget_s")) == 0.2);
+	assert_true(cJSON_GetNumberValue(cJSON_GetObjectItem(cJSON_GetObjectItem(doc, "settings"),
+							     "seed")) == 1);
+	cJSON_Delete(doc);
+	harness_run_free(&r);
+	free(model);
+	free(report);
+	harness_rmtree(dir);
 }

@@ -15,7 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "profiler/model.h"
+#include "profiler/loaders.h"
 #include "test/fuzz/fuzz_tensors.h"
 #include "test/fuzz/fuzz_tmp.h"
 

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "base/safe_text.h"
-#include "profiler/model.h"
+#include "profiler/loaders.h"
 #include "test/fuzz/fuzz_tmp.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 
 #include "profiler/mtx.h"
+#include "profiler/loaders.h"
 #include "test/fuzz/fuzz_matrix.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "profiler/layer.h"
-#include "profiler/model.h"
+#include "profiler/loaders.h"
 #include "profiler/onnx/onnx.h"
 #include "profiler/static.h"
 #include "test/fuzz/fuzz_tensors.h"

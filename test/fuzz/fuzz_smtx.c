@@ -9,6 +9,7 @@
 #include <stdlib.h>
 
 #include "profiler/smtx.h"
+#include "profiler/loaders.h"
 #include "test/fuzz/fuzz_matrix.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

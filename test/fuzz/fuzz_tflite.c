@@ -11,7 +11,7 @@
 #include <stdlib.h>
 
 #include "profiler/layer.h"
-#include "profiler/model.h"
+#include "profiler/loaders.h"
 #include "test/fuzz/fuzz_tensors.h"
 #include "test/fuzz/fuzz_tmp.h"
 

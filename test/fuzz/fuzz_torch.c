@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "base/safe_text.h"
-#include "profiler/model.h"
+#include "profiler/loaders.h"
 #include "profiler/pickle.h"
 #include "test/fuzz/fuzz_tensors.h"
 #include "test/fuzz/fuzz_tmp.h"

@@ -15,7 +15,7 @@
 #include <cmocka.h>
 #include <zip.h>
 
-#include "profiler/model.h"
+#include "profiler/loaders.h"
 #include "test/profiler/formats_fixture.h"
 #include "test/harness.h"
 

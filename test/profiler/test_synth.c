@@ -20,6 +20,7 @@
 #include <cjson/cJSON.h>
 
 #include "base/safe_text.h"
+#include "profiler/loaders.h"
 #include "profiler/synth.h"
 #include "test/harness.h"
 #include "test/profiler/synth_reader.h"

@@ -13,7 +13,7 @@
 #include <cmocka.h>
 
 #include "profiler/layer.h"
-#include "profiler/model.h"
+#include "profiler/loaders.h"
 #include "profiler/synth.h"
 #include "test/harness.h"
 #include "test/profiler/synth_reader.h"

@@ -10,7 +10,7 @@
 #include <stddef.h>
 
 #include "base/error.h"
-#include "profiler/model.h"
+#include "profiler/loaders.h"
 
 /* A header entry: dtype, shape and data_offsets as JSON text. */
 #define T(dt, shape, offs) "{\"dtype\":\"" dt "\",\"shape\":" shape ",\"data_offsets\":" offs "}"

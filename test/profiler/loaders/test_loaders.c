@@ -17,7 +17,7 @@
 
 #include <cmocka.h>
 
-#include "profiler/model.h"
+#include "profiler/loaders.h"
 #include "profiler/safetensors.h"
 #include "test/harness.h"
 #include "test/profiler/loaders/loaders_fixture.h"

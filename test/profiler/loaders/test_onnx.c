@@ -20,7 +20,7 @@
 
 #include "base/budget.h"
 #include "profiler/layer.h"
-#include "profiler/model.h"
+#include "profiler/loaders.h"
 #include "profiler/onnx/onnx.h"
 #include "profiler/static.h"
 #include "test/harness.h"

@@ -1,0 +1,73 @@
+/* The measurement session of profiler/session.h. */
+#include "profiler/session.h"
+
+#include <omp.h>
+#include <string.h>
+
+void spp_session_opts_init(struct spp_session_opts *o, double time_budget_s)
+{
+	memset(o, 0, sizeof(*o));
+	o->time_budget_s = time_budget_s;
+	o->seed = 1;
+}
+
+int spp_session_open(struct spp_session *s, const struct spp_session_opts *o, struct spp_machine *m,
+		     struct spp_error *err)
+{
+	struct spp_dense_want want;
+	char storage[512];
+	int rc;
+
+	memset(s, 0, sizeof(*s));
+	s->opts = *o;
+	s->machine = m;
+	s->settings.cold = o->cold;
+	if (o->dense && (rc = spp_dense_parse(o->dense, &want, storage, sizeof(storage), err)))
+		return rc;
+	if ((rc = spp_dense_set_open(&s->dense, o->dense ? &want : NULL, m ? m->isa : spp_isa_detect(),
+				     err)))
+		return rc;
+	if (o->cold)
+		return spp_run_flusher_init(&s->flusher, m, s->settings.cold_method,
+					    sizeof(s->settings.cold_method), err);
+	return SPP_OK;
+}
+
+void spp_session_runs(struct spp_session *s, int threads, struct spp_run_opts *ro)
+{
+	struct spp_run_settings *rs = &s->settings;
+
+	spp_run_opts_init(ro);
+	ro->dense = &s->dense;
+	ro->dense_memo = &s->dense_memo;
+	ro->threads = threads;
+	if (s->machine) {
+		ro->isa = s->machine->isa;
+		spp_bw_model_init(&ro->bw, s->machine, threads, s->opts.cold);
+	}
+	ro->seed = s->opts.seed;
+	ro->bench.repeat = s->opts.repeat;
+	ro->bench.budget_ns = s->opts.time_budget_s * 1e9;
+	if (s->opts.warmup > 0)
+		ro->bench.warmup = s->opts.warmup;
+	if (s->opts.min_repeats > 0)
+		ro->bench.min_repeats = s->opts.min_repeats;
+	ro->cold = s->opts.cold;
+	ro->flusher = s->opts.cold ? &s->flusher : NULL;
+	omp_set_num_threads(threads);
+	spp_run_thread_policy(threads, ro, rs->schedule, sizeof(rs->schedule), rs->thread_policy,
+			      sizeof(rs->thread_policy));
+	rs->threads = threads;
+	rs->warmup = ro->bench.warmup;
+	rs->min_repeats = ro->bench.min_repeats;
+	rs->max_repeats = ro->bench.max_repeats;
+	rs->verify_rtol = ro->verify_rtol;
+	rs->pinned = spp_run_threads_prepare(&s->dense, threads);
+}
+
+void spp_session_close(struct spp_session *s)
+{
+	spp_dense_memo_free(&s->dense_memo);
+	spp_dense_set_close(&s->dense);
+	spp_flusher_fini(&s->flusher);
+}

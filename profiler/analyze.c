@@ -346,7 +346,7 @@ static int time_layers(struct spp_analysis *a, const struct spp_format_ops *cons
 	return rc;
 }
 
-static int run_layers(struct spp_analysis *a, struct spp_error *err)
+static int measure_layers(struct spp_analysis *a, struct spp_error *err)
 {
 	const struct spp_analyze_opts *o = &a->opts;
 	const struct spp_format_ops *fmts[SPP_MAX_FORMATS + SPP_MAX_PEERS];
@@ -387,6 +387,15 @@ static int run_layers(struct spp_analysis *a, struct spp_error *err)
 	if (!(ro.bw.gbs[SPP_BW_DRAM] > 0))
 		rc = spp_analysis_warn(a, err, SPP_WARN_NO_CALIBRATION, "bw_util: no calibrated peak bandwidth for %d thread%s (run 'spprof calibrate')",
 				 a->session.settings.threads, a->session.settings.threads == 1 ? "" : "s");
+	return rc;
+}
+
+/* The runs of every layer, then the session's buffers that only runs need released. */
+static int run_layers(struct spp_analysis *a, struct spp_error *err)
+{
+	int rc = measure_layers(a, err);
+
+	spp_session_runs_done(&a->session);
 	return rc;
 }
 

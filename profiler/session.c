@@ -65,6 +65,11 @@ void spp_session_runs(struct spp_session *s, int threads, struct spp_run_opts *r
 	rs->pinned = spp_run_threads_prepare(&s->dense, threads);
 }
 
+void spp_session_runs_done(struct spp_session *s)
+{
+	spp_flusher_fini(&s->flusher);
+}
+
 void spp_session_close(struct spp_session *s)
 {
 	spp_dense_memo_free(&s->dense_memo);

@@ -7,6 +7,7 @@
  *	spp_session_open(&s, &opts, machine, err);  // dense set, flusher of --cold
  *	spp_session_runs(&s, threads, &ro);         // run options, thread policy, pinning
  *	... spp_layer_measure(..., &ro, ...) ...    // the dense choice is remembered per shape
+ *	spp_session_runs_done(&s);                  // the flusher's buffer released
  *	spp_session_close(&s);
  *
  * The options are cmd's session group (cmd/options.c, cmd_session_options):
@@ -97,6 +98,12 @@ int spp_session_open(struct spp_session *s, const struct spp_session_opts *o, st
  * spp_run_threads_prepare), all recorded in s->settings.
  */
 void spp_session_runs(struct spp_session *s, int threads, struct spp_run_opts *ro);
+
+/*
+ * The runs are over: release what only they use (the flusher's buffer,
+ * twice the LLC), keeping the dense candidates and choices a report describes.
+ */
+void spp_session_runs_done(struct spp_session *s);
 
 /* Release the dense set, memo and flusher; accepts a zeroed or failed session. */
 void spp_session_close(struct spp_session *s);

@@ -90,12 +90,12 @@ static void text_header(FILE *f, const struct bench_cfg *c, const struct spp_mac
 		!m->blas.coretype_set ? "(unset)" : m->blas.coretype_env[0] ? m->blas.coretype_env
 								 : "(set, empty)",
 		l2 && *l2 ? l2 : "(unset)");
-	for (int i = 0; i < c->sess.dense.n; i++) {
+	for (int i = 0; i < c->sess.rec->dense.n; i++) {
 		char what[128];
 
-		spp_dense_describe(&c->sess.dense.c[i], what, sizeof(what));
-		fprintf(f, "%s%s: %s\n", i ? "          " : "candidate ", c->sess.dense.c[i].name,
-			c->sess.dense.c[i].ok ? what : c->sess.dense.c[i].reason);
+		spp_dense_describe(&c->sess.rec->dense.c[i], what, sizeof(what));
+		fprintf(f, "%s%s: %s\n", i ? "          " : "candidate ", c->sess.rec->dense.c[i].name,
+			c->sess.rec->dense.c[i].ok ? what : c->sess.rec->dense.c[i].reason);
 	}
 	fprintf(f, "          the fastest verified candidate of each shape and thread count is dense\n");
 	fprintf(f, "values    DLMC patterns (%d .smtx under %s): non-zeros in row-major order\n"
@@ -115,7 +115,7 @@ static void text_header(FILE *f, const struct bench_cfg *c, const struct spp_mac
 			p->level_gbs[SPP_BW_LLC], p->level_gbs[SPP_BW_DRAM], p->peak_gflops, p->isa);
 	}
 	fprintf(f, "caches    %s%s%s\n", c->session.cold ? "cold: " : "warm: each run follows the last",
-		c->sess.settings.cold_method, c->session.cold && c->torch ? "; the torch peer times warm" : "");
+		c->sess.rec->settings.cold_method, c->session.cold && c->torch ? "; the torch peer times warm" : "");
 	fprintf(f, "sweep     %lldx%lld unstructured at 0, 0.1, ..., 0.9, 0.95, 0.98, 0.99, 0.999, then\n"
 		   "          up to 5 bisection steps to 0.005; breakeven = the last upward crossing\n"
 		   "          of speedup 1 (profiler/sweep.h)\n",
@@ -140,7 +140,7 @@ static int json_header(cJSON *root, const struct bench_cfg *c, const struct spp_
 	blas = cJSON_GetObjectItemCaseSensitive(mach, "dense_blas");
 	if (blas)
 		cJSON_AddItemToObject(blas, "openblas_l2_size", spp_json_str(l2));
-	cJSON_AddItemToObject(mach, "dense_candidates", spp_report_dense(&c->sess.dense));
+	cJSON_AddItemToObject(mach, "dense_candidates", spp_report_dense(&c->sess.rec->dense));
 	set = cJSON_AddObjectToObject(root, "settings");
 	arr = cJSON_AddArrayToObject(set, "n");
 	for (int i = 0; i < c->nn; i++)
@@ -159,9 +159,9 @@ static int json_header(cJSON *root, const struct bench_cfg *c, const struct spp_
 	for (int i = 0; arr && i < c->nthreads; i++)
 		cJSON_AddItemToArray(arr, spp_report_calibration(&c->probe[i]));
 	cJSON_AddBoolToObject(set, "quick", c->quick);
-	cJSON_AddBoolToObject(set, "cold", c->sess.settings.cold);
-	cJSON_AddItemToObject(set, "cold_method", spp_json_str(c->sess.settings.cold_method[0]
-								? c->sess.settings.cold_method : NULL));
+	cJSON_AddBoolToObject(set, "cold", c->sess.rec->settings.cold);
+	cJSON_AddItemToObject(set, "cold_method", spp_json_str(c->sess.rec->settings.cold_method[0]
+								? c->sess.rec->settings.cold_method : NULL));
 	cJSON_AddStringToObject(set, "dlmc", c->dlmc_dir);
 	cJSON_AddStringToObject(set, "values",
 				"DLMC non-zeros in row-major order from splitmix64(seed): magnitude "

@@ -109,7 +109,7 @@ static void progress(const struct bench_cfg *c, const char *fmt, const char *wha
 /* Run options for thread count i (c->threads[i]) with analyze's policy; the pool prepared. */
 static void run_opts(struct bench_cfg *c, int i, struct spp_run_opts *ro, struct bench_threads *bt)
 {
-	const struct spp_run_settings *rs = &c->sess.settings;
+	const struct spp_run_settings *rs = &c->sess.rec->settings;
 
 	/* bw_util against this run's probe */
 	c->machine->cal = c->probe[i];

@@ -291,10 +291,10 @@ static void print_sweep(FILE *f, const void *arg)
 static int write_out(const struct sweep_cfg *c, const struct spp_sweep *s,
 		     const struct spp_session *sess, struct spp_error *err)
 {
-	struct sweep_text t = {s, &sess->dense_memo};
+	struct sweep_text t = {s, &sess->rec->dense_memo};
 
-	return emit(c, &sess->settings,
-		    c->json ? spp_report_sweep(s, &sess->dense_memo, &sess->settings) : NULL,
+	return emit(c, &sess->rec->settings,
+		    c->json ? spp_report_sweep(s, &sess->rec->dense_memo, &sess->rec->settings) : NULL,
 		    print_sweep, &t, err);
 }
 
@@ -340,8 +340,8 @@ static void print_nsweep(FILE *f, const void *arg)
 static int write_nsweep(const struct sweep_cfg *c, const struct spp_nsweep *s,
 			const struct spp_session *sess, struct spp_error *err)
 {
-	return emit(c, &sess->settings,
-		    c->json ? spp_report_nsweep(s, &sess->dense_memo, &sess->settings) : NULL,
+	return emit(c, &sess->rec->settings,
+		    c->json ? spp_report_nsweep(s, &sess->rec->dense_memo, &sess->rec->settings) : NULL,
 		    print_nsweep, s, err);
 }
 

@@ -103,12 +103,13 @@ int cmd_session_open(const char *cmd, const struct spp_session_opts *o, struct s
 		     int quiet, struct spp_session *s)
 {
 	struct spp_error err = {0};
-	int rc = spp_session_open(s, o, m, &err);
+	int rc = spp_session_open(s, o, m, NULL, &err);
+	const struct spp_dense_set *d = &s->rec->dense;
 
-	for (int i = 0; !quiet && i < s->dense.n; i++)
-		if (!s->dense.c[i].ok)
+	for (int i = 0; !quiet && i < d->n; i++)
+		if (!d->c[i].ok)
 			fprintf(stderr, "spprof %s: warning: dense baseline %s: not a candidate: %s\n", cmd,
-				s->dense.c[i].name, s->dense.c[i].reason);
+				d->c[i].name, d->c[i].reason);
 	return rc ? cmd_fail(&err) : 0;
 }
 

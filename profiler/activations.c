@@ -1,8 +1,10 @@
 #include "profiler/activations.h"
 #include "profiler/loaders.h"
+#include "profiler/run.h"
 
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -113,4 +115,45 @@ out:
 	free(a);
 	spp_model_destroy(model);
 	return rc;
+}
+
+/*
+ * The activation figures of X (k x n) against w: zero fraction, all-zero
+ * rows, and the combined FLOPs of DESIGN section 3, 2 * sum over the
+ * non-zeros w_ij of the non-zeros in row j of X. 0 or SPP_E_NOMEM.
+ */
+int spp_run_act_figures(const struct spp_matrix *w, const float *x, int64_t n,
+			const struct spp_run_opts *o, struct spp_act_figures *a,
+			struct spp_error *err)
+{
+	int64_t m = w->m, k = w->k;
+	int64_t *colnnz = calloc((size_t)(k > 0 ? k : 1), sizeof(*colnnz));
+	double zeros = 0, combined = 0;
+
+	if (!colnnz)
+		return spp_error_set(err, SPP_E_NOMEM, "out of memory");
+	memset(a, 0, sizeof(*a));
+	snprintf(a->source, sizeof(a->source), "%s",
+		 o->act_x ? "file" : o->act_sparsity > 0 ? "synthetic" : "uniform");
+	if (o->act_x && o->act_path)
+		snprintf(a->path, sizeof(a->path), "%s", o->act_path);
+	a->requested = !o->act_x && o->act_sparsity > 0 ? o->act_sparsity : NAN;
+	for (int64_t i = 0; i < m; i++)
+		for (int64_t j = 0; j < k; j++)
+			colnnz[j] += w->v[i * k + j] != 0.0f;
+	for (int64_t j = 0; j < k; j++) {
+		int64_t nz = 0;
+
+		for (int64_t q = 0; q < n; q++)
+			nz += x[j * n + q] != 0.0f;
+		zeros += (double)(n - nz);
+		a->zero_rows += nz == 0;
+		combined += (double)colnnz[j] * (double)nz;
+	}
+	free(colnnz);
+	a->sparsity = k * n > 0 ? zeros / ((double)k * (double)n) : NAN;
+	a->flops_combined = 2 * combined;
+	a->combined_speedup = combined > 0 ? 2.0 * (double)m * (double)k * (double)n / a->flops_combined
+					   : NAN;
+	return SPP_OK;
 }

@@ -5,13 +5,48 @@
  */
 #include "profiler/analysis.h"
 #include "kernels/peers.h"
-#include "profiler/breakeven.h"
 #include "profiler/derive.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+void spp_analyze_opts_init(struct spp_analyze_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->n = 128;
+	spp_session_opts_init(&o->session, SPP_ANALYZE_TIME_BUDGET_S);
+	o->backends = SPP_BACKEND_CPU;
+	spp_counters_opts_init(&o->counters);
+}
+
+int spp_analyze_formats(const struct spp_analyze_opts *o, const struct spp_format_ops **fmts,
+			int *nswept)
+{
+	int nf = 0;
+
+	*nswept = 0;
+	if (!(o->backends & SPP_BACKEND_CPU))
+		return 0;
+	if (!o->formats_set) {
+		for (int i = 0; nf < SPP_MAX_FORMATS && spp_cpu_formats[i]; i++)
+			fmts[nf++] = spp_cpu_formats[i];
+		*nswept = nf;
+		if (o->act_sparsity > 0 || o->activations)
+			for (int i = 0; nf < SPP_MAX_FORMATS && spp_cpu_act_formats[i]; i++)
+				fmts[nf++] = spp_cpu_act_formats[i];
+	} else {
+		for (int i = 0; i < o->nformats && nf < SPP_MAX_FORMATS; i++)
+			fmts[nf++] = o->formats[i];
+		*nswept = nf;
+	}
+	/* a peer is one more format, checked and timed by the same loop; left
+	 * out of the sweeps (it has no storage row to hold a layer) */
+	for (int p = 0; p < o->npeers && p < SPP_MAX_PEERS; p++)
+		fmts[nf++] = o->peers[p];
+	return nf;
+}
 
 const char *spp_warn_code(enum spp_warn w)
 {
@@ -92,7 +127,7 @@ void spp_analysis_destroy(struct spp_analysis *a)
 	free(a->runs);
 	free(a->runs_from);
 	free(a->owned_activations);
-	spp_session_close(&a->session);
+	spp_session_record_release(&a->record);
 	breakeven_release(a);
 	nsweep_release(a);
 	spp_analysis_derived_free(a);

@@ -20,11 +20,11 @@
 #include "profiler/layer.h"
 #include "profiler/machine.h"
 #include "profiler/model.h"
-#include "profiler/run.h"
-#include "profiler/session.h"
+#include "profiler/run_result.h"
+#include "profiler/session_record.h"
 #include "profiler/shard.h"
 #include "profiler/static.h"
-#include "profiler/sweep.h"
+#include "profiler/sweep_result.h"
 
 /* analyze's --time-budget: timed seconds per layer */
 #define SPP_ANALYZE_TIME_BUDGET_S 0.2
@@ -48,7 +48,7 @@ struct spp_analyze_opts {
 	/* reference peers (kernels/peers.h) run after the formats, as formats */
 	const struct spp_format_ops *peers[SPP_MAX_PEERS];
 	int npeers;
-	/* --dense, --cold, --time-budget, --seed, --repeat: the measurement session's (profiler/session.h) */
+	/* --dense, --cold, --time-budget, --seed, --repeat: the measurement session's (profiler/session_record.h) */
 	struct spp_session_opts session;
 	int breakeven;    /* sweep each distinct (shape, pattern) for its breakeven (profiler/breakeven.h) */
 	/* --n-sweep: each layer's own W timed at each of these N (profiler/sweep.h); 0: none */
@@ -176,11 +176,11 @@ struct spp_analysis {
 	/* with opts.dedupe and runs: layer i's runs are a copy of layer runs_from[i]'s (-1: its own); owned */
 	int *runs_from;
 	/*
-	 * The measurement session of the runs: the dense candidates
-	 * (session.dense.n 0 without runs), each shape's dense choice, and
-	 * session.settings, the record the report keeps (read back by merge).
+	 * What the measurement session of the runs left: the dense candidates
+	 * (record.dense.n 0 without runs), each shape's dense choice, and
+	 * record.settings, the record the report keeps (read back by merge).
 	 */
-	struct spp_session session;
+	struct spp_session_record record;
 	/* with opts.breakeven: layer i's sweep is sweeps[sweep_of[i]] (-1: none); owned */
 	struct spp_sweep *sweeps;
 	int nsweeps;

@@ -1,4 +1,5 @@
 #include "profiler/analyze.h"
+#include "profiler/session.h"
 #include "profiler/loaders.h"
 #include "kernels/peers.h"
 #include "profiler/dedupe.h"
@@ -18,42 +19,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-void spp_analyze_opts_init(struct spp_analyze_opts *o)
-{
-	memset(o, 0, sizeof(*o));
-	o->n = 128;
-	spp_session_opts_init(&o->session, SPP_ANALYZE_TIME_BUDGET_S);
-	o->backends = SPP_BACKEND_CPU;
-	spp_counters_opts_init(&o->counters);
-}
-
-int spp_analyze_formats(const struct spp_analyze_opts *o, const struct spp_format_ops **fmts,
-			int *nswept)
-{
-	int nf = 0;
-
-	*nswept = 0;
-	if (!(o->backends & SPP_BACKEND_CPU))
-		return 0;
-	if (!o->formats_set) {
-		for (int i = 0; nf < SPP_MAX_FORMATS && spp_cpu_formats[i]; i++)
-			fmts[nf++] = spp_cpu_formats[i];
-		*nswept = nf;
-		if (o->act_sparsity > 0 || o->activations)
-			for (int i = 0; nf < SPP_MAX_FORMATS && spp_cpu_act_formats[i]; i++)
-				fmts[nf++] = spp_cpu_act_formats[i];
-	} else {
-		for (int i = 0; i < o->nformats && nf < SPP_MAX_FORMATS; i++)
-			fmts[nf++] = o->formats[i];
-		*nswept = nf;
-	}
-	/* a peer is one more format, checked and timed by the same loop; left
-	 * out of the sweeps (it has no storage row to hold a layer) */
-	for (int p = 0; p < o->npeers && p < SPP_MAX_PEERS; p++)
-		fmts[nf++] = o->peers[p];
-	return nf;
-}
 
 /*
  * A layer whose dtype has no zero test (ggml K-quants, IQ types, ...): it is
@@ -218,10 +183,10 @@ static int counters_setup(struct spp_analysis *a, struct spp_run_opts *ro,
 }
 
 /* The measurement session of the runs; each dense candidate that cannot run is a warning. */
-static int open_session(struct spp_analysis *a, struct spp_error *err)
+static int open_session(struct spp_analysis *a, struct spp_session *s, struct spp_error *err)
 {
-	const struct spp_dense_set *d = &a->session.dense;
-	int rc = spp_session_open(&a->session, &a->opts.session, a->machine, err);
+	const struct spp_dense_set *d = &a->record.dense;
+	int rc = spp_session_open(s, &a->opts.session, a->machine, &a->record, err);
 
 	for (int i = 0; i < d->n; i++)
 		if (!d->c[i].ok) {
@@ -346,7 +311,7 @@ static int time_layers(struct spp_analysis *a, const struct spp_format_ops *cons
 	return rc;
 }
 
-static int measure_layers(struct spp_analysis *a, struct spp_error *err)
+static int measure_layers(struct spp_analysis *a, struct spp_session *s, struct spp_error *err)
 {
 	const struct spp_analyze_opts *o = &a->opts;
 	const struct spp_format_ops *fmts[SPP_MAX_FORMATS + SPP_MAX_PEERS];
@@ -354,12 +319,8 @@ static int measure_layers(struct spp_analysis *a, struct spp_error *err)
 	struct spp_sim_geometry geometry;
 	int nf = 0, nswept, rc = SPP_OK;
 
-	if ((rc = runs_fit(a, err)))
-		return rc;
 	nf = spp_analyze_formats(o, fmts, &nswept);
-	if ((rc = open_session(a, err)))
-		return rc;
-	spp_session_runs(&a->session, o->threads > 0 ? o->threads : omp_get_max_threads(), &ro);
+	spp_session_runs(s, o->threads > 0 ? o->threads : omp_get_max_threads(), &ro);
 	ro.backends = o->backends;
 	ro.cupti = o->cupti;
 	ro.act_sparsity = o->act_sparsity;
@@ -386,16 +347,19 @@ static int measure_layers(struct spp_analysis *a, struct spp_error *err)
 		return rc;
 	if (!(ro.bw.gbs[SPP_BW_DRAM] > 0))
 		rc = spp_analysis_warn(a, err, SPP_WARN_NO_CALIBRATION, "bw_util: no calibrated peak bandwidth for %d thread%s (run 'spprof calibrate')",
-				 a->session.settings.threads, a->session.settings.threads == 1 ? "" : "s");
+				 a->record.settings.threads, a->record.settings.threads == 1 ? "" : "s");
 	return rc;
 }
 
-/* The runs of every layer, then the session's buffers that only runs need released. */
+/* The runs of every layer in one measurement session, whose record the analysis keeps. */
 static int run_layers(struct spp_analysis *a, struct spp_error *err)
 {
-	int rc = measure_layers(a, err);
+	struct spp_session s = {0};
+	int rc = runs_fit(a, err);
 
-	spp_session_runs_done(&a->session);
+	if (!rc && !(rc = open_session(a, &s, err)))
+		rc = measure_layers(a, &s, err);
+	spp_session_close(&s);
 	return rc;
 }
 
@@ -435,6 +399,8 @@ int spp_analyze_run(const char *path, const struct spp_analyze_opts *o,
 	if (rc)
 		goto fail;
 	rc = spp_layers_from_model(a->model, o->n, o->n_set, &a->layers, &a->nlayers, err);
+	if (!rc && spp_static_share_scans(&a->layers, a->nlayers))
+		rc = spp_error_set(err, SPP_E_NOMEM, "out of memory for %d layers", a->nlayers);
 	if (!rc)
 		rc = shape_notes(a, err);
 	if (rc)

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "profiler/analyze.h"
+#include "profiler/analysis.h"
 
 static const struct spp_sweep *layer_sweep(const struct spp_analysis *a, int i)
 {

@@ -8,7 +8,6 @@
 #ifndef SPP_PROFILER_DERIVE_H
 #define SPP_PROFILER_DERIVE_H
 
-#include "profiler/breakeven.h"
 #include "profiler/diagnose.h"
 #include "profiler/static.h"
 

@@ -6,7 +6,7 @@
 #ifndef SPP_PROFILER_DIAGNOSE_H
 #define SPP_PROFILER_DIAGNOSE_H
 
-#include "profiler/run.h"
+#include "profiler/run_result.h"
 #include "profiler/static.h"
 
 #define SPP_DIAG_MAX 16

@@ -4,7 +4,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "profiler/analyze.h"
+#include "profiler/analysis.h"
 
 void spp_hold_back(const struct spp_analysis *a, struct spp_model_summary *s)
 {

@@ -91,8 +91,9 @@ void spp_layer_init(struct spp_layer *l, const struct spp_tensor *t, int64_t n);
  * has a graph (N from the graph where it gave one, n_source "model", unless
  * n_forced: then every layer's N is n), else derived from tensor ranks in
  * file order. *out is a heap
- * array of *count layers (free() it; the scan memos of layers sharing a
- * weight and view are in its block); NULL with 0 layers is valid.
+ * array of *count layers (free() it; spp_static_share_scans may put the
+ * scan memos of layers sharing a weight and view in its block); NULL with
+ * 0 layers is valid.
  * Returns 0 or SPP_E_NOMEM.
  */
 int spp_layers_from_model(const struct spp_model *m, int64_t n, int n_forced,

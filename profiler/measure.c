@@ -32,59 +32,6 @@ void spp_clock_monotonic(struct spp_clock *c)
 	c->ctx = NULL;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
-double spp_percentile_sorted(const double *sorted, int n, double p)
-{
-	double pos, frac;
-	int lo;
-
-	if (n <= 1)
-		return n == 1 ? sorted[0] : 0;
-	if (p <= 0)
-		return sorted[0];
-	if (p >= 1)
-		return sorted[n - 1];
-	pos = p * (double)(n - 1);
-	lo = (int)pos;
-	frac = pos - lo;
-	if (lo >= n - 1)
-		return sorted[n - 1];
-	return sorted[lo] + frac * (sorted[lo + 1] - sorted[lo]);
-}
-
-int spp_time_stats(double *samples, int n, struct spp_time_stats *out)
-{
-	memset(out, 0, sizeof(*out));
-	if (n <= 0)
-		return -1;
-	qsort(samples, (size_t)n, sizeof(*samples), cmp_double);
-	out->median = spp_percentile_sorted(samples, n, 0.5);
-	out->p10 = spp_percentile_sorted(samples, n, 0.1);
-	out->p90 = spp_percentile_sorted(samples, n, 0.9);
-	out->repeats = n;
-	return 0;
-}
-
-double spp_max_over_mean(const double *v, int n)
-{
-	double max = 0, sum = 0;
-
-	if (n <= 0)
-		return 0;
-	for (int i = 0; i < n; i++) {
-		sum += v[i];
-		if (i == 0 || v[i] > max)
-			max = v[i];
-	}
-	return sum > 0 ? max / (sum / n) : 0;
-}
-
 void spp_bench_opts_init(struct spp_bench_opts *o)
 {
 	memset(o, 0, sizeof(*o));

@@ -1,5 +1,5 @@
 /*
- * Measurement: timing statistics, the benchmark harness that runs a set of
+ * Measurement: the benchmark harness that runs a set of
  * timed calls (the dense baseline and each format of a layer) warm-up
  * first, then interleaved round after round until a repeat count or a time
  * budget is reached, cache eviction for cold runs, and thread pinning.
@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "base/error.h"
+#include "profiler/stats.h"
 
 /* Thread pools the harness tells apart (kernels/dense/dense.h: enum spp_dense_pool). */
 #define SPP_BENCH_POOLS 4
@@ -27,28 +28,6 @@ struct spp_clock {
 
 /* CLOCK_MONOTONIC. */
 void spp_clock_monotonic(struct spp_clock *c);
-
-struct spp_time_stats {
-	double median, p10, p90; /* ns */
-	int repeats;             /* samples behind the figures */
-};
-
-/*
- * Percentile p (0..1) of n sorted samples by linear interpolation between
- * closest ranks (Hyndman-Fan type 7, numpy's default): position p*(n-1),
- * so the median of an even count is the mean of the middle two and one
- * sample is every percentile. n must be > 0.
- */
-double spp_percentile_sorted(const double *sorted, int n, double p);
-
-/*
- * Median, p10, p90 and count of n samples; sorts samples in place.
- * Returns 0, or -1 (figures zeroed) when n <= 0.
- */
-int spp_time_stats(double *samples, int n, struct spp_time_stats *out);
-
-/* max / mean of n values; 0 when n <= 0 or the mean is not positive. */
-double spp_max_over_mean(const double *v, int n);
 
 /* One timed call of the harness. */
 struct spp_bench_item {

@@ -13,7 +13,7 @@ static double peak_gflops(const struct spp_analysis *a)
 {
 	const struct spp_machine *m = a->machine;
 
-	return m && m->have_calibration && m->cal.threads == a->session.settings.threads ? m->cal.peak_gflops : 0;
+	return m && m->have_calibration && m->cal.threads == a->record.settings.threads ? m->cal.peak_gflops : 0;
 }
 
 void spp_baseline_check(const struct spp_analysis *a, int i, struct spp_baseline_check *out)
@@ -31,7 +31,7 @@ void spp_baseline_check(const struct spp_analysis *a, int i, struct spp_baseline
 	d = &a->runs[i].runs[0];
 	if (!timed(d))
 		return;
-	spp_bw_model_init(&bw, a->machine, a->session.settings.threads, a->opts.session.cold);
+	spp_bw_model_init(&bw, a->machine, a->record.settings.threads, a->opts.session.cold);
 	flops = 2.0 * (double)l->view.m * (double)l->view.k * (double)l->n;
 	bytes = 4.0 * ((double)l->view.m * (double)l->view.k + (double)l->view.k * (double)l->n +
 		       (double)l->view.m * (double)l->n);
@@ -107,7 +107,7 @@ static void cause(const struct spp_analysis *a, int i, const struct spp_run *r, 
 		snprintf(buf, n, "no machine description to tell why");
 		return;
 	}
-	spp_bw_model_init(&bw, a->machine, a->session.settings.threads, a->opts.session.cold);
+	spp_bw_model_init(&bw, a->machine, a->record.settings.threads, a->opts.session.cold);
 	lr = spp_bw_level_of(bw.cap, r->bytes_moved, bw.cold);
 	ld = spp_bw_level_of(bw.cap, d->bytes_moved, bw.cold);
 	if (lr < ld) {
@@ -160,7 +160,7 @@ int spp_plausibility_warnings(struct spp_analysis *a, struct spp_error *err)
 	if (!rc && unchecked)
 		rc = spp_analysis_warn(a, err, SPP_WARN_DENSE_BASELINE_UNCHECKED, "dense baseline: not checked against the roofline on %d shape%s: "
 				       "no calibration for %d thread%s (run 'spprof calibrate')", unchecked,
-				       unchecked == 1 ? "" : "s", a->session.settings.threads,
-				       a->session.settings.threads == 1 ? "" : "s");
+				       unchecked == 1 ? "" : "s", a->record.settings.threads,
+				       a->record.settings.threads == 1 ? "" : "s");
 	return rc;
 }

@@ -9,7 +9,7 @@
 #ifndef SPP_PROFILER_PLAUSIBLE_H
 #define SPP_PROFILER_PLAUSIBLE_H
 
-#include "profiler/analyze.h"
+#include "profiler/analysis.h"
 
 /* A run this much faster than the FLOP ideal is warned about. */
 #define SPP_PLAUSIBLE_EFFICIENCY 1.2

@@ -6,7 +6,7 @@
 #ifndef SPP_PROFILER_RUN_DENSE_H
 #define SPP_PROFILER_RUN_DENSE_H
 
-#include "profiler/run.h"
+#include "profiler/run_result.h"
 
 /*
  * Start the choice of (m, k, n, threads): with a memo that holds the shape,

@@ -4,15 +4,8 @@
 #include <omp.h>
 #include <string.h>
 
-void spp_session_opts_init(struct spp_session_opts *o, double time_budget_s)
-{
-	memset(o, 0, sizeof(*o));
-	o->time_budget_s = time_budget_s;
-	o->seed = 1;
-}
-
 int spp_session_open(struct spp_session *s, const struct spp_session_opts *o, struct spp_machine *m,
-		     struct spp_error *err)
+		     struct spp_session_record *rec, struct spp_error *err)
 {
 	struct spp_dense_want want;
 	char storage[512];
@@ -21,25 +14,26 @@ int spp_session_open(struct spp_session *s, const struct spp_session_opts *o, st
 	memset(s, 0, sizeof(*s));
 	s->opts = *o;
 	s->machine = m;
-	s->settings.cold = o->cold;
+	s->rec = rec ? rec : &s->own;
+	s->rec->settings.cold = o->cold;
 	if (o->dense && (rc = spp_dense_parse(o->dense, &want, storage, sizeof(storage), err)))
 		return rc;
-	if ((rc = spp_dense_set_open(&s->dense, o->dense ? &want : NULL, m ? m->isa : spp_isa_detect(),
+	if ((rc = spp_dense_set_open(&s->rec->dense, o->dense ? &want : NULL, m ? m->isa : spp_isa_detect(),
 				     err)))
 		return rc;
 	if (o->cold)
-		return spp_run_flusher_init(&s->flusher, m, s->settings.cold_method,
-					    sizeof(s->settings.cold_method), err);
+		return spp_run_flusher_init(&s->flusher, m, s->rec->settings.cold_method,
+					    sizeof(s->rec->settings.cold_method), err);
 	return SPP_OK;
 }
 
 void spp_session_runs(struct spp_session *s, int threads, struct spp_run_opts *ro)
 {
-	struct spp_run_settings *rs = &s->settings;
+	struct spp_run_settings *rs = &s->rec->settings;
 
 	spp_run_opts_init(ro);
-	ro->dense = &s->dense;
-	ro->dense_memo = &s->dense_memo;
+	ro->dense = &s->rec->dense;
+	ro->dense_memo = &s->rec->dense_memo;
 	ro->threads = threads;
 	if (s->machine) {
 		ro->isa = s->machine->isa;
@@ -62,17 +56,12 @@ void spp_session_runs(struct spp_session *s, int threads, struct spp_run_opts *r
 	rs->min_repeats = ro->bench.min_repeats;
 	rs->max_repeats = ro->bench.max_repeats;
 	rs->verify_rtol = ro->verify_rtol;
-	rs->pinned = spp_run_threads_prepare(&s->dense, threads);
-}
-
-void spp_session_runs_done(struct spp_session *s)
-{
-	spp_flusher_fini(&s->flusher);
+	rs->pinned = spp_run_threads_prepare(&s->rec->dense, threads);
 }
 
 void spp_session_close(struct spp_session *s)
 {
-	spp_dense_memo_free(&s->dense_memo);
-	spp_dense_set_close(&s->dense);
 	spp_flusher_fini(&s->flusher);
+	if (s->rec == &s->own)
+		spp_session_record_release(&s->own);
 }

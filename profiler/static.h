@@ -113,6 +113,15 @@ struct spp_scan_memo {
 };
 
 /*
+ * Give the n layers of *layers (spp_layers_from_model's array) that read
+ * one weight through one view one scan memo, placed after the layers in
+ * their block (grown here), so that free(*layers) frees both: a graph that
+ * applies one weight 49,000 times scans it once. 0, or -1 (out of memory;
+ * *layers unchanged, each layer's scan its own).
+ */
+int spp_static_share_scans(struct spp_layer **layers, int n);
+
+/*
  * Scan a layer's weights into counts. Parallel over row blocks with OpenMP
  * (the caller's thread setting). Returns 0, SPP_E_NOMEM, or
  * SPP_E_UNSUPPORTED for a dtype with no zero test.

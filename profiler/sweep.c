@@ -49,17 +49,6 @@ void spp_sweep_pattern_name(const struct spp_sweep_opts *o, char *buf, size_t n)
 	}
 }
 
-void spp_sweep_release(struct spp_sweep *s)
-{
-	if (!s)
-		return;
-	for (int i = 0; s->results && i < s->nresults; i++)
-		free(s->results[i].curve);
-	free(s->results);
-	s->results = NULL;
-	s->nresults = 0;
-}
-
 /* The grid the options ask for into g; its length, or -1 (err set). */
 static int make_grid(const struct spp_sweep_opts *o, double *g, struct spp_error *err)
 {
@@ -111,24 +100,6 @@ static void add_point(struct spp_sweep_result *r, double s, double t, double td)
 	}
 	r->curve[at] = (struct spp_sweep_point){s, t, td, td / t};
 	r->npoints++;
-}
-
-static int faster(const struct spp_sweep_point *p)
-{
-	return p->speedup > 1;
-}
-
-double spp_sweep_breakeven(const struct spp_sweep_point *curve, int n)
-{
-	int top = n - 1;
-
-	while (top >= 0 && !faster(&curve[top]))
-		top--;
-	if (top < 0)
-		return NAN;
-	while (top > 0 && faster(&curve[top - 1]))
-		top--;
-	return curve[top].sparsity;
 }
 
 __attribute__((format(printf, 2, 3)))
@@ -188,7 +159,7 @@ static int settle(const struct spp_sweep_opts *o, const struct spp_format_ops *f
 	for (int i = 1; i < n; i++)
 		if (r->curve[i].speedup > r->curve[best].speedup)
 			best = i;
-	for (top = n - 1; top >= 0 && !faster(&r->curve[top]); top--)
+	for (top = n - 1; top >= 0 && !spp_sweep_faster(&r->curve[top]); top--)
 		;
 	if (top < 0) {
 		if (n == 1)
@@ -202,13 +173,13 @@ static int settle(const struct spp_sweep_opts *o, const struct spp_format_ops *f
 			append(r, "%s", missing);
 		return SPP_OK;
 	}
-	for (start = top; start > 0 && faster(&r->curve[start - 1]); start--)
+	for (start = top; start > 0 && spp_sweep_faster(&r->curve[start - 1]); start--)
 		;
 	if (top < n - 1)
 		append(r, "slower than dense again from %.4g (speedup %.2f)",
 		       r->curve[top + 1].sparsity, r->curve[top + 1].speedup);
 	for (int i = 0; i < start - 1; i++)
-		if (faster(&r->curve[i])) {
+		if (spp_sweep_faster(&r->curve[i])) {
 			append(r, "also faster at %.4g (speedup %.2f) below slower points: "
 				  "the breakeven is the last upward crossing",
 			       r->curve[i].sparsity, r->curve[i].speedup);
@@ -239,7 +210,7 @@ static int settle(const struct spp_sweep_opts *o, const struct spp_format_ops *f
 			break;
 		for (at = 0; r->curve[at].sparsity != mid; at++)
 			;
-		if (faster(&r->curve[at]))
+		if (spp_sweep_faster(&r->curve[at]))
 			hi = mid;
 		else
 			lo = mid;

@@ -10,58 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-void spp_nsweep_release(struct spp_nsweep *s)
-{
-	if (!s)
-		return;
-	free(s->results);
-	s->results = NULL;
-	s->nresults = 0;
-}
-
-/* Append ", a-b" (or ", a") to r->wins for the run of winning N from i to j. */
-static void add_range(struct spp_nsweep_result *r, int i, int j)
-{
-	size_t len = strlen(r->wins);
-
-	if (i == j)
-		snprintf(r->wins + len, sizeof(r->wins) - len, "%s%lld", len ? ", " : "",
-			 (long long)r->n[i]);
-	else
-		snprintf(r->wins + len, sizeof(r->wins) - len, "%s%lld-%lld", len ? ", " : "",
-			 (long long)r->n[i], (long long)r->n[j]);
-}
-
-void spp_nsweep_derive(struct spp_nsweep_result *r)
-{
-	int run = -1;
-
-	r->wins[0] = '\0';
-	r->ncross = 0;
-	for (int i = 0; i <= r->npoints; i++) {
-		int win = i < r->npoints && r->curve[i].speedup > 1;
-
-		if (win && run < 0)
-			run = i;
-		if (!win && run >= 0) {
-			add_range(r, run, i - 1);
-			run = -1;
-		}
-	}
-	for (int i = 0; i + 1 < r->npoints; i++) {
-		double a = r->curve[i].speedup, b = r->curve[i + 1].speedup, t;
-
-		if (!isfinite(a) || !isfinite(b) || (a > 1) == (b > 1) || a == b)
-			continue;
-		/* linear in speedup against log N */
-		t = (1.0 - a) / (b - a);
-		r->cross[r->ncross].n = exp(log((double)r->n[i]) +
-					    t * (log((double)r->n[i + 1]) - log((double)r->n[i])));
-		r->cross[r->ncross].faster_above = b > 1;
-		r->ncross++;
-	}
-}
-
 /* The options and the list are usable; 0 or SPP_E_USAGE. */
 static int check(const struct spp_sweep_opts *o, double sparsity, const int64_t *ns, int nn,
 		 int nformats, struct spp_error *err)

@@ -8,7 +8,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "profiler/run.h"
+#include "profiler/run_result.h"
 
 /*
  * The block of f: {source, l1d_misses, ..., dram_bytes, sampled, geometry,

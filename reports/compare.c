@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "profiler/run.h"
+#include "profiler/run_result.h"
 #include "reports/cells.h"
 
 /*

@@ -70,8 +70,8 @@ static void build_machine(struct build *b, cJSON *root, const struct spp_analysi
 
 	if (a->machine) {
 		m = checked(b, spp_report_machine(a->machine));
-		if (m && a->session.dense.n)
-			cJSON_AddItemToObject(m, "dense_candidates", checked(b, spp_report_dense(&a->session.dense)));
+		if (m && a->record.dense.n)
+			cJSON_AddItemToObject(m, "dense_candidates", checked(b, spp_report_dense(&a->record.dense)));
 		if (m && root)
 			cJSON_AddItemToObject(root, "machine", m);
 		else
@@ -126,7 +126,7 @@ static void build_run_settings(struct build *b, cJSON *s, const struct spp_analy
 		push(b, be, cJSON_CreateString("cpu"));
 	if (o->backends & SPP_BACKEND_CUDA)
 		push(b, be, cJSON_CreateString("cuda"));
-	build_session_record(b, s, &a->session.settings);
+	build_session_record(b, s, &a->record.settings);
 	add_num_or_null(b, s, "time_budget_s", o->session.repeat <= 0, o->session.time_budget_s);
 	spp_counters_opts_format(&o->counters, counters, sizeof(counters));
 	add_str(b, s, "counters", counters);

@@ -75,7 +75,7 @@ static cJSON *build_run(struct build *b, const struct spp_run *r)
 	t = checked(b, spp_report_time(timed ? &r->time : NULL));
 	if (t)
 		cJSON_AddItemToObject(o, "time_ns", t);
-	/* the run figures, one row each (SPP_RUN_FIGURES, profiler/run.h) */
+	/* the run figures, one row each (SPP_RUN_FIGURES, profiler/run_result.h) */
 #define FIG(key, member, when, flags, title, cell, fmt) \
 	add_fig(b, o, key, spp_run_figure_known(r, when) ? r->member : NAN);
 	SPP_RUN_FIGURES(FIG)

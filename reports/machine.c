@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "profiler/machine.h"
-#include "profiler/run.h"
+#include "profiler/run_result.h"
 
 /* v when positive: a figure the probe measured (0 is not measured); null otherwise. */
 static cJSON *positive_or_null(double v)

@@ -10,7 +10,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "profiler/run.h"
+#include "profiler/run_result.h"
 #include "reports/cells.h"
 #include "reports/text_table.h"
 

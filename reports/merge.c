@@ -455,7 +455,7 @@ int spp_report_merge(const char *const *paths, int n, const struct spp_merge_opt
 		a->opts.activations = a->owned_activations;
 		a->opts.static_only = 0;
 		a->opts.shard.count = 0;
-		run_settings_of(get(P.r[0], "settings"), &a->session.settings);
+		run_settings_of(get(P.r[0], "settings"), &a->record.settings);
 		rc = attach_runs(a, &P, err);
 	}
 	if (!rc && !(rc = warnings_of(a, &P, err)) && !(rc = spp_analysis_derive(a, err)))

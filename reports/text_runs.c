@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "base/safe_text.h"
-#include "profiler/run.h"
+#include "profiler/run_result.h"
 #include "reports/cells.h"
 
 struct run_column {

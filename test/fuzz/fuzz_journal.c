@@ -86,6 +86,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			break;
 	}
 	spp_journal_close(&j, 1);
-	analysis->session.dense_memo.n = 0;
+	analysis->record.dense_memo.n = 0;
 	return 0;
 }

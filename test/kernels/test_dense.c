@@ -292,7 +292,7 @@ static void fake_init(struct fake_analysis *f, double eff, double dense_ns)
 	f->a.runs = &f->runs;
 	f->a.nlayers = 1;
 	f->a.machine = &f->m;
-	f->a.session.settings.threads = 1;
+	f->a.record.settings.threads = 1;
 }
 
 static void fake_fini(struct fake_analysis *f)

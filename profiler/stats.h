@@ -1,0 +1,32 @@
+/*
+ * Timing statistics (DESIGN section 4): the median and percentiles of a
+ * run's samples and the imbalance of per-thread figures. Results only:
+ * what profiler/measure.h's harness times, and what a report read back
+ * holds, go through the same arithmetic.
+ */
+#ifndef SPP_PROFILER_STATS_H
+#define SPP_PROFILER_STATS_H
+
+struct spp_time_stats {
+	double median, p10, p90; /* ns */
+	int repeats;             /* samples behind the figures */
+};
+
+/*
+ * Percentile p (0..1) of n sorted samples by linear interpolation between
+ * closest ranks (Hyndman-Fan type 7, numpy's default): position p*(n-1),
+ * so the median of an even count is the mean of the middle two and one
+ * sample is every percentile. n must be > 0.
+ */
+double spp_percentile_sorted(const double *sorted, int n, double p);
+
+/*
+ * Median, p10, p90 and count of n samples; sorts samples in place.
+ * Returns 0, or -1 (figures zeroed) when n <= 0.
+ */
+int spp_time_stats(double *samples, int n, struct spp_time_stats *out);
+
+/* max / mean of n values; 0 when n <= 0 or the mean is not positive. */
+double spp_max_over_mean(const double *v, int n);
+
+#endif

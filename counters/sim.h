@@ -153,6 +153,16 @@ uint64_t spp_sim_total_accesses(const struct spp_sim *s);
  * format with no traced kernel, such as a peer) or SPP_E_NOMEM.
  */
 #define SPP_SIM_DEFAULT_BUDGET ((uint64_t)40 * 1000 * 1000)
+
+/*
+ * The replay speed analyze budgets a layer's replays at, in line accesses
+ * a second: a fixed figure, not one measured in the run, so that the
+ * sample chosen (and so every count) is the same in two runs of the same
+ * layer. `spprof info` measured 2.3e7 to 3.0e7 on a 2-vCPU AMD EPYC (Zen 4,
+ * AVX-512 kernels; 2026-12-07); a slower machine's replays take a larger
+ * share of the time budget than SIM_SHARE (profiler/analyze.c).
+ */
+#define SPP_SIM_NOMINAL_RATE 2.5e7
 int spp_sim_replay(const struct spp_sim_geometry *g, int threads, uint64_t budget, int warm,
 		   enum spp_isa isa, const struct spp_encoded *enc, const float *x, float *y, int64_t n,
 		   struct spp_cache_figures *f, struct spp_error *err);
@@ -165,7 +175,8 @@ int spp_sim_replay_stride(const struct spp_sim_geometry *g, int threads, uint64_
 /*
  * Line accesses the simulator replays per second here (a warm replay of
  * csr at 90 %, 512 x 2048, N = 32, on isa: about 20 ms); 0 when it could
- * not run. analyze paces its replays by it.
+ * not run. `spprof info` prints it; analyze budgets its replays at the
+ * fixed SPP_SIM_NOMINAL_RATE instead, so that its counts repeat.
  */
 double spp_sim_rate(const struct spp_sim_geometry *g, enum spp_isa isa);
 

@@ -411,6 +411,18 @@ static void replay_note(struct spp_cache_figures *f, const struct sink *s, int n
 			 (unsigned long long)s->unmapped);
 }
 
+/* The row blocks the sampled replay walks: each part's units in blocks of s->block, in each K tile. */
+static int64_t row_blocks(const struct sink *s, const struct spp_encoded *enc)
+{
+	const int64_t *lo = s->trace->part_lo(enc);
+	int64_t blocks = 0;
+
+	for (int p = 0; p < enc->nparts; p++)
+		blocks += (lo[p + 1] - lo[p] + s->block - 1) / s->block;
+	blocks *= s->tiles > 1 ? s->tiles : 1;
+	return blocks > 1 ? blocks : 1;
+}
+
 int spp_sim_replay_stride(const struct spp_sim_geometry *g, int threads, uint64_t budget, int warm,
 			  enum spp_isa isa, const struct spp_encoded *enc, const float *x, float *y,
 			  int64_t n, int64_t stride, struct spp_cache_figures *f, struct spp_error *err)
@@ -474,7 +486,8 @@ int spp_sim_replay_stride(const struct spp_sim_geometry *g, int threads, uint64_
 	} else if (want > 1) {
 		if (stride == 0)
 			want = (int64_t)ceil(s.est * replay_passes(0, s.tiles, warm) / (double)budget);
-		s.stride = want;
+		/* at most one stride over all the row blocks: one block is sampled at least, never none */
+		s.stride = want < row_blocks(&s, enc) ? want : row_blocks(&s, enc);
 	}
 	s.warm = warm;
 	/* whole: the first replay fills the caches as the timed runs found them */

@@ -106,24 +106,23 @@ out:
 
 /*
  * The simulator's budget per replay, in line accesses: SIM_SHARE of a
- * layer's time budget at the replay speed measured here (spp_sim_rate),
- * shared by the layer's formats (fmts[0..nf-1]) that have a traced kernel.
- * With --repeat (no time budget) or an explicit budget, that one.
+ * layer's time budget at the nominal replay speed (SPP_SIM_NOMINAL_RATE,
+ * not this run's: the sample, and so every count, repeats from run to
+ * run), shared by the layer's formats (fmts[0..nf-1]) that have a traced
+ * kernel. With --repeat (no time budget) or an explicit budget, that one.
  */
-static uint64_t sim_budget(const struct spp_analysis *a, const struct spp_sim_geometry *g,
-			   enum spp_isa isa, const struct spp_format_ops *const *fmts, int nf)
+static uint64_t sim_budget(const struct spp_analysis *a, const struct spp_format_ops *const *fmts,
+			   int nf)
 {
 	int traced = 0;
-	double rate;
 
 	if (a->opts.counters.sim_budget || a->opts.session.repeat > 0)
 		return a->opts.counters.sim_budget;
 	for (int i = 0; i < nf; i++)
 		traced += spp_trace_format_find(fmts[i]->key) != NULL;
-	rate = spp_sim_rate(g, isa);
-	if (traced == 0 || rate <= 0)
+	if (traced == 0)
 		return 0;
-	return (uint64_t)(SIM_SHARE * a->opts.session.time_budget_s * rate / traced) + 1;
+	return (uint64_t)(SIM_SHARE * a->opts.session.time_budget_s * SPP_SIM_NOMINAL_RATE / traced) + 1;
 }
 
 /*
@@ -170,7 +169,7 @@ static int counters_setup(struct spp_analysis *a, struct spp_run_opts *ro,
 	}
 	ro->sim_geometry = g;
 	ro->sim_beside = beside;
-	ro->sim_budget = sim_budget(a, g, ro->isa, fmts, nf);
+	ro->sim_budget = sim_budget(a, fmts, nf);
 	spp_sim_geometry_format(g, geo, sizeof(geo));
 	if (beside)
 		return spp_analysis_warn(a, err, SPP_WARN_SIM_COUNTERS, "cache_sim figures: the simulator replays each run beside %s's "

@@ -516,12 +516,9 @@ static int op_call(struct up *u, unsigned char op)
 	case 'R':
 		return reduce(u) ? -1 : 1;
 	case 'b':
-		/*
-		 * BUILD: only the attributes of an OrderedDict (a state dict's
-		 * _metadata), a dict, dropped. torch.save writes no other: a
-		 * tensor's state would reach __setstate__ or set_ (what
-		 * weights_only's BUILD let through), a plain dict has none
-		 */
+		/* BUILD: only the attributes of an OrderedDict (a state dict's _metadata),
+		 * a dict, dropped. torch.save writes no other: a tensor's state would
+		 * reach __setstate__ or set_ (weights_only's BUILD let it), a dict has none */
 		if (pop(u, &b) || top(u, &a))
 			return -1;
 		if (u->pk->v[a].kind != SPP_PV_DICT || u->pk->v[a].g != 1 ||

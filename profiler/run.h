@@ -45,7 +45,7 @@ struct spp_run_opts {
 	const struct spp_counter_backend *counters;
 	const struct spp_sim_geometry *sim_geometry;
 	int sim_beside;
-	uint64_t sim_budget;         /* line accesses per replay (analyze: paced); 0: SPP_SIM_DEFAULT_BUDGET */
+	uint64_t sim_budget;         /* line accesses per replay (analyze: from its time budget); 0: SPP_SIM_DEFAULT_BUDGET */
 	int cache_line;              /* bytes, for DRAM traffic from LLC misses; 0: 64 */
 	/*
 	 * Activations. act_x: real X, K x N row-major (borrowed), its path in

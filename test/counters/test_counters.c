@@ -519,6 +519,31 @@ static void test_replay_sampled(void **state)
 	free(w);
 }
 
+/*
+ * A budget smaller than one block of a layer of few blocks (bsr16, 2
+ * parts of 4 block rows: a stride longer than all of them) still samples
+ * one block: the counts are scaled from it, never zeros with sampled 0
+ * (as analyze's runs of bsr16 on a 768 x 768 layer gave at 0.05 s).
+ */
+static void test_replay_tiny_budget(void **state)
+{
+	int64_t m = 128, k = 256, n = 16;
+	float *w = random_matrix(m, k, 0.2, 9);
+	struct spp_cache_figures f, again;
+
+	(void)state;
+	for (int warm = 0; warm < 2; warm++) {
+		replay_in("bsr16", w, m, k, n, 2, "l1=32K/8,l2=128K/8,llc=4M/16", 100, warm, &f, NULL);
+		assert_true(f.sampled > 0 && f.sampled < 1);
+		assert_true(f.v[SPP_CEV_L1D_ACCESSES] > 0);
+		assert_non_null(strstr(f.note, "counts scaled"));
+		replay_in("bsr16", w, m, k, n, 2, "l1=32K/8,l2=128K/8,llc=4M/16", 100, warm, &again, NULL);
+		for (int e = 0; e < SPP_CEV_COUNT; e++)
+			assert_true(isnan(f.v[e]) ? isnan(again.v[e]) : f.v[e] == again.v[e]);
+	}
+	free(w);
+}
+
 static void test_sim_backend(void **state)
 {
 	const struct spp_counter_backend *b = spp_counter_backend_find("sim");
@@ -582,6 +607,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_replay_warm),
 		cmocka_unit_test(test_replay_deterministic),
 		cmocka_unit_test(test_replay_sampled),
+		cmocka_unit_test(test_replay_tiny_budget),
 		cmocka_unit_test(test_sim_backend),
 		cmocka_unit_test(test_select),
 		cmocka_unit_test(test_pmu_reason),

@@ -492,6 +492,56 @@ static void test_conv_kernel_report(void **state)
 	harness_rmtree(dir);
 }
 
+/*
+ * The simulator repeats: two identical analyze runs give the same cache
+ * figures on every run (the sample is chosen from the layer's work and a
+ * budget in accesses, not from the clock), and no run that has figures
+ * shows a zero count from a sample of nothing.
+ */
+static void test_sim_repeats(void **state)
+{
+	char *model = harness_join(getenv("SPP_SAMPLE_MODELS"), "mixed_cnn.safetensors");
+	const char *args[] = {"analyze", model, "--counters", "sim", "--time-budget", "0.02",
+			      "--formats", "csr,coo,bsr16,bitmask", "--format", "json", NULL};
+	struct harness_run r[2];
+	cJSON *doc[2], *la, *lb;
+	int compared = 0;
+
+	(void)state;
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(harness_spprof(&r[i], args), 0);
+		assert_int_equal(r[i].status, 0);
+		doc[i] = cJSON_Parse(r[i].out);
+		assert_non_null(doc[i]);
+	}
+	lb = cJSON_GetObjectItem(doc[1], "layers")->child;
+	cJSON_ArrayForEach(la, cJSON_GetObjectItem(doc[0], "layers")) {
+		const cJSON *ra, *rb = cJSON_GetObjectItem(lb, "runs") ? cJSON_GetObjectItem(lb, "runs")->child : NULL;
+
+		cJSON_ArrayForEach(ra, cJSON_GetObjectItem(la, "runs")) {
+			const cJSON *ca = cJSON_GetObjectItem(ra, "cache"), *cb = cJSON_GetObjectItem(rb, "cache");
+
+			if (!cJSON_Compare(ca, cb, 1))
+				fail_msg("%s %s: cache differs between two identical runs",
+					 cJSON_GetObjectItem(la, "name")->valuestring,
+					 cJSON_GetObjectItem(ra, "format")->valuestring);
+			if (cJSON_IsObject(ca)) {
+				compared++;
+				assert_true(cJSON_GetNumberValue(cJSON_GetObjectItem(ca, "sampled")) > 0);
+				assert_true(cJSON_GetNumberValue(cJSON_GetObjectItem(ca, "l1d_accesses")) > 0);
+			}
+			rb = rb ? rb->next : NULL;
+		}
+		lb = lb->next;
+	}
+	assert_true(compared >= 8);
+	for (int i = 0; i < 2; i++) {
+		cJSON_Delete(doc[i]);
+		harness_run_free(&r[i]);
+	}
+	free(model);
+}
+
 /* --target-sparsity: the layers that hold the model back, in the JSON and the notes. */
 static void test_target_sparsity(void **state)
 {
@@ -545,6 +595,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_report_round_trip),
 		cmocka_unit_test(test_output_failure),
 		cmocka_unit_test(test_sample_models),
+		cmocka_unit_test(test_sim_repeats),
 		cmocka_unit_test(test_conv_kernel_report),
 		cmocka_unit_test(test_target_sparsity),
 	};

@@ -122,6 +122,12 @@ struct spp_encoded {
 	const struct spp_format_ops *ops;
 	int64_t m, k, nnz;
 	uint64_t bytes;        /* encoded bytes the kernel reads: values + indices + offsets */
+	/*
+	 * Rows of X the kernel reads: the columns of W with a non-zero (bsr:
+	 * the columns of its non-zero blocks); 0: every row (K). Each is read
+	 * for all N columns, so bw_util's bytes are what the kernel moves.
+	 */
+	int64_t x_rows;
 	int nparts;            /* work partition (one part per thread), by non-zeros */
 	int64_t *part_nnz;     /* non-zeros of each part: nnz_imbalance = max / mean */
 	void *impl;            /* the format's own buffers */

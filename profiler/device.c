@@ -32,7 +32,7 @@ int spp_device_open(const struct spp_device *d, const void *entry,
 {
 	memset(c, 0, sizeof(*c));
 	c->dev = d;
-	c->w_bytes = c->nnz_imbalance = NAN;
+	c->w_bytes = c->x_bytes = c->nnz_imbalance = NAN;
 	c->copy_ns[0] = c->copy_ns[1] = c->copy_ns[2] = NAN;
 	return d->ops->open(d->ctx, entry, L, c, err);
 }
@@ -135,7 +135,7 @@ void spp_device_figures(const struct spp_device_layer *L, const struct spp_devic
 	const struct spp_matrix *w = L->w;
 	struct spp_run_inputs in = {
 		w->m, w->k, L->n, L->nnz, c->w_bytes, L->theoretical_speedup, bw,
-		r->time.median, t_dense_ns, 0,
+		r->time.median, t_dense_ns, 0, isfinite(c->x_bytes) ? c->x_bytes : 0, 0,
 	};
 
 	/* a baseline does all the dense FLOPs: its rate is theirs, its ideal 1 */

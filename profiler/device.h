@@ -70,6 +70,7 @@ struct spp_device_case {
 	const struct spp_device *dev;
 	void *impl;                  /* the device's case; NULL: not open */
 	double w_bytes;              /* W as the entry holds it (the bytes its kernel reads) */
+	double x_bytes;              /* the rows of X its kernel reads, N columns of fp32; NAN: all of X */
 	double nnz_imbalance;        /* W's nonzeros over the entry's parts: max / mean; NAN unknown */
 	double copy_ns[3];           /* W and X to the device, Y back; NAN where nothing is copied */
 	int nthreads;                /* busy_ns entries run fills; 0: none */

@@ -69,6 +69,8 @@ static int format_open(void *dev, const void *entry, const struct spp_device_lay
 	}
 	c->impl = k;
 	c->w_bytes = (double)k->enc.bytes;
+	if (k->enc.x_rows > 0)
+		c->x_bytes = 4.0 * (double)k->enc.x_rows * (double)L->n;
 	c->nnz_imbalance = nnz_imbalance(&k->enc);
 	c->nthreads = d->threads;
 	c->pool = 0;

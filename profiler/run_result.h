@@ -236,12 +236,17 @@ struct spp_run_inputs {
 	const struct spp_bw_model *bw; /* NULL or uncalibrated: bw_util unknown */
 	double t_ns, t_dense_ns;     /* medians */
 	double flops;                /* the work done; 0: sparse FLOPs 2 * nnz * n */
+	/* X as the kernel reads it, the rows it touches (kernels.h x_rows) x N x 4; 0: all of X */
+	double x_bytes;
+	/* > 0: bytes_moved as read back from a report, kept (spp_layer_runs_refigure); 0: derived */
+	double bytes_moved;
 };
 
 /*
  * The figures of DESIGN section 4 from medians: speedup, efficiency, gap,
- * gflops (flops, by default sparse FLOPs 2*nnz*N, / time), bytes_moved (W + X (K*N*4) + Y
- * (M*N*4)), intensity (those flops / bytes_moved), bandwidth_gbs and
+ * gflops (flops, by default sparse FLOPs 2*nnz*N, / time), bytes_moved (W + the
+ * rows of X the kernel reads, x_bytes, by default all of X (K*N*4) + Y (M*N*4): what it
+ * moves, so that bw_util stays at most 1), intensity (those flops / bytes_moved), bandwidth_gbs and
  * bw_util against the read bandwidth of the level that holds bytes_moved
  * (bw_level). Unknown inputs leave NAN. Pure.
  */

@@ -84,6 +84,7 @@ static int bitmask_encode(const struct spp_matrix *w, int threads, int64_t n,
 	out->m = m;
 	out->k = k;
 	out->nnz = nnz;
+	out->x_rows = cpu_x_rows(w, 1);
 	out->bytes = (uint64_t)(m * b->stride) + (uint64_t)nnz * 4 + (uint64_t)(m + 1) * 4;
 	cpu_partition(row_cum, m, threads, b->lo);
 	rc = cpu_set_parts(out, threads, b->lo, row_cum, err);

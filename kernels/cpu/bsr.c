@@ -108,6 +108,7 @@ static int bsr_encode_b(int b, const struct spp_format_ops *ops,
 	out->m = m;
 	out->k = k;
 	out->nnz = nnz;
+	out->x_rows = cpu_x_rows(w, b);
 	out->bytes = (uint64_t)nzb * b * b * 4 + (uint64_t)nzb * 4 + (uint64_t)(s->mb + 1) * 4;
 	cpu_partition(blk_cum, s->mb, threads, s->lo);
 	rc = cpu_set_parts(out, threads, s->lo, nnz_cum, err);

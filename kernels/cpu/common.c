@@ -91,6 +91,27 @@ int64_t *cpu_row_cum(const struct spp_matrix *w)
 	return cum;
 }
 
+int64_t cpu_x_rows(const struct spp_matrix *w, int64_t block)
+{
+	int64_t m = w->m, k = w->k, rows = 0;
+	unsigned char *nz = calloc((size_t)(k > 0 ? k : 1), 1);
+
+	if (!nz)
+		return 0;
+	for (int64_t i = 0; i < m; i++)
+		for (int64_t j = 0; j < k; j++)
+			nz[j] |= w->v[i * k + j] != 0.0f;
+	for (int64_t j0 = 0; j0 < k; j0 += block) {
+		int64_t j1 = j0 + block < k ? j0 + block : k, any = 0;
+
+		for (int64_t j = j0; j < j1; j++)
+			any |= nz[j];
+		rows += any ? j1 - j0 : 0;
+	}
+	free(nz);
+	return rows;
+}
+
 int cpu_set_parts(struct spp_encoded *out, int threads, const int64_t *lo,
 		  const int64_t *nnz_cum, struct spp_error *err)
 {

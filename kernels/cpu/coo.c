@@ -81,6 +81,7 @@ static int coo_encode(const struct spp_matrix *w, int threads, int64_t n,
 	out->m = m;
 	out->k = k;
 	out->nnz = nnz;
+	out->x_rows = cpu_x_rows(w, 1);
 	out->bytes = (uint64_t)nnz * 12;
 	cpu_partition(row_cum, m, threads, c->rlo);
 	for (int p = 0; p <= threads; p++)

@@ -76,6 +76,14 @@ int64_t cpu_tile_width(int64_t k, double density, int64_t n);
  */
 int64_t *cpu_row_cum(const struct spp_matrix *w);
 
+/*
+ * The rows of X a kernel reads on w (struct spp_encoded x_rows): the
+ * columns in groups of `block` (1: each column alone) that hold a non-zero
+ * of w, every column of such a group counted; 0 when out of memory (read
+ * as every row).
+ */
+int64_t cpu_x_rows(const struct spp_matrix *w, int64_t block);
+
 /* Fill out->nparts/part_nnz from a partition and per-unit nnz prefix. */
 int cpu_set_parts(struct spp_encoded *out, int threads, const int64_t *lo,
 		  const int64_t *nnz_cum, struct spp_error *err);

@@ -98,6 +98,7 @@ static int csr_encode(const struct spp_matrix *w, int threads, int64_t n,
 	out->m = m;
 	out->k = k;
 	out->nnz = nnz;
+	out->x_rows = cpu_x_rows(w, 1);
 	out->bytes = (uint64_t)nnz * 6 + (uint64_t)(c->tiles * m + 1) * 4;
 	cpu_partition(row_cum, m, threads, c->lo);
 	rc = cpu_set_parts(out, threads, c->lo, row_cum, err);

@@ -131,6 +131,7 @@ static int nm_encode_nm(int keep, int group, const struct spp_format_ops *ops,
 	out->m = m;
 	out->k = k;
 	out->nnz = nnz;
+	out->x_rows = cpu_x_rows(w, 1);
 	out->bytes = (uint64_t)(m * slots) * 4 + (uint64_t)((m * slots * s->bits + 7) / 8);
 	cpu_partition(slot_cum, m, threads, s->lo);
 	rc = cpu_set_parts(out, threads, s->lo, row_cum, err);

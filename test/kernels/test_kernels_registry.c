@@ -40,9 +40,10 @@
  */
 void test_bytes(void **state)
 {
-	static const struct { const char *key; uint64_t bytes; } want[] = {
-		{ "csr", 56 }, { "coo", 72 }, { "bsr4", 144 }, { "bsr8", 268 },
-		{ "bsr16", 1036 }, { "bitmask", 48 }, { "nm2_4", 68 }, { "nm4_8", 70 },
+	/* x_rows: the rows of X each reads, columns 0-3, 5 and 7 hold the non-zeros (bsr: blocks) */
+	static const struct { const char *key; uint64_t bytes; int64_t x_rows; } want[] = {
+		{ "csr", 56, 6 }, { "coo", 72, 6 }, { "bsr4", 144, 8 }, { "bsr8", 268, 8 },
+		{ "bsr16", 1036, 8 }, { "bitmask", 48, 6 }, { "nm2_4", 68, 6 }, { "nm4_8", 70, 6 },
 	};
 	float wv[4 * 8] = { 0 };
 	struct spp_matrix w = { 4, 8, wv };
@@ -65,6 +66,7 @@ void test_bytes(void **state)
 			fail_msg("%s: %llu bytes, want %llu", want[i].key,
 				 (unsigned long long)e.bytes, (unsigned long long)want[i].bytes);
 		assert_int_equal(e.nnz, 6);
+		assert_int_equal(e.x_rows, want[i].x_rows);
 		assert_ptr_equal(e.ops, fmt);
 		fmt->release(&e);
 	}

@@ -275,7 +275,7 @@ static void test_figures(void **state)
 {
 	/* the working set (36,404 B) fits the 64 KiB L2, not the 32 KiB L1 */
 	struct spp_bw_model bw = {{32768, 65536, 1 << 20, UINT64_MAX}, {400, 50, 30, 10}, 0, 0};
-	struct spp_run_inputs in = {100, 200, 10, 2000, 24404, 10, &bw, 1000, 5000, 0};
+	struct spp_run_inputs in = {100, 200, 10, 2000, 24404, 10, &bw, 1000, 5000, 0, 0, 0};
 	struct spp_run r;
 
 	(void)state;
@@ -290,6 +290,17 @@ static void test_figures(void **state)
 	NEAR(r.bandwidth_gbs, 36404.0 / 1000);
 	NEAR(r.bw_util, 36.404 / 50);
 	assert_int_equal(r.bw_level, SPP_BW_L2);
+	/* a kernel that reads 50 of X's 200 rows moves their bytes only, judged in the L1 */
+	in.x_bytes = 50 * 10 * 4;
+	spp_run_figures(&in, &r);
+	NEAR(r.bytes_moved, 24404 + 50 * 10 * 4 + 100 * 10 * 4);
+	assert_int_equal(r.bw_level, SPP_BW_L1);
+	in.x_bytes = 0;
+	/* bytes read back from a report are kept whatever the other inputs */
+	in.bytes_moved = 123456;
+	spp_run_figures(&in, &r);
+	NEAR(r.bytes_moved, 123456);
+	in.bytes_moved = 0;
 	/* cold runs read from DRAM */
 	bw.cold = 1;
 	spp_run_figures(&in, &r);
@@ -322,7 +333,7 @@ static void test_bound(void **state)
 {
 	struct spp_bw_model bw = {{32768, 65536, 1 << 20, UINT64_MAX}, {400, 50, 30, 10}, 0, 0};
 	/* 2000 of 20000 weights at N = 10 in 1000 ns against a dense 5000 ns: 5x */
-	struct spp_run_inputs in = {100, 200, 10, 2000, 24404, 10, &bw, 1000, 5000, 0};
+	struct spp_run_inputs in = {100, 200, 10, 2000, 24404, 10, &bw, 1000, 5000, 0, 0, 0};
 	struct spp_run r, d;
 	struct spp_run_bound b;
 

@@ -114,8 +114,10 @@ static void text_header(FILE *f, const struct bench_cfg *c, const struct spp_mac
 			(long long)c->threads[i], p->level_gbs[SPP_BW_L1], p->level_gbs[SPP_BW_L2],
 			p->level_gbs[SPP_BW_LLC], p->level_gbs[SPP_BW_DRAM], p->peak_gflops, p->isa);
 	}
-	fprintf(f, "caches    %s%s%s\n", c->session.cold ? "cold: " : "warm: each run follows the last",
-		c->sess.rec->settings.cold_method, c->session.cold && c->torch ? "; the torch peer times warm" : "");
+	fprintf(f, "caches    %s%s (%s)%s\n",
+		c->sess.rec->settings.cold ? "cold: " : "warm: each run follows the last",
+		c->sess.rec->settings.cold_method, c->sess.rec->settings.cache_rule,
+		c->sess.rec->settings.cold && c->torch ? "; the torch peer times warm" : "");
 	fprintf(f, "sweep     %lldx%lld unstructured at 0, 0.1, ..., 0.9, 0.95, 0.98, 0.99, 0.999, then\n"
 		   "          up to 5 bisection steps to 0.005; breakeven = the last upward crossing\n"
 		   "          of speedup 1 (profiler/sweep.h)\n",
@@ -162,6 +164,8 @@ static int json_header(cJSON *root, const struct bench_cfg *c, const struct spp_
 	cJSON_AddBoolToObject(set, "cold", c->sess.rec->settings.cold);
 	cJSON_AddItemToObject(set, "cold_method", spp_json_str(c->sess.rec->settings.cold_method[0]
 								? c->sess.rec->settings.cold_method : NULL));
+	cJSON_AddStringToObject(set, "cache", c->sess.rec->settings.cache);
+	cJSON_AddStringToObject(set, "cache_rule", c->sess.rec->settings.cache_rule);
 	cJSON_AddStringToObject(set, "dlmc", c->dlmc_dir);
 	cJSON_AddStringToObject(set, "values",
 				"DLMC non-zeros in row-major order from splitmix64(seed): magnitude "

@@ -438,6 +438,8 @@ int cmd_bench(int argc, char **argv)
 		return cmd_usage_error("bench", "unexpected argument '%s'", argv[1]);
 	if ((rc = settle(&args)))
 		return rc;
+	/* --cache auto: the synthetic layers' W, the largest the cases time */
+	c->session.weights_bytes = (uint64_t)c->size * (uint64_t)c->size * 4;
 
 	if (args.dlmc) {
 		snprintf(c->dlmc_dir, sizeof(c->dlmc_dir), "%s", args.dlmc);

@@ -265,8 +265,8 @@ static int emit(const struct sweep_cfg *c, const struct spp_run_settings *rs, cJ
 	else
 		print(f, arg);
 	if (!text)
-		fprintf(f, "\ncaches: %s%s\n", rs->cold ? "cold, " : "warm (each run follows the last)",
-			rs->cold_method);
+		fprintf(f, "\ncaches: %s%s (%s)\n", rs->cold ? "cold, " : "warm, each run follows the last",
+			rs->cold_method, rs->cache_rule);
 	if (c->output)
 		rc = spp_atomic_commit(&af, err);
 out:
@@ -456,6 +456,8 @@ int cmd_sweep(int argc, char **argv)
 				    strcmp(c.output + strlen(c.output) - 5, ".json") == 0;
 	if ((rc = sweep_formats(&c)))
 		return rc;
+	/* --cache auto: W as the dense baseline reads it */
+	c.session.weights_bytes = (uint64_t)c.so.m * (uint64_t)c.so.k * 4;
 	rc = cmd_session_open("sweep", &c.session, NULL, 0, &sess);
 	if (!rc && (rc = run(&c, &sess, &err)))
 		rc = cmd_fail(&err);

@@ -254,6 +254,20 @@ static void default_u64(const void *at, char *buf, size_t n)
 	snprintf(buf, n, "%llu", (unsigned long long)*(const uint64_t *)at);
 }
 
+/* --cache S into the int at o->off (enum spp_cache_state). */
+static int opt_cache(const char *cmd, const struct cmd_option *o, const char *arg, void *args)
+{
+	static const char *const names[] = {[SPP_CACHE_AUTO] = "auto", [SPP_CACHE_COLD] = "cold",
+					    [SPP_CACHE_WARM] = "warm"};
+
+	for (int i = 0; i < 3; i++)
+		if (strcmp(arg, names[i]) == 0) {
+			*(int *)((char *)args + o->off) = i;
+			return 0;
+		}
+	return cmd_usage_error(cmd, "--cache wants warm, cold or auto, not '%s'", arg);
+}
+
 #define G struct spp_session_opts
 
 const struct cmd_option cmd_session_options[] = {
@@ -264,9 +278,13 @@ const struct cmd_option cmd_session_options[] = {
 	{CMD_OPT_TIME_BUDGET(G, time_budget_s), .dflt = default_seconds,
 	 .help = "seconds of timed runs per layer (analyze) or per measured point (sweep, "
 		 "bench)"},
-	{CMD_FLAG("cold", G, cold),
-	 .help = "evict the caches before every timed run (W, X and Y start in DRAM, as a "
-		 "layer's weights do in a model larger than the LLC); default warm"},
+	{CMD_CALLBACK("cache", "S", opt_cache), .off = CMD_OFF(int, G, cache),
+	 .help = "the cache state of every timed run: cold (W, X and Y evicted from every "
+		 "level before each run, as a layer's weights meet it in a model larger than "
+		 "the LLC), warm (each run follows the last) or auto: cold when the weights "
+		 "(the model's, the sweep's or bench's W) exceed the LLC, else warm; the report "
+		 "says which and why (settings.cache, cache_rule); default auto"},
+	{CMD_FLAG("cold", G, cache), .help = "--cache cold"},
 	{CMD_OPT_SEED(G, seed, SPP_SESSION_MAX_SEED), .want = "an integer in 0..2^53",
 	 .dflt = default_u64,
 	 .help = "seed of X (uniform in [-1, 1]) and of the synthetic W and values of sweep "

@@ -182,10 +182,39 @@ static int counters_setup(struct spp_analysis *a, struct spp_run_opts *ro,
 }
 
 /* The measurement session of the runs; each dense candidate that cannot run is a warning. */
+/* The bytes of the layers' weights as stored, each tensor once (--cache auto's yardstick). 0: unknown. */
+static uint64_t weights_bytes(const struct spp_analysis *a)
+{
+	const struct spp_model *m = a->model;
+	unsigned char *seen = calloc((size_t)(m->ntensors > 0 ? m->ntensors : 1), 1);
+	uint64_t bytes = 0;
+
+	if (!seen)
+		return 0;
+	for (int i = 0; i < a->nlayers; i++) {
+		ptrdiff_t t = a->layers[i].weight - m->tensors;
+
+		if (t >= 0 && t < m->ntensors && !seen[t]) {
+			const struct spp_layer *l = &a->layers[i];
+
+			seen[t] = 1;
+			/* a matrix held as its entries: its dense form, as the baseline reads it */
+			bytes += l->weight->nbytes ? l->weight->nbytes
+						   : (uint64_t)l->view.m * (uint64_t)l->view.k * 4;
+		}
+	}
+	free(seen);
+	return bytes;
+}
+
 static int open_session(struct spp_analysis *a, struct spp_session *s, struct spp_error *err)
 {
 	const struct spp_dense_set *d = &a->record.dense;
-	int rc = spp_session_open(s, &a->opts.session, a->machine, &a->record, err);
+	struct spp_session_opts o = a->opts.session;
+	int rc;
+
+	o.weights_bytes = weights_bytes(a);
+	rc = spp_session_open(s, &o, a->machine, &a->record, err);
 
 	for (int i = 0; i < d->n; i++)
 		if (!d->c[i].ok) {

@@ -31,7 +31,7 @@ void spp_baseline_check(const struct spp_analysis *a, int i, struct spp_baseline
 	d = &a->runs[i].runs[0];
 	if (!timed(d))
 		return;
-	spp_bw_model_init(&bw, a->machine, a->record.settings.threads, a->opts.session.cold);
+	spp_bw_model_init(&bw, a->machine, a->record.settings.threads, a->record.settings.cold);
 	flops = 2.0 * (double)l->view.m * (double)l->view.k * (double)l->n;
 	bytes = 4.0 * ((double)l->view.m * (double)l->view.k + (double)l->view.k * (double)l->n +
 		       (double)l->view.m * (double)l->n);
@@ -107,7 +107,7 @@ static void cause(const struct spp_analysis *a, int i, const struct spp_run *r, 
 		snprintf(buf, n, "no machine description to tell why");
 		return;
 	}
-	spp_bw_model_init(&bw, a->machine, a->record.settings.threads, a->opts.session.cold);
+	spp_bw_model_init(&bw, a->machine, a->record.settings.threads, a->record.settings.cold);
 	lr = spp_bw_level_of(bw.cap, r->bytes_moved, bw.cold);
 	ld = spp_bw_level_of(bw.cap, d->bytes_moved, bw.cold);
 	if (lr < ld) {

@@ -2,7 +2,42 @@
 #include "profiler/session.h"
 
 #include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+/* The cache state of o on machine m (NULL: this one) into the record. 0 or SPP_E_NOMEM. */
+static int cache_state(struct spp_run_settings *rs, const struct spp_session_opts *o,
+		       const struct spp_machine *m, struct spp_error *err)
+{
+	struct spp_machine *here = NULL;
+	uint64_t llc;
+
+	if (o->cache != SPP_CACHE_AUTO) {
+		rs->cold = o->cache == SPP_CACHE_COLD;
+		snprintf(rs->cache_rule, sizeof(rs->cache_rule), "--cache %s", rs->cold ? "cold" : "warm");
+	} else {
+		if (!m) {
+			if (!(here = calloc(1, sizeof(*here))))
+				return spp_error_set(err, SPP_E_NOMEM, "out of memory");
+			spp_machine_describe(here, 1);
+			m = here;
+		}
+		llc = spp_machine_largest_cache(m);
+		free(here);
+		rs->cold = o->weights_bytes > 0 && llc > 0 && o->weights_bytes > llc;
+		if (o->weights_bytes == 0 || llc == 0)
+			snprintf(rs->cache_rule, sizeof(rs->cache_rule), "auto: %s unknown, warm",
+				 llc ? "the weights' size" : "the LLC's size");
+		else
+			snprintf(rs->cache_rule, sizeof(rs->cache_rule),
+				 "auto: the weights, %.1f MiB, %s the LLC, %.1f MiB",
+				 (double)o->weights_bytes / (1 << 20), rs->cold ? "exceed" : "fit in",
+				 (double)llc / (1 << 20));
+	}
+	snprintf(rs->cache, sizeof(rs->cache), "%s", rs->cold ? "cold" : "warm");
+	return SPP_OK;
+}
 
 int spp_session_open(struct spp_session *s, const struct spp_session_opts *o, struct spp_machine *m,
 		     struct spp_session_record *rec, struct spp_error *err)
@@ -15,13 +50,14 @@ int spp_session_open(struct spp_session *s, const struct spp_session_opts *o, st
 	s->opts = *o;
 	s->machine = m;
 	s->rec = rec ? rec : &s->own;
-	s->rec->settings.cold = o->cold;
+	if ((rc = cache_state(&s->rec->settings, o, m, err)))
+		return rc;
 	if (o->dense && (rc = spp_dense_parse(o->dense, &want, storage, sizeof(storage), err)))
 		return rc;
 	if ((rc = spp_dense_set_open(&s->rec->dense, o->dense ? &want : NULL, m ? m->isa : spp_isa_detect(),
 				     err)))
 		return rc;
-	if (o->cold)
+	if (s->rec->settings.cold)
 		return spp_run_flusher_init(&s->flusher, m, s->rec->settings.cold_method,
 					    sizeof(s->rec->settings.cold_method), err);
 	return SPP_OK;
@@ -37,7 +73,7 @@ void spp_session_runs(struct spp_session *s, int threads, struct spp_run_opts *r
 	ro->threads = threads;
 	if (s->machine) {
 		ro->isa = s->machine->isa;
-		spp_bw_model_init(&ro->bw, s->machine, threads, s->opts.cold);
+		spp_bw_model_init(&ro->bw, s->machine, threads, rs->cold);
 	}
 	ro->seed = s->opts.seed;
 	ro->bench.repeat = s->opts.repeat;
@@ -46,8 +82,8 @@ void spp_session_runs(struct spp_session *s, int threads, struct spp_run_opts *r
 		ro->bench.warmup = s->opts.warmup;
 	if (s->opts.min_repeats > 0)
 		ro->bench.min_repeats = s->opts.min_repeats;
-	ro->cold = s->opts.cold;
-	ro->flusher = s->opts.cold ? &s->flusher : NULL;
+	ro->cold = rs->cold;
+	ro->flusher = rs->cold ? &s->flusher : NULL;
 	omp_set_num_threads(threads);
 	spp_run_thread_policy(threads, ro, rs->schedule, sizeof(rs->schedule), rs->thread_policy,
 			      sizeof(rs->thread_policy));

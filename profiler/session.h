@@ -35,7 +35,7 @@ struct spp_session {
 	 */
 	struct spp_session_record *rec;
 	struct spp_session_record own;
-	struct spp_flusher flusher;       /* opts.cold: the eviction buffer */
+	struct spp_flusher flusher;       /* cold runs: the eviction buffer */
 };
 
 /*
@@ -43,7 +43,8 @@ struct spp_session {
  * caches size the flusher; NULL: this machine's) that fills rec (NULL: its
  * own): the dense candidates of o->dense (those that cannot run stay in
  * rec->dense with ok 0 and the reason, for the caller to warn of, also
- * when this fails) and, with o->cold, the flusher. 0, SPP_E_USAGE (a bad
+ * when this fails), the cache state (o->cache, resolved against m's LLC
+ * for auto: rec->settings cold, cache and cache_rule) and, cold, the flusher. 0, SPP_E_USAGE (a bad
  * list), SPP_E_RUNTIME (no candidate can run) or SPP_E_NOMEM;
  * spp_session_close releases s either way (a caller's rec stays its own).
  */

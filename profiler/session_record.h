@@ -11,10 +11,20 @@
 #include "kernels/dense/dense.h"
 #include "profiler/run_result.h"
 
+/*
+ * The cache state of the timed runs (--cache): auto (the default) is cold
+ * when the weights the runs stand for (a model's, a sweep's W) exceed the
+ * LLC, which is how a model larger than the LLC meets its layers, and warm
+ * when they fit; cold and warm are that state whatever the size. --cold is
+ * --cache cold (it sets the int to 1).
+ */
+enum spp_cache_state { SPP_CACHE_AUTO, SPP_CACHE_COLD, SPP_CACHE_WARM };
+
 /* What a session is asked for: the options the measuring commands share. */
 struct spp_session_opts {
 	const char *dense;    /* --dense: the candidates (spp_dense_parse); NULL every library */
-	int cold;             /* --cold: caches evicted before every timed run */
+	int cache;            /* --cache, --cold: enum spp_cache_state */
+	uint64_t weights_bytes; /* --cache auto: the weights the runs stand for; 0 unknown (warm) */
 	double time_budget_s; /* --time-budget: timed seconds per layer (analyze) or measured point */
 	uint64_t seed;        /* --seed: X (and a sweep's W); at most 2^53, a report's numbers are doubles */
 	int repeat;           /* analyze --repeat: timed runs per format; 0 until the budget is used */
@@ -33,7 +43,9 @@ struct spp_run_settings {
 	int threads;            /* threads the runs used */
 	int pinned;             /* threads pinned to a CPU (0: none) */
 	int warmup, min_repeats, max_repeats;
-	int cold;               /* caches evicted before every timed run */
+	int cold;               /* caches evicted before every timed run (the cache state resolved) */
+	char cache[8];          /* "warm" or "cold" */
+	char cache_rule[160];   /* why: "--cache cold", "auto: the weights, 420.0 MiB, exceed the LLC, 32.0 MiB" */
 	double verify_rtol;
 	char schedule[16];      /* "interleaved" or "blocked" */
 	char thread_policy[512];
@@ -50,6 +62,8 @@ struct spp_run_settings {
 	X("warmup", warmup, INT)                   \
 	X("min_repeats", min_repeats, INT)         \
 	X("max_repeats", max_repeats, INT)         \
+	X("cache", cache, STR)                     \
+	X("cache_rule", cache_rule, STR)           \
 	X("cold", cold, BOOL)                      \
 	X("cold_method", cold_method, STR)         \
 	X("verify_rtol", verify_rtol, NUM)         \

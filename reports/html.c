@@ -334,6 +334,8 @@ static void facts_settings(FILE *f, const cJSON *r)
 			snprintf(buf, sizeof(buf), "default budget");
 		fact(f, "runs", buf);
 		fact(f, "cold caches", cJSON_IsTrue(spp_cell_get(s, "cold")) ? "yes" : "no");
+		if (spp_cell_str(s, "cache_rule"))
+			fact(f, "cache state", spp_cell_str(s, "cache_rule"));
 	}
 	join_strings(spp_cell_get(s, "formats"), buf, sizeof(buf));
 	fact(f, "formats", buf[0] ? buf : NULL);

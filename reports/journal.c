@@ -265,7 +265,7 @@ int spp_journal_restore(void *ctx, struct spp_analysis *a, int i, struct spp_err
 				     j->path, a->layers[i].name);
 	if ((rc = spp_report_layer_runs(j->lines[i], j->path, &a->runs[i], err)))
 		return rc;
-	spp_bw_model_init(&bw, a->machine, a->record.settings.threads, a->opts.session.cold);
+	spp_bw_model_init(&bw, a->machine, a->record.settings.threads, a->record.settings.cold);
 	spp_report_runs_refigure(a, i, &bw);
 	/* the shape's dense choice, for the layers after it, as an uninterrupted run kept it */
 	if (!a->runs[i].dense_shared && a->runs[i].dense.nt > 0 &&

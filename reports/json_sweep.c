@@ -188,7 +188,9 @@ fail:
 static cJSON *with_cache_state(cJSON *j, const struct spp_run_settings *rs)
 {
 	if (j && (spp_json_put(j, "cold", cJSON_CreateBool(rs->cold)) ||
-		  spp_json_put(j, "cold_method", spp_json_str(rs->cold ? rs->cold_method : NULL)))) {
+		  spp_json_put(j, "cold_method", spp_json_str(rs->cold ? rs->cold_method : NULL)) ||
+		  spp_json_put(j, "cache", spp_json_str(rs->cache)) ||
+		  spp_json_put(j, "cache_rule", spp_json_str(rs->cache_rule)))) {
 		cJSON_Delete(j);
 		return NULL;
 	}

@@ -181,7 +181,7 @@ static int opts_of(const cJSON *r, struct spp_analyze_opts *o, struct spp_error 
 		o->session.time_budget_s = get(s, "time_budget_s")->valuedouble;
 	/* a double holds seeds to 2^53 exactly, as the writer says */
 	o->session.seed = (uint64_t)spp_json_int(get(s, "seed"), 0, (int64_t)SPP_SESSION_MAX_SEED, 1);
-	o->session.cold = cJSON_IsTrue(get(s, "cold"));
+	o->session.cache = cJSON_IsTrue(get(s, "cold")) ? SPP_CACHE_COLD : SPP_CACHE_WARM;
 	/* a report of an older spprof has no counters: the default */
 	if (str_at(s, "counters", NULL))
 		(void)spp_counters_parse(str_at(s, "counters", NULL), &o->counters, &e2);

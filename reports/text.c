@@ -363,7 +363,7 @@ static void header_line(FILE *f, int color, const char *label, const char *value
 static void write_machine_lines(const cJSON *r, FILE *f, int color)
 {
 	const cJSON *m = spp_cell_get(r, "machine"), *s = spp_cell_get(r, "settings"), *e;
-	const char *sched = spp_cell_str(s, "schedule");
+	const char *sched = spp_cell_str(s, "schedule"), *rule;
 	char line[512], reps[64];
 	double v, rt = 0;
 	size_t used;
@@ -396,9 +396,10 @@ static void write_machine_lines(const cJSON *r, FILE *f, int color)
 	else
 		snprintf(reps, sizeof(reps), "%s", NULL_CELL);
 	spp_cell_num(s, "verify_rtol", &v);
-	snprintf(line, sizeof(line), "%s, %s, %s, %.0f thread%s, verified to %g x |W|.|X|",
+	rule = spp_cell_str(s, "cache_rule");
+	snprintf(line, sizeof(line), "%s, %s, %s%s%s%s, %.0f thread%s, verified to %g x |W|.|X|",
 		 sched, reps, cJSON_IsTrue(spp_cell_get(s, "cold")) ? "cold" : "warm",
-		 rt, rt == 1 ? "" : "s", v);
+		 rule ? " (" : "", rule ? rule : "", rule ? ")" : "", rt, rt == 1 ? "" : "s", v);
 	header_line(f, color, "runs", line);
 }
 

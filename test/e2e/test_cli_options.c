@@ -29,15 +29,15 @@
  */
 static const char *const command_options[][32] = {
 	{"analyze", "--static", "--n", "--threads", "--seed", "--format", "--output", "--quiet",
-	 "--formats", "--backends", "--repeat", "--time-budget", "--cold", "--shard", "--shard-count",
+	 "--formats", "--backends", "--repeat", "--time-budget", "--cold", "--cache", "--shard", "--shard-count",
 	 "--resume", "--dedupe", "--peers", "--dense",
 	 "--counters", "--cache-model", "--max-layers", "--max-memory", "--breakeven", "--n-sweep",
 	 "--act-sparsity", "--target-sparsity", "--activations", "--epilogue", "--input-shape",
 	 NULL},
 	{"bench", "--dlmc", "--n", "--threads", "--formats", "--peers", "--size", "--time-budget",
-	 "--seed", "--quick", "--format", "--output", "--quiet", "--dense", "--cold", NULL},
+	 "--seed", "--quick", "--format", "--output", "--quiet", "--dense", "--cold", "--cache", NULL},
 	{"sweep", "--shape", "--n", "--sparsity", "--pattern", "--formats", "--backends", "--threads",
-	 "--time-budget", "--seed", "--dense", "--format", "--output", "--cold", NULL},
+	 "--time-budget", "--seed", "--dense", "--format", "--output", "--cold", "--cache", NULL},
 	{"calibrate", "--threads", "--seconds", NULL},
 	{"check", "--format", "--output", "--rules", "--baseline", "--junit", NULL},
 	{"compare", "--format", "--output", "--all", NULL},
@@ -328,9 +328,10 @@ static void help_entry(const char *h, const char *name, char *buf, size_t n, cha
 void test_session_group(void **state)
 {
 	static const char *const cmds[] = {"analyze", "sweep", "bench"};
-	static const char *const opts[] = {"--dense L,...", "--time-budget S", "--cold", "--seed S"};
+	static const char *const opts[] = {"--dense L,...", "--time-budget S", "--cache S", "--cold",
+					   "--seed S"};
 	static const char *const budgets[] = {"0.2", "0.1", "0.25"};
-	char first[4][1024], text[1024], dflt[64];
+	char first[5][1024], text[1024], dflt[64];
 	char *dir = harness_tmpdir();
 	char *model = harness_join(dir, "m.safetensors"), *report = harness_join(dir, "r.json");
 	struct harness_run r;
@@ -339,7 +340,7 @@ void test_session_group(void **state)
 	(void)state;
 	for (size_t c = 0; c < 3; c++) {
 		RUN(&r, "help", cmds[c]);
-		for (size_t o = 0; o < 4; o++) {
+		for (size_t o = 0; o < 5; o++) {
 			help_entry(r.out, opts[o], text, sizeof(text), dflt, sizeof(dflt));
 			if (c == 0)
 				snprintf(first[o], sizeof(first[o]), "%s", text);
@@ -349,7 +350,9 @@ void test_session_group(void **state)
 			if (o == 1 && strcmp(dflt, budgets[c]) != 0)
 				fail_msg("spprof help %s: --time-budget default '%s', not %s", cmds[c], dflt,
 					 budgets[c]);
-			if (o == 3 && strcmp(dflt, "1") != 0)
+			if (o == 2 && strcmp(dflt, "auto") != 0)
+				fail_msg("spprof help %s: --cache default '%s', not auto", cmds[c], dflt);
+			if (o == 4 && strcmp(dflt, "1") != 0)
 				fail_msg("spprof help %s: --seed default '%s', not 1", cmds[c], dflt);
 		}
 		harness_run_free(&r);
@@ -363,8 +366,34 @@ void test_session_group(void **state)
 							     "time_budget_s")) == 0.2);
 	assert_true(cJSON_GetNumberValue(cJSON_GetObjectItem(cJSON_GetObjectItem(doc, "settings"),
 							     "seed")) == 1);
+	/* --cache auto: a 64 x 64 layer fits any LLC */
+	assert_string_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(doc, "settings"), "cache")->valuestring,
+			    "warm");
+	assert_non_null(strstr(cJSON_GetObjectItem(cJSON_GetObjectItem(doc, "settings"),
+						   "cache_rule")->valuestring, "auto: the weights, "));
 	cJSON_Delete(doc);
 	harness_run_free(&r);
+	/* the same group in sweep: each state as asked, and said why */
+	{
+		static const char *const asked[][3] = {
+			{"--cache=warm", "warm", "--cache warm"},
+			{"--cold", "cold", "--cache cold"},
+			{"--cache=auto", "warm", "fit in the LLC"},
+		};
+
+		for (size_t i = 0; i < 3; i++) {
+			RUN(&r, "sweep", "--shape", "64x64x1", "--formats", "csr", "--time-budget", "0.002",
+			    asked[i][0], "--format", "json");
+			assert_int_equal(r.status, 0);
+			doc = cJSON_Parse(r.out);
+			assert_non_null(doc);
+			assert_string_equal(cJSON_GetObjectItem(doc, "cache")->valuestring, asked[i][1]);
+			assert_non_null(strstr(cJSON_GetObjectItem(doc, "cache_rule")->valuestring, asked[i][2]));
+			assert_int_equal(cJSON_IsTrue(cJSON_GetObjectItem(doc, "cold")), i == 1);
+			cJSON_Delete(doc);
+			harness_run_free(&r);
+		}
+	}
 	free(model);
 	free(report);
 	harness_rmtree(dir);

@@ -279,9 +279,9 @@ const struct cmd_option cmd_session_options[] = {
 	 .help = "seconds of timed runs per layer (analyze) or per measured point (sweep, "
 		 "bench)"},
 	{CMD_CALLBACK("cache", "S", opt_cache), .off = CMD_OFF(int, G, cache),
-	 .help = "the cache state of every timed run: cold (W, X and Y evicted from every "
-		 "level before each run, as a layer's weights meet it in a model larger than "
-		 "the LLC), warm (each run follows the last) or auto: cold when the weights "
+	 .help = "the cache state of every timed run: cold (W evicted from every level "
+		 "before each run and X and Y read back, as a layer meets them in a model "
+		 "larger than the LLC), warm (each run follows the last) or auto: cold when the weights "
 		 "(the model's, the sweep's or bench's W) exceed the LLC, else warm; the report "
 		 "says which and why (settings.cache, cache_rule); default auto"},
 	{CMD_FLAG("cold", G, cache), .help = "--cache cold"},

@@ -147,6 +147,9 @@ void spp_cache_flush(struct spp_flusher *f, const struct spp_range *r, int nr);
 /* How spp_cache_flush evicts ranges here: "clflushopt", "clflush" or "none". */
 const char *spp_cache_flush_method(void);
 
+/* Read every line of the nr ranges, bringing them into the caller's caches (a cold run's X and Y). */
+void spp_cache_touch(struct spp_flusher *f, const struct spp_range *r, int nr);
+
 /*
  * Pin OpenMP threads 0..threads-1 to the process's CPUs in turn (thread t
  * to the (t mod count)-th CPU the process was allowed when it first asked:

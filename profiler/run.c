@@ -66,13 +66,19 @@ struct flush_ctx {
 	int ndense;             /* items 0..ndense-1 are dense candidates */
 };
 
+/*
+ * A cold run: W evicted from every level (the dense W by its lines; an
+ * encoded W, opaque here, and the libraries' own buffers by the eviction
+ * buffer's read), then X and Y read back, warm as a layer's activations
+ * are when a model larger than the LLC reaches it.
+ */
 static void before_run(void *p, int item)
 {
 	struct flush_ctx *f = p;
 	int dense = item < f->ndense;
 
-	/* an encoded W is opaque here, so the eviction buffer covers it */
-	spp_cache_flush(f->o->flusher, f->r + (dense ? 0 : 1), dense ? 3 : 2);
+	spp_cache_flush(f->o->flusher, f->r, dense ? 1 : 0);
+	spp_cache_touch(f->o->flusher, f->r + 1, 2);
 }
 
 /*

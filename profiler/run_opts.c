@@ -41,7 +41,8 @@ int spp_run_flusher_init(struct spp_flusher *fl, const struct spp_machine *m, ch
 		bytes = DEFAULT_EVICT_BYTES;
 	if ((rc = spp_flusher_init(fl, bytes, err)))
 		return rc;
-	snprintf(method, len, "%s of W, X, Y, then a %.0f MiB read (2x the largest believable cache)",
-		 spp_cache_flush_method(), (double)bytes / (1 << 20));
+	snprintf(method, len, "%s of W, then a %.0f MiB read (2x the largest believable cache), "
+		 "then X and Y read back: W cold, X and Y warm", spp_cache_flush_method(),
+		 (double)bytes / (1 << 20));
 	return SPP_OK;
 }

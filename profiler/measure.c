@@ -224,6 +224,8 @@ int spp_bench_run(const struct spp_bench_item *items, int n,
 		out[i].failed_warmup = b.tr[i].warm;
 		if (b.tr[i].rc)
 			continue; /* dropped: no time */
+		out[i].nrounds = b.tr[i].n < SPP_BENCH_MAX_ROUNDS ? b.tr[i].n : SPP_BENCH_MAX_ROUNDS;
+		memcpy(out[i].rounds, b.tr[i].t, (size_t)out[i].nrounds * sizeof(double));
 		spp_time_stats(b.tr[i].t, b.tr[i].n, &out[i].time);
 		if (!spp_time_stats(b.tr[i].imb, b.tr[i].nimb, &imb))
 			out[i].imbalance = imb.median;

@@ -98,6 +98,13 @@ void spp_bench_opts_init(struct spp_bench_opts *o);
 
 struct spp_bench_result {
 	struct spp_time_stats time;
+	/*
+	 * Its times in the order they were taken: rounds[r] is round r's with
+	 * the interleaved schedule (each alive item once a round), so that
+	 * item i's and item j's rounds[r] were timed side by side.
+	 */
+	double rounds[SPP_BENCH_MAX_ROUNDS];
+	int nrounds;
 	double imbalance;      /* median over runs of max/mean busy time; 0 unknown */
 	int rc;                /* drop_failed: the status the item was dropped with (no time); 0 ok */
 	int failed_warmup;     /* ... in a warm-up run (1) or a timed run (0) */

@@ -66,12 +66,8 @@ struct flush_ctx {
 	int ndense;             /* items 0..ndense-1 are dense candidates */
 };
 
-/*
- * A cold run: W evicted from every level (the dense W by its lines; an
- * encoded W, opaque here, and the libraries' own buffers by the eviction
- * buffer's read), then X and Y read back, warm as a layer's activations
- * are when a model larger than the LLC reaches it.
- */
+/* A cold run: W evicted (the dense W by its lines; an encoded W and the libraries' buffers by
+ * the eviction read), then X and Y read back, warm as a large model's layer finds them. */
 static void before_run(void *p, int item)
 {
 	struct flush_ctx *f = p;
@@ -381,11 +377,8 @@ static void format_items(struct measure *M, const struct spp_format_ops *const *
 	}
 }
 
-/*
- * Where r's simulated figures go: cache_sim beside whatever counts cache
- * (--counters A,sim), else cache when the simulator is the backend; NULL
- * when nothing is simulated.
- */
+/* Where r's simulated figures go: cache_sim beside what counts cache (--counters A,sim), else
+ * cache when the simulator is the backend; NULL when nothing is simulated. */
 static struct spp_cache_figures *sim_figures(const struct spp_run_opts *o, struct spp_run *r)
 {
 	if (!o->sim_geometry)
@@ -501,6 +494,11 @@ static int time_items(struct measure *M, struct spp_layer_runs *out, struct spp_
 		/* a slower candidate: its time is in out->dense */
 		else if (M->run_of[i] != 0 || i == best)
 			rc = item_figures(M, out, i, &res[i], best >= 0 ? res[best].time.median : 0, &cc, err);
+	/* each format's speedup interval from the rounds it shared with the baseline */
+	for (int i = 0; !rc && best >= 0 && bo.schedule == SPP_SCHED_INTERLEAVED && i < M->nitems; i++)
+		if (!M->variant_of[i] && M->run_of[i] != 0 && !res[i].rc)
+			spp_run_speedup_ci(&out->runs[M->run_of[i]], res[best].rounds, res[best].nrounds,
+					   res[i].rounds, res[i].nrounds);
 	if (!rc)
 		spp_run_weight_only(out);
 out:

@@ -116,6 +116,7 @@ void spp_run_init(struct spp_run *r, const char *backend, const char *format)
 	snprintf(r->format, sizeof(r->format), "%s", format);
 	snprintf(r->precision, sizeof(r->precision), "fp32");
 	r->speedup = r->efficiency = r->gap = r->gflops = NAN;
+	r->speedup_ci_low = r->speedup_ci_high = NAN;
 	r->bytes_moved = r->bandwidth_gbs = r->bw_util = r->intensity = NAN;
 	r->bw_level = -1;
 	r->imbalance = r->nnz_imbalance = r->max_error = NAN;
@@ -274,4 +275,15 @@ void spp_layer_runs_refigure(struct spp_layer_runs *out, const struct spp_run_la
 	for (int i = 0; i < out->nruns; i++)
 		refigure(out, L, bw, &out->runs[i]);
 	spp_run_weight_only(out);
+}
+
+void spp_run_speedup_ci(struct spp_run *r, const double *dense, int nd, const double *t, int nt)
+{
+	double ratio[SPP_BENCH_MAX_ROUNDS];
+	int n = 0;
+
+	for (int i = 0; i < nd && i < nt && n < SPP_BENCH_MAX_ROUNDS; i++)
+		if (dense[i] > 0 && t[i] > 0)
+			ratio[n++] = dense[i] / t[i];
+	spp_median_ci95(ratio, n, &r->speedup_ci_low, &r->speedup_ci_high);
 }

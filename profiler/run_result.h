@@ -75,6 +75,13 @@ struct spp_run {
 	char reason[256];            /* why not ok; "" when ok */
 	struct spp_time_stats time;  /* repeats 0: not timed */
 	double speedup, efficiency, gap, gflops;
+	/*
+	 * The 95 % confidence interval of the speedup (spp_run_speedup_ci):
+	 * of the median of the per-round speedups, each round's dense time
+	 * over the run's in the same round; NAN with fewer than 6 rounds or
+	 * without interleaved rounds. speedup stays the ratio of the medians.
+	 */
+	double speedup_ci_low, speedup_ci_high;
 	double peak_share;           /* the CPU dense baseline: gflops / the calibrated FMA peak; NAN else */
 	double bytes_moved, bandwidth_gbs, bw_util;
 	double intensity;            /* arithmetic intensity: the run's FLOPs / bytes_moved; NAN unknown */
@@ -128,6 +135,8 @@ enum spp_fig_cell { SPP_CELL_RATIO, SPP_CELL_EFFICIENCY, SPP_CELL_NUMBER, SPP_CE
 	/* speedup: read back only to name a GPU run's baseline (spp_layer_runs_refigure) */  \
 	X("speedup", speedup, SPP_FIG_TIMED, SPP_FIG_READ | SPP_FIG_COMPARE | SPP_FIG_SHOWN,    \
 	  "speedup", SPP_CELL_RATIO, NULL)                                                     \
+	X("speedup_ci_low", speedup_ci_low, SPP_FIG_TIMED, SPP_FIG_READ, NULL, SPP_CELL_NUMBER, NULL) \
+	X("speedup_ci_high", speedup_ci_high, SPP_FIG_TIMED, SPP_FIG_READ, NULL, SPP_CELL_NUMBER, NULL) \
 	X("efficiency", efficiency, SPP_FIG_TIMED, SPP_FIG_COMPARE | SPP_FIG_SHOWN,             \
 	  "efficiency", SPP_CELL_EFFICIENCY, NULL)                                             \
 	X("gap", gap, SPP_FIG_TIMED, SPP_FIG_COMPARE, NULL, SPP_CELL_NUMBER, NULL)             \
@@ -223,6 +232,14 @@ struct spp_layer_runs {
 
 #define SPP_BACKEND_CPU 1u
 #define SPP_BACKEND_CUDA 2u
+
+/*
+ * r's speedup interval from the rounds: dense[i] and t[i] the dense
+ * baseline's and r's times of round i (nd and nt of them), paired while
+ * both have one; the distribution-free 95 % interval of their ratios'
+ * median (spp_median_ci95), NAN with fewer than 6 pairs.
+ */
+void spp_run_speedup_ci(struct spp_run *r, const double *dense, int nd, const double *t, int nt);
 
 /* A run with every figure unknown (NAN), status ok, precision "fp32", not yet timed. */
 void spp_run_init(struct spp_run *r, const char *backend, const char *format);

@@ -57,3 +57,31 @@ double spp_max_over_mean(const double *v, int n)
 	}
 	return sum > 0 ? max / (sum / n) : 0;
 }
+
+int spp_median_ci95(double *v, int n, double *lo, double *hi)
+{
+	double term, cdf;
+	int k = 0;
+
+	*lo = *hi = NAN;
+	if (n < 6)
+		return -1;
+	qsort(v, (size_t)n, sizeof(*v), cmp_double);
+	if (n > 1000) { /* 2^-n underflows: the normal approximation, as exact there to a rank */
+		k = (int)floor((double)n / 2 - 0.98 * sqrt((double)n));
+		*lo = v[k - 1];
+		*hi = v[n - k];
+		return 0;
+	}
+	/* P(B <= j) for B ~ Binomial(n, 1/2), j = 0, 1, ...: the largest k with P(B <= k - 1) <= 0.025 */
+	term = ldexp(1.0, -n);
+	cdf = term;
+	while (cdf <= 0.025 && k < n / 2) {
+		k++;
+		term *= (double)(n - k + 1) / (double)k;
+		cdf += term;
+	}
+	*lo = v[k - 1];
+	*hi = v[n - k];
+	return 0;
+}

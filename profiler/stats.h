@@ -7,6 +7,9 @@
 #ifndef SPP_PROFILER_STATS_H
 #define SPP_PROFILER_STATS_H
 
+/* The timed runs of an item a result keeps in order (a round's pairing): --repeat past it keeps the first. */
+#define SPP_BENCH_MAX_ROUNDS 1000
+
 struct spp_time_stats {
 	double median, p10, p90; /* ns */
 	int repeats;             /* samples behind the figures */
@@ -25,6 +28,16 @@ double spp_percentile_sorted(const double *sorted, int n, double p);
  * Returns 0, or -1 (figures zeroed) when n <= 0.
  */
 int spp_time_stats(double *samples, int n, struct spp_time_stats *out);
+
+/*
+ * The distribution-free 95 % confidence interval of the median of n
+ * values (sorted in place): the order statistics x(k) and x(n + 1 - k),
+ * 1-based, k the largest with P(Binomial(n, 1/2) < k) <= 0.025, so that
+ * the interval holds the median with at least 95 % probability whatever
+ * the distribution. 0, or -1 (NAN both) when n < 6, where no such k
+ * exists (n = 5: [min, max] holds it with 93.75 % only).
+ */
+int spp_median_ci95(double *v, int n, double *lo, double *hi);
 
 /* max / mean of n values; 0 when n <= 0 or the mean is not positive. */
 double spp_max_over_mean(const double *v, int n);

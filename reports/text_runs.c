@@ -96,13 +96,20 @@ static void rc_repeats(const cJSON *l, const cJSON *r, struct spp_text_cell *c)
 /* The cell of run figure fig (SPP_RUN_FIGURES) of run r, as its row says it is shown. */
 static void figure_cell(const struct spp_run_figure *fig, const cJSON *r, struct spp_text_cell *c)
 {
-	double v = 0, u;
+	double v = 0, u, hi;
 	int known = spp_cell_num(r, fig->key, &v);
 
 	c->style = SPP_TEXT_PLAIN;
 	switch (fig->cell) {
 	case SPP_CELL_RATIO:
 		spp_text_set_ratio(c, known, v);
+		/* the speedup with its 95 % interval where the rounds gave one: "1.09x (1.08-1.19)" */
+		if (known && strcmp(fig->key, "speedup") == 0 && spp_cell_num(r, "speedup_ci_low", &u) &&
+		    spp_cell_num(r, "speedup_ci_high", &hi)) {
+			size_t len = strlen(c->text);
+
+			snprintf(c->text + len, sizeof(c->text) - len, " (%.2f\u2013%.2f)", u, hi);
+		}
 		if (known && v > 1)
 			c->style = SPP_TEXT_GOOD;
 		return;

@@ -542,6 +542,48 @@ static void test_sim_repeats(void **state)
 	free(model);
 }
 
+/*
+ * Interleaved rounds give each format's speedup its 95 % interval (one
+ * thread: the interleaved schedule); the dense baseline has none.
+ */
+static void test_speedup_interval(void **state)
+{
+	char *model = harness_join(getenv("SPP_SAMPLE_MODELS"), "mixed_cnn.safetensors");
+	const char *args[] = {"analyze", model, "--threads", "1", "--counters", "none",
+			      "--time-budget", "0.02", "--formats", "csr,bsr4", "--format", "json", NULL};
+	struct harness_run r;
+	const cJSON *l, *run;
+	cJSON *doc;
+	int with = 0;
+
+	(void)state;
+	assert_int_equal(harness_spprof(&r, args), 0);
+	assert_int_equal(r.status, 0);
+	doc = cJSON_Parse(r.out);
+	assert_non_null(doc);
+	assert_string_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(doc, "settings"), "schedule")->valuestring,
+			    "interleaved");
+	cJSON_ArrayForEach(l, cJSON_GetObjectItem(doc, "layers"))
+		cJSON_ArrayForEach(run, cJSON_GetObjectItem(l, "runs")) {
+			const cJSON *lo = cJSON_GetObjectItem(run, "speedup_ci_low");
+			const cJSON *hi = cJSON_GetObjectItem(run, "speedup_ci_high");
+			const cJSON *reps = cJSON_GetObjectItem(cJSON_GetObjectItem(run, "time_ns"), "repeats");
+
+			if (strcmp(cJSON_GetObjectItem(run, "format")->valuestring, "dense") == 0 ||
+			    !cJSON_IsNumber(reps) || reps->valuedouble < 6) {
+				assert_true(cJSON_IsNull(lo) && cJSON_IsNull(hi));
+				continue;
+			}
+			assert_true(cJSON_IsNumber(lo) && cJSON_IsNumber(hi));
+			assert_true(lo->valuedouble > 0 && lo->valuedouble <= hi->valuedouble);
+			with++;
+		}
+	assert_true(with >= 4);
+	cJSON_Delete(doc);
+	harness_run_free(&r);
+	free(model);
+}
+
 /* --target-sparsity: the layers that hold the model back, in the JSON and the notes. */
 static void test_target_sparsity(void **state)
 {
@@ -596,6 +638,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_output_failure),
 		cmocka_unit_test(test_sample_models),
 		cmocka_unit_test(test_sim_repeats),
+		cmocka_unit_test(test_speedup_interval),
 		cmocka_unit_test(test_conv_kernel_report),
 		cmocka_unit_test(test_target_sparsity),
 	};

@@ -270,6 +270,42 @@ static void test_harness_budget(void **state)
 	assert_non_null(strstr(err.msg, "failed"));
 }
 
+/*
+ * The median's distribution-free 95 % interval: the order statistics of
+ * Binomial(n, 1/2) (n = 6: x1 and x6, 96.9 %; n = 20: x6 and x15, 95.9 %),
+ * none under 6; and a run's speedup interval from paired rounds.
+ */
+static void test_median_ci(void **state)
+{
+	double v[20], lo, hi, dense[8], t[8];
+	struct spp_run r;
+
+	(void)state;
+	for (int i = 0; i < 20; i++)
+		v[i] = 20 - i; /* sorted by the call */
+	assert_int_equal(spp_median_ci95(v, 20, &lo, &hi), 0);
+	NEAR(lo, 6);
+	NEAR(hi, 15);
+	for (int i = 0; i < 6; i++)
+		v[i] = i + 1;
+	assert_int_equal(spp_median_ci95(v, 6, &lo, &hi), 0);
+	NEAR(lo, 1);
+	NEAR(hi, 6);
+	assert_int_equal(spp_median_ci95(v, 5, &lo, &hi), -1);
+	assert_true(isnan(lo) && isnan(hi));
+	/* rounds: dense 10 ns, the run 5 ns but for one disturbed round; a failed pair is skipped */
+	for (int i = 0; i < 8; i++)
+		dense[i] = 10, t[i] = 5;
+	t[3] = 50;
+	dense[5] = 0;
+	spp_run_init(&r, "cpu", "csr");
+	spp_run_speedup_ci(&r, dense, 8, t, 8);
+	NEAR(r.speedup_ci_low, 0.2);
+	NEAR(r.speedup_ci_high, 2);
+	spp_run_speedup_ci(&r, dense, 8, t, 5);
+	assert_true(isnan(r.speedup_ci_low));
+}
+
 /* A one-row tensor [1, k] of dtype dt over bytes. */
 static void test_figures(void **state)
 {
@@ -692,6 +728,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_decode),
 		cmocka_unit_test(test_decode_conv),
 		cmocka_unit_test(test_figures),
+		cmocka_unit_test(test_median_ci),
 		cmocka_unit_test(test_bound),
 		cmocka_unit_test(test_layer_runs),
 		cmocka_unit_test(test_epilogue_runs),

@@ -122,15 +122,56 @@ static void cause(const struct spp_analysis *a, int i, const struct spp_run *r, 
 		 d->time.p10 / 1e3, d->time.p90 / 1e3);
 }
 
+/*
+ * Layer i's runs whose speedup interval is wider than +-SPP_PLAUSIBLE_CI_HALF
+ * of the speedup: one warning naming them, for the text to say which layers
+ * to measure again on a quieter machine or with a larger budget.
+ */
+static int unstable(struct spp_analysis *a, int i, struct spp_error *err)
+{
+	const struct spp_layer_runs *lr = &a->runs[i];
+	char list[400] = "";
+	size_t len = 0;
+
+	for (int r = 1; r < lr->nruns && len < sizeof(list); r++) {
+		const struct spp_run *run = &lr->runs[r];
+
+		if (timed(run) && isfinite(run->speedup_ci_low) && isfinite(run->speedup_ci_high) &&
+		    run->speedup_ci_high - run->speedup_ci_low > 2 * SPP_PLAUSIBLE_CI_HALF * run->speedup)
+			len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%s %.2fx (%.2f-%.2f)",
+						len ? ", " : "", run->format, run->speedup,
+						run->speedup_ci_low, run->speedup_ci_high);
+	}
+	if (!list[0])
+		return SPP_OK;
+	return spp_analysis_warn(a, err, SPP_WARN_UNSTABLE, "'%s': unstable, the 95%% interval wider than "
+				 "+-%.0f%%: %s", a->layers[i].name, 100 * SPP_PLAUSIBLE_CI_HALF, list);
+}
+
+/* The machine while the runs were timed (the session's record): a warning when it was not quiet. */
+static int busy(struct spp_analysis *a, struct spp_error *err)
+{
+	const struct spp_run_settings *rs = &a->record.settings;
+	double cpus = a->machine && a->machine->logical_cpus > 0 ? a->machine->logical_cpus : NAN;
+	double load = rs->load_end > rs->load_start ? rs->load_end : rs->load_start;
+
+	if (!(rs->steal_share > SPP_PLAUSIBLE_STEAL) && !(load > cpus + SPP_PLAUSIBLE_LOAD_SLACK))
+		return SPP_OK;
+	return spp_analysis_warn(a, err, SPP_WARN_MACHINE_BUSY, "the machine was busy while timing: steal "
+				 "%.1f%% of CPU time, load %.2f to %.2f on %.0f CPUs; the figures may move "
+				 "between runs", 100 * rs->steal_share, rs->load_start, rs->load_end, cpus);
+}
+
 int spp_plausibility_warnings(struct spp_analysis *a, struct spp_error *err)
 {
-	int rc = SPP_OK, unchecked = 0;
+	int rc = busy(a, err), unchecked = 0;
 
 	for (int i = 0; a->runs && i < a->nlayers && !rc; i++) {
 		const struct spp_layer_runs *lr = &a->runs[i];
 		struct spp_baseline_check c;
 		char why[300];
 
+		rc = unstable(a, i, err);
 		for (int r = 1; r < lr->nruns && !rc; r++) {
 			const struct spp_run *run = &lr->runs[r];
 

@@ -17,6 +17,11 @@
 #define SPP_PLAUSIBLE_COMPUTE 0.4
 /* A memory-bound baseline under this share of its level's read bandwidth is warned about. */
 #define SPP_PLAUSIBLE_MEMORY 0.5
+/* A speedup whose 95 % interval's half-width exceeds this share of it is called unstable. */
+#define SPP_PLAUSIBLE_CI_HALF 0.05
+/* Steal above this share of CPU time while timing, or a load above the CPUs plus LOAD_SLACK, is a busy machine. */
+#define SPP_PLAUSIBLE_STEAL 0.02
+#define SPP_PLAUSIBLE_LOAD_SLACK 0.5
 /* Dense runs shorter than this are kernel overhead, not a rate (the diagnosis says so). */
 #define SPP_PLAUSIBLE_MIN_NS 10e3
 

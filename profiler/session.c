@@ -1,10 +1,43 @@
 /* The measurement session of profiler/session.h. */
 #include "profiler/session.h"
 
+#include <math.h>
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* /proc/stat's first line: all CPU time and the steal share of it, in ticks; NAN both when unreadable. */
+static void cpu_ticks(double t[2])
+{
+	unsigned long long v[8] = {0};
+	FILE *f = fopen("/proc/stat", "r");
+
+	t[0] = t[1] = NAN;
+	if (!f)
+		return;
+	if (fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3], &v[4],
+		   &v[5], &v[6], &v[7]) == 8) {
+		t[0] = 0;
+		for (int i = 0; i < 8; i++)
+			t[0] += (double)v[i];
+		t[1] = (double)v[7];
+	}
+	fclose(f);
+}
+
+/* The 1-minute load average; NAN when unreadable. */
+static double load_1m(void)
+{
+	double l = NAN;
+	FILE *f = fopen("/proc/loadavg", "r");
+
+	if (f && fscanf(f, "%lf", &l) != 1)
+		l = NAN;
+	if (f)
+		fclose(f);
+	return l;
+}
 
 /* The cache state of o on machine m (NULL: this one) into the record. 0 or SPP_E_NOMEM. */
 static int cache_state(struct spp_run_settings *rs, const struct spp_session_opts *o,
@@ -50,6 +83,9 @@ int spp_session_open(struct spp_session *s, const struct spp_session_opts *o, st
 	s->opts = *o;
 	s->machine = m;
 	s->rec = rec ? rec : &s->own;
+	cpu_ticks(s->ticks0);
+	s->rec->settings.load_start = load_1m();
+	s->rec->settings.steal_share = s->rec->settings.load_end = NAN;
 	if ((rc = cache_state(&s->rec->settings, o, m, err)))
 		return rc;
 	if (o->dense && (rc = spp_dense_parse(o->dense, &want, storage, sizeof(storage), err)))
@@ -97,6 +133,14 @@ void spp_session_runs(struct spp_session *s, int threads, struct spp_run_opts *r
 
 void spp_session_close(struct spp_session *s)
 {
+	double t[2];
+
+	if (s->rec) {
+		cpu_ticks(t);
+		if (t[0] > s->ticks0[0])
+			s->rec->settings.steal_share = (t[1] - s->ticks0[1]) / (t[0] - s->ticks0[0]);
+		s->rec->settings.load_end = load_1m();
+	}
 	spp_flusher_fini(&s->flusher);
 	if (s->rec == &s->own)
 		spp_session_record_release(&s->own);

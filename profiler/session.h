@@ -36,6 +36,7 @@ struct spp_session {
 	struct spp_session_record *rec;
 	struct spp_session_record own;
 	struct spp_flusher flusher;       /* cold runs: the eviction buffer */
+	double ticks0[2];                 /* /proc/stat at the open: all CPU time, steal; NAN unknown */
 };
 
 /*
@@ -60,7 +61,11 @@ int spp_session_open(struct spp_session *s, const struct spp_session_opts *o, st
  */
 void spp_session_runs(struct spp_session *s, int threads, struct spp_run_opts *ro);
 
-/* Release the flusher, and the record when it is the session's own; accepts a zeroed or failed session. */
+/*
+ * Record the machine's steal share and load over the session (the record's
+ * steal_share, load_end), release the flusher, and the record when it is
+ * the session's own; accepts a zeroed or failed session.
+ */
 void spp_session_close(struct spp_session *s);
 
 #endif

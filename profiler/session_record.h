@@ -50,6 +50,14 @@ struct spp_run_settings {
 	char schedule[16];      /* "interleaved" or "blocked" */
 	char thread_policy[512];
 	char cold_method[128];  /* how caches are evicted; "" when warm */
+	/*
+	 * The machine while the runs were timed (/proc): the steal share of
+	 * all CPU time (a VM's host running others; NAN unknown) and the 1-minute
+	 * load average at the start and the end (NAN unknown). Not settings (not
+	 * in the table: a journal and merge's parts compare those): the
+	 * report's machine.conditions.
+	 */
+	double steal_share, load_start, load_end;
 };
 
 /*

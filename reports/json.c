@@ -72,6 +72,17 @@ static void build_machine(struct build *b, cJSON *root, const struct spp_analysi
 		m = checked(b, spp_report_machine(a->machine));
 		if (m && a->record.dense.n)
 			cJSON_AddItemToObject(m, "dense_candidates", checked(b, spp_report_dense(&a->record.dense)));
+		if (m && a->runs) {
+			/* how quiet the machine was while the runs were timed */
+			cJSON *c = add_obj(b, m, "conditions");
+
+			add_num_or_null(b, c, "steal_share", isfinite(a->record.settings.steal_share),
+					a->record.settings.steal_share);
+			add_num_or_null(b, c, "load_start", isfinite(a->record.settings.load_start),
+					a->record.settings.load_start);
+			add_num_or_null(b, c, "load_end", isfinite(a->record.settings.load_end),
+					a->record.settings.load_end);
+		}
 		if (m && root)
 			cJSON_AddItemToObject(root, "machine", m);
 		else

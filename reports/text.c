@@ -365,7 +365,7 @@ static void write_machine_lines(const cJSON *r, FILE *f, int color)
 	const cJSON *m = spp_cell_get(r, "machine"), *s = spp_cell_get(r, "settings"), *e;
 	const char *sched = spp_cell_str(s, "schedule"), *rule;
 	char line[512], reps[64];
-	double v, rt = 0;
+	double v, u, rt = 0;
 	size_t used;
 	int i = 0;
 
@@ -376,6 +376,13 @@ static void write_machine_lines(const cJSON *r, FILE *f, int color)
 	if (spp_cell_num(m, "peak_bw_gbs", &v) && used < sizeof(line))
 		snprintf(line + used, sizeof(line) - used, ", DRAM read %.1f GB/s", v);
 	header_line(f, color, "machine", line);
+	/* how quiet it was while timing (the steal share and the load, start to end) */
+	if (spp_cell_num(m, "conditions.load_start", &v) && spp_cell_num(m, "conditions.load_end", &u)) {
+		used = (size_t)snprintf(line, sizeof(line), "%.2f to %.2f while timing", v, u);
+		if (spp_cell_num(m, "conditions.steal_share", &v) && used < sizeof(line))
+			snprintf(line + used, sizeof(line) - used, ", steal %.1f%% of CPU time", 100 * v);
+		header_line(f, color, "load", line);
+	}
 	/* a merge of parts timed on different machines: each layer names its own */
 	cJSON_ArrayForEach(e, spp_cell_get(r, "machines")) {
 		char label[400];

@@ -352,6 +352,39 @@ static void test_plausibility(void **state)
 	assert_int_equal(f.a.nwarnings, 0);
 	fake_fini(&f);
 
+	/* a speedup interval wider than +-5 %: unstable, named with its interval */
+	fake_init(&f, 1.0, good);
+	f.run[1].speedup_ci_low = 13.5;
+	f.run[1].speedup_ci_high = 15.1;
+	assert_int_equal(spp_plausibility_warnings(&f.a, &err), 0);
+	assert_true(warned(&f, "'fc1': unstable, the 95% interval wider than +-5%: csr 15.00x (13.50-15.10)"));
+	assert_int_equal(f.a.warnings[0].code, SPP_WARN_UNSTABLE);
+	fake_fini(&f);
+	/* +-4 %: stable */
+	fake_init(&f, 1.0, good);
+	f.run[1].speedup_ci_low = 14.4;
+	f.run[1].speedup_ci_high = 15.6;
+	assert_int_equal(spp_plausibility_warnings(&f.a, &err), 0);
+	assert_int_equal(f.a.nwarnings, 0);
+	fake_fini(&f);
+
+	/* a busy machine while timing: steal, or a load above the CPUs */
+	fake_init(&f, 1.0, good);
+	f.a.record.settings.steal_share = 0.1;
+	assert_int_equal(spp_plausibility_warnings(&f.a, &err), 0);
+	assert_true(warned(&f, "the machine was busy while timing: steal 10.0% of CPU time"));
+	fake_fini(&f);
+	fake_init(&f, 1.0, good);
+	f.m.logical_cpus = 2;
+	f.a.record.settings.load_start = 1.9;
+	f.a.record.settings.load_end = 2.4;
+	assert_int_equal(spp_plausibility_warnings(&f.a, &err), 0);
+	assert_int_equal(f.a.nwarnings, 0);
+	f.a.record.settings.load_end = 3.1;
+	assert_int_equal(spp_plausibility_warnings(&f.a, &err), 0);
+	assert_true(warned(&f, "load 1.90 to 3.10 on 2 CPUs"));
+	fake_fini(&f);
+
 	/* no calibration: the baseline cannot be judged, and the report says so */
 	fake_init(&f, 1.0, weak);
 	f.m.have_calibration = 0;

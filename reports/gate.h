@@ -72,7 +72,8 @@ struct spp_metric_value {
 	double num;
 	const char *str;    /* borrowed from the report */
 	int time_based;     /* a timed figure (docs/CHECK.md, the noise rule) */
-	int has_spread;     /* lo/hi hold its p10-p90 spread */
+	int has_spread;     /* lo/hi hold its p10-p90 spread, or its 95 % interval (ci) */
+	int ci;             /* lo/hi are the 95 % confidence interval from the rounds */
 	double lo, hi;
 	char why[200];      /* for ABSENT/NULL/OTHER: the reason, one line */
 };
@@ -97,9 +98,11 @@ cJSON *spp_gate_model_view(const cJSON *report);
 const cJSON *spp_gate_find_layer(const cJSON *report, const char *name);
 
 /*
- * The noise rule: whether the change from a to b is outside both spreads
- * (b outside a's p10-p90 and a outside b's). Values without spreads are
- * compared exactly: any difference counts.
+ * The noise rule: whether the change from a to b is significant. Two
+ * values with 95 % intervals (a speedup from interleaved rounds): the
+ * intervals do not overlap. Otherwise outside both spreads (b outside a's
+ * p10-p90 and a outside b's). Values without spreads are compared
+ * exactly: any difference counts.
  */
 int spp_metric_outside_noise(const struct spp_metric_value *a,
 			     const struct spp_metric_value *b);

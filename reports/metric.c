@@ -190,8 +190,11 @@ static void spread(const cJSON *scope, const cJSON *run, const char *rest,
 		if (!run_times(dense_t, &dmed, &dp10, &dp90) ||
 		    !spp_cell_num(run, "speedup", &s) || s <= 0)
 			return;
-		lo = dp10 / p90;
-		hi = dp90 / p10;
+		/* the speedup's 95 % interval from the rounds, where the run has one */
+		if (spp_cell_num(run, "speedup_ci_low", &lo) && spp_cell_num(run, "speedup_ci_high", &hi))
+			v->ci = 1;
+		else
+			lo = dp10 / p90, hi = dp90 / p10;
 		if (!strcmp(rest, "efficiency")) {
 			lo *= v->num / s;
 			hi *= v->num / s;
@@ -316,6 +319,8 @@ int spp_metric_outside_noise(const struct spp_metric_value *a,
 	int b_out = a->has_spread ? (b->num < a->lo || b->num > a->hi) : b->num != a->num;
 	int a_out = b->has_spread ? (a->num < b->lo || a->num > b->hi) : a->num != b->num;
 
+	if (a->ci && b->ci)
+		return a->hi < b->lo || b->hi < a->lo;
 	return a_out && b_out;
 }
 

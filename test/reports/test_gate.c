@@ -393,10 +393,15 @@ static void test_check_noise_rule(void **state)
 {
 	static const struct {
 		double p10, p90;
+		double ci_base[2], ci_new[2]; /* the speedups' 95 % intervals; 0: none */
 		int want;
 	} cases[] = {
-		{495, 505, 1}, /* new spread [1.960, 2.040]: both values outside the other's */
-		{350, 650, 0}, /* new spread [1.523, 2.886] holds 2.5: noise */
+		{495, 505, {0, 0}, {0, 0}, 1}, /* new spread [1.960, 2.040]: both values outside the other's */
+		{350, 650, {0, 0}, {0, 0}, 0}, /* new spread [1.523, 2.886] holds 2.5: noise */
+		/* with intervals they decide: apart, a regression whatever the p10-p90 spreads */
+		{350, 650, {2.4, 2.6}, {1.95, 2.05}, 1},
+		/* overlapping, noise even where the spreads are apart */
+		{495, 505, {2.4, 2.6}, {1.9, 2.45}, 0},
 	};
 	char *rules = gate_write_text("noise_rules.json",
 		"{\"rules\": [{\"name\": \"speed holds\", \"regression\": "
@@ -415,6 +420,20 @@ static void test_check_noise_rule(void **state)
 		char *next_path;
 
 		gate_set_times(gate_run(gate_layer(next, Q), "csr"), 500, cases[i].p10, cases[i].p90, 2.0);
+		if (cases[i].ci_base[0] > 0) {
+			cJSON *b = gate_run(gate_layer(next, Q), "csr"), *o = gate_run(gate_layer(base, Q), "csr");
+
+			const char *keys[2] = {"speedup_ci_low", "speedup_ci_high"};
+
+			for (int e = 0; e < 2; e++) {
+				cJSON_DeleteItemFromObject(o, keys[e]);
+				cJSON_AddNumberToObject(o, keys[e], cases[i].ci_base[e]);
+				cJSON_DeleteItemFromObject(b, keys[e]);
+				cJSON_AddNumberToObject(b, keys[e], cases[i].ci_new[e]);
+			}
+			free(base_path);
+			base_path = gate_save(base, "noise_base.json");
+		}
 		next_path = gate_save(next, "noise_new.json");
 		RUN(&r, "check", next_path, "--rules", rules, "--baseline", base_path);
 		if (r.status != cases[i].want)

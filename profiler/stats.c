@@ -41,6 +41,7 @@ int spp_time_stats(double *samples, int n, struct spp_time_stats *out)
 	out->p10 = spp_percentile_sorted(samples, n, 0.1);
 	out->p90 = spp_percentile_sorted(samples, n, 0.9);
 	out->repeats = n;
+	spp_median_ci95(samples, n, &out->ci_low, &out->ci_high);
 	return 0;
 }
 

@@ -13,6 +13,8 @@
 struct spp_time_stats {
 	double median, p10, p90; /* ns */
 	int repeats;             /* samples behind the figures */
+	/* the median's distribution-free 95 % interval (spp_median_ci95); 0 or NAN: none (< 6 samples) */
+	double ci_low, ci_high;
 };
 
 /*

@@ -197,6 +197,9 @@ cJSON *spp_report_time(const struct spp_time_stats *t)
 	cJSON_AddNumberToObject(o, "p10", t->p10);
 	cJSON_AddNumberToObject(o, "p90", t->p90);
 	cJSON_AddNumberToObject(o, "repeats", t->repeats);
+	/* the median's 95 % interval, null under 6 repeats */
+	cJSON_AddItemToObject(o, "ci_low", t->ci_low > 0 ? cJSON_CreateNumber(t->ci_low) : cJSON_CreateNull());
+	cJSON_AddItemToObject(o, "ci_high", t->ci_high > 0 ? cJSON_CreateNumber(t->ci_high) : cJSON_CreateNull());
 	return o;
 }
 

@@ -167,8 +167,16 @@ static void spread(const cJSON *scope, const cJSON *run, const char *rest,
 	if (!run_times(spp_cell_get(run, "time_ns"), &med, &p10, &p90))
 		return;
 	if (strncmp(rest, "time_ns.", 8) == 0) {
+		const cJSON *t = spp_cell_get(run, "time_ns");
+
 		lo = p10;
 		hi = p90;
+		/* the median's 95 % interval, where the run has one */
+		if (!strcmp(rest, "time_ns.median") && spp_cell_num(t, "ci_low", &lo) &&
+		    spp_cell_num(t, "ci_high", &hi))
+			v->ci = 1;
+		else
+			lo = p10, hi = p90;
 	} else if (!strcmp(rest, "gflops") || !strcmp(rest, "bandwidth_gbs") ||
 		   !strcmp(rest, "bw_util")) {
 		/* rate = work / time: the fast end of the times is the high end */

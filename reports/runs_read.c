@@ -85,6 +85,8 @@ static int time_of(const cJSON *t, int timed, struct spp_time_stats *out)
 	out->median = num(t, "median");
 	out->p10 = num(t, "p10");
 	out->p90 = num(t, "p90");
+	out->ci_low = num(t, "ci_low");
+	out->ci_high = num(t, "ci_high");
 	out->repeats = (int)spp_json_int(get(t, "repeats"), 0, INT32_MAX, 0);
 	if (out->median < 0 || out->p10 < 0 || out->p90 < 0 ||
 	    (timed && (!(out->median > 0) || !isfinite(out->median) || out->repeats < 1)))

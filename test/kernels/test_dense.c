@@ -237,7 +237,7 @@ static void test_fastest_run(void **state)
 	(void)state;
 	for (int i = 0; i < 4; i++) {
 		spp_run_init(&r[i], "cuda", "x");
-		r[i].time = (struct spp_time_stats){100.0 - 10 * i, 0, 0, 5};
+		r[i].time = (struct spp_time_stats){100.0 - 10 * i, 0, 0, 5, 0, 0};
 	}
 	/* 3 is the fastest wanted; 2 is faster than 1 but not of the precision */
 	assert_int_equal(spp_fastest_run(r, want, 4), 3);
@@ -279,9 +279,9 @@ static void fake_init(struct fake_analysis *f, double eff, double dense_ns)
 	spp_run_init(&f->run[0], "cpu", "dense");
 	spp_run_init(&f->run[1], "cpu", "csr");
 	snprintf(f->run[0].library, sizeof(f->run[0].library), "Test BLAS 1 (x)");
-	f->run[0].time = (struct spp_time_stats){dense_ns, dense_ns, dense_ns, 10};
+	f->run[0].time = (struct spp_time_stats){dense_ns, dense_ns, dense_ns, 10, 0, 0};
 	f->run[0].bytes_moved = 4.0 * (1024 * 1024 + 2 * 1024 * 64);
-	f->run[1].time = (struct spp_time_stats){dense_ns / 15, dense_ns / 15, dense_ns / 15, 10};
+	f->run[1].time = (struct spp_time_stats){dense_ns / 15, dense_ns / 15, dense_ns / 15, 10, 0, 0};
 	f->run[1].bytes_moved = 400 * 1024; /* in L2, where dense's 4.5 MiB is not */
 	f->run[1].speedup = 15;
 	f->run[1].efficiency = eff;

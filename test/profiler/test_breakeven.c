@@ -120,7 +120,7 @@ static struct spp_run run_of(const char *format, double median, double p10, doub
 	r.backend = "cpu";
 	snprintf(r.format, sizeof(r.format), "%s", format);
 	r.status = SPP_RUN_OK;
-	r.time = (struct spp_time_stats){median, p10, p90, 10};
+	r.time = (struct spp_time_stats){median, p10, p90, 10, 0, 0};
 	return r;
 }
 

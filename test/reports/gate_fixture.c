@@ -166,6 +166,11 @@ void gate_set_times(cJSON *run, double median, double p10, double p90, double sp
 	set_num(t, "p10", p10);
 	set_num(t, "p90", p90);
 	set_num(run, "speedup", speedup);
+	/* the run's own intervals belong to its own times: none for the times set here */
+	cJSON_DeleteItemFromObject(t, "ci_low");
+	cJSON_DeleteItemFromObject(t, "ci_high");
+	cJSON_DeleteItemFromObject(run, "speedup_ci_low");
+	cJSON_DeleteItemFromObject(run, "speedup_ci_high");
 }
 
 void gate_speedups_from_times(cJSON *layer)

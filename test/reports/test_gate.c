@@ -450,6 +450,53 @@ static void test_check_noise_rule(void **state)
 	free(rules);
 }
 
+/*
+ * The median time's 95 % interval decides where both runs have one: csr
+ * 400 ns [398, 402] against 500 ns (+25 %, max_growth 10 %) whose p10-p90
+ * (350-650) holds 400: apart intervals fail it, overlapping ones are noise.
+ */
+static void test_check_time_interval(void **state)
+{
+	static const struct {
+		double lo, hi;
+		int want;
+	} cases[] = {{495, 505, 1}, {390, 520, 0}};
+	char *rules = gate_write_text("time_rules.json",
+		"{\"rules\": [{\"name\": \"time holds\", \"regression\": "
+		"\"layers[\\\"*.query.*\\\"].runs[cpu/csr].time_ns.median\", \"max_growth\": 0.10}]}");
+	cJSON *base = gate_load(gate_fx.runs);
+	char *base_path;
+
+	(void)state;
+	gate_set_times(gate_run(gate_layer(base, Q), "dense"), 1000, 990, 1010, 1);
+	gate_set_times(gate_run(gate_layer(base, Q), "csr"), 400, 396, 404, 2.5);
+	gate_speedups_from_times(gate_layer(base, Q));
+	cJSON_AddNumberToObject(cJSON_GetObjectItem(gate_run(gate_layer(base, Q), "csr"), "time_ns"), "ci_low", 398);
+	cJSON_AddNumberToObject(cJSON_GetObjectItem(gate_run(gate_layer(base, Q), "csr"), "time_ns"), "ci_high", 402);
+	base_path = gate_save(base, "time_base.json");
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct harness_run r;
+		cJSON *next = cJSON_Duplicate(base, 1), *t;
+		char *next_path;
+
+		gate_set_times(gate_run(gate_layer(next, Q), "csr"), 500, 350, 650, 2.0);
+		gate_speedups_from_times(gate_layer(next, Q));
+		t = cJSON_GetObjectItem(gate_run(gate_layer(next, Q), "csr"), "time_ns");
+		cJSON_AddNumberToObject(t, "ci_low", cases[i].lo);
+		cJSON_AddNumberToObject(t, "ci_high", cases[i].hi);
+		next_path = gate_save(next, "time_new.json");
+		RUN(&r, "check", next_path, "--rules", rules, "--baseline", base_path);
+		if (r.status != cases[i].want)
+			fail_msg("case %zu: status %d, want %d: %s%s", i, r.status, cases[i].want, r.out, r.err);
+		harness_run_free(&r);
+		free(next_path);
+		cJSON_Delete(next);
+	}
+	cJSON_Delete(base);
+	free(base_path);
+	free(rules);
+}
+
 static void test_check_regression_exact(void **state)
 {
 	struct harness_run r;
@@ -596,6 +643,7 @@ int main(void)
 		cmocka_unit_test(test_check_unknown_metric),
 		cmocka_unit_test(test_check_malformed_report),
 		cmocka_unit_test(test_check_noise_rule),
+		cmocka_unit_test(test_check_time_interval),
 		cmocka_unit_test(test_check_regression_exact),
 		cmocka_unit_test(test_junit_and_md),
 		cmocka_unit_test(test_examples),

@@ -41,7 +41,7 @@ static void add_run(struct spp_layer_runs *lr, const char *format, enum spp_run_
 		r->speedup = 9; /* what a failed run may still carry; never chosen */
 		return;
 	}
-	r->time = (struct spp_time_stats){median, median, median, 5};
+	r->time = (struct spp_time_stats){median, median, median, 5, 0, 0};
 	r->speedup = dense_median / median;
 	r->efficiency = r->speedup / 2;
 }

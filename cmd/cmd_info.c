@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cmd/cmd.h"
+#include "profiler/session.h"
 #include "config.h"
 #include "counters/counters.h"
 #include "counters/sim.h"
@@ -186,6 +187,16 @@ static void print_text(const struct spp_machine *m, const struct spp_dense_set *
 		printf("bitmask N=1  %s expand%s\n", spp_expand_name(spp_expand_detect()),
 		       spp_expand_detect() != spp_expand_cpu() ? " (SPPROF_EXPAND)" : "");
 	printf("threads      %d of %d logical CPUs\n", m->threads, m->logical_cpus);
+	{
+		double t[2], load = spp_load_1m();
+
+		/* is it quiet enough to time on (the report's machine.conditions, while it runs) */
+		spp_cpu_ticks(t);
+		if (isfinite(load))
+			printf("load         %.2f (1 minute)%s", load, t[0] > 0 ? "" : "\n");
+		if (isfinite(load) && t[0] > 0)
+			printf(", steal %.2f%% of CPU time since boot\n", 100 * t[1] / t[0]);
+	}
 	printf("caches       ");
 	for (int i = 0; i < m->ncaches; i++) {
 		const struct spp_cache_level *c = &m->caches[i];
@@ -252,8 +263,18 @@ int cmd_info(int argc, char **argv)
 		cJSON *o = spp_report_machine(&m);
 		char *text;
 
-		if (o)
+		if (o) {
+			double t[2], load = spp_load_1m();
+			cJSON *c = cJSON_AddObjectToObject(o, "conditions");
+
 			cJSON_AddItemToObject(o, "dense_candidates", spp_report_dense(&set));
+			/* now, and the steal since boot (a report's machine.conditions: while it timed) */
+			spp_cpu_ticks(t);
+			cJSON_AddItemToObject(c, "load_1m", isfinite(load) ? cJSON_CreateNumber(load)
+									  : cJSON_CreateNull());
+			cJSON_AddItemToObject(c, "steal_share_since_boot",
+					      t[0] > 0 ? cJSON_CreateNumber(t[1] / t[0]) : cJSON_CreateNull());
+		}
 		text = o ? spp_json_text_exact(o, 1) : NULL;
 		cJSON_Delete(o);
 		spp_dense_set_close(&set);

@@ -7,8 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* /proc/stat's first line: all CPU time and the steal share of it, in ticks; NAN both when unreadable. */
-static void cpu_ticks(double t[2])
+void spp_cpu_ticks(double t[2])
 {
 	unsigned long long v[8] = {0};
 	FILE *f = fopen("/proc/stat", "r");
@@ -26,8 +25,7 @@ static void cpu_ticks(double t[2])
 	fclose(f);
 }
 
-/* The 1-minute load average; NAN when unreadable. */
-static double load_1m(void)
+double spp_load_1m(void)
 {
 	double l = NAN;
 	FILE *f = fopen("/proc/loadavg", "r");
@@ -83,8 +81,8 @@ int spp_session_open(struct spp_session *s, const struct spp_session_opts *o, st
 	s->opts = *o;
 	s->machine = m;
 	s->rec = rec ? rec : &s->own;
-	cpu_ticks(s->ticks0);
-	s->rec->settings.load_start = load_1m();
+	spp_cpu_ticks(s->ticks0);
+	s->rec->settings.load_start = spp_load_1m();
 	s->rec->settings.steal_share = s->rec->settings.load_end = NAN;
 	if ((rc = cache_state(&s->rec->settings, o, m, err)))
 		return rc;
@@ -136,10 +134,10 @@ void spp_session_close(struct spp_session *s)
 	double t[2];
 
 	if (s->rec) {
-		cpu_ticks(t);
+		spp_cpu_ticks(t);
 		if (t[0] > s->ticks0[0])
 			s->rec->settings.steal_share = (t[1] - s->ticks0[1]) / (t[0] - s->ticks0[0]);
-		s->rec->settings.load_end = load_1m();
+		s->rec->settings.load_end = spp_load_1m();
 	}
 	spp_flusher_fini(&s->flusher);
 	if (s->rec == &s->own)

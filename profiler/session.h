@@ -61,6 +61,12 @@ int spp_session_open(struct spp_session *s, const struct spp_session_opts *o, st
  */
 void spp_session_runs(struct spp_session *s, int threads, struct spp_run_opts *ro);
 
+/* /proc/stat's first line: all CPU time since boot and the steal of it, in ticks; NAN both when unreadable. */
+void spp_cpu_ticks(double t[2]);
+
+/* The 1-minute load average (/proc/loadavg); NAN when unreadable. */
+double spp_load_1m(void);
+
 /*
  * Record the machine's steal share and load over the session (the record's
  * steal_share, load_end), release the flusher, and the record when it is

@@ -384,6 +384,17 @@ static void test_check_malformed_report(void **state)
 	free(reg);
 }
 
+/* The noise rules' baseline: layer Q's dense at 1000 ns (990-1010), csr at 400 ns (396-404). */
+static cJSON *noise_base(void)
+{
+	cJSON *base = gate_load(gate_fx.runs);
+
+	gate_set_times(gate_run(gate_layer(base, Q), "dense"), 1000, 990, 1010, 1);
+	gate_set_times(gate_run(gate_layer(base, Q), "csr"), 400, 396, 404, 2.5);
+	gate_speedups_from_times(gate_layer(base, Q));
+	return base;
+}
+
 /*
  * The noise rule. Base: dense 1000 ns (990-1010), csr 400 ns (396-404):
  * speedup 2.5, spread [990/404, 1010/396] = [2.450, 2.551]. New csr at 500
@@ -406,13 +417,10 @@ static void test_check_noise_rule(void **state)
 	char *rules = gate_write_text("noise_rules.json",
 		"{\"rules\": [{\"name\": \"speed holds\", \"regression\": "
 		"\"layers[\\\"*.query.*\\\"].runs[cpu/csr].speedup\", \"max_drop\": 0.10}]}");
-	cJSON *base = gate_load(gate_fx.runs);
+	cJSON *base = noise_base();
 	char *base_path;
 
 	(void)state;
-	gate_set_times(gate_run(gate_layer(base, Q), "dense"), 1000, 990, 1010, 1);
-	gate_set_times(gate_run(gate_layer(base, Q), "csr"), 400, 396, 404, 2.5);
-	gate_speedups_from_times(gate_layer(base, Q));
 	base_path = gate_save(base, "noise_base.json");
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct harness_run r;
@@ -464,13 +472,10 @@ static void test_check_time_interval(void **state)
 	char *rules = gate_write_text("time_rules.json",
 		"{\"rules\": [{\"name\": \"time holds\", \"regression\": "
 		"\"layers[\\\"*.query.*\\\"].runs[cpu/csr].time_ns.median\", \"max_growth\": 0.10}]}");
-	cJSON *base = gate_load(gate_fx.runs);
+	cJSON *base = noise_base();
 	char *base_path;
 
 	(void)state;
-	gate_set_times(gate_run(gate_layer(base, Q), "dense"), 1000, 990, 1010, 1);
-	gate_set_times(gate_run(gate_layer(base, Q), "csr"), 400, 396, 404, 2.5);
-	gate_speedups_from_times(gate_layer(base, Q));
 	cJSON_AddNumberToObject(cJSON_GetObjectItem(gate_run(gate_layer(base, Q), "csr"), "time_ns"), "ci_low", 398);
 	cJSON_AddNumberToObject(cJSON_GetObjectItem(gate_run(gate_layer(base, Q), "csr"), "time_ns"), "ci_high", 402);
 	base_path = gate_save(base, "time_base.json");

@@ -58,7 +58,7 @@ static void add_value(struct ctx *c, cJSON *item, const char *key,
 	if (v->has_spread) {
 		char k[64];
 
-		snprintf(k, sizeof(k), "%s_p10_p90", key);
+		snprintf(k, sizeof(k), "%s_%s", key, v->ci ? "ci95" : "p10_p90");
 		x = cJSON_AddArrayToObject(item, k);
 		if (!x || !cJSON_AddItemToArray(x, cJSON_CreateNumber(v->lo)) ||
 		    !cJSON_AddItemToArray(x, cJSON_CreateNumber(v->hi)))

@@ -153,7 +153,8 @@ static void set_value(cJSON *o, const char *key, const struct spp_metric_value *
 /*
  * One compared figure: base and new values, delta and relative change when
  * both are numbers, and what kind of change it is. A timed figure whose
- * change stays inside both runs' p10-p90 spreads is "noise".
+ * change is not significant by the noise rule (overlapping 95 % intervals,
+ * else inside both runs' p10-p90 spreads; spp_metric_outside_noise) is "noise".
  */
 static cJSON *entry(const char *metric, const cJSON *bs, const cJSON *ns,
 		    int *nchanged, int *nnoise, int *oom)

@@ -37,25 +37,17 @@ double spp_load_1m(void)
 	return l;
 }
 
-/* The cache state of o on machine m (NULL: this one) into the record. 0 or SPP_E_NOMEM. */
-static int cache_state(struct spp_run_settings *rs, const struct spp_session_opts *o,
-		       const struct spp_machine *m, struct spp_error *err)
+/* The cache state of o on machine m (its LLC for auto) into the record. */
+static void cache_state(struct spp_run_settings *rs, const struct spp_session_opts *o,
+			const struct spp_machine *m)
 {
-	struct spp_machine *here = NULL;
 	uint64_t llc;
 
 	if (o->cache != SPP_CACHE_AUTO) {
 		rs->cold = o->cache == SPP_CACHE_COLD;
 		snprintf(rs->cache_rule, sizeof(rs->cache_rule), "--cache %s", rs->cold ? "cold" : "warm");
 	} else {
-		if (!m) {
-			if (!(here = calloc(1, sizeof(*here))))
-				return spp_error_set(err, SPP_E_NOMEM, "out of memory");
-			spp_machine_describe(here, 1);
-			m = here;
-		}
 		llc = spp_machine_largest_cache(m);
-		free(here);
 		rs->cold = o->weights_bytes > 0 && llc > 0 && o->weights_bytes > llc;
 		if (o->weights_bytes == 0 || llc == 0)
 			snprintf(rs->cache_rule, sizeof(rs->cache_rule), "auto: %s unknown, warm",
@@ -67,15 +59,17 @@ static int cache_state(struct spp_run_settings *rs, const struct spp_session_opt
 				 (double)llc / (1 << 20));
 	}
 	snprintf(rs->cache, sizeof(rs->cache), "%s", rs->cold ? "cold" : "warm");
-	return SPP_OK;
 }
 
 int spp_session_open(struct spp_session *s, const struct spp_session_opts *o, struct spp_machine *m,
 		     struct spp_session_record *rec, struct spp_error *err)
 {
 	struct spp_dense_want want;
+	/* the caches that size the cache state and the flusher: m's, else this machine's, described once */
+	struct spp_machine *here = NULL;
+	const struct spp_machine *sized = m;
 	char storage[512];
-	int rc;
+	int rc = SPP_OK;
 
 	memset(s, 0, sizeof(*s));
 	s->opts = *o;
@@ -84,17 +78,21 @@ int spp_session_open(struct spp_session *s, const struct spp_session_opts *o, st
 	spp_cpu_ticks(s->ticks0);
 	s->rec->settings.load_start = spp_load_1m();
 	s->rec->settings.steal_share = s->rec->settings.load_end = NAN;
-	if ((rc = cache_state(&s->rec->settings, o, m, err)))
-		return rc;
-	if (o->dense && (rc = spp_dense_parse(o->dense, &want, storage, sizeof(storage), err)))
-		return rc;
-	if ((rc = spp_dense_set_open(&s->rec->dense, o->dense ? &want : NULL, m ? m->isa : spp_isa_detect(),
-				     err)))
-		return rc;
-	if (s->rec->settings.cold)
-		return spp_run_flusher_init(&s->flusher, m, s->rec->settings.cold_method,
-					    sizeof(s->rec->settings.cold_method), err);
-	return SPP_OK;
+	if (!m && o->cache != SPP_CACHE_WARM) {
+		if (!(here = calloc(1, sizeof(*here))))
+			return spp_error_set(err, SPP_E_NOMEM, "out of memory");
+		spp_machine_describe(here, 1);
+		sized = here;
+	}
+	cache_state(&s->rec->settings, o, sized);
+	if ((!o->dense || !(rc = spp_dense_parse(o->dense, &want, storage, sizeof(storage), err))) &&
+	    !(rc = spp_dense_set_open(&s->rec->dense, o->dense ? &want : NULL,
+				      m ? m->isa : spp_isa_detect(), err)) &&
+	    s->rec->settings.cold)
+		rc = spp_run_flusher_init(&s->flusher, sized, s->rec->settings.cold_method,
+					  sizeof(s->rec->settings.cold_method), err);
+	free(here);
+	return rc;
 }
 
 void spp_session_runs(struct spp_session *s, int threads, struct spp_run_opts *ro)

@@ -3,7 +3,7 @@
  * the `sim` counter backend over it is sim_backend.c.
  *
  * The traced copies of kernels/cpu/<format>.c (kernels/trace.h) call
- * spp_trace_access() at every trace point and spp_trace_run_parts() in
+ * spp_trace_access() at every trace point and spp_trace_spmm() in
  * place of the OpenMP driver. Neither carries a context through the
  * kernels' signatures, so the simulator listening to the calling thread is
  * a thread-local pointer, set only for the length of a replay (or between
@@ -152,7 +152,7 @@ const struct spp_format_ops *spp_trace_format_find(const char *key)
  */
 static int64_t run_view(struct sink *s, const struct spp_encoded *w, spp_part_fn fn, int p,
 			int64_t t, int64_t u0, int64_t u1, const float *x, float *y, int64_t n,
-			enum spp_isa isa, const struct spp_epi *e)
+			const struct spp_epi *e)
 {
 	struct spp_encoded wc = *w;
 	int64_t *const scratch[2] = {s->lo, s->rlo};
@@ -166,7 +166,7 @@ static int64_t run_view(struct sink *s, const struct spp_encoded *w, spp_part_fn
 	wc.impl = s->impl;
 	wc.k = kw;
 	if (fn)
-		fn(&wc, p, x + k0 * n, y, n, isa, e);
+		fn(&wc, p, x + k0 * n, y, n, e);
 	return kw;
 }
 
@@ -181,12 +181,14 @@ static int tile_sampled(const struct sink *s, int64_t t)
  * part p on simulated core p mod threads; sampled row blocks or K tiles
  * when the replay asked for them.
  */
-void spp_trace_run_parts(const struct spp_encoded *w, spp_part_fn fn, const float *x,
-			 float *y, int64_t n, const struct spp_exec *ex)
+int spp_trace_spmm(const struct spp_encoded *w, const float *x, float *y, int64_t n,
+		   const struct spp_exec *ex)
 {
 	struct sink *s = cur;
 	int threads = ex->threads > 0 ? ex->threads : 1;
-	enum spp_isa isa = ex->isa;
+	/* the traced copy's implementations, whichever copy encoded w (they share its layout) */
+	const struct spp_format_ops *traced_ops = spp_trace_format_find(w->ops->key);
+	spp_part_fn fn = spp_format_part(traced_ops ? traced_ops : w->ops, ex->isa);
 	const struct spp_epi *e = &ex->epi;
 
 	if (ex->busy_ns)
@@ -199,7 +201,7 @@ void spp_trace_run_parts(const struct spp_encoded *w, spp_part_fn fn, const floa
 		if (s)
 			s->core = (p % threads) % s->cores;
 		if (!lo) {
-			fn(w, p, x, y, n, isa, e);
+			fn(w, p, x, y, n, e);
 			continue;
 		}
 		if (s->pilot > 0) {
@@ -207,13 +209,13 @@ void spp_trace_run_parts(const struct spp_encoded *w, spp_part_fn fn, const floa
 				continue;
 			u1 = u0 + s->pilot < u1 ? u0 + s->pilot : u1;
 			s->units_sim += u1 - u0;
-			run_view(s, w, fn, p, -1, u0, u1, x, y, n, isa, e);
-			return;
+			run_view(s, w, fn, p, -1, u0, u1, x, y, n, e);
+			return 0;
 		}
 		if (s->tile_stride > 1) {
 			/* whole K tiles, each after its warming passes (counters/sim.h), in columns */
 			for (int64_t t = 0; t < s->tiles; t++) {
-				int64_t kw = run_view(s, w, NULL, p, t, -1, 0, x, y, n, isa, e);
+				int64_t kw = run_view(s, w, NULL, p, t, -1, 0, x, y, n, e);
 
 				s->units_total += kw;
 				if (!tile_sampled(s, t))
@@ -221,24 +223,24 @@ void spp_trace_run_parts(const struct spp_encoded *w, spp_part_fn fn, const floa
 				spp_sim_counting(s->sim, 0);
 				if (s->warm) {
 					spp_sim_llc_only(s->sim, 1);
-					run_view(s, w, fn, p, t, -1, 0, x, y, n, isa, e);
+					run_view(s, w, fn, p, t, -1, 0, x, y, n, e);
 					spp_sim_llc_only(s->sim, 0);
 				}
 				if (s->warm || t > 0)
-					run_view(s, w, fn, p, (t + s->tiles - 1) % s->tiles, -1, 0, x, y, n, isa, e);
+					run_view(s, w, fn, p, (t + s->tiles - 1) % s->tiles, -1, 0, x, y, n, e);
 				spp_sim_counting(s->sim, 1);
-				s->units_sim += run_view(s, w, fn, p, t, -1, 0, x, y, n, isa, e);
+				s->units_sim += run_view(s, w, fn, p, t, -1, 0, x, y, n, e);
 			}
 			continue;
 		}
 		if (s->stride <= 1) {
 			s->units_total += u1 - u0, s->units_sim += u1 - u0;
-			fn(w, p, x, y, n, isa, e);
+			fn(w, p, x, y, n, e);
 			continue;
 		}
 		/* row blocks (in each K tile of a tiled encoding), every stride-th over the parts */
 		for (int64_t t = s->tiles > 1 ? 0 : -1; t < s->tiles; t++) {
-			int64_t kw = s->tiles > 1 ? run_view(s, w, NULL, p, t, -1, 0, x, y, n, isa, e) : 1;
+			int64_t kw = s->tiles > 1 ? run_view(s, w, NULL, p, t, -1, 0, x, y, n, e) : 1;
 
 			s->units_total += kw * (u1 - u0);
 			for (int64_t b0 = u0; b0 < u1; b0 += s->block) {
@@ -252,7 +254,7 @@ void spp_trace_run_parts(const struct spp_encoded *w, spp_part_fn fn, const floa
 				spp_sim_counting(s->sim, 0);
 				if (s->warm) {
 					spp_sim_llc_only(s->sim, 1);
-					run_view(s, w, fn, p, t, b0, b1, x, y, n, isa, e);
+					run_view(s, w, fn, p, t, b0, b1, x, y, n, e);
 					spp_sim_llc_only(s->sim, 0);
 				}
 				/*
@@ -261,19 +263,20 @@ void spp_trace_run_parts(const struct spp_encoded *w, spp_part_fn fn, const floa
 				 */
 				if (t >= 0 && (t > 0 || s->warm)) {
 					spp_sim_llc_only(s->sim, !s->y_kept);
-					run_view(s, w, fn, p, (t + s->tiles - 1) % s->tiles, b0, b1, x, y, n, isa, e);
+					run_view(s, w, fn, p, (t + s->tiles - 1) % s->tiles, b0, b1, x, y, n, e);
 					spp_sim_llc_only(s->sim, 0);
 				}
 				if (w0 < b0)
-					run_view(s, w, fn, p, t, w0, b0, x, y, n, isa, e);
+					run_view(s, w, fn, p, t, w0, b0, x, y, n, e);
 				spp_sim_counting(s->sim, 1);
 				s->units_sim += kw * (b1 - b0);
-				run_view(s, w, fn, p, t, b0, b1, x, y, n, isa, e);
+				run_view(s, w, fn, p, t, b0, b1, x, y, n, e);
 			}
 			if (t < 0)
 				break;
 		}
 	}
+	return 0;
 }
 
 static void add_region(struct sink *s, const void *p, uint64_t bytes)
@@ -499,7 +502,7 @@ int spp_sim_replay_stride(const struct spp_sim_geometry *g, int threads, uint64_
 		s.y_kept = pass < (double)l2->size;
 	}
 	for (int64_t t = 0; want > 1 && s.tiles > 1 && t < s.tiles; t++)
-		if (run_view(&s, enc, NULL, 0, t, -1, 0, x, y, n, isa, NULL) < 0)
+		if (run_view(&s, enc, NULL, 0, t, -1, 0, x, y, n, NULL) < 0)
 			want = 1; /* a tile that cannot stand alone: replayed whole */
 	if (want > 1 && s.tiles > 1 && want <= s.tiles) {
 		s.tile_stride = want;

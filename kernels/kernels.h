@@ -117,6 +117,11 @@ struct spp_exec {
 
 struct spp_format_ops;
 struct spp_trace_ops;
+struct spp_encoded;
+
+/* One part of a CPU kernel: part p of w (its partition, struct spp_encoded nparts), epilogue e. */
+typedef void (*spp_part_fn)(const struct spp_encoded *w, int part, const float *x, float *y,
+			    int64_t n, const struct spp_epi *e);
 
 struct spp_encoded {
 	const struct spp_format_ops *ops;
@@ -196,7 +201,20 @@ struct spp_format_ops {
 		       double *bytes, struct spp_error *err);
 	/* How the cache simulator replays the portable kernel (kernels/trace.h); NULL: it does not. */
 	const struct spp_trace_ops *trace;
+	/*
+	 * The CPU formats' implementations, one per ISA, after oneDNN's
+	 * implementation lists: part[isa] computes part p of Y = W X (and the
+	 * epilogue of its rows, where the format fuses it). The portable one
+	 * is always there; an ISA without its own entry (NULL) runs the best
+	 * one below it (spp_format_part). spmm is then kernels/cpu's one
+	 * driver, which runs the parts on OpenMP threads. NULL everywhere for
+	 * a format that is not a CPU format of spprof's.
+	 */
+	spp_part_fn part[SPP_ISA_COUNT];
 };
+
+/* The implementation of f that runs on isa: part[isa], else the nearest below it; NULL: none. */
+spp_part_fn spp_format_part(const struct spp_format_ops *f, enum spp_isa isa);
 
 /*
  * The CPU formats, in report order: one row per format, X(ID, key), the

@@ -9,8 +9,8 @@
  * second copy are renamed, so that both copies link into one library:
  * an entry SPP_CPU_OPS(<key>) is spp_cpu_<key> in the first copy and
  * spp_trace_<key> in the second, a vector kernel cpu_<key>_part_<isa>
- * is spp_trace_<key>_part_<isa>, and the OpenMP driver cpu_run_parts
- * becomes spp_trace_run_parts (counters/sim_replay.c), which runs the
+ * is spp_trace_<key>_part_<isa>, and the OpenMP driver cpu_spmm
+ * becomes spp_trace_spmm (counters/sim_replay.c), which runs the
  * parts one after the other on the calling thread in a fixed order, each
  * on its own simulated core, on the ISA the timed runs used.
  *
@@ -38,10 +38,6 @@
 #include <stdint.h>
 
 #include "kernels/kernels.h"
-
-/* One part of a kernel: part p of w on the given ISA, epilogue e (kernels/cpu's drivers). */
-typedef void (*spp_part_fn)(const struct spp_encoded *w, int part, const float *x,
-			    float *y, int64_t n, enum spp_isa isa, const struct spp_epi *e);
 
 /* One buffer of an encoding: bytes from p. */
 struct spp_trace_buffer {
@@ -96,8 +92,8 @@ void spp_trace_access(const void *p, size_t bytes, int store);
  */
 void spp_trace_masked(const void *p, size_t esize, uint64_t lanes, int store);
 void spp_trace_gather(const void *base, const int32_t *idx, int n, uint64_t lanes, size_t esize);
-void spp_trace_run_parts(const struct spp_encoded *w, spp_part_fn fn, const float *x,
-			 float *y, int64_t n, const struct spp_exec *ex);
+int spp_trace_spmm(const struct spp_encoded *w, const float *x, float *y, int64_t n,
+		   const struct spp_exec *ex);
 
 #ifdef SPP_TRACE
 #define SPP_TRACE_LOAD(p, bytes) spp_trace_access((p), (size_t)(bytes), 0)
@@ -105,7 +101,7 @@ void spp_trace_run_parts(const struct spp_encoded *w, spp_part_fn fn, const floa
 #define SPP_TRACE_MASKED(p, esize, lanes, store) \
 	spp_trace_masked((p), (size_t)(esize), (uint64_t)(lanes), (store))
 #define SPP_CPU_OPS(key) spp_trace_##key
-#define cpu_run_parts spp_trace_run_parts
+#define cpu_spmm spp_trace_spmm
 /* the traced copies of the vector kernels (kernels/cpu/cpu.h) */
 #define cpu_csr_part_avx512 spp_trace_csr_part_avx512
 #define cpu_csr_part_avx2 spp_trace_csr_part_avx2

@@ -340,41 +340,45 @@ act_part_body(const struct spp_encoded *w, int p, const float *x, float *y, int6
 	csc_body(a, p, w->k, x, y, n, w->ops == &spp_cpu_csc_act);
 }
 
+/*
+ * The implementations by ISA: the one body compiled for each (the epilogue
+ * e is applied by act_spmm after every part), and for csr_act on AVX-512
+ * the vector kernel that skips X's zero rows (act_avx512.c).
+ */
+static void act_part_c(const struct spp_encoded *w, int p, const float *x, float *y, int64_t n,
+		       const struct spp_epi *e)
+{
+	(void)e;
+	act_part_body(w, p, x, y, n);
+}
+
 #if CPU_X86
+CPU_AVX2 static void act_part_avx2(const struct spp_encoded *w, int p, const float *x, float *y,
+				   int64_t n, const struct spp_epi *e)
+{
+	(void)e;
+	act_part_body(w, p, x, y, n);
+}
+
 CPU_AVX512 static void act_part_avx512(const struct spp_encoded *w, int p, const float *x,
-				       float *y, int64_t n)
+				       float *y, int64_t n, const struct spp_epi *e)
 {
+	(void)e;
 	act_part_body(w, p, x, y, n);
 }
 
-CPU_AVX2 static void act_part_avx2(const struct spp_encoded *w, int p, const float *x,
-				   float *y, int64_t n)
+CPU_AVX512 static void csr_act_part_avx512(const struct spp_encoded *w, int p, const float *x,
+					   float *y, int64_t n, const struct spp_epi *e)
 {
-	act_part_body(w, p, x, y, n);
+	const struct cpu_act *a = w->impl;
+	const struct cpu_csr *c = a->w.impl;
+	int64_t r0, r1;
+
+	(void)e;
+	if (cpu_part_range(c->lo, p, &r0, &r1))
+		cpu_csr_act_part_avx512(&a->w, a->xnz, r0, r1, x, y, n);
 }
 #endif
-
-static void act_part_c(const struct spp_encoded *w, int p, const float *x, float *y, int64_t n)
-{
-	act_part_body(w, p, x, y, n);
-}
-
-static void act_part(const struct spp_encoded *w, int p, const float *x, float *y, int64_t n,
-		     enum spp_isa isa, const struct spp_epi *e)
-{
-	(void)e; /* applied by act_spmm after every part */
-#if CPU_X86
-	if (isa == SPP_ISA_AVX512 && w->ops == &spp_cpu_csr_act) {
-		const struct cpu_act *a = w->impl;
-		const struct cpu_csr *c = a->w.impl;
-
-		if (c->lo[p] < c->lo[p + 1])
-			cpu_csr_act_part_avx512(&a->w, a->xnz, c->lo[p], c->lo[p + 1], x, y, n);
-		return;
-	}
-#endif
-	CPU_ISA_CALL(isa, act_part, act_part_c, (w, p, x, y, n));
-}
 
 static int act_spmm(const struct spp_encoded *w, const float *x, float *y, int64_t n,
 		    const struct spp_exec *ex)
@@ -384,7 +388,7 @@ static int act_spmm(const struct spp_encoded *w, const float *x, float *y, int64
 	/* N = 1 reads x itself; csc (weight-only) never looks */
 	if (n > 1 && w->ops != &spp_cpu_csc)
 		mark_rows(x, w->k, n, a->xnz);
-	cpu_run_parts(w, act_part, x, y, n, ex);
+	cpu_spmm(w, x, y, n, ex);
 	/*
 	 * Not fused: csc scatters into rows that several parts share, so no
 	 * part knows when a row is complete; the activation kernels apply the
@@ -399,6 +403,12 @@ const struct spp_format_ops spp_cpu_csr_act = {
 	.encode = csr_act_encode,
 	.spmm = act_spmm,
 	.release = act_release,
+#if CPU_X86
+	.part = {[SPP_ISA_PORTABLE] = act_part_c, [SPP_ISA_AVX2] = act_part_avx2,
+		 [SPP_ISA_AVX512] = csr_act_part_avx512},
+#else
+	.part = CPU_PARTS(act_part_c, act_part),
+#endif
 };
 
 const struct spp_format_ops spp_cpu_csc = {
@@ -406,6 +416,7 @@ const struct spp_format_ops spp_cpu_csc = {
 	.encode = csc_encode,
 	.spmm = act_spmm,
 	.release = act_release,
+	.part = CPU_PARTS(act_part_c, act_part),
 };
 
 const struct spp_format_ops spp_cpu_csc_act = {
@@ -413,4 +424,5 @@ const struct spp_format_ops spp_cpu_csc_act = {
 	.encode = csc_act_encode,
 	.spmm = act_spmm,
 	.release = act_release,
+	.part = CPU_PARTS(act_part_c, act_part),
 };

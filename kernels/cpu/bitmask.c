@@ -96,11 +96,14 @@ out:
 }
 
 /* Portable: column by column of each row, a value per set bit. */
-static void bitmask_part_c(const struct spp_encoded *w, int64_t r0, int64_t r1,
-			   const float *x, float *y, int64_t n, const struct spp_epi *e)
+static void bitmask_part_c(const struct spp_encoded *w, int p, const float *x, float *y,
+			   int64_t n, const struct spp_epi *e)
 {
 	const struct cpu_bitmask *b = w->impl;
-	int64_t k = w->k;
+	int64_t k = w->k, r0, r1;
+
+	if (!cpu_part_range(b->lo, p, &r0, &r1))
+		return;
 
 	if (n == 1) {
 		for (int64_t i = r0; i < r1; i++) {
@@ -153,24 +156,6 @@ static void bitmask_part_c(const struct spp_encoded *w, int64_t r0, int64_t r1,
 	cpu_epi_rows(e, y, r0, r1, n);
 }
 
-static void bitmask_part(const struct spp_encoded *w, int p, const float *x,
-			 float *y, int64_t n, enum spp_isa isa, const struct spp_epi *e)
-{
-	const struct cpu_bitmask *b = w->impl;
-	int64_t r0 = b->lo[p], r1 = b->lo[p + 1];
-
-	if (r0 >= r1)
-		return;
-	CPU_ISA_CALL(isa, cpu_bitmask_part, bitmask_part_c, (w, r0, r1, x, y, n, e));
-}
-
-static int bitmask_spmm(const struct spp_encoded *w, const float *x, float *y,
-			int64_t n, const struct spp_exec *ex)
-{
-	cpu_run_parts(w, bitmask_part, x, y, n, ex);
-	return 0;
-}
-
 /* DESIGN's bitmask: a bit per element, the values in the model's dtype, int32 row offsets. */
 static int bitmask_storage(const struct spp_format_ops *f, const struct spp_storage_counts *c,
 			   double *bytes, struct spp_error *err)
@@ -217,7 +202,8 @@ const struct spp_format_ops SPP_CPU_OPS(bitmask) = {
 	.colour = "#c9a227",
 	.storage = bitmask_storage,
 	.encode = bitmask_encode,
-	.spmm = bitmask_spmm,
+	.spmm = cpu_spmm,
+	.part = CPU_PARTS(bitmask_part_c, cpu_bitmask_part),
 	.release = bitmask_release,
 	.trace = &bitmask_trace,
 };

@@ -79,12 +79,15 @@ SIMD_INL void bm_row(const int nv, const int full, simd_m mt,
 		simd_st(full || v < nv - 1, mt, yr + SIMD_VL * v, simd_epi(e, row, simd_add(a[0][v], a[1][v])));
 }
 
-SIMD_TARGET void SIMD_NAME(cpu_bitmask_part)(const struct spp_encoded *w, int64_t r0,
-					     int64_t r1, const float *x, float *y, int64_t n,
+SIMD_TARGET void SIMD_NAME(cpu_bitmask_part)(const struct spp_encoded *w, int p,
+					     const float *x, float *y, int64_t n,
 					     const struct spp_epi *e)
 {
 	const struct cpu_bitmask *b = w->impl;
-	int64_t k = w->k;
+	int64_t k = w->k, r0, r1;
+
+	if (!cpu_part_range(b->lo, p, &r0, &r1))
+		return;
 
 	if (n == 1) {
 		BM_ROWS1_ISA();

@@ -125,11 +125,14 @@ out:
  * columns (the vector kernel's register tile) every block, column by
  * column of the block, every row of the block.
  */
-static void bsr_part_c(const struct spp_encoded *w, int64_t b0, int64_t b1,
-		       const float *x, float *y, int64_t n, const struct spp_epi *e)
+static void bsr_part_c(const struct spp_encoded *w, int p, const float *x, float *y, int64_t n,
+		       const struct spp_epi *e)
 {
 	const struct cpu_bsr *s = w->impl;
-	int64_t b = s->b, cwmax = 256 / b;
+	int64_t b = s->b, cwmax = 256 / b, b0, b1;
+
+	if (!cpu_part_range(s->lo, p, &b0, &b1))
+		return;
 
 	for (int64_t br = b0; br < b1; br++) {
 		int64_t rr = w->m - br * b < b ? w->m - br * b : b;
@@ -166,24 +169,6 @@ static void bsr_part_c(const struct spp_encoded *w, int64_t b0, int64_t b1,
 		}
 	}
 	cpu_epi_rows(e, y, b0 * b, b1 * b < w->m ? b1 * b : w->m, n);
-}
-
-static void bsr_part(const struct spp_encoded *w, int p, const float *x,
-		     float *y, int64_t n, enum spp_isa isa, const struct spp_epi *e)
-{
-	const struct cpu_bsr *s = w->impl;
-	int64_t b0 = s->lo[p], b1 = s->lo[p + 1];
-
-	if (b0 >= b1)
-		return;
-	CPU_ISA_CALL(isa, cpu_bsr_part, bsr_part_c, (w, b0, b1, x, y, n, e));
-}
-
-static int bsr_spmm(const struct spp_encoded *w, const float *x, float *y,
-		    int64_t n, const struct spp_exec *ex)
-{
-	cpu_run_parts(w, bsr_part, x, y, n, ex);
-	return 0;
 }
 
 /*
@@ -239,7 +224,8 @@ static const struct spp_trace_ops bsr_trace = {
 		.colour = COLOUR,                                              \
 		.storage = bsr_storage,                                        \
 		.encode = bsr##B##_encode,                                     \
-		.spmm = bsr_spmm,                                              \
+		.spmm = cpu_spmm,                                              \
+		.part = CPU_PARTS(bsr_part_c, cpu_bsr_part),                   \
 		.release = bsr_release,                                        \
 		.trace = &bsr_trace,                                           \
 	};

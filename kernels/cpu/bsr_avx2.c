@@ -142,10 +142,14 @@ INL256 void bsr_rows256(const int B, const struct cpu_bsr *s, int64_t b0,
 	}
 }
 
-CPU_AVX2 void cpu_bsr_part_avx2(const struct spp_encoded *w, int64_t b0,
-				int64_t b1, const float *x, float *y, int64_t n, const struct spp_epi *e)
+CPU_AVX2 void cpu_bsr_part_avx2(const struct spp_encoded *w, int p, const float *x, float *y,
+				int64_t n, const struct spp_epi *e)
 {
 	const struct cpu_bsr *s = w->impl;
+	int64_t b0, b1;
+
+	if (!cpu_part_range(s->lo, p, &b0, &b1))
+		return;
 
 	if (s->b == 4)
 		bsr_rows256(4, s, b0, b1, w->m, w->k, x, y, n, e);

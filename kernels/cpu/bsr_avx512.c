@@ -179,11 +179,14 @@ INL512 void bsr_rows512(const int B, const struct cpu_bsr *s, int64_t b0,
  * The epilogue over the part's rows as it ends, not yet in registers: the
  * machine this was written on has no AVX-512 to check or time it.
  */
-CPU_AVX512 void cpu_bsr_part_avx512(const struct spp_encoded *w, int64_t b0,
-				    int64_t b1, const float *x, float *y, int64_t n,
-				    const struct spp_epi *e)
+CPU_AVX512 void cpu_bsr_part_avx512(const struct spp_encoded *w, int p, const float *x,
+				    float *y, int64_t n, const struct spp_epi *e)
 {
 	const struct cpu_bsr *s = w->impl;
+	int64_t b0, b1;
+
+	if (!cpu_part_range(s->lo, p, &b0, &b1))
+		return;
 
 	if (s->b == 4)
 		bsr_rows512(4, s, b0, b1, w->m, w->k, x, y, n);

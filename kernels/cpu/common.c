@@ -131,10 +131,19 @@ void cpu_release_common(struct spp_encoded *e)
 	memset(e, 0, sizeof(*e));
 }
 
-void cpu_run_parts(const struct spp_encoded *w, cpu_part_fn fn, const float *x,
-		   float *y, int64_t n, const struct spp_exec *ex)
+spp_part_fn spp_format_part(const struct spp_format_ops *f, enum spp_isa isa)
+{
+	for (int i = isa < SPP_ISA_COUNT ? (int)isa : SPP_ISA_COUNT - 1; i >= 0; i--)
+		if (f->part[i])
+			return f->part[i];
+	return NULL;
+}
+
+int cpu_spmm(const struct spp_encoded *w, const float *x, float *y, int64_t n,
+	     const struct spp_exec *ex)
 {
 	int threads = ex->threads > 0 ? ex->threads : 1;
+	spp_part_fn fn = spp_format_part(w->ops, ex->isa);
 
 	if (ex->busy_ns)
 		for (int t = 0; t < threads; t++)
@@ -147,10 +156,11 @@ void cpu_run_parts(const struct spp_encoded *w, cpu_part_fn fn, const float *x,
 
 		/* a runtime that grants fewer threads still runs every part */
 		for (int p = t; n > 0 && p < w->nparts; p += nt)
-			fn(w, p, x, y, n, ex->isa, &ex->epi);
+			fn(w, p, x, y, n, &ex->epi);
 		if (ex->busy_ns && t < threads)
 			ex->busy_ns[t] = cpu_now_ns() - t0;
 	}
+	return 0;
 }
 
 int64_t *cpu_narrow_lo(const int64_t *lo, int nparts, int p, int64_t u0, int64_t u1,

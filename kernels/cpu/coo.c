@@ -95,11 +95,14 @@ out:
 }
 
 /* Portable: zero the part's rows, then per 64-column chunk every triplet. */
-static void coo_part_c(const struct spp_encoded *w, int64_t z0, int64_t z1,
-		       int64_t r0, int64_t r1, const float *x, float *y, int64_t n,
+static void coo_part_c(const struct spp_encoded *w, int p, const float *x, float *y, int64_t n,
 		       const struct spp_epi *e)
 {
 	const struct cpu_coo *c = w->impl;
+	int64_t z0, z1, r0, r1;
+
+	if (!cpu_coo_range(c, p, &z0, &z1, &r0, &r1))
+		return;
 
 	if (r1 > r0)
 		SPP_TRACE_STORE(y + r0 * n, (r1 - r0) * n * 4);
@@ -124,24 +127,6 @@ static void coo_part_c(const struct spp_encoded *w, int64_t z0, int64_t z1,
 		}
 	}
 	cpu_epi_rows(e, y, r0, r1, n);
-}
-
-static void coo_part(const struct spp_encoded *w, int p, const float *x,
-		     float *y, int64_t n, enum spp_isa isa, const struct spp_epi *e)
-{
-	const struct cpu_coo *c = w->impl;
-	int64_t z0 = c->lo[p], z1 = c->lo[p + 1], r0 = c->rlo[p], r1 = c->rlo[p + 1];
-
-	if (r0 >= r1)
-		return;
-	CPU_ISA_CALL(isa, cpu_coo_part, coo_part_c, (w, z0, z1, r0, r1, x, y, n, e));
-}
-
-static int coo_spmm(const struct spp_encoded *w, const float *x, float *y,
-		    int64_t n, const struct spp_exec *ex)
-{
-	cpu_run_parts(w, coo_part, x, y, n, ex);
-	return 0;
 }
 
 /* DESIGN's coo: values in the model's dtype, int32 rows and columns. */
@@ -208,7 +193,8 @@ const struct spp_format_ops SPP_CPU_OPS(coo) = {
 	.colour = "#f28e2b",
 	.storage = coo_storage,
 	.encode = coo_encode,
-	.spmm = coo_spmm,
+	.spmm = cpu_spmm,
+	.part = CPU_PARTS(coo_part_c, cpu_coo_part),
 	.release = coo_release,
 	.trace = &coo_trace,
 };

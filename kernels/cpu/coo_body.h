@@ -52,11 +52,14 @@ SIMD_INL void coo_chunk(const int nv, const int full, const struct cpu_coo *c,
 		coo_empty_row(y + cur * n, cw, e, cur);
 }
 
-SIMD_TARGET void SIMD_NAME(cpu_coo_part)(const struct spp_encoded *w, int64_t z0,
-					 int64_t z1, int64_t r0, int64_t r1,
-					 const float *x, float *y, int64_t n, const struct spp_epi *ep)
+SIMD_TARGET void SIMD_NAME(cpu_coo_part)(const struct spp_encoded *w, int p, const float *x,
+					 float *y, int64_t n, const struct spp_epi *ep)
 {
 	const struct cpu_coo *c = w->impl;
+	int64_t z0, z1, r0, r1;
+
+	if (!cpu_coo_range(c, p, &z0, &z1, &r0, &r1))
+		return;
 
 	if (n == 1) {
 		int64_t cur = r0, z = z0;

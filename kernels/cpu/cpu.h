@@ -31,24 +31,25 @@
 #endif
 
 /*
- * The one ISA dispatch of every format: call kern_avx512 ARGS,
- * kern_avx2 ARGS or portable ARGS (void functions) for isa, the portable
- * kernel also for an ISA this build has no vector code for.
- *   CPU_ISA_CALL(isa, cpu_csr_part, csr_part_c, (w, r0, r1, x, y, n));
+ * A format's implementations by ISA (spp_format_ops.part): the portable
+ * kernel and, where this build has vector code, kern_avx2 and kern_avx512.
+ *   .part = CPU_PARTS(csr_part_c, cpu_csr_part),
  */
 #if CPU_X86
-#define CPU_ISA_CALL(isa, kern, portable, args)                                \
-	do {                                                                   \
-		if ((isa) == SPP_ISA_AVX512)                                   \
-			kern##_avx512 args;                                    \
-		else if ((isa) == SPP_ISA_AVX2)                                \
-			kern##_avx2 args;                                      \
-		else                                                           \
-			portable args;                                         \
-	} while (0)
+#define CPU_PARTS(portable, kern)                                              \
+	{[SPP_ISA_PORTABLE] = (portable), [SPP_ISA_AVX2] = kern##_avx2,       \
+	 [SPP_ISA_AVX512] = kern##_avx512}
 #else
-#define CPU_ISA_CALL(isa, kern, portable, args) ((void)(isa), portable args)
+#define CPU_PARTS(portable, kern) {[SPP_ISA_PORTABLE] = (portable)}
 #endif
+
+/* Part p's units [*u0, *u1) of a partition lo; 0 when the part is empty (it has nothing to do). */
+static inline int cpu_part_range(const int64_t *lo, int p, int64_t *u0, int64_t *u1)
+{
+	*u0 = lo[p];
+	*u1 = lo[p + 1];
+	return *u0 < *u1;
+}
 
 /*
  * Split `units` units whose cumulative cost is cum[0..units] (cum[0] == 0)
@@ -91,11 +92,6 @@ int cpu_set_parts(struct spp_encoded *out, int threads, const int64_t *lo,
 /* Release what every format shares: part_nnz and the impl struct. */
 void cpu_release_common(struct spp_encoded *e);
 
-/*
- * Run part(w, p, ...) for every part on ex->threads OpenMP threads,
- * recording each thread's busy time when ex->busy_ns is set.
- */
-typedef spp_part_fn cpu_part_fn;
 
 /* The fused epilogue on one element of row `row` (e NULL or none: v); ReLU as the vector max. */
 static inline float cpu_epi1(const struct spp_epi *e, int64_t row, float v)
@@ -111,8 +107,15 @@ static inline float cpu_epi1(const struct spp_epi *e, int64_t row, float v)
  * that computed them as it ends: the portable kernels' fusion.
  */
 void cpu_epi_rows(const struct spp_epi *e, float *y, int64_t r0, int64_t r1, int64_t n);
-void cpu_run_parts(const struct spp_encoded *w, cpu_part_fn fn, const float *x,
-		   float *y, int64_t n, const struct spp_exec *ex);
+
+/*
+ * The one driver of every CPU format (spp_format_ops.spmm): the format's
+ * implementation for ex->isa (spp_format_part) on every part, on
+ * ex->threads OpenMP threads, recording each thread's busy time when
+ * ex->busy_ns is set. Returns 0. The traced copy is spp_trace_spmm.
+ */
+int cpu_spmm(const struct spp_encoded *w, const float *x, float *y, int64_t n,
+	     const struct spp_exec *ex);
 
 /* csr: K-tiled; values and columns in (tile, row) order. */
 struct cpu_csr {
@@ -130,6 +133,15 @@ struct cpu_coo {
 	int64_t *lo;            /* nparts + 1 boundaries in non-zeros, at row starts */
 	int64_t *rlo;           /* the same boundaries in rows */
 };
+
+/* Part p's non-zeros [*z0, *z1) and rows [*r0, *r1); 0 when it has no rows. */
+static inline int cpu_coo_range(const struct cpu_coo *c, int p, int64_t *z0, int64_t *z1,
+				int64_t *r0, int64_t *r1)
+{
+	*z0 = c->lo[p];
+	*z1 = c->lo[p + 1];
+	return cpu_part_range(c->rlo, p, r0, r1);
+}
 
 /* bsrB: B x B blocks, row-major inside a block, zero-padded at the edges. */
 struct cpu_bsr {
@@ -234,26 +246,18 @@ static inline __attribute__((always_inline)) float cpu_nm_seg_dot(const struct c
 }
 
 #if CPU_X86
-void cpu_csr_part_avx512(const struct spp_encoded *w, int64_t r0, int64_t r1,
-			 const float *x, float *y, int64_t n, const struct spp_epi *e);
-void cpu_csr_part_avx2(const struct spp_encoded *w, int64_t r0, int64_t r1,
-		       const float *x, float *y, int64_t n, const struct spp_epi *e);
-void cpu_coo_part_avx512(const struct spp_encoded *w, int64_t z0, int64_t z1,
-			 int64_t r0, int64_t r1, const float *x, float *y, int64_t n, const struct spp_epi *e);
-void cpu_coo_part_avx2(const struct spp_encoded *w, int64_t z0, int64_t z1,
-		       int64_t r0, int64_t r1, const float *x, float *y, int64_t n, const struct spp_epi *e);
-void cpu_bsr_part_avx512(const struct spp_encoded *w, int64_t b0, int64_t b1,
-			 const float *x, float *y, int64_t n, const struct spp_epi *e);
-void cpu_bsr_part_avx2(const struct spp_encoded *w, int64_t b0, int64_t b1,
-		       const float *x, float *y, int64_t n, const struct spp_epi *e);
-void cpu_bitmask_part_avx512(const struct spp_encoded *w, int64_t r0, int64_t r1,
-			     const float *x, float *y, int64_t n, const struct spp_epi *e);
-void cpu_bitmask_part_avx2(const struct spp_encoded *w, int64_t r0, int64_t r1,
-			   const float *x, float *y, int64_t n, const struct spp_epi *e);
-void cpu_nm_part_avx512(const struct spp_encoded *w, int64_t r0, int64_t r1,
-			const float *x, float *y, int64_t n, const struct spp_epi *e);
-void cpu_nm_part_avx2(const struct spp_encoded *w, int64_t r0, int64_t r1,
-		      const float *x, float *y, int64_t n, const struct spp_epi *e);
+/* The vector implementations (spp_part_fn), the AVX2 and AVX-512 builds of each format's body. */
+#define CPU_DECLARE_PARTS(kern)                                            \
+	void kern##_avx512(const struct spp_encoded *w, int p, const float *x, float *y,    \
+			   int64_t n, const struct spp_epi *e);                         \
+	void kern##_avx2(const struct spp_encoded *w, int p, const float *x, float *y,      \
+			 int64_t n, const struct spp_epi *e);
+CPU_DECLARE_PARTS(cpu_csr_part)
+CPU_DECLARE_PARTS(cpu_coo_part)
+CPU_DECLARE_PARTS(cpu_bsr_part)
+CPU_DECLARE_PARTS(cpu_bitmask_part)
+CPU_DECLARE_PARTS(cpu_nm_part)
+#undef CPU_DECLARE_PARTS
 /* csr_act on a csr encoding w: at n >= 2 skipping columns whose xnz flag is 0, at n = 1 zeros of x. */
 void cpu_csr_act_part_avx512(const struct spp_encoded *w, const uint8_t *xnz, int64_t r0,
 			     int64_t r1, const float *x, float *y, int64_t n);

@@ -113,11 +113,14 @@ out:
  * The portable kernel, in the order of the vector kernels: tile by tile,
  * every row of the part; at N >= 2 per 64-column chunk of Y.
  */
-static void csr_part_c(const struct spp_encoded *w, int64_t r0, int64_t r1,
-		       const float *x, float *y, int64_t n, const struct spp_epi *e)
+static void csr_part_c(const struct spp_encoded *w, int p, const float *x, float *y, int64_t n,
+		       const struct spp_epi *e)
 {
 	const struct cpu_csr *c = w->impl;
-	int64_t m = w->m;
+	int64_t m = w->m, r0, r1;
+
+	if (!cpu_part_range(c->lo, p, &r0, &r1))
+		return;
 
 	if (n == 1) {
 		for (int64_t t = 0; t < c->tiles; t++)
@@ -167,24 +170,6 @@ static void csr_part_c(const struct spp_encoded *w, int64_t r0, int64_t r1,
 			}
 	}
 	cpu_epi_rows(e, y, r0, r1, n);
-}
-
-static void csr_part(const struct spp_encoded *w, int p, const float *x,
-		     float *y, int64_t n, enum spp_isa isa, const struct spp_epi *e)
-{
-	const struct cpu_csr *c = w->impl;
-	int64_t r0 = c->lo[p], r1 = c->lo[p + 1];
-
-	if (r0 >= r1)
-		return;
-	CPU_ISA_CALL(isa, cpu_csr_part, csr_part_c, (w, r0, r1, x, y, n, e));
-}
-
-static int csr_spmm(const struct spp_encoded *w, const float *x, float *y,
-		    int64_t n, const struct spp_exec *ex)
-{
-	cpu_run_parts(w, csr_part, x, y, n, ex);
-	return 0;
 }
 
 /* DESIGN's csr: values in the model's dtype, int32 columns and row offsets. */
@@ -246,7 +231,8 @@ const struct spp_format_ops SPP_CPU_OPS(csr) = {
 	.colour = "#4e79a7",
 	.storage = csr_storage,
 	.encode = csr_encode,
-	.spmm = csr_spmm,
+	.spmm = cpu_spmm,
+	.part = CPU_PARTS(csr_part_c, cpu_csr_part),
 	.release = csr_release,
 	.trace = &csr_trace,
 };

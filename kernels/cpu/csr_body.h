@@ -34,12 +34,14 @@ SIMD_INL void csr_chunk(const int nv, const int full, const struct cpu_csr *c,
 		}
 }
 
-SIMD_TARGET void SIMD_NAME(cpu_csr_part)(const struct spp_encoded *w, int64_t r0,
-					 int64_t r1, const float *x, float *y, int64_t n,
-					 const struct spp_epi *e)
+SIMD_TARGET void SIMD_NAME(cpu_csr_part)(const struct spp_encoded *w, int p, const float *x,
+					 float *y, int64_t n, const struct spp_epi *e)
 {
 	const struct cpu_csr *c = w->impl;
-	int64_t m = w->m;
+	int64_t m = w->m, r0, r1;
+
+	if (!cpu_part_range(c->lo, p, &r0, &r1))
+		return;
 
 	if (n == 1) {
 		csr_rows_n1(c, m, r0, r1, x, y, 0, e);

@@ -148,11 +148,15 @@ out:
  * adding each segment's dot product to y, otherwise per 64-column chunk
  * of Y.
  */
-static void nm_part_c(const struct spp_encoded *w, int64_t r0, int64_t r1,
-		      const float *x, float *y, int64_t n, const struct spp_epi *e)
+static void nm_part_c(const struct spp_encoded *w, int p, const float *x, float *y, int64_t n,
+		      const struct spp_epi *e)
 {
 	const struct cpu_nm *s = w->impl;
 	const int64_t keep = s->keep, group = s->group;
+	int64_t r0, r1;
+
+	if (!cpu_part_range(s->lo, p, &r0, &r1))
+		return;
 
 	for (int64_t j0 = 0; j0 < n; j0 += 64) {
 		int64_t cw = n - j0 < 64 ? n - j0 : 64, g0 = 0;
@@ -187,24 +191,6 @@ static void nm_part_c(const struct spp_encoded *w, int64_t r0, int64_t r1,
 		} while (g0 < s->groups);
 	}
 	cpu_epi_rows(e, y, r0, r1, n);
-}
-
-static void nm_part(const struct spp_encoded *w, int p, const float *x,
-		    float *y, int64_t n, enum spp_isa isa, const struct spp_epi *e)
-{
-	const struct cpu_nm *s = w->impl;
-	int64_t r0 = s->lo[p], r1 = s->lo[p + 1];
-
-	if (r0 >= r1)
-		return;
-	CPU_ISA_CALL(isa, cpu_nm_part, nm_part_c, (w, r0, r1, x, y, n, e));
-}
-
-static int nm_spmm(const struct spp_encoded *w, const float *x, float *y,
-		   int64_t n, const struct spp_exec *ex)
-{
-	cpu_run_parts(w, nm_part, x, y, n, ex);
-	return 0;
 }
 
 /*
@@ -292,7 +278,8 @@ static const struct spp_trace_ops nm_trace = {
 		.colour = COLOUR,                                              \
 		.storage = nm_storage,                                         \
 		.encode = nm##N##_##M##_encode,                                \
-		.spmm = nm_spmm,                                               \
+		.spmm = cpu_spmm,                                              \
+		.part = CPU_PARTS(nm_part_c, cpu_nm_part),                     \
 		.release = nm_release,                                         \
 		.trace = &nm_trace,                                            \
 	};

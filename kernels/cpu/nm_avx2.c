@@ -315,11 +315,14 @@ INL256 void nm_vec256(const struct cpu_nm *s, int64_t r0, int64_t r1, const floa
 	} while (g0 < s->groups);
 }
 
-CPU_AVX2 void cpu_nm_part_avx2(const struct spp_encoded *w, int64_t r0,
-			       int64_t r1, const float *x, float *y, int64_t n,
-			       const struct spp_epi *e)
+CPU_AVX2 void cpu_nm_part_avx2(const struct spp_encoded *w, int p, const float *x, float *y,
+			       int64_t n, const struct spp_epi *e)
 {
 	const struct cpu_nm *s = w->impl;
+	int64_t r0, r1;
+
+	if (!cpu_part_range(s->lo, p, &r0, &r1))
+		return;
 
 	if (n == 1) {
 		nm_vec256(s, r0, r1, x, w->k, y, e);

@@ -231,11 +231,14 @@ INL512 void nm_chunk512(const int nv, const int full, const int KEEP, const int 
 }
 
 /* The epilogue as in bsr_avx512.c: over the part's rows as it ends (no AVX-512 here to check it). */
-CPU_AVX512 void cpu_nm_part_avx512(const struct spp_encoded *w, int64_t r0,
-				   int64_t r1, const float *x, float *y, int64_t n,
-				   const struct spp_epi *e)
+CPU_AVX512 void cpu_nm_part_avx512(const struct spp_encoded *w, int p, const float *x,
+				   float *y, int64_t n, const struct spp_epi *e)
 {
 	const struct cpu_nm *s = w->impl;
+	int64_t r0, r1;
+
+	if (!cpu_part_range(s->lo, p, &r0, &r1))
+		return;
 
 	if (n == 1) {
 		/* the vector dot: N divides 16, M a power of 2 up to 8 (positions of 16 slots in 48 bits) */

@@ -1,13 +1,17 @@
 #include "profiler/measure.h"
 
 #include <errno.h>
+#include <math.h>
 #include <omp.h>
+#include <stdio.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "base/rng.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
@@ -32,6 +36,43 @@ void spp_clock_monotonic(struct spp_clock *c)
 	c->ctx = NULL;
 }
 
+int spp_sys_sample_read(struct spp_sys_sample *s)
+{
+	unsigned long long v[8] = {0};
+	char line[256];
+	FILE *f = fopen("/proc/stat", "r");
+	int got = 0;
+
+	memset(s, 0, sizeof(*s));
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2],
+			   &v[3], &v[4], &v[5], &v[6], &v[7]) == 8) {
+			for (int i = 0; i < 8; i++)
+				s->ticks += (double)v[i];
+			s->steal = (double)v[7];
+			got |= 1;
+		} else if (sscanf(line, "procs_running %d", &s->running) == 1) {
+			got |= 2;
+		}
+	}
+	fclose(f);
+	return got == 3 ? 0 : -1;
+}
+
+static int proc_read(void *ctx, struct spp_sys_sample *s)
+{
+	(void)ctx;
+	return spp_sys_sample_read(s);
+}
+
+void spp_sys_probe_proc(struct spp_sys_probe *p)
+{
+	p->read = proc_read;
+	p->ctx = NULL;
+}
+
 void spp_bench_opts_init(struct spp_bench_opts *o)
 {
 	memset(o, 0, sizeof(*o));
@@ -40,6 +81,7 @@ void spp_bench_opts_init(struct spp_bench_opts *o)
 	o->min_repeats = 5;
 	o->max_repeats = 1000;
 	o->schedule = SPP_SCHED_INTERLEAVED;
+	o->seed = 1;
 	spp_clock_monotonic(&o->clock);
 }
 
@@ -59,6 +101,13 @@ struct bench {
 	struct spp_error *err;
 	int alive;             /* items not dropped */
 	double spent;          /* the timed runs' own times (budget_run_time) */
+	int cap;               /* timed runs an item's track holds */
+	struct spp_rng rng;    /* the rounds' orders */
+	int *order;            /* n: this round's */
+	/* per round: disturbed by the machine (steal, tasks), then by the reference's rate */
+	unsigned char *bad;
+	struct spp_sys_sample last;
+	int have_sys;          /* last holds a reading */
 };
 
 static double now(const struct bench *b)
@@ -117,13 +166,19 @@ static int call(struct bench *b, int i, int timed)
 	return SPP_OK;
 }
 
+/* What the timed rounds since start used of the budget: their own times, or the wall time. */
+static double used(const struct bench *b, double start)
+{
+	/* read here on every check, as the rounds' clock always was */
+	return b->o->budget_run_time ? b->spent - start : now(b) - start;
+}
+
 static int enough(const struct bench *b, int done, double start, double budget)
 {
 	const struct spp_bench_opts *o = b->o;
 	int min = o->min_repeats > 0 ? o->min_repeats : 1;
 	int max = o->max_repeats > min ? o->max_repeats : min;
-	/* read here on every check, as the rounds' clock always was */
-	double elapsed = o->budget_run_time ? b->spent - start : now(b) - start;
+	double elapsed = used(b, start);
 
 	if (b->alive <= 0)
 		return 1;
@@ -132,22 +187,149 @@ static int enough(const struct bench *b, int done, double start, double budget)
 	return done >= max || (done >= min && elapsed >= budget);
 }
 
-static int run_interleaved(struct bench *b)
+/* Whether the disturbed-round check is on: interleaved rounds to a budget, a reference or a probe. */
+static int checking(const struct bench *b)
+{
+	return b->o->repeat <= 0 && (b->o->nref > 0 || b->o->sys.read);
+}
+
+/*
+ * The machine's state at the end of round r (r < 0: before the first,
+ * only read): steal risen, or more tasks running than the run's own.
+ */
+static void judge_machine(struct bench *b, int r)
 {
 	const struct spp_bench_opts *o = b->o;
-	double start;
+	struct spp_sys_sample s;
+
+	if (!o->sys.read || o->sys.read(o->sys.ctx, &s)) {
+		b->have_sys = 0;
+		return;
+	}
+	if (r >= 0 && ((b->have_sys && s.steal > b->last.steal) ||
+		       (o->expect_running > 0 && s.running > o->expect_running)))
+		b->bad[r] = 1;
+	b->last = s;
+	b->have_sys = 1;
+}
+
+/* The first quartile of an item's times in its first `rounds` rounds; NAN when it has none. */
+static double first_quartile(const struct track *tr, int rounds, double *scratch)
+{
+	int n = tr->n < rounds ? tr->n : rounds;
+
+	if (n <= 0)
+		return NAN;
+	memcpy(scratch, tr->t, (size_t)n * sizeof(double));
+	spp_sort_doubles(scratch, n);
+	return spp_percentile_sorted(scratch, n, 0.25);
+}
+
+/*
+ * Mark the rounds [0, rounds) in which every alive reference item ran
+ * slower than SPP_ROUND_SLOW times its first quartile (bad[r] bit 2);
+ * returns the clean rounds.
+ */
+static int judge_rounds(struct bench *b, int rounds, double *scratch)
+{
+	double q1[SPP_BENCH_REF_MAX];
+	int nref = b->o->nref < SPP_BENCH_REF_MAX ? b->o->nref : SPP_BENCH_REF_MAX, clean = 0;
+
+	for (int i = 0; i < nref && i < b->n; i++)
+		q1[i] = b->tr[i].rc ? NAN : first_quartile(&b->tr[i], rounds, scratch);
+	for (int r = 0; r < rounds; r++) {
+		int slow = 0, refs = 0;
+
+		b->bad[r] &= 1;
+		for (int i = 0; i < nref && i < b->n; i++)
+			if (isfinite(q1[i]) && r < b->tr[i].n) {
+				refs++;
+				slow += b->tr[i].t[r] > SPP_ROUND_SLOW * q1[i];
+			}
+		if (refs > 0 && slow == refs)
+			b->bad[r] |= 2;
+		clean += b->bad[r] == 0;
+	}
+	return clean;
+}
+
+/* One timed round in a shuffled order (Fisher-Yates over splitmix64). */
+static int round_once(struct bench *b, int r)
+{
 	int rc;
+
+	for (int j = 0; j < b->n; j++)
+		b->order[j] = j;
+	for (int j = b->n - 1; j > 0; j--) {
+		int k = (int)spp_rng_below(&b->rng, (uint64_t)j + 1), t = b->order[j];
+
+		b->order[j] = b->order[k];
+		b->order[k] = t;
+	}
+	for (int j = 0; j < b->n; j++)
+		if ((rc = call(b, b->order[j], 1)))
+			return rc;
+	if (checking(b))
+		judge_machine(b, r);
+	return SPP_OK;
+}
+
+/*
+ * Keep only the clean rounds of every item (the same rounds for all, so
+ * that rounds[r] stay side by side), or all of them when fewer than the
+ * minimum are clean; the counts into each result.
+ */
+static void keep_clean(struct bench *b, int rounds, int clean, struct spp_bench_result *out)
+{
+	int min = b->o->min_repeats > 0 ? b->o->min_repeats : 1;
+	int disturbed = clean < min ? rounds - clean : 0, discarded = disturbed ? 0 : rounds - clean;
+
+	for (int i = 0; i < b->n; i++) {
+		struct track *tr = &b->tr[i];
+		int kept = 0;
+
+		out[i].discarded = discarded;
+		out[i].disturbed = disturbed;
+		if (disturbed || discarded == 0)
+			continue;
+		for (int r = 0; r < tr->n; r++)
+			if (r >= rounds || !b->bad[r])
+				tr->t[kept++] = tr->t[r];
+		tr->n = kept;
+	}
+}
+
+static int run_interleaved(struct bench *b, struct spp_bench_result *out)
+{
+	const struct spp_bench_opts *o = b->o;
+	int min = o->min_repeats > 0 ? o->min_repeats : 1, r = 0, clean, rc;
+	double start, *scratch;
 
 	for (int w = 0; w < o->warmup; w++)
 		for (int j = 0; j < b->n; j++)
 			if ((rc = call(b, (w + j) % b->n, 0)))
 				return rc;
+	if (checking(b))
+		judge_machine(b, -1);
 	start = o->budget_run_time ? b->spent : now(b);
-	for (int r = 0; !enough(b, r, start, o->budget_ns); r++)
-		for (int j = 0; j < b->n; j++)
-			if ((rc = call(b, (r + j) % b->n, 1)))
-				return rc;
-	return SPP_OK;
+	for (; !enough(b, r, start, o->budget_ns); r++)
+		if ((rc = round_once(b, r)))
+			return rc;
+	if (!checking(b))
+		return SPP_OK;
+	if (!(scratch = malloc((size_t)b->cap * sizeof(double))))
+		return spp_error_set(b->err, SPP_E_NOMEM, "out of memory for the rounds");
+	clean = judge_rounds(b, r, scratch);
+	/* re-measure: rounds until min clean ones, within twice the budget and the cap */
+	while (clean < min && b->alive > 0 && r < b->cap && used(b, start) < 2 * o->budget_ns &&
+	       !(rc = round_once(b, r))) {
+		r++;
+		clean = judge_rounds(b, r, scratch);
+	}
+	free(scratch);
+	if (!rc)
+		keep_clean(b, r, clean, out);
+	return rc;
 }
 
 static void sleep_ns(double ns)
@@ -189,7 +371,7 @@ int spp_bench_run(const struct spp_bench_item *items, int n,
 		  const struct spp_bench_opts *o, struct spp_bench_result *out,
 		  struct spp_error *err)
 {
-	struct bench b = {items, n, o, NULL, NULL, err, n, 0};
+	struct bench b = {.items = items, .n = n, .o = o, .err = err, .alive = n};
 	int cap = o->repeat > 0 ? o->repeat : (o->max_repeats > o->min_repeats ? o->max_repeats : o->min_repeats);
 	int maxthreads = 1, rc;
 
@@ -201,9 +383,13 @@ int spp_bench_run(const struct spp_bench_item *items, int n,
 	for (int i = 0; i < n; i++)
 		if (items[i].nthreads > maxthreads)
 			maxthreads = items[i].nthreads;
+	b.cap = cap;
+	spp_rng_seed(&b.rng, o->seed);
 	b.tr = calloc((size_t)n, sizeof(*b.tr));
 	b.busy = calloc((size_t)maxthreads, sizeof(*b.busy));
-	rc = b.tr && b.busy ? SPP_OK : SPP_E_NOMEM;
+	b.order = calloc((size_t)n, sizeof(*b.order));
+	b.bad = calloc((size_t)cap, 1);
+	rc = b.tr && b.busy && b.order && b.bad ? SPP_OK : SPP_E_NOMEM;
 	for (int i = 0; i < n && !rc; i++) {
 		b.tr[i].t = malloc((size_t)cap * sizeof(double));
 		b.tr[i].imb = malloc((size_t)cap * sizeof(double));
@@ -214,7 +400,7 @@ int spp_bench_run(const struct spp_bench_item *items, int n,
 		spp_error_set(err, rc, "out of memory for %d x %d timings", n, cap);
 		goto done;
 	}
-	rc = o->schedule == SPP_SCHED_BLOCKED ? run_blocked(&b) : run_interleaved(&b);
+	rc = o->schedule == SPP_SCHED_BLOCKED ? run_blocked(&b) : run_interleaved(&b, out);
 	if (rc)
 		goto done;
 	for (int i = 0; i < n; i++) {
@@ -237,6 +423,8 @@ done:
 	}
 	free(b.tr);
 	free(b.busy);
+	free(b.order);
+	free(b.bad);
 	return rc;
 }
 

@@ -29,6 +29,31 @@ struct spp_clock {
 /* CLOCK_MONOTONIC. */
 void spp_clock_monotonic(struct spp_clock *c);
 
+/*
+ * The machine's state as /proc/stat gives it: CPU time since boot and the
+ * steal of it, in ticks, and the tasks running or runnable now
+ * (procs_running, the reader itself included).
+ */
+struct spp_sys_sample {
+	double ticks, steal;
+	int running;
+};
+
+/* Read /proc/stat into *s: 0, or -1 when it cannot be read. */
+int spp_sys_sample_read(struct spp_sys_sample *s);
+
+/* Where the harness reads the machine's state; tests inject a fake one. */
+struct spp_sys_probe {
+	int (*read)(void *ctx, struct spp_sys_sample *s);  /* 0, or -1: unknown */
+	void *ctx;
+};
+
+/* /proc/stat (spp_sys_sample_read). */
+void spp_sys_probe_proc(struct spp_sys_probe *p);
+
+/* Reference items the disturbed-round check reads at the most (spp_bench_opts nref). */
+#define SPP_BENCH_REF_MAX 16
+
 /* One timed call of the harness. */
 struct spp_bench_item {
 	/*
@@ -49,7 +74,7 @@ struct spp_bench_item {
 };
 
 enum spp_schedule {
-	SPP_SCHED_INTERLEAVED, /* round r runs items r, r+1, ... (mod n) once each */
+	SPP_SCHED_INTERLEAVED, /* each round runs every item once, in a shuffled order */
 	SPP_SCHED_BLOCKED,     /* all of item 0's runs, then item 1's, ... */
 };
 
@@ -91,30 +116,56 @@ struct spp_bench_opts {
 	 * hooks included.
 	 */
 	int budget_run_time;
+	/* the interleaved rounds' orders: permutations drawn from splitmix64(seed) */
+	uint64_t seed;
+	/*
+	 * Disturbed rounds (interleaved schedule): a round is discarded, for
+	 * every item, when each of the reference items [0, nref) (the dense
+	 * candidates) took more than SPP_ROUND_SLOW times its first quartile,
+	 * or when at its end the machine's steal time had risen or more tasks
+	 * were running than expect_running (the run's own threads; 0: not
+	 * checked). Rounds then go on, up to twice the budget, until
+	 * min_repeats clean ones are done. nref 0 and sys.read NULL: no round
+	 * is discarded.
+	 */
+	int nref;
+	int expect_running;
+	struct spp_sys_probe sys;
 };
 
-/* Defaults: warmup 2, repeat 0, budget 0.2 s, min 5, max 1000, interleaved, monotonic clock. */
+/*
+ * Defaults: warmup 2, repeat 0, budget 0.2 s, min 5, max 1000, interleaved,
+ * seed 1, monotonic clock, no disturbed-round check.
+ */
 void spp_bench_opts_init(struct spp_bench_opts *o);
 
 struct spp_bench_result {
 	struct spp_time_stats time;
 	/*
-	 * Its times in the order they were taken: rounds[r] is round r's with
-	 * the interleaved schedule (each alive item once a round), so that
-	 * item i's and item j's rounds[r] were timed side by side.
+	 * Its times in the order they were taken: rounds[r] is the r-th kept
+	 * round's with the interleaved schedule (each alive item once a
+	 * round; the same rounds kept for every item), so that item i's and
+	 * item j's rounds[r] were timed side by side.
 	 */
 	double rounds[SPP_BENCH_MAX_ROUNDS];
 	int nrounds;
 	double imbalance;      /* median over runs of max/mean busy time; 0 unknown */
+	/*
+	 * Rounds discarded as disturbed (the same for every item of a run);
+	 * or, when fewer than min_repeats clean rounds were left even so, the
+	 * disturbed rounds kept (disturbed), no round discarded: the times are
+	 * those of every round. Both 0 without the check.
+	 */
+	int discarded, disturbed;
 	int rc;                /* drop_failed: the status the item was dropped with (no time); 0 ok */
 	int failed_warmup;     /* ... in a warm-up run (1) or a timed run (0) */
 };
 
 /*
  * Time n items. Warm-up runs first (each item `warmup` times, in the
- * schedule's order), then timed runs: interleaved rounds (the starting
- * item rotates each round so that no item always follows the same one),
- * or blocks per item. With repeat > 0 each item runs exactly repeat timed
+ * schedule's order), then timed runs: interleaved rounds (each in its own
+ * shuffled order, so that no item always follows the same one or holds
+ * the same place; disturbed rounds discarded, above), or blocks per item. With repeat > 0 each item runs exactly repeat timed
  * times; otherwise rounds continue until at least min_repeats are done and
  * the timed rounds (flushes included) have used budget_ns, or max_repeats
  * are done; a blocked schedule gives each item budget_ns / n and settles

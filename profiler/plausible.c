@@ -148,6 +148,26 @@ static int unstable(struct spp_analysis *a, int i, struct spp_error *err)
 				 "+-%.0f%%: %s", a->layers[i].name, 100 * SPP_PLAUSIBLE_CI_HALF, list);
 }
 
+/*
+ * Layer i's rounds that stayed disturbed (too few clean ones within twice
+ * the budget, so kept): one warning, the figures being no clean ones.
+ * Rounds discarded and re-measured leave clean figures and no warning.
+ */
+static int disturbed(struct spp_analysis *a, int i, struct spp_error *err)
+{
+	const struct spp_layer_runs *lr = &a->runs[i];
+	const struct spp_run *r = lr->nruns > 0 ? &lr->runs[0] : NULL;
+
+	if (!r || !timed(r) || !(r->rounds_disturbed > 0))
+		return SPP_OK;
+	return spp_analysis_warn(a, err, SPP_WARN_DISTURBED, "'%s': %.0f of its %d rounds were disturbed (the "
+				 "dense baseline %.0f%% slower than its usual rounds, steal, or other tasks "
+				 "running) and no clean ones replaced them within twice the budget: its "
+				 "figures are not clean; measure again on a quiet machine",
+				 a->layers[i].name, r->rounds_disturbed, r->time.repeats,
+				 100 * (SPP_ROUND_SLOW - 1));
+}
+
 /* The machine while the runs were timed (the session's record): a warning when it was not quiet. */
 static int busy(struct spp_analysis *a, struct spp_error *err)
 {
@@ -172,6 +192,8 @@ int spp_plausibility_warnings(struct spp_analysis *a, struct spp_error *err)
 		char why[300];
 
 		rc = unstable(a, i, err);
+		if (!rc)
+			rc = disturbed(a, i, err);
 		for (int r = 1; r < lr->nruns && !rc; r++) {
 			const struct spp_run *run = &lr->runs[r];
 

@@ -413,6 +413,10 @@ static int item_figures(struct measure *M, struct spp_layer_runs *out, int i,
 			   out->act.combined_speedup, r);
 	if (res->imbalance > 0)
 		r->imbalance = res->imbalance;
+	if (o->bench.schedule == SPP_SCHED_INTERLEAVED && o->bench.repeat <= 0) {
+		r->rounds_discarded = res->discarded;
+		r->rounds_disturbed = res->disturbed;
+	}
 	spp_run_count_read(cc, i, o->cache_line > 0 ? o->cache_line : 64, r);
 	/* the simulator replays the traced copy of each verified CPU format */
 	if (en && (sim = sim_figures(o, r)) &&
@@ -478,6 +482,9 @@ static int time_items(struct measure *M, struct spp_layer_runs *out, struct spp_
 		bo.before = before_run;
 		bo.before_ctx = &fc;
 	}
+	/* the dense candidates (items [0, nd)) judge the rounds; each layer's orders from the run's seed */
+	bo.nref = M->nd;
+	bo.seed = o->seed;
 	if (spp_run_count_hardware(o->counters)) {
 		if ((rc = spp_run_count_open(&cc, M->run_of, M->nitems, o, err)))
 			goto out;

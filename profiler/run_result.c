@@ -117,6 +117,7 @@ void spp_run_init(struct spp_run *r, const char *backend, const char *format)
 	snprintf(r->precision, sizeof(r->precision), "fp32");
 	r->speedup = r->efficiency = r->gap = r->gflops = NAN;
 	r->speedup_ci_low = r->speedup_ci_high = NAN;
+	r->rounds_discarded = r->rounds_disturbed = NAN;
 	r->bytes_moved = r->bandwidth_gbs = r->bw_util = r->intensity = NAN;
 	r->bw_level = -1;
 	r->imbalance = r->nnz_imbalance = r->max_error = NAN;

@@ -82,6 +82,14 @@ struct spp_run {
 	 * without interleaved rounds. speedup stays the ratio of the medians.
 	 */
 	double speedup_ci_low, speedup_ci_high;
+	/*
+	 * The layer's interleaved rounds judged disturbed (the dense baseline
+	 * slowed, steal, other tasks running: spp_bench_opts) and discarded,
+	 * and those kept because too few clean ones were left within twice
+	 * the budget; the same for every run of the layer's timing. NAN: not
+	 * judged (blocked schedule, a GPU run, an older report).
+	 */
+	double rounds_discarded, rounds_disturbed;
 	double peak_share;           /* the CPU dense baseline: gflops / the calibrated FMA peak; NAN else */
 	double bytes_moved, bandwidth_gbs, bw_util;
 	double intensity;            /* arithmetic intensity: the run's FLOPs / bytes_moved; NAN unknown */
@@ -137,6 +145,8 @@ enum spp_fig_cell { SPP_CELL_RATIO, SPP_CELL_EFFICIENCY, SPP_CELL_NUMBER, SPP_CE
 	  "speedup", SPP_CELL_RATIO, NULL)                                                     \
 	X("speedup_ci_low", speedup_ci_low, SPP_FIG_TIMED, SPP_FIG_READ, NULL, SPP_CELL_NUMBER, NULL) \
 	X("speedup_ci_high", speedup_ci_high, SPP_FIG_TIMED, SPP_FIG_READ, NULL, SPP_CELL_NUMBER, NULL) \
+	X("rounds_discarded", rounds_discarded, SPP_FIG_TIMED, SPP_FIG_READ, NULL, SPP_CELL_NUMBER, NULL) \
+	X("rounds_disturbed", rounds_disturbed, SPP_FIG_TIMED, SPP_FIG_READ, NULL, SPP_CELL_NUMBER, NULL) \
 	X("efficiency", efficiency, SPP_FIG_TIMED, SPP_FIG_COMPARE | SPP_FIG_SHOWN,             \
 	  "efficiency", SPP_CELL_EFFICIENCY, NULL)                                             \
 	X("gap", gap, SPP_FIG_TIMED, SPP_FIG_COMPARE, NULL, SPP_CELL_NUMBER, NULL)             \

@@ -51,6 +51,13 @@ void spp_run_thread_policy(int threads, struct spp_run_opts *o, char *schedule,
 		why = "idle threads spin: each format timed in its own block, with a pause "
 		      "between the OpenBLAS and OpenMP blocks until the other pool sleeps";
 	}
+	/*
+	 * Interleaved rounds are judged by the machine too: steal, and more
+	 * tasks running at a round's end than the run's own threads (idle
+	 * workers sleep here, or there is one thread).
+	 */
+	spp_sys_probe_proc(&o->bench.sys);
+	o->bench.expect_running = threads;
 	snprintf(schedule, schedule_n, "%s",
 		 o->bench.schedule == SPP_SCHED_BLOCKED ? "blocked" : "interleaved");
 	snprintf(policy, policy_n, "%s; %s", env, why);

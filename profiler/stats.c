@@ -12,6 +12,12 @@ static int cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+void spp_sort_doubles(double *v, int n)
+{
+	if (n > 1)
+		qsort(v, (size_t)n, sizeof(*v), cmp_double);
+}
+
 double spp_percentile_sorted(const double *sorted, int n, double p)
 {
 	double pos, frac;
@@ -36,7 +42,7 @@ int spp_time_stats(double *samples, int n, struct spp_time_stats *out)
 	memset(out, 0, sizeof(*out));
 	if (n <= 0)
 		return -1;
-	qsort(samples, (size_t)n, sizeof(*samples), cmp_double);
+	spp_sort_doubles(samples, n);
 	out->median = spp_percentile_sorted(samples, n, 0.5);
 	out->p10 = spp_percentile_sorted(samples, n, 0.1);
 	out->p90 = spp_percentile_sorted(samples, n, 0.9);
@@ -67,7 +73,7 @@ int spp_median_ci95(double *v, int n, double *lo, double *hi)
 	*lo = *hi = NAN;
 	if (n < 6)
 		return -1;
-	qsort(v, (size_t)n, sizeof(*v), cmp_double);
+	spp_sort_doubles(v, n);
 	if (n > 1000) { /* 2^-n underflows: the normal approximation, as exact there to a rank */
 		k = (int)floor((double)n / 2 - 0.98 * sqrt((double)n));
 		*lo = v[k - 1];

@@ -10,12 +10,24 @@
 /* The timed runs of an item a result keeps in order (a round's pairing): --repeat past it keeps the first. */
 #define SPP_BENCH_MAX_ROUNDS 1000
 
+/*
+ * A round is disturbed when each reference item (the dense candidates)
+ * took more than this times its own first quartile over the rounds
+ * (profiler/measure.h): the memory-bound kernels of a round beside a
+ * streaming neighbour ran 20-25 % slower, quiet rounds within a few per
+ * cent (docs/PERFORMANCE.md).
+ */
+#define SPP_ROUND_SLOW 1.15
+
 struct spp_time_stats {
 	double median, p10, p90; /* ns */
 	int repeats;             /* samples behind the figures */
 	/* the median's distribution-free 95 % interval (spp_median_ci95); 0 or NAN: none (< 6 samples) */
 	double ci_low, ci_high;
 };
+
+/* Sort n doubles ascending, in place. */
+void spp_sort_doubles(double *v, int n);
 
 /*
  * Percentile p (0..1) of n sorted samples by linear interpolation between

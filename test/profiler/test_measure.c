@@ -1,7 +1,8 @@
 /*
- * Measurement: timing statistics, the harness driven by a fake clock,
- * decoding weights to fp32, one layer's runs (verification, statuses,
- * figures) and analyze end to end with kernel runs.
+ * Measurement: timing statistics, the harness driven by a fake clock
+ * (test_measure_harness.c), decoding weights to fp32, one layer's runs
+ * (verification, statuses, figures) and analyze end to end with kernel
+ * runs.
  */
 #include <math.h>
 #include <pthread.h>
@@ -52,222 +53,6 @@ static void test_stats(void **state)
 	assert_int_equal(s.repeats, 0);
 	NEAR(spp_max_over_mean((double[]){1, 3}, 2), 1.5);
 	NEAR(spp_max_over_mean((double[]){0, 0}, 2), 0);
-}
-
-/* A fake clock the fake items advance by their known durations. */
-struct fake {
-	double t;
-	int log[256];
-	int nlog;
-	int before;
-	int fail_at;  /* call number that fails (once); -1 never */
-};
-
-static double fake_now(void *ctx)
-{
-	return ((struct fake *)ctx)->t;
-}
-
-struct fake_item {
-	struct fake *f;
-	int id;
-	double dur;
-};
-
-static int fake_run(void *ctx, double *busy)
-{
-	struct fake_item *it = ctx;
-	struct fake *f = it->f;
-
-	if (f->nlog == f->fail_at) {
-		f->fail_at = -1;
-		return SPP_E_RUNTIME;
-	}
-	if (f->nlog < 256)
-		f->log[f->nlog] = it->id;
-	f->nlog++;
-	f->t += it->dur;
-	if (busy) {
-		busy[0] = 1;
-		busy[1] = 3;
-	}
-	return 0;
-}
-
-static void fake_before(void *ctx, int item)
-{
-	(void)item;
-	((struct fake *)ctx)->before++;
-}
-
-static void bench_setup(struct fake *f, struct fake_item *fi, struct spp_bench_item *items,
-			struct spp_bench_opts *o)
-{
-	static const double dur[3] = {100, 30, 50};
-
-	memset(f, 0, sizeof(*f));
-	f->fail_at = -1;
-	for (int i = 0; i < 3; i++) {
-		fi[i] = (struct fake_item){f, i, dur[i]};
-		items[i] = (struct spp_bench_item){fake_run, &fi[i], i == 2 ? 2 : 0, 0, NULL};
-	}
-	spp_bench_opts_init(o);
-	o->clock = (struct spp_clock){fake_now, f};
-}
-
-static void test_harness_interleaved(void **state)
-{
-	static const int want[] = {0, 1, 2, /* warm-up */ 0, 1, 2, 1, 2, 0, 2, 0, 1};
-	struct fake f;
-	struct fake_item fi[3];
-	struct spp_bench_item items[3];
-	struct spp_bench_opts o;
-	struct spp_bench_result res[3];
-	struct spp_error err = {0};
-
-	(void)state;
-	bench_setup(&f, fi, items, &o);
-	o.warmup = 1;
-	o.repeat = 3;
-	o.before = fake_before;
-	o.before_ctx = &f;
-	assert_int_equal(spp_bench_run(items, 3, &o, res, &err), 0);
-	assert_int_equal(f.nlog, 12);
-	for (int i = 0; i < 12; i++)
-		assert_int_equal(f.log[i], want[i]);
-	/* one flush per timed run, none for warm-up */
-	assert_int_equal(f.before, 9);
-	NEAR(res[0].time.median, 100);
-	NEAR(res[1].time.p90, 30);
-	NEAR(res[2].time.p10, 50);
-	assert_int_equal(res[1].time.repeats, 3);
-	/* item 2 reports busy times 1 and 3: max / mean 1.5; the others none */
-	NEAR(res[2].imbalance, 1.5);
-	NEAR(res[0].imbalance, 0);
-}
-
-/* A self-timed run (a device's events): its own time, ten times its duration, the clock unread. */
-static int fake_timed(void *ctx, double *ns)
-{
-	struct fake_item *it = ctx;
-	int rc = fake_run(ctx, NULL);
-
-	if (!rc)
-		it->f->t -= it->dur; /* the host clock does not move */
-	*ns = 10 * it->dur;
-	return rc;
-}
-
-static void test_harness_device(void **state)
-{
-	static const int want[] = {0, 1, 2, /* warm-up */ 0, 1, 2, 1, 2, 0, 2, 0};
-	struct fake f;
-	struct fake_item fi[3];
-	struct spp_bench_item items[3];
-	struct spp_bench_opts o;
-	struct spp_bench_result res[3];
-	struct spp_error err = {0};
-
-	(void)state;
-	bench_setup(&f, fi, items, &o);
-	for (int i = 0; i < 3; i++)
-		items[i].timed = fake_timed;
-	o.warmup = 1;
-	o.drop_failed = 1;
-	o.budget_run_time = 1;
-	/*
-	 * rounds of 1800 device-ns against a budget of 5000: item 1 fails in
-	 * its third timed run (the twelfth call) and is dropped, the others go
-	 * on, and the budget, counting device time only (the host clock moves
-	 * in the warm-up alone), is spent after the third round
-	 */
-	o.budget_ns = 5000;
-	o.min_repeats = 1;
-	f.fail_at = 11;
-	assert_int_equal(spp_bench_run(items, 3, &o, res, &err), 0);
-	assert_int_equal(f.nlog, 11);
-	for (int i = 0; i < 11; i++)
-		assert_int_equal(f.log[i], want[i]);
-	NEAR(f.t, 180);
-	NEAR(res[0].time.median, 1000);
-	NEAR(res[2].time.median, 500);
-	assert_int_equal(res[0].time.repeats, 3);
-	assert_int_equal(res[2].time.repeats, 3);
-	assert_int_equal(res[0].rc, 0);
-	assert_int_equal(res[1].rc, SPP_E_RUNTIME);
-	assert_int_equal(res[1].failed_warmup, 0);
-	assert_int_equal(res[1].time.repeats, 0);
-
-	/* a failing warm-up drops the item before any timing; without drop_failed it stops all */
-	bench_setup(&f, fi, items, &o);
-	o.warmup = 1;
-	o.repeat = 2;
-	o.drop_failed = 1;
-	f.fail_at = 0;
-	assert_int_equal(spp_bench_run(items, 3, &o, res, &err), 0);
-	assert_int_equal(res[0].rc, SPP_E_RUNTIME);
-	assert_int_equal(res[0].failed_warmup, 1);
-	assert_int_equal(res[1].time.repeats, 2);
-	bench_setup(&f, fi, items, &o);
-	f.fail_at = 0;
-	assert_int_equal(spp_bench_run(items, 3, &o, res, &err), SPP_E_RUNTIME);
-}
-
-static void test_harness_budget(void **state)
-{
-	struct fake f;
-	struct fake_item fi[3];
-	struct spp_bench_item items[3];
-	struct spp_bench_opts o;
-	struct spp_bench_result res[3];
-	struct spp_error err = {0};
-
-	(void)state;
-	/* a round takes 180: 900 after 5 rounds is under 1000, 1080 after 6 is not */
-	bench_setup(&f, fi, items, &o);
-	o.warmup = 0;
-	o.budget_ns = 1000;
-	o.min_repeats = 2;
-	assert_int_equal(spp_bench_run(items, 3, &o, res, &err), 0);
-	assert_int_equal(res[0].time.repeats, 6);
-	assert_int_equal(f.nlog, 18);
-
-	/* the maximum stops it first */
-	bench_setup(&f, fi, items, &o);
-	o.budget_ns = 1e12;
-	o.min_repeats = 1;
-	o.max_repeats = 4;
-	assert_int_equal(spp_bench_run(items, 3, &o, res, &err), 0);
-	assert_int_equal(res[1].time.repeats, 4);
-	assert_int_equal(f.nlog, 2 * 3 + 4 * 3);
-
-	/* a spent budget still gives the minimum */
-	bench_setup(&f, fi, items, &o);
-	o.budget_ns = 1;
-	o.min_repeats = 3;
-	assert_int_equal(spp_bench_run(items, 3, &o, res, &err), 0);
-	assert_int_equal(res[2].time.repeats, 3);
-
-	/* blocked: each item's warm-up and runs together, budget / 3 each */
-	bench_setup(&f, fi, items, &o);
-	o.schedule = SPP_SCHED_BLOCKED;
-	o.warmup = 1;
-	o.budget_ns = 600;  /* 200 per item: 2 of 100, 7 of 30, 4 of 50 */
-	o.min_repeats = 1;
-	assert_int_equal(spp_bench_run(items, 3, &o, res, &err), 0);
-	assert_int_equal(res[0].time.repeats, 2);
-	assert_int_equal(res[1].time.repeats, 7);
-	assert_int_equal(res[2].time.repeats, 4);
-	assert_int_equal(f.nlog, 3 + 13);
-	for (int i = 0; i < f.nlog; i++)
-		assert_int_equal(f.log[i], i < 3 ? 0 : i < 11 ? 1 : 2);
-
-	/* a failing call stops the harness with its status */
-	bench_setup(&f, fi, items, &o);
-	o.repeat = 2;
-	f.fail_at = 4;
-	assert_int_equal(spp_bench_run(items, 3, &o, res, &err), SPP_E_RUNTIME);
-	assert_non_null(strstr(err.msg, "failed"));
 }
 
 /*
@@ -677,6 +462,10 @@ static void test_flusher_size(void **state)
 }
 
 /* test_measure_layers.c */
+void test_harness_interleaved(void **state);
+void test_harness_budget(void **state);
+void test_harness_device(void **state);
+void test_harness_disturbed(void **state);
 void test_decode(void **state);
 void test_decode_conv(void **state);
 void test_end_to_end(void **state);
@@ -725,6 +514,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_harness_interleaved),
 		cmocka_unit_test(test_harness_budget),
 		cmocka_unit_test(test_harness_device),
+		cmocka_unit_test(test_harness_disturbed),
 		cmocka_unit_test(test_decode),
 		cmocka_unit_test(test_decode_conv),
 		cmocka_unit_test(test_figures),

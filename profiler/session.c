@@ -9,20 +9,13 @@
 
 void spp_cpu_ticks(double t[2])
 {
-	unsigned long long v[8] = {0};
-	FILE *f = fopen("/proc/stat", "r");
+	struct spp_sys_sample s;
 
 	t[0] = t[1] = NAN;
-	if (!f)
-		return;
-	if (fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3], &v[4],
-		   &v[5], &v[6], &v[7]) == 8) {
-		t[0] = 0;
-		for (int i = 0; i < 8; i++)
-			t[0] += (double)v[i];
-		t[1] = (double)v[7];
+	if (spp_sys_sample_read(&s) == 0) {
+		t[0] = s.ticks;
+		t[1] = s.steal;
 	}
-	fclose(f);
 }
 
 double spp_load_1m(void)

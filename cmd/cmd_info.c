@@ -27,8 +27,8 @@ static const struct cmd_option info_options[] = {
 	 .help = "describe a run on T threads: the threads line and the calibrated peaks "
 		 "for T; default: all logical CPUs"},
 	{CMD_OPT_DENSE(struct info_args, dense),
-	 .help = "the dense candidates to list: openblas, onednn, blis, or a variant such as "
-		 "openblas:Haswell; default all"},
+	 .help = "the dense candidates to list: openblas, onednn, blis, spprof, or a variant "
+		 "such as openblas:Haswell; default all"},
 	{CMD_OPT_FORMAT(struct info_args, format), .help = "text (default) or json"},
 	{0},
 };

@@ -272,9 +272,10 @@ static int opt_cache(const char *cmd, const struct cmd_option *o, const char *ar
 
 const struct cmd_option cmd_session_options[] = {
 	{CMD_OPT_DENSE(G, dense),
-	 .help = "dense candidates, the fastest is the baseline: openblas, onednn, blis, or "
-		 "a variant such as openblas:Haswell; default all (OpenBLAS also on its best "
-		 "core when its detection fell short and OPENBLAS_CORETYPE is unset)"},
+	 .help = "dense candidates, the fastest is the baseline: openblas, onednn, blis, "
+		 "spprof (its own GEMV, at N <= 8), or a variant such as openblas:Haswell; "
+		 "default all (OpenBLAS also on its best core when its detection fell short and "
+		 "OPENBLAS_CORETYPE is unset)"},
 	{CMD_OPT_TIME_BUDGET(G, time_budget_s), .dflt = default_seconds,
 	 .help = "seconds of timed runs per layer (analyze) or per measured point (sweep, "
 		 "bench)"},

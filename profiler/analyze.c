@@ -371,6 +371,8 @@ static int measure_layers(struct spp_analysis *a, struct spp_session *s, struct 
 		return rc;
 	if (o->progress)
 		o->progress(o->progress_ctx, a, a->nlayers);
+	/* the machine's conditions over the runs, which the warnings judge */
+	spp_session_conditions(s);
 	if ((rc = spp_plausibility_warnings(a, err)))
 		return rc;
 	if (!(ro.bw.gbs[SPP_BW_DRAM] > 0))

@@ -339,7 +339,12 @@ static int dense_items(struct measure *M, const struct spp_dense_set *set, struc
 			break;
 	}
 	M->nd = M->nitems;
-	if (!have) {
+	if (!have && count == 0) {
+		out->runs[0].status = SPP_RUN_FAILED;
+		snprintf(out->runs[0].reason, sizeof(out->runs[0].reason),
+			 "no dense candidate is timed at N = %lld (spprof's GEMV only up to N = %d): "
+			 "add a library to --dense", (long long)M->L.n, SPP_DENSE_COLS_MAX_N);
+	} else if (!have) {
 		out->runs[0].status = SPP_RUN_FAILED;
 		snprintf(out->runs[0].reason, sizeof(out->runs[0].reason),
 			 "no dense candidate computed right: %s", len ? all : "none could run");

@@ -56,6 +56,9 @@ int spp_dense_plan(const struct spp_dense_set *set, const struct spp_dense_memo 
 		/* GEMVs by column: identical to the GEMV at N = 1, hopeless at large N */
 		if (set->c[i].by_columns && (n < 2 || n > SPP_DENSE_COLS_MAX_N))
 			continue;
+		/* a candidate for small N only (spprof's GEMV) */
+		if (set->c[i].lib->max_n > 0 && n > set->c[i].lib->max_n)
+			continue;
 		idx[count++] = i;
 		t = &ch->t[ch->nt++];
 		snprintf(t->name, sizeof(t->name), "%s", set->c[i].name);

@@ -120,16 +120,21 @@ void spp_session_runs(struct spp_session *s, int threads, struct spp_run_opts *r
 	rs->pinned = spp_run_threads_prepare(&s->rec->dense, threads);
 }
 
-void spp_session_close(struct spp_session *s)
+void spp_session_conditions(struct spp_session *s)
 {
 	double t[2];
 
-	if (s->rec) {
-		spp_cpu_ticks(t);
-		if (t[0] > s->ticks0[0])
-			s->rec->settings.steal_share = (t[1] - s->ticks0[1]) / (t[0] - s->ticks0[0]);
-		s->rec->settings.load_end = spp_load_1m();
-	}
+	if (!s->rec)
+		return;
+	spp_cpu_ticks(t);
+	if (t[0] > s->ticks0[0])
+		s->rec->settings.steal_share = (t[1] - s->ticks0[1]) / (t[0] - s->ticks0[0]);
+	s->rec->settings.load_end = spp_load_1m();
+}
+
+void spp_session_close(struct spp_session *s)
+{
+	spp_session_conditions(s);
 	spp_flusher_fini(&s->flusher);
 	if (s->rec == &s->own)
 		spp_session_record_release(&s->own);

@@ -68,9 +68,15 @@ void spp_cpu_ticks(double t[2]);
 double spp_load_1m(void);
 
 /*
- * Record the machine's steal share and load over the session (the record's
- * steal_share, load_end), release the flusher, and the record when it is
- * the session's own; accepts a zeroed or failed session.
+ * Record the machine's steal share and load over the session so far (the
+ * record's steal_share, load_end), for what is judged before the session
+ * closes (the plausibility warnings).
+ */
+void spp_session_conditions(struct spp_session *s);
+
+/*
+ * Record the conditions (above) at the end, release the flusher, and the
+ * record when it is the session's own; accepts a zeroed or failed session.
  */
 void spp_session_close(struct spp_session *s);
 

@@ -258,6 +258,11 @@ CPU_DECLARE_PARTS(cpu_bsr_part)
 CPU_DECLARE_PARTS(cpu_bitmask_part)
 CPU_DECLARE_PARTS(cpu_nm_part)
 #undef CPU_DECLARE_PARTS
+/* spprof's dense GEMV (gemv_body.h): y[r0..r1) = W[r0..r1, :] x, W row-major M x K. */
+void cpu_gemv_rows_avx512(const float *w, int64_t k, int64_t r0, int64_t r1, const float *x,
+			  float *y);
+void cpu_gemv_rows_avx2(const float *w, int64_t k, int64_t r0, int64_t r1, const float *x,
+			float *y);
 /* csr_act on a csr encoding w: at n >= 2 skipping columns whose xnz flag is 0, at n = 1 zeros of x. */
 void cpu_csr_act_part_avx512(const struct spp_encoded *w, const uint8_t *xnz, int64_t r0,
 			     int64_t r1, const float *x, float *y, int64_t n);

@@ -73,6 +73,8 @@ struct spp_dense_lib {
 	void (*gemv_cols)(const struct spp_dense_cand *c, const struct spp_matrix *w, const float *x,
 			  float *y, int64_t n, int threads);
 	void (*close)(struct spp_dense_cand *c);  /* NULL: nothing to release */
+	/* the largest N it is timed at (profiler/run_dense.c); 0: every N */
+	int64_t max_n;
 };
 
 /* The libraries spprof knows, in report order; NULL-terminated. */

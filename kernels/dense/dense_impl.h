@@ -24,6 +24,6 @@ int spp_dense_cpu_is_amd(void);
  */
 int spp_dense_probe(struct spp_dense_cand *c, const char *variant);
 
-extern const struct spp_dense_lib spp_dense_openblas, spp_dense_onednn, spp_dense_blis;
+extern const struct spp_dense_lib spp_dense_openblas, spp_dense_onednn, spp_dense_blis, spp_dense_own;
 
 #endif

@@ -17,6 +17,7 @@ const struct spp_dense_lib *const spp_dense_libs[] = {
 	&spp_dense_openblas,
 	&spp_dense_onednn,
 	&spp_dense_blis,
+	&spp_dense_own,
 	NULL,
 };
 
@@ -30,7 +31,7 @@ const struct spp_dense_lib *spp_dense_lib_find(const char *key)
 
 const char *spp_dense_lib_names(void)
 {
-	return "openblas, onednn, blis";
+	return "openblas, onednn, blis, spprof";
 }
 
 void (*spp_dense_sym(void *handle, const char *name))(void)

@@ -131,7 +131,7 @@ static void wrong_gemm(const struct spp_dense_cand *c, const struct spp_matrix *
 }
 
 static const struct spp_dense_lib wrong_lib = {
-	"wrong", "Wrong", NULL, fake_open, NULL, wrong_gemm, NULL, NULL,
+	"wrong", "Wrong", NULL, fake_open, NULL, wrong_gemm, NULL, NULL, 0,
 };
 
 static void add_fake(struct spp_dense_set *s, const struct spp_dense_lib *lib, const char *name)
@@ -585,6 +585,72 @@ static void test_by_columns(void **state)
 	spp_dense_set_close(&set);
 }
 
+/*
+ * spprof's own GEMV ("spprof"): right on every ISA this CPU has, with row
+ * and column tails (M, K not multiples of 4 or of a vector), at N = 1 and
+ * as columns at N = 3, on 1 and 2 threads; planned only up to
+ * SPP_DENSE_COLS_MAX_N.
+ */
+static void test_own_gemv(void **state)
+{
+	static const int64_t shapes[][3] = {{37, 29, 1}, {64, 96, 1}, {5, 33, 3}, {130, 200, 1}};
+	static const char *const isas[] = {"portable", "avx2", "avx512"};
+	struct spp_dense_want dw;
+	struct spp_dense_set set;
+	struct spp_error err = {0};
+	char st[64];
+	char *had = getenv("SPPROF_ISA") ? strdup(getenv("SPPROF_ISA")) : NULL;
+
+	(void)state;
+	assert_int_equal(spp_dense_parse("spprof", &dw, st, sizeof(st), &err), 0);
+	for (int a = 0; a <= (int)spp_isa_cpu() && a < 3; a++) {
+		/* the ISA is chosen as the candidate loads */
+		setenv("SPPROF_ISA", isas[a], 1);
+		assert_int_equal(spp_dense_set_open(&set, &dw, spp_isa_detect(), &err), 0);
+		assert_int_equal(set.n, 1);
+		assert_true(set.c[0].ok);
+		assert_string_equal(set.c[0].name, "spprof");
+		assert_string_equal(set.c[0].kernel, isas[a]);
+		for (size_t s = 0; s < sizeof(shapes) / sizeof(shapes[0]); s++) {
+			int64_t m = shapes[s][0], k = shapes[s][1], n = shapes[s][2];
+			float *w = malloc((size_t)(m * k) * sizeof(float)), *x = malloc((size_t)(k * n) * sizeof(float));
+			float *y = malloc((size_t)(m * n) * sizeof(float)), *want = malloc((size_t)(m * n) * sizeof(float));
+			struct spp_matrix wm = {m, k, w};
+
+			for (int64_t i = 0; i < m * k; i++)
+				w[i] = (float)((i * 7) % 11) - 5.0f;
+			for (int64_t i = 0; i < k * n; i++)
+				x[i] = (float)((i * 5) % 9) / 4.0f - 1.0f;
+			spp_reference_gemm(&wm, x, want, n);
+			for (int t = 1; t <= 2; t++) {
+				for (int64_t j = 0; j < m * n; j++)
+					y[j] = NAN;
+				spp_dense_run(&set.c[0], &wm, x, y, n, t);
+				for (int64_t j = 0; j < m * n; j++)
+					if (!(fabsf(y[j] - want[j]) <= 1e-4f * (1.0f + fabsf(want[j]))))
+						fail_msg("%s, %lldx%lldx%lld, %d threads: y[%lld] %g, want %g", isas[a],
+							 (long long)m, (long long)k, (long long)n, t, (long long)j, y[j], want[j]);
+			}
+			free(w), free(x), free(y), free(want);
+		}
+		spp_dense_set_close(&set);
+	}
+	assert_int_equal(spp_dense_set_open(&set, &dw, spp_isa_detect(), &err), 0);
+	if (had)
+		setenv("SPPROF_ISA", had, 1);
+	else
+		unsetenv("SPPROF_ISA");
+	free(had);
+	for (int64_t n = 1; n <= 64; n *= 2) {
+		struct spp_dense_choice ch;
+		int idx[SPP_DENSE_MAX], shared;
+
+		assert_int_equal(spp_dense_plan(&set, NULL, 64, 64, n, 1, "t", &ch, &shared, idx),
+				 n <= SPP_DENSE_COLS_MAX_N ? 1 : 0);
+	}
+	spp_dense_set_close(&set);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -597,6 +663,7 @@ int main(void)
 		cmocka_unit_test(test_forced_slow_core),
 		cmocka_unit_test(test_bw_util_bounded),
 		cmocka_unit_test(test_by_columns),
+		cmocka_unit_test(test_own_gemv),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

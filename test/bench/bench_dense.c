@@ -10,7 +10,12 @@
  * sweep and bench use), fresh each round. Prints the medians over rounds
  * with p10-p90, and spprof's dense time over the fastest direct call.
  *
- *   bench_dense [ROUNDS] [MxKxN ...]   default 7 rounds, the issue's five shapes
+ *   bench_dense [--cold] [ROUNDS] [MxKxN ...]   default warm, 7 rounds, the issue's five shapes
+ *
+ * --cold: before every timed call W is evicted from every cache level and
+ * X and Y read back (spp_cache_flush, then spp_cache_touch: what spprof's
+ * cold runs do, --cache cold), the direct calls and spprof's alike, so
+ * that both are compared in the same cache state.
  *
  * Threads: 1 (pin it with taskset). Exit 0 when every ratio is within
  * 1.10, 1 when one is not, 2 on error.
@@ -28,7 +33,11 @@
 
 #include "base/buffer.h"
 #include "kernels/dense/dense.h"
+#include "profiler/machine.h"
 #include "profiler/run.h"
+
+/* --cold: the eviction buffer (sized from this machine, as spprof's); NULL warm */
+static struct spp_flusher *cold;
 
 #define TARGET 1.10
 #define REPS 9
@@ -92,6 +101,18 @@ static void call(const struct direct *d, int64_t m, int64_t k, int64_t n, const 
 	}
 }
 
+/* --cold: W evicted, X and Y read back. */
+static void make_cold(int64_t m, int64_t k, int64_t n, const float *w, const float *x, float *y)
+{
+	struct spp_range wr = {w, (size_t)(m * k) * sizeof(float)};
+	struct spp_range xy[2] = {{x, (size_t)(k * n) * sizeof(float)}, {y, (size_t)(m * n) * sizeof(float)}};
+
+	if (!cold)
+		return;
+	spp_cache_flush(cold, &wr, 1);
+	spp_cache_touch(cold, xy, 2);
+}
+
 /* Median of REPS timed calls after 2 warm-up calls. */
 static double time_direct(const struct direct *d, int64_t m, int64_t k, int64_t n, const float *w,
 			  const float *x, float *y)
@@ -101,7 +122,10 @@ static double time_direct(const struct direct *d, int64_t m, int64_t k, int64_t 
 	for (int i = 0; i < 2; i++)
 		call(d, m, k, n, w, x, y);
 	for (int i = 0; i < REPS; i++) {
-		double t0 = now_ns();
+		double t0;
+
+		make_cold(m, k, n, w, x, y);
+		t0 = now_ns();
 
 		call(d, m, k, n, w, x, y);
 		t[i] = now_ns() - t0;
@@ -242,8 +266,9 @@ static int open_direct(struct direct *d, const char *core_env, const char *user)
 static void print_header(const struct direct *d, int nd, const struct spp_dense_set *set, int rounds,
 			 const char *user, const char *loaded_core, const char *core_env)
 {
-	printf("bench_dense: 1 thread, %d rounds; OPENBLAS_CORETYPE %s (as loaded: %s), best core %s\n",
-	       rounds, user ? user : "unset", loaded_core, core_env);
+	printf("bench_dense: 1 thread, %d rounds, %s; OPENBLAS_CORETYPE %s (as loaded: %s), best core %s\n",
+	       rounds, cold ? "cold (W evicted before each timed call, X and Y read back)" : "warm",
+	       user ? user : "unset", loaded_core, core_env);
 	for (int i = 0; i < set->n; i++) {
 		char what[128];
 
@@ -282,6 +307,8 @@ static int run_rounds(struct direct *d, int nd, struct spp_dense_set *set, int r
 		ro.dense = set;
 		ro.bench.warmup = 2;
 		ro.bench.repeat = REPS;
+		ro.cold = cold != NULL;
+		ro.flusher = cold;
 		if (spp_matrix_measure(wm, n, (uint64_t)(m * k), 1, "bench", NULL, 0, &ro, &runs, &err)) {
 			fprintf(stderr, "bench_dense: %s\n", err.msg);
 			return 2;
@@ -347,13 +374,29 @@ static int bench_shape(struct direct *d, int nd, struct spp_dense_set *set, int 
 int main(int argc, char **argv)
 {
 	int64_t shapes[16][3];
-	int nshapes, rounds = argc > 1 ? atoi(argv[1]) : 7, nd, missed = 0;
+	int nshapes, rounds, nd, missed = 0;
 	struct direct d[5];
 	struct spp_dense_set set;
 	struct spp_error err = {0};
-	char core_env[64], loaded_core[64];
+	char core_env[64], loaded_core[64], method[64];
 	const char *user = getenv("OPENBLAS_CORETYPE");
+	struct spp_flusher fl = {0};
 
+	if (argc > 1 && strcmp(argv[1], "--cold") == 0) {
+		struct spp_machine *mach = calloc(1, sizeof(*mach));
+
+		if (!mach)
+			return 2;
+		spp_machine_describe(mach, 1);
+		if (spp_run_flusher_init(&fl, mach, method, sizeof(method), &err)) {
+			fprintf(stderr, "bench_dense: %s\n", err.msg);
+			return 2;
+		}
+		free(mach);
+		cold = &fl;
+		argc--, argv++;
+	}
+	rounds = argc > 1 ? atoi(argv[1]) : 7;
 	if (rounds < 1 || rounds > 64)
 		rounds = 7;
 	nshapes = parse_shapes(argc, argv, shapes);
@@ -378,5 +421,6 @@ int main(int argc, char **argv)
 	       "p10-p90 over the rounds of spprof's time / that round's fastest direct call; target <= %.2f: %s\n",
 	       TARGET, missed ? "MISSED" : "met");
 	spp_dense_set_close(&set);
+	spp_flusher_fini(&fl);
 	return missed ? 1 : 0;
 }

@@ -290,6 +290,15 @@ static int fake_sys(void *ctx, struct spp_sys_sample *s)
 	return 0;
 }
 
+/* Three items, no warm-up, a budget of 900: five rounds of 180 when nothing is disturbed. */
+static void disturbed_setup(struct fake *f, struct fake_item *fi, struct spp_bench_item *items,
+			    struct spp_bench_opts *o)
+{
+	bench_setup(f, fi, items, o);
+	o->warmup = 0;
+	o->budget_ns = 900;
+}
+
 /*
  * Disturbed rounds: the reference (item 0, the dense candidate) slowed in
  * a round, steal risen or another task running at its end: the round is
@@ -307,9 +316,7 @@ void test_harness_disturbed(void **state)
 
 	(void)state;
 	/* a round takes 180: the budget of 900 ends after 5; rounds 1 and 2 have the reference 1.5x slower */
-	bench_setup(&f, fi, items, &o);
-	o.warmup = 0;
-	o.budget_ns = 900;
+	disturbed_setup(&f, fi, items, &o);
 	o.nref = 1;
 	fi[0].slow_from = 1, fi[0].slow_to = 3, fi[0].slow = 1.5;
 	fi[1].slow_from = 1, fi[1].slow_to = 3, fi[1].slow = 1.2;
@@ -328,9 +335,7 @@ void test_harness_disturbed(void **state)
 		NEAR(res[0].rounds[r], 100);
 
 	/* a slower format alone is no disturbance */
-	bench_setup(&f, fi, items, &o);
-	o.warmup = 0;
-	o.budget_ns = 900;
+	disturbed_setup(&f, fi, items, &o);
 	o.nref = 1;
 	fi[2].slow_from = 1, fi[2].slow_to = 3, fi[2].slow = 2;
 	assert_int_equal(spp_bench_run(items, 3, &o, res, &err), 0);
@@ -338,9 +343,7 @@ void test_harness_disturbed(void **state)
 	assert_int_equal(res[2].time.repeats, 5);
 
 	/* the machine: steal rises in round 1, a second task runs at the end of round 3 */
-	bench_setup(&f, fi, items, &o);
-	o.warmup = 0;
-	o.budget_ns = 900;
+	disturbed_setup(&f, fi, items, &o);
 	o.sys = (struct spp_sys_probe){fake_sys, &f};
 	o.expect_running = 1;
 	f.steal[2] = f.steal[3] = f.steal[4] = f.steal[5] = f.steal[6] = f.steal[7] = 3;
@@ -351,9 +354,7 @@ void test_harness_disturbed(void **state)
 	assert_int_equal(f.nlog, 21);
 
 	/* disturbed throughout: rounds until twice the budget, then every round kept and said */
-	bench_setup(&f, fi, items, &o);
-	o.warmup = 0;
-	o.budget_ns = 900;
+	disturbed_setup(&f, fi, items, &o);
 	o.sys = (struct spp_sys_probe){fake_sys, &f};
 	o.expect_running = 1;
 	for (int r = 0; r < 64; r++)

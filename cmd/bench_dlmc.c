@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 
 #include "base/near_exe.h"
-#include "cmd/bench_out.h"
+#include "cmd/bench.h"
 
 /* From the executable's folder and the folders above it, so that build/cmd/spprof finds it. */
 int bench_find_dlmc(char *out, size_t n, char *tried, size_t tn)

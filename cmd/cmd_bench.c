@@ -4,7 +4,9 @@
  * layers (the breakeven sweep of profiler/sweep.h, and 2:4 at exactly
  * 50 %), for each N and thread count asked. Every run goes through
  * spp_matrix_measure: checked against dense, then timed by the harness
- * with analyze's thread policy.
+ * with analyze's thread policy. Each case's figures are selected by
+ * profiler/bench_result.h as its runs finish; reports/bench.h writes the
+ * report.
  */
 #include <limits.h>
 #include <math.h>
@@ -16,7 +18,7 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
-#include "cmd/bench_out.h"
+#include "cmd/bench.h"
 #include "config.h"
 #include "base/buffer.h"
 #include "kernels/peers.h"
@@ -25,11 +27,29 @@
 #include "base/near_exe.h"
 #include "base/rng.h"
 #include "base/safe_text.h"
+#include "profiler/bench_result.h"
 #include "profiler/machine.h"
+#include "profiler/peer_torch.h"
 #include "profiler/run.h"
 #include "profiler/smtx.h"
 #include "profiler/sweep.h"
 #include "profiler/synth_fill.h"
+#include "reports/bench.h"
+
+/* every (threads, N) case has its summary */
+_Static_assert(BENCH_MAX_LIST * BENCH_MAX_LIST <= SPP_BENCH_MAX_CASES, "bench: too many cases");
+
+/* What the cases leave: the report as it is written, and each case's figures. */
+struct bench_out {
+	struct spp_bench_out out;
+	struct spp_bench_sums sums;
+};
+
+/* The figures of the case running now. */
+static struct spp_bench_sum *cur_sum(struct bench_out *bo)
+{
+	return &bo->sums.sum[bo->sums.nsums - 1];
+}
 
 /* What the options fill: the run's configuration and what is settled after parsing. */
 struct bench_args {
@@ -107,7 +127,8 @@ static void progress(const struct bench_cfg *c, const char *fmt, const char *wha
 }
 
 /* Run options for thread count i (c->threads[i]) with analyze's policy; the pool prepared. */
-static void run_opts(struct bench_cfg *c, int i, struct spp_run_opts *ro, struct bench_threads *bt)
+static void run_opts(struct bench_cfg *c, int i, struct spp_run_opts *ro,
+		     struct spp_bench_threads *bt)
 {
 	const struct spp_run_settings *rs = &c->sess.rec->settings;
 
@@ -171,8 +192,11 @@ static int run_dlmc(struct bench_cfg *c, const struct spp_run_opts *ro, int64_t 
 		rc = spp_matrix_measure(&w, n, (uint64_t)s.nnz,
 					s.nnz ? (double)(s.m * s.k) / (double)s.nnz : 0, c->dlmc[i],
 					c->all, c->nall, ro, &runs, err);
-		if (!rc)
-			rc = bench_out_matrix(bo, c->dlmc[i], s.m, s.k, (uint64_t)s.nnz, &runs, err);
+		if (!rc) {
+			spp_bench_sum_dlmc(cur_sum(bo), &runs);
+			rc = spp_bench_out_matrix(&bo->out, c->dlmc[i], s.m, s.k, (uint64_t)s.nnz,
+						  &runs, err);
+		}
 		spp_layer_runs_release(&runs);
 		spp_smtx_release(&s);
 		spp_buffer_free(buf);
@@ -233,9 +257,9 @@ static int run_torch(struct bench_cfg *c, const struct spp_run_opts *ro, const f
 	if (rc) {
 		/* a peer that cannot run is a note, not the benchmark's failure */
 		c->torch = rc != SPP_E_UNSUPPORTED;
-		return bench_out_note(bo, "peer torch: not run", e2.msg, err);
+		return spp_bench_out_note(&bo->out, "peer torch: not run", e2.msg, err);
 	}
-	return bench_out_torch(bo, name, &t, dense_ns, err);
+	return spp_bench_out_torch(&bo->out, name, &t, dense_ns, err);
 }
 
 /* The torch peer on an unstructured W at 90 %, against the case's dense median. */
@@ -258,7 +282,7 @@ static int torch_at_90(struct bench_cfg *c, const struct spp_run_opts *ro, int64
 	snprintf(name, sizeof(name), "%lldx%lld unstructured 90%%", (long long)c->size, (long long)c->size);
 	rc = spp_synth_fill_f32(&l, c->session.seed, w, err);
 	if (!rc)
-		rc = run_torch(c, ro, w, n, name, bo->sums[bo->nsums - 1].dense_ns, bo, err);
+		rc = run_torch(c, ro, w, n, name, cur_sum(bo)->dense_ns, bo, err);
 	spp_buffer_free(w);
 	return rc;
 }
@@ -297,8 +321,10 @@ static int run_synthetic(struct bench_cfg *c, const struct spp_run_opts *ro, int
 		 (long long)c->size);
 	progress(c, "%s", name);
 	rc = spp_sweep_run(&so, fm, nf, &timer, &sw, err);
-	if (!rc)
-		rc = bench_out_sweep(bo, &sw, &sm.kept, err);
+	if (!rc) {
+		spp_bench_sum_sweep(cur_sum(bo), &sw, &sm.kept);
+		rc = spp_bench_out_sweep(&bo->out, &sw, err);
+	}
 	spp_sweep_release(&sw);
 	if (!rc && c->torch)
 		rc = torch_at_90(c, ro, n, bo, err);
@@ -330,8 +356,10 @@ static int run_synthetic(struct bench_cfg *c, const struct spp_run_opts *ro, int
 	progress(c, "%s", name);
 	rc = spp_matrix_measure(&w, n, nnz, nnz ? (double)(c->size * c->size) / (double)nnz : 0,
 				name, c->all, c->nall, ro, &runs, err);
-	if (!rc)
-		rc = bench_out_nm(bo, name, c->size, c->size, nnz, &runs, err);
+	if (!rc) {
+		spp_bench_sum_nm(cur_sum(bo), &runs);
+		rc = spp_bench_out_nm(&bo->out, name, c->size, c->size, nnz, &runs, err);
+	}
 	if (!rc && c->torch)
 		rc = run_torch(c, ro, sm.w, n, name, runs.runs[0].time.median, bo, err);
 	spp_layer_runs_release(&runs);
@@ -346,11 +374,13 @@ static int run_all(struct bench_cfg *c, struct bench_out *bo, struct spp_error *
 
 	for (int t = 0; t < c->nthreads && !rc; t++) {
 		struct spp_run_opts ro;
-		struct bench_threads bt;
+		struct spp_bench_threads bt;
 
 		run_opts(c, t, &ro, &bt);
 		for (int i = 0; i < c->nn && !rc; i++) {
-			rc = bench_out_case(bo, &bt, c->ns[i], err);
+			rc = spp_bench_sums_add(&bo->sums, bt.threads, c->ns[i], err)
+				     ? spp_bench_out_case(&bo->out, &bt, c->ns[i], err)
+				     : err->code;
 			if (!rc)
 				rc = run_dlmc(c, &ro, c->ns[i], bo, err);
 			if (!rc)
@@ -383,6 +413,17 @@ static int measure_probe(struct bench_cfg *c, struct spp_error *err)
 	if (spp_calibrate_measure(c->machine, threads, c->nthreads, c->probe_s, c->probe, err))
 		return cmd_fail(err);
 	return 0;
+}
+
+/* The report's description of the run (the session open, the probes measured). */
+static void describe(const struct bench_cfg *c, struct spp_bench_desc *d)
+{
+	*d = (struct spp_bench_desc){
+		.ns = c->ns, .nn = c->nn, .threads = c->threads, .nthreads = c->nthreads,
+		.all = c->all, .nall = c->nall, .size = c->size, .quick = c->quick, .json = c->json,
+		.torch = c->torch, .dlmc_dir = c->dlmc_dir, .ndlmc = c->ndlmc, .session = c->session,
+		.rec = c->sess.rec, .probe = c->probe, .probe_s = c->probe_s, .machine = c->machine,
+	};
 }
 
 static void cfg_free(struct bench_cfg *c)
@@ -421,6 +462,7 @@ int cmd_bench(int argc, char **argv)
 	struct bench_args args;
 	struct bench_cfg *c = &args.c;
 	struct bench_out bo;
+	struct spp_bench_desc desc;
 	struct spp_error err = {0};
 	struct spp_atomic_file af = {0};
 	char tried[PATH_MAX * 2 + 64];
@@ -471,12 +513,14 @@ int cmd_bench(int argc, char **argv)
 		}
 		out = af.f;
 	}
-	rc = bench_out_init(&bo, c, out, &err);
+	describe(c, &desc);
+	bo.sums.nsums = 0;
+	rc = spp_bench_out_init(&bo.out, &desc, out, &err);
 	if (!rc)
 		rc = run_all(c, &bo, &err);
 	if (!rc)
-		rc = bench_out_finish(&bo, &err);
-	bench_out_fini(&bo);
+		rc = spp_bench_out_finish(&bo.out, &bo.sums, &err);
+	spp_bench_out_fini(&bo.out);
 	if (!rc && c->output)
 		rc = spp_atomic_commit(&af, &err);
 	spp_atomic_abort(&af);

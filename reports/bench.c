@@ -1,6 +1,10 @@
-#include "cmd/bench_out.h"
-#include "cmd/bench_out_internal.h"
-#include "kernels/peers.h"
+/*
+ * `spprof bench`'s report (reports/bench.h): the header, each case's
+ * tables or JSON objects as the case runs. The summary at the end is
+ * bench_summary.c, the PyTorch peer's lines bench_peer.c.
+ */
+#include "reports/bench.h"
+#include "reports/bench_internal.h"
 #include "reports/report.h"
 #include "reports/json_values.h"
 
@@ -9,16 +13,9 @@
 #include <string.h>
 
 #include "config.h"
-#include "profiler/machine.h"
-
-static const double grid[] = {
-	0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.98, 0.99, 0.999,
-};
-
-#define NGRID ((int)(sizeof(grid) / sizeof(grid[0])))
 
 /* A time in ns as a short cell: "-", "850ns", "1.25us", ..., "2.00s". */
-void bench_fmt_time(double ns, char *b, size_t n)
+void spp_bench_fmt_time(double ns, char *b, size_t n)
 {
 	if (!(ns > 0))
 		snprintf(b, n, "-");
@@ -71,17 +68,17 @@ static void short_name(const char *path, char *b, size_t n)
 }
 
 /* SPP_E_NOMEM, said of the bench output. */
-int bench_fail_nomem(struct spp_error *err)
+int spp_bench_fail_nomem(struct spp_error *err)
 {
 	return spp_error_set(err, SPP_E_NOMEM, "out of memory for the bench output");
 }
 
 /* The text header: the machine m, the dense candidates and how the bench measures. */
-static void text_header(FILE *f, const struct bench_cfg *c, const struct spp_machine *m,
+static void text_header(FILE *f, const struct spp_bench_desc *d, const struct spp_machine *m,
 			const char *l2)
 {
 	fprintf(f, "spprof bench: CPU sparse formats against the fastest dense candidate%s\n\n",
-		c->quick ? " (--quick)" : "");
+		d->quick ? " (--quick)" : "");
 	fprintf(f, "machine   %s, %s, %d logical CPUs%s%s\n", m->cpu[0] ? m->cpu : "unknown CPU",
 		spp_isa_name(m->isa), m->logical_cpus, m->hypervisor[0] ? ", hypervisor " : "",
 		m->hypervisor);
@@ -90,42 +87,42 @@ static void text_header(FILE *f, const struct bench_cfg *c, const struct spp_mac
 		!m->blas.coretype_set ? "(unset)" : m->blas.coretype_env[0] ? m->blas.coretype_env
 								 : "(set, empty)",
 		l2 && *l2 ? l2 : "(unset)");
-	for (int i = 0; i < c->sess.rec->dense.n; i++) {
+	for (int i = 0; i < d->rec->dense.n; i++) {
 		char what[128];
 
-		spp_dense_describe(&c->sess.rec->dense.c[i], what, sizeof(what));
-		fprintf(f, "%s%s: %s\n", i ? "          " : "candidate ", c->sess.rec->dense.c[i].name,
-			c->sess.rec->dense.c[i].ok ? what : c->sess.rec->dense.c[i].reason);
+		spp_dense_describe(&d->rec->dense.c[i], what, sizeof(what));
+		fprintf(f, "%s%s: %s\n", i ? "          " : "candidate ", d->rec->dense.c[i].name,
+			d->rec->dense.c[i].ok ? what : d->rec->dense.c[i].reason);
 	}
 	fprintf(f, "          the fastest verified candidate of each shape and thread count is dense\n");
 	fprintf(f, "values    DLMC patterns (%d .smtx under %s): non-zeros in row-major order\n"
 		   "          from splitmix64 seed %llu, magnitude uniform in [0.05, 1), random sign;\n"
 		   "          synthetic W: spprof synth generators, seed %llu; X uniform in [-1, 1]\n",
-		c->ndlmc, c->dlmc_dir, (unsigned long long)c->session.seed, (unsigned long long)c->session.seed);
+		d->ndlmc, d->dlmc_dir, (unsigned long long)d->session.seed, (unsigned long long)d->session.seed);
 	fprintf(f, "timing    every output checked against dense first; median of >= 3 timed runs\n"
 		   "          (1 warm-up) and about %.2f s of timed runs per measured point\n",
-		c->session.time_budget_s);
+		d->session.time_budget_s);
 	fprintf(f, "probe     spprof calibrate's, measured at the start of this run (%.2f s a probe):\n"
-		   "          read GB/s from L1, L2, LLC, DRAM, and the FMA peak\n", c->probe_s);
-	for (int i = 0; i < c->nthreads; i++) {
-		const struct spp_calibration *p = &c->probe[i];
+		   "          read GB/s from L1, L2, LLC, DRAM, and the FMA peak\n", d->probe_s);
+	for (int i = 0; i < d->nthreads; i++) {
+		const struct spp_calibration *p = &d->probe[i];
 
 		fprintf(f, "          %lld T: %.0f, %.0f, %.1f, %.1f GB/s; %.0f GFLOP/s (%s)\n",
-			(long long)c->threads[i], p->level_gbs[SPP_BW_L1], p->level_gbs[SPP_BW_L2],
+			(long long)d->threads[i], p->level_gbs[SPP_BW_L1], p->level_gbs[SPP_BW_L2],
 			p->level_gbs[SPP_BW_LLC], p->level_gbs[SPP_BW_DRAM], p->peak_gflops, p->isa);
 	}
 	fprintf(f, "caches    %s%s (%s)%s\n",
-		c->sess.rec->settings.cold ? "cold: " : "warm: each run follows the last",
-		c->sess.rec->settings.cold_method, c->sess.rec->settings.cache_rule,
-		c->sess.rec->settings.cold && c->torch ? "; the torch peer times warm" : "");
+		d->rec->settings.cold ? "cold: " : "warm: each run follows the last",
+		d->rec->settings.cold_method, d->rec->settings.cache_rule,
+		d->rec->settings.cold && d->torch ? "; the torch peer times warm" : "");
 	fprintf(f, "sweep     %lldx%lld unstructured at 0, 0.1, ..., 0.9, 0.95, 0.98, 0.99, 0.999, then\n"
 		   "          up to 5 bisection steps to 0.005; breakeven = the last upward crossing\n"
 		   "          of speedup 1 (profiler/sweep.h)\n",
-		(long long)c->size, (long long)c->size);
+		(long long)d->size, (long long)d->size);
 }
 
 /* The JSON report's head (tool, machine, settings) in root; -1 when out of memory. */
-static int json_header(cJSON *root, const struct bench_cfg *c, const struct spp_machine *m,
+static int json_header(cJSON *root, const struct spp_bench_desc *d, const struct spp_machine *m,
 		       const char *l2)
 {
 	cJSON *mach, *blas, *set, *arr;
@@ -142,88 +139,67 @@ static int json_header(cJSON *root, const struct bench_cfg *c, const struct spp_
 	blas = cJSON_GetObjectItemCaseSensitive(mach, "dense_blas");
 	if (blas)
 		cJSON_AddItemToObject(blas, "openblas_l2_size", spp_json_str(l2));
-	cJSON_AddItemToObject(mach, "dense_candidates", spp_report_dense(&c->sess.rec->dense));
+	cJSON_AddItemToObject(mach, "dense_candidates", spp_report_dense(&d->rec->dense));
 	set = cJSON_AddObjectToObject(root, "settings");
 	arr = cJSON_AddArrayToObject(set, "n");
-	for (int i = 0; i < c->nn; i++)
-		cJSON_AddItemToArray(arr, cJSON_CreateNumber((double)c->ns[i]));
+	for (int i = 0; i < d->nn; i++)
+		cJSON_AddItemToArray(arr, cJSON_CreateNumber((double)d->ns[i]));
 	arr = cJSON_AddArrayToObject(set, "threads");
-	for (int i = 0; i < c->nthreads; i++)
-		cJSON_AddItemToArray(arr, cJSON_CreateNumber((double)c->threads[i]));
+	for (int i = 0; i < d->nthreads; i++)
+		cJSON_AddItemToArray(arr, cJSON_CreateNumber((double)d->threads[i]));
 	arr = cJSON_AddArrayToObject(set, "formats");
-	for (int i = 0; i < c->nall; i++)
-		cJSON_AddItemToArray(arr, cJSON_CreateString(c->all[i]->key));
-	cJSON_AddNumberToObject(set, "size", (double)c->size);
-	cJSON_AddNumberToObject(set, "time_budget_s", c->session.time_budget_s);
-	cJSON_AddNumberToObject(set, "seed", (double)c->session.seed);
-	cJSON_AddNumberToObject(set, "probe_s", c->probe_s);
+	for (int i = 0; i < d->nall; i++)
+		cJSON_AddItemToArray(arr, cJSON_CreateString(d->all[i]->key));
+	cJSON_AddNumberToObject(set, "size", (double)d->size);
+	cJSON_AddNumberToObject(set, "time_budget_s", d->session.time_budget_s);
+	cJSON_AddNumberToObject(set, "seed", (double)d->session.seed);
+	cJSON_AddNumberToObject(set, "probe_s", d->probe_s);
 	arr = cJSON_AddArrayToObject(set, "probe");
-	for (int i = 0; arr && i < c->nthreads; i++)
-		cJSON_AddItemToArray(arr, spp_report_calibration(&c->probe[i]));
-	cJSON_AddBoolToObject(set, "quick", c->quick);
-	cJSON_AddBoolToObject(set, "cold", c->sess.rec->settings.cold);
-	cJSON_AddItemToObject(set, "cold_method", spp_json_str(c->sess.rec->settings.cold_method[0]
-								? c->sess.rec->settings.cold_method : NULL));
-	cJSON_AddStringToObject(set, "cache", c->sess.rec->settings.cache);
-	cJSON_AddStringToObject(set, "cache_rule", c->sess.rec->settings.cache_rule);
-	cJSON_AddStringToObject(set, "dlmc", c->dlmc_dir);
+	for (int i = 0; arr && i < d->nthreads; i++)
+		cJSON_AddItemToArray(arr, spp_report_calibration(&d->probe[i]));
+	cJSON_AddBoolToObject(set, "quick", d->quick);
+	cJSON_AddBoolToObject(set, "cold", d->rec->settings.cold);
+	cJSON_AddItemToObject(set, "cold_method", spp_json_str(d->rec->settings.cold_method[0]
+								? d->rec->settings.cold_method : NULL));
+	cJSON_AddStringToObject(set, "cache", d->rec->settings.cache);
+	cJSON_AddStringToObject(set, "cache_rule", d->rec->settings.cache_rule);
+	cJSON_AddStringToObject(set, "dlmc", d->dlmc_dir);
 	cJSON_AddStringToObject(set, "values",
 				"DLMC non-zeros in row-major order from splitmix64(seed): magnitude "
 				"uniform in [0.05, 1), random sign");
 	return 0;
 }
 
-int bench_out_init(struct bench_out *o, const struct bench_cfg *c, FILE *f,
-		   struct spp_error *err)
+int spp_bench_out_init(struct spp_bench_out *o, const struct spp_bench_desc *d, FILE *f,
+		       struct spp_error *err)
 {
 	struct spp_machine *m = calloc(1, sizeof(*m));
 	const char *l2 = getenv("OPENBLAS_L2_SIZE");
 	int rc = SPP_OK;
 
 	memset(o, 0, sizeof(*o));
-	o->c = c;
+	o->d = *d;
 	o->f = f;
 	if (!m)
-		return bench_fail_nomem(err);
-	/* the machine measure_probe described; this run's probe, not a cached calibration */
-	*m = *c->machine;
-	m->cal = c->probe[0];
-	m->have_calibration = c->probe[0].threads > 0;
-	if (!c->json)
-		text_header(f, c, m, l2);
-	else if (!(o->root = cJSON_CreateObject()) || json_header(o->root, c, m, l2) ||
+		return spp_bench_fail_nomem(err);
+	/* the machine the probes describe; this run's probe, not a cached calibration */
+	*m = *d->machine;
+	m->cal = d->probe[0];
+	m->have_calibration = d->probe[0].threads > 0;
+	if (!d->json)
+		text_header(f, d, m, l2);
+	else if (!(o->root = cJSON_CreateObject()) || json_header(o->root, d, m, l2) ||
 		 !(o->cases = cJSON_AddArrayToObject(o->root, "cases")))
-		rc = bench_fail_nomem(err);
+		rc = spp_bench_fail_nomem(err);
 	free(m);
 	return rc;
 }
 
-static struct bench_sum *cur_sum(struct bench_out *o)
+int spp_bench_out_case(struct spp_bench_out *o, const struct spp_bench_threads *t, int64_t n,
+		       struct spp_error *err)
 {
-	return &o->sums[o->nsums - 1];
-}
-
-int bench_out_case(struct bench_out *o, const struct bench_threads *t, int64_t n,
-		   struct spp_error *err)
-{
-	struct bench_sum *s;
-
-	if (o->nsums >= BENCH_MAX_CASES)
-		return spp_error_set(err, SPP_E_USAGE, "more than %d cases", BENCH_MAX_CASES);
-	s = &o->sums[o->nsums++];
-	memset(s, 0, sizeof(*s));
-	s->threads = t->threads;
-	s->n = n;
-	s->dense_ns = s->best_be = s->csr_be = s->best_90 = s->best_24 = NAN;
-	s->dlmc_best_geo = s->csr90_ns = NAN;
-	spp_run_init(&s->r90, "cpu", "");
-	spp_run_init(&s->d90, "cpu", "");
-	spp_run_init(&s->r24, "cpu", "");
-	spp_run_init(&s->d24, "cpu", "");
 	o->dlmc_rows = 0;
-	o->dlmc_log_sum = 0;
-	o->dlmc_n = 0;
-	if (!o->c->json) {
+	if (!o->d.json) {
 		fprintf(o->f, "\n== %d thread%s, N = %lld ==\n", t->threads, t->threads == 1 ? "" : "s",
 			(long long)n);
 		fprintf(o->f, "threads   %s; %d pinned\n", t->policy, t->pinned);
@@ -231,7 +207,7 @@ int bench_out_case(struct bench_out *o, const struct bench_threads *t, int64_t n
 	}
 	o->cur = cJSON_CreateObject();
 	if (!o->cur)
-		return bench_fail_nomem(err);
+		return spp_bench_fail_nomem(err);
 	cJSON_AddItemToArray(o->cases, o->cur);
 	cJSON_AddNumberToObject(o->cur, "threads", t->threads);
 	cJSON_AddNumberToObject(o->cur, "n", (double)n);
@@ -239,33 +215,33 @@ int bench_out_case(struct bench_out *o, const struct bench_threads *t, int64_t n
 	cJSON_AddNumberToObject(o->cur, "pinned", t->pinned);
 	cJSON_AddStringToObject(o->cur, "thread_policy", t->policy);
 	if (!cJSON_AddArrayToObject(o->cur, "dlmc"))
-		return bench_fail_nomem(err);
+		return spp_bench_fail_nomem(err);
 	return SPP_OK;
 }
 
 /* The header of a runs table: name, shape, sparsity, dense, a column per format. */
-static void runs_header(struct bench_out *o, const char *what)
+static void runs_header(struct spp_bench_out *o, const char *what)
 {
 	fprintf(o->f, "\n%-34s %-10s %8s %8s", what, "shape", "sparsity", "dense");
-	for (int f = 0; f < o->c->nall; f++)
-		fprintf(o->f, " %14s", o->c->all[f]->key);
+	for (int f = 0; f < o->d.nall; f++)
+		fprintf(o->f, " %14s", o->d.all[f]->key);
 	fprintf(o->f, "\n");
 }
 
-static void runs_row(struct bench_out *o, const char *name, int64_t m, int64_t k,
+static void runs_row(struct spp_bench_out *o, const char *name, int64_t m, int64_t k,
 		     double sparsity, const struct spp_layer_runs *runs)
 {
 	char shape[32], t[16], cell[32];
 
 	snprintf(shape, sizeof(shape), "%lldx%lld", (long long)m, (long long)k);
-	bench_fmt_time(runs->runs[0].status == SPP_RUN_OK ? runs->runs[0].time.median : NAN, t, sizeof(t));
+	spp_bench_fmt_time(runs->runs[0].status == SPP_RUN_OK ? runs->runs[0].time.median : NAN, t, sizeof(t));
 	fprintf(o->f, "%-34s %-10s %7.1f%% %8s", name, shape, 100 * sparsity,
 		runs->runs[0].status == SPP_RUN_OK ? t : "FAILED");
 	for (int r = 1; r < runs->nruns; r++) {
 		const struct spp_run *run = &runs->runs[r];
 
 		if (run->status == SPP_RUN_OK && run->time.repeats > 0) {
-			bench_fmt_time(run->time.median, t, sizeof(t));
+			spp_bench_fmt_time(run->time.median, t, sizeof(t));
 			snprintf(cell, sizeof(cell), "%s %5.2fx", t, run->speedup);
 		} else {
 			snprintf(cell, sizeof(cell), "%s", run->status == SPP_RUN_NOT_APPLICABLE ? "n/a"
@@ -308,33 +284,13 @@ static cJSON *runs_json(const char *name, int64_t m, int64_t k, uint64_t nnz,
 	return o;
 }
 
-/* Best speedup among the formats of runs (not dense); its run or NULL. */
-static const struct spp_run *best_run(const struct spp_layer_runs *runs)
+int spp_bench_out_matrix(struct spp_bench_out *o, const char *name, int64_t m, int64_t k,
+			 uint64_t nnz, const struct spp_layer_runs *runs, struct spp_error *err)
 {
-	const struct spp_run *best = NULL;
-
-	/* spprof's own formats: the peers are beside them, not among them */
-	for (int r = 1; r < runs->nruns; r++)
-		if (runs->runs[r].status == SPP_RUN_OK && isfinite(runs->runs[r].speedup) &&
-		    !spp_cpu_peer_known(runs->runs[r].format) &&
-		    (!best || runs->runs[r].speedup > best->speedup))
-			best = &runs->runs[r];
-	return best;
-}
-
-int bench_out_matrix(struct bench_out *o, const char *name, int64_t m, int64_t k,
-		     uint64_t nnz, const struct spp_layer_runs *runs, struct spp_error *err)
-{
-	const struct spp_run *best = best_run(runs);
 	double sparsity = 1 - (double)nnz / ((double)m * (double)k);
 	char sn[64];
 
-	if (best) {
-		o->dlmc_log_sum += log(best->speedup);
-		o->dlmc_n++;
-		cur_sum(o)->dlmc_best_geo = exp(o->dlmc_log_sum / o->dlmc_n);
-	}
-	if (!o->c->json) {
+	if (!o->d.json) {
 		if (o->dlmc_rows++ == 0)
 			runs_header(o, "DLMC matrix (time, speedup)");
 		short_name(name, sn, sizeof(sn));
@@ -345,91 +301,21 @@ int bench_out_matrix(struct bench_out *o, const char *name, int64_t m, int64_t k
 		cJSON *j = runs_json(name, m, k, nnz, runs);
 
 		if (!j)
-			return bench_fail_nomem(err);
+			return spp_bench_fail_nomem(err);
 		cJSON_AddItemToArray(cJSON_GetObjectItem(o->cur, "dlmc"), j);
 	}
 	return SPP_OK;
 }
 
-static const struct spp_sweep_point *point_at(const struct spp_sweep_result *r, double s)
-{
-	for (int i = 0; i < r->npoints; i++)
-		if (fabs(r->curve[i].sparsity - s) < 1e-9)
-			return &r->curve[i];
-	return NULL;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
-/* The run of format `key` among runs and the dense baseline of the same timing into r and d. */
-static void keep_runs(const struct spp_layer_runs *runs, const char *key, struct spp_run *r,
-		      struct spp_run *d)
-{
-	for (int i = 1; runs && i < runs->nruns; i++)
-		if (strcmp(runs->runs[i].format, key) == 0) {
-			*r = runs->runs[i];
-			*d = runs->runs[0];
-		}
-}
-
-static void sweep_summary(struct bench_out *o, const struct spp_sweep *s,
-			  const struct spp_layer_runs *at90)
-{
-	struct bench_sum *sum = cur_sum(o);
-	double dense[NGRID];
-	int nd = 0;
-
-	for (int g = 0; g < NGRID; g++)
-		for (int f = 0; f < s->nresults; f++) {
-			const struct spp_sweep_point *p = point_at(&s->results[f], grid[g]);
-
-			if (p) {
-				dense[nd++] = p->dense_time_ns;
-				break;
-			}
-		}
-	if (nd) {
-		qsort(dense, (size_t)nd, sizeof(double), cmp_double);
-		sum->dense_ns = nd % 2 ? dense[nd / 2] : 0.5 * (dense[nd / 2 - 1] + dense[nd / 2]);
-	}
-	for (int f = 0; f < s->nresults; f++) {
-		const struct spp_sweep_result *r = &s->results[f];
-		const struct spp_sweep_point *p = point_at(r, 0.9);
-
-		if (spp_cpu_peer_known(r->format))
-			continue;
-		if (isfinite(r->breakeven) && !(r->breakeven >= sum->best_be)) {
-			sum->best_be = r->breakeven;
-			snprintf(sum->best_be_fmt, sizeof(sum->best_be_fmt), "%s", r->format);
-		}
-		if (strcmp(r->format, "csr") == 0) {
-			sum->csr_be = r->breakeven;
-			sum->csr90_ns = p ? p->time_ns : NAN;
-		}
-		if (p && !(p->speedup <= sum->best_90)) {
-			sum->best_90 = p->speedup;
-			snprintf(sum->best_90_fmt, sizeof(sum->best_90_fmt), "%s", r->format);
-		}
-	}
-	keep_runs(at90, sum->best_90_fmt, &sum->r90, &sum->d90);
-}
-
-int bench_out_sweep(struct bench_out *o, const struct spp_sweep *s,
-		    const struct spp_layer_runs *at90, struct spp_error *err)
+int spp_bench_out_sweep(struct spp_bench_out *o, const struct spp_sweep *s, struct spp_error *err)
 {
 	char t[16], cell[32];
 
-	sweep_summary(o, s, at90);
-	if (o->c->json) {
+	if (o->d.json) {
 		cJSON *j = spp_sweep_json(s);
 
 		if (!j)
-			return bench_fail_nomem(err);
+			return spp_bench_fail_nomem(err);
 		cJSON_AddItemToObject(o->cur, "sweep", j);
 		return SPP_OK;
 	}
@@ -438,22 +324,22 @@ int bench_out_sweep(struct bench_out *o, const struct spp_sweep *s,
 	for (int f = 0; f < s->nresults; f++)
 		fprintf(o->f, " %14s", s->results[f].format);
 	fprintf(o->f, "\n");
-	for (int g = 0; g < NGRID; g++) {
+	for (int g = 0; g < SPP_BENCH_NGRID; g++) {
 		double td = NAN;
 
 		for (int f = 0; f < s->nresults && !isfinite(td); f++) {
-			const struct spp_sweep_point *p = point_at(&s->results[f], grid[g]);
+			const struct spp_sweep_point *p = spp_bench_point_at(&s->results[f], spp_bench_grid[g]);
 
 			if (p)
 				td = p->dense_time_ns;
 		}
-		bench_fmt_time(td, t, sizeof(t));
-		fprintf(o->f, "%-8g %8s", grid[g], t);
+		spp_bench_fmt_time(td, t, sizeof(t));
+		fprintf(o->f, "%-8g %8s", spp_bench_grid[g], t);
 		for (int f = 0; f < s->nresults; f++) {
-			const struct spp_sweep_point *p = point_at(&s->results[f], grid[g]);
+			const struct spp_sweep_point *p = spp_bench_point_at(&s->results[f], spp_bench_grid[g]);
 
 			if (p) {
-				bench_fmt_time(p->time_ns, t, sizeof(t));
+				spp_bench_fmt_time(p->time_ns, t, sizeof(t));
 				snprintf(cell, sizeof(cell), "%s %5.2fx", t, p->speedup);
 			} else {
 				snprintf(cell, sizeof(cell), "-");
@@ -479,18 +365,10 @@ int bench_out_sweep(struct bench_out *o, const struct spp_sweep *s,
 	return SPP_OK;
 }
 
-int bench_out_nm(struct bench_out *o, const char *name, int64_t m, int64_t k, uint64_t nnz,
-		 const struct spp_layer_runs *runs, struct spp_error *err)
+int spp_bench_out_nm(struct spp_bench_out *o, const char *name, int64_t m, int64_t k, uint64_t nnz,
+		     const struct spp_layer_runs *runs, struct spp_error *err)
 {
-	struct bench_sum *sum = cur_sum(o);
-	const struct spp_run *best = best_run(runs);
-
-	keep_runs(runs, "nm2_4", &sum->r24, &sum->d24);
-	if (best) {
-		sum->best_24 = best->speedup;
-		snprintf(sum->best_24_fmt, sizeof(sum->best_24_fmt), "%s", best->format);
-	}
-	if (!o->c->json) {
+	if (!o->d.json) {
 		runs_header(o, "synthetic 2:4 (time, speedup)");
 		runs_row(o, name, m, k, 1 - (double)nnz / ((double)m * (double)k), runs);
 		return SPP_OK;
@@ -499,13 +377,13 @@ int bench_out_nm(struct bench_out *o, const char *name, int64_t m, int64_t k, ui
 		cJSON *j = runs_json(name, m, k, nnz, runs);
 
 		if (!j)
-			return bench_fail_nomem(err);
+			return spp_bench_fail_nomem(err);
 		cJSON_AddItemToObject(o->cur, "nm2_4", j);
 	}
 	return SPP_OK;
 }
 
-void bench_out_fini(struct bench_out *o)
+void spp_bench_out_fini(struct spp_bench_out *o)
 {
 	cJSON_Delete(o->root);
 	o->root = NULL;

@@ -1,44 +1,35 @@
 /*
- * The end of `spprof bench`'s output: the dense scaling by threads, the
- * per-case summary, the targets and, in JSON, the whole document.
+ * The end of `spprof bench`'s report: the dense scaling by threads, the
+ * per-case summary, the targets (selected by profiler/bench_result.c) and,
+ * in JSON, the whole document.
  */
-#include "cmd/bench_out.h"
-#include "cmd/bench_out_internal.h"
+#include "reports/bench.h"
+#include "reports/bench_internal.h"
 #include "reports/json_values.h"
 
 #include <math.h>
 #include <string.h>
 
-static const struct bench_sum *find_sum(const struct bench_out *o, int threads, int64_t n)
-{
-	for (int i = 0; i < o->nsums; i++)
-		if (o->sums[i].threads == threads && o->sums[i].n == n)
-			return &o->sums[i];
-	return NULL;
-}
-
 /* One target line: "met" or by how much it is missed; NAN value: not measured. Its JSON object or NULL. */
-static cJSON *target(struct bench_out *o, cJSON *arr, const char *what, double value,
-		     const char *fmt_name, double limit, int at_most)
+static cJSON *target(struct spp_bench_out *o, cJSON *arr, const struct spp_bench_target *t)
 {
-	int met = isfinite(value) && (at_most ? value <= limit : value >= limit);
 	char v[48], verdict[96];
 
-	if (isfinite(value))
-		snprintf(v, sizeof(v), at_most ? "%.3f" : "%.2fx", value);
+	if (isfinite(t->value))
+		snprintf(v, sizeof(v), t->at_most ? "%.3f" : "%.2fx", t->value);
 	else
 		snprintf(v, sizeof(v), "none");
-	if (!isfinite(value))
+	if (!isfinite(t->value))
 		snprintf(verdict, sizeof(verdict), "missed (no value)");
-	else if (met)
+	else if (t->met)
 		snprintf(verdict, sizeof(verdict), "met");
-	else if (at_most)
-		snprintf(verdict, sizeof(verdict), "missed by %.3f", value - limit);
+	else if (t->at_most)
+		snprintf(verdict, sizeof(verdict), "missed by %.3f", t->value - t->limit);
 	else
-		snprintf(verdict, sizeof(verdict), "missed: %.0f%% of the target", 100 * value / limit);
-	if (!o->c->json) {
-		fprintf(o->f, "  %-52s %-8s %-8s target %s %-6g %s\n", what, v, fmt_name[0] ? fmt_name : "-",
-			at_most ? "<=" : ">=", limit, verdict);
+		snprintf(verdict, sizeof(verdict), "missed: %.0f%% of the target", 100 * t->value / t->limit);
+	if (!o->d.json) {
+		fprintf(o->f, "  %-52s %-8s %-8s target %s %-6g %s\n", t->what, v,
+			t->format[0] ? t->format : "-", t->at_most ? "<=" : ">=", t->limit, verdict);
 		return NULL;
 	}
 	{
@@ -47,12 +38,12 @@ static cJSON *target(struct bench_out *o, cJSON *arr, const char *what, double v
 		if (!j)
 			return NULL;
 		cJSON_AddItemToArray(arr, j);
-		cJSON_AddStringToObject(j, "target", what);
-		cJSON_AddItemToObject(j, "value", spp_json_num(value));
-		cJSON_AddStringToObject(j, "format", fmt_name);
-		cJSON_AddNumberToObject(j, "limit", limit);
-		cJSON_AddStringToObject(j, "compare", at_most ? "<=" : ">=");
-		cJSON_AddBoolToObject(j, "met", met);
+		cJSON_AddStringToObject(j, "target", t->what);
+		cJSON_AddItemToObject(j, "value", spp_json_num(t->value));
+		cJSON_AddStringToObject(j, "format", t->format);
+		cJSON_AddNumberToObject(j, "limit", t->limit);
+		cJSON_AddStringToObject(j, "compare", t->at_most ? "<=" : ">=");
+		cJSON_AddBoolToObject(j, "met", t->met);
 		return j;
 	}
 }
@@ -86,28 +77,29 @@ static cJSON *rates_json(cJSON *j, const struct spp_run *r)
 
 /*
  * What bounds a speedup target (the issue's "bytes per second against the
- * read-bandwidth probe, useful GFLOP/s against the dense kernel's"): run
- * r and the dense baseline d of the same timing, and the rates r would
- * need at the target. Nothing without the run.
+ * read-bandwidth probe, useful GFLOP/s against the dense kernel's"): its
+ * run r and the dense baseline d of the same timing, and the rates r would
+ * need at the target, into the target's line or JSON object item. Nothing
+ * without the run.
  */
-static void bound(struct bench_out *o, cJSON *item, const struct spp_run *r, const struct spp_run *d,
-		  double limit)
+static void bound(struct spp_bench_out *o, cJSON *item, const struct spp_bench_target *tg)
 {
-	struct spp_run_bound b;
+	const struct spp_run *r = tg->run, *d = tg->dense;
+	const struct spp_run_bound *bp = &tg->bound;
+	double limit = tg->limit;
 	char t[16], rate[96];
 
-	if (!r->format[0] || r->status != SPP_RUN_OK || !(r->time.median > 0))
+	if (!tg->has_bound)
 		return;
-	spp_run_bound(r, d, limit, &b);
-	if (!o->c->json) {
-		bench_fmt_time(r->time.median, t, sizeof(t));
+	if (!o->d.json) {
+		spp_bench_fmt_time(r->time.median, t, sizeof(t));
 		rate_text(r, rate, sizeof(rate));
 		fprintf(o->f, "      %-7s %7s  %s, %.1f useful GFLOP/s (%.0f%% of dense's)", r->format, t, rate,
-			r->gflops, 100 * b.dense_share);
-		if (b.scale > 1)
+			r->gflops, 100 * bp->dense_share);
+		if (bp->scale > 1)
 			fprintf(o->f, "; %gx needs %.1f GB/s (%.0f%%), %.1f GFLOP/s (%.0f%%)", limit,
-				b.need_gbs, 100 * b.need_bw_util, b.need_gflops, 100 * b.need_dense_share);
-		bench_fmt_time(d->time.median, t, sizeof(t));
+				bp->need_gbs, 100 * bp->need_bw_util, bp->need_gflops, 100 * bp->need_dense_share);
+		spp_bench_fmt_time(d->time.median, t, sizeof(t));
 		rate_text(d, rate, sizeof(rate));
 		fprintf(o->f, "\n      %-7s %7s  %s, %.1f GFLOP/s (%.0f%% of the FMA probe)\n", "dense", t, rate,
 			d->gflops, 100 * d->peak_share);
@@ -118,13 +110,13 @@ static void bound(struct bench_out *o, cJSON *item, const struct spp_run *r, con
 
 		if (!j)
 			return;
-		cJSON_AddItemToObject(j, "dense_share", spp_json_num(b.dense_share));
+		cJSON_AddItemToObject(j, "dense_share", spp_json_num(bp->dense_share));
 		need = cJSON_AddObjectToObject(j, "at_target");
 		if (need) {
-			cJSON_AddItemToObject(need, "bandwidth_gbs", spp_json_num(b.need_gbs));
-			cJSON_AddItemToObject(need, "bw_util", spp_json_num(b.need_bw_util));
-			cJSON_AddItemToObject(need, "gflops", spp_json_num(b.need_gflops));
-			cJSON_AddItemToObject(need, "dense_share", spp_json_num(b.need_dense_share));
+			cJSON_AddItemToObject(need, "bandwidth_gbs", spp_json_num(bp->need_gbs));
+			cJSON_AddItemToObject(need, "bw_util", spp_json_num(bp->need_bw_util));
+			cJSON_AddItemToObject(need, "gflops", spp_json_num(bp->need_gflops));
+			cJSON_AddItemToObject(need, "dense_share", spp_json_num(bp->need_dense_share));
 		}
 		dj = rates_json(cJSON_AddObjectToObject(j, "dense"), d);
 		if (dj)
@@ -133,19 +125,19 @@ static void bound(struct bench_out *o, cJSON *item, const struct spp_run *r, con
 }
 
 /* The dense scaling entry of N = c->ns[i] in JSON: the median by threads. */
-static int scaling_json(struct bench_out *o, cJSON *scal, int i, double scale,
-			struct spp_error *err)
+static int scaling_json(struct spp_bench_out *o, const struct spp_bench_sums *sums,
+			cJSON *scal, int i, double scale, struct spp_error *err)
 {
-	const struct bench_cfg *c = o->c;
+	const struct spp_bench_desc *c = &o->d;
 	cJSON *j = cJSON_CreateObject(), *arr;
 
 	if (!j)
-		return bench_fail_nomem(err);
+		return spp_bench_fail_nomem(err);
 	cJSON_AddItemToArray(scal, j);
 	cJSON_AddNumberToObject(j, "n", (double)c->ns[i]);
 	arr = cJSON_AddArrayToObject(j, "dense_time_ns");
 	for (int k = 0; arr && k < c->nthreads; k++) {
-		const struct bench_sum *x = find_sum(o, (int)c->threads[k], c->ns[i]);
+		const struct spp_bench_sum *x = spp_bench_find_sum(sums, (int)c->threads[k], c->ns[i]);
 		cJSON *e = cJSON_CreateObject();
 
 		if (!e)
@@ -159,25 +151,27 @@ static int scaling_json(struct bench_out *o, cJSON *scal, int i, double scale,
 }
 
 /* The dense scaling row of N = c->ns[i] in text: a time per thread count. */
-static void scaling_row(struct bench_out *o, int i, double scale)
+static void scaling_row(struct spp_bench_out *o, const struct spp_bench_sums *sums, int i,
+			double scale)
 {
-	const struct bench_cfg *c = o->c;
+	const struct spp_bench_desc *c = &o->d;
 	char t[16];
 
 	fprintf(o->f, "%-6lld", (long long)c->ns[i]);
 	for (int k = 0; k < c->nthreads; k++) {
-		const struct bench_sum *x = find_sum(o, (int)c->threads[k], c->ns[i]);
+		const struct spp_bench_sum *x = spp_bench_find_sum(sums, (int)c->threads[k], c->ns[i]);
 
-		bench_fmt_time(x ? x->dense_ns : NAN, t, sizeof(t));
+		spp_bench_fmt_time(x ? x->dense_ns : NAN, t, sizeof(t));
 		fprintf(o->f, " %10s", t);
 	}
 	fprintf(o->f, "   %.2fx\n", scale);
 }
 
 /* The dense time by N and threads, and its scaling from the first thread count to the last. */
-static int dense_scaling(struct bench_out *o, cJSON *scal, struct spp_error *err)
+static int dense_scaling(struct spp_bench_out *o, const struct spp_bench_sums *sums,
+			 cJSON *scal, struct spp_error *err)
 {
-	const struct bench_cfg *c = o->c;
+	const struct spp_bench_desc *c = &o->d;
 
 	if (!c->json) {
 		fprintf(o->f, "\n== summary ==\n\ndense %lldx%lld (median over the sweep's points), "
@@ -187,29 +181,28 @@ static int dense_scaling(struct bench_out *o, cJSON *scal, struct spp_error *err
 		fprintf(o->f, "   scaling (first/last)\n");
 	}
 	for (int i = 0; i < c->nn; i++) {
-		const struct bench_sum *a = find_sum(o, (int)c->threads[0], c->ns[i]);
-		const struct bench_sum *b = find_sum(o, (int)c->threads[c->nthreads - 1], c->ns[i]);
-		double scale = a && b ? a->dense_ns / b->dense_ns : NAN;
+		double scale = spp_bench_dense_scaling(sums, (int)c->threads[0],
+						       (int)c->threads[c->nthreads - 1], c->ns[i]);
 
 		if (c->json) {
-			int rc = scaling_json(o, scal, i, scale, err);
+			int rc = scaling_json(o, sums, scal, i, scale, err);
 
 			if (rc)
 				return rc;
 			continue;
 		}
-		scaling_row(o, i, scale);
+		scaling_row(o, sums, i, scale);
 	}
 	return SPP_OK;
 }
 
 /* The per-case summary in text, then the heading of the targets. */
-static void case_sums_text(struct bench_out *o)
+static void case_sums_text(struct spp_bench_out *o, const struct spp_bench_sums *sums)
 {
 	fprintf(o->f, "\nper case (spprof's formats, not the peers): best breakeven, CSR breakeven, best speedup at 90%%, 2:4 layer "
 		      "(nm2_4 / best), DLMC geo-mean of the best format\n");
-	for (int i = 0; i < o->nsums; i++) {
-		const struct bench_sum *x = &o->sums[i];
+	for (int i = 0; i < sums->nsums; i++) {
+		const struct spp_bench_sum *x = &sums->sum[i];
 
 		fprintf(o->f, "  T %d N %-4lld  best %.3f (%s)  csr %.3f  at 0.9 %.2fx (%s)  "
 			      "2:4 %.2fx / %.2fx (%s)  DLMC %.2fx\n",
@@ -224,16 +217,17 @@ static void case_sums_text(struct bench_out *o)
 		      "baseline's own rates\n");
 }
 
-/* The per-case summary in JSON, an object per case appended to sums. */
-static int case_sums_json(struct bench_out *o, cJSON *sums, struct spp_error *err)
+/* The per-case summary in JSON, an object per case appended to arr. */
+static int case_sums_json(const struct spp_bench_sums *sums, cJSON *arr,
+			  struct spp_error *err)
 {
-	for (int i = 0; i < o->nsums; i++) {
-		const struct bench_sum *x = &o->sums[i];
+	for (int i = 0; i < sums->nsums; i++) {
+		const struct spp_bench_sum *x = &sums->sum[i];
 		cJSON *j = cJSON_CreateObject();
 
 		if (!j)
-			return bench_fail_nomem(err);
-		cJSON_AddItemToArray(sums, j);
+			return spp_bench_fail_nomem(err);
+		cJSON_AddItemToArray(arr, j);
 		cJSON_AddNumberToObject(j, "threads", x->threads);
 		cJSON_AddNumberToObject(j, "n", (double)x->n);
 		cJSON_AddItemToObject(j, "dense_time_ns", spp_json_num(x->dense_ns));
@@ -250,74 +244,49 @@ static int case_sums_json(struct bench_out *o, cJSON *sums, struct spp_error *er
 	return SPP_OK;
 }
 
-/* A run's median; NAN when it was not timed. */
-static double median_of(const struct spp_run *r)
-{
-	return r->time.repeats > 0 ? r->time.median : NAN;
-}
-
 /*
- * The kernel issue's targets: the 1-thread cases with N = 64 and N = 1, and
- * the scaling of csr (at 0.9) and nm2_4 (the 2:4 layer) from 1 thread to
- * the largest count at N = 64 (a time from each case, not one interleaved run).
+ * The kernel issue's targets (profiler/bench_result.h selects them): the
+ * 1-thread cases with N = 64 and N = 1, and the scaling of csr (at 0.9)
+ * and nm2_4 (the 2:4 layer) from 1 thread to the largest count at N = 64.
  */
-static void targets(struct bench_out *o, cJSON *tg)
+static void targets(struct spp_bench_out *o, const struct spp_bench_sums *sums, cJSON *tg)
 {
-	const struct bench_sum *s64 = find_sum(o, 1, 64), *s1 = find_sum(o, 1, 1);
-	int tmax = (int)o->c->threads[o->c->nthreads - 1];
-	const struct bench_sum *t64 = tmax > 1 ? find_sum(o, tmax, 64) : NULL;
-	char what[64];
+	struct spp_bench_target t[SPP_BENCH_MAX_TARGETS];
+	int nt = spp_bench_targets(sums, (int)o->d.threads[o->d.nthreads - 1], t);
 
-	if (s64) {
-		target(o, tg, "N=64 unstructured: best format breakeven", s64->best_be, s64->best_be_fmt, 0.30, 1);
-		bound(o, target(o, tg, "N=64 unstructured: best speedup at 90%", s64->best_90, s64->best_90_fmt, 6, 0),
-		      &s64->r90, &s64->d90, 6);
-		bound(o, target(o, tg, "N=64 2:4 at 50%: nm2_4 speedup", s64->r24.speedup, "nm2_4", 1.7, 0),
-		      &s64->r24, &s64->d24, 1.7);
-	}
-	if (s1) {
-		target(o, tg, "N=1 unstructured: best format breakeven", s1->best_be, s1->best_be_fmt, 0.25, 1);
-		bound(o, target(o, tg, "N=1 unstructured: best speedup at 90%", s1->best_90, s1->best_90_fmt, 5, 0),
-		      &s1->r90, &s1->d90, 5);
-		bound(o, target(o, tg, "N=1 2:4 at 50%: nm2_4 speedup", s1->r24.speedup, "nm2_4", 1.7, 0),
-		      &s1->r24, &s1->d24, 1.7);
-	}
-	if (s64 && t64) {
-		snprintf(what, sizeof(what), "N=64 %d threads over 1: csr at 90%%", tmax);
-		target(o, tg, what, s64->csr90_ns / t64->csr90_ns, "csr", 1.8, 0);
-		snprintf(what, sizeof(what), "N=64 %d threads over 1: nm2_4 on 2:4", tmax);
-		target(o, tg, what, median_of(&s64->r24) / median_of(&t64->r24), "nm2_4", 1.8, 0);
-	}
-	if (!s64 && !s1 && !o->c->json)
+	for (int i = 0; i < nt; i++)
+		bound(o, target(o, tg, &t[i]), &t[i]);
+	if (!nt && !o->d.json)
 		fprintf(o->f, "  (no 1-thread case with N = 1 or 64 in this run)\n");
 }
 
-int bench_out_finish(struct bench_out *o, struct spp_error *err)
+int spp_bench_out_finish(struct spp_bench_out *o, const struct spp_bench_sums *sums,
+			 struct spp_error *err)
 {
-	const struct bench_cfg *c = o->c;
-	cJSON *scal = NULL, *tg = NULL, *sums = NULL;
+	const struct spp_bench_desc *c = &o->d;
+	cJSON *scal = NULL, *tg = NULL, *summary = NULL;
 	int rc;
 
 	if (c->json) {
 		scal = cJSON_AddArrayToObject(o->root, "dense_scaling");
 		tg = cJSON_AddArrayToObject(o->root, "targets");
-		sums = cJSON_AddArrayToObject(o->root, "summary");
-		if (!scal || !tg || !sums)
-			return bench_fail_nomem(err);
+		summary = cJSON_AddArrayToObject(o->root, "summary");
+		if (!scal || !tg || !summary)
+			return spp_bench_fail_nomem(err);
 	}
-	rc = dense_scaling(o, scal, err);
+	rc = dense_scaling(o, sums, scal, err);
 	if (rc)
 		return rc;
 	if (!c->json)
-		case_sums_text(o);
-	else if ((rc = case_sums_json(o, sums, err)))
+		case_sums_text(o, sums);
+	else if ((rc = case_sums_json(sums, summary, err)))
 		return rc;
-	targets(o, tg);
+	targets(o, sums, tg);
 	if (c->json) {
 		char *text = spp_json_text_exact(o->root, 1);
 
 		if (!text)
-			return bench_fail_nomem(err);
+			return spp_bench_fail_nomem(err);
 		fputs(text, o->f);
 		fputc('\n', o->f);
 		cJSON_free(text);

@@ -230,7 +230,7 @@ INL512 void nm_chunk512(const int nv, const int full, const int KEEP, const int 
 	} while (g0 < s->groups);
 }
 
-/* The epilogue as in bsr_avx512.c: over the part's rows as it ends (no AVX-512 here to check it). */
+/* The epilogue over the part's rows as it ends, not yet in registers (written where no AVX-512 could check it). */
 CPU_AVX512 void cpu_nm_part_avx512(const struct spp_encoded *w, int p, const float *x,
 				   float *y, int64_t n, const struct spp_epi *e)
 {

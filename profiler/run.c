@@ -4,7 +4,6 @@
 #include "base/buffer.h"
 
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,17 +18,6 @@
 
 /* Columns of the dense baseline checked against the double-precision reference. */
 #define REF_COLUMNS 4
-
-__attribute__((format(printf, 3, 4)))
-static void set_status(struct spp_run *r, enum spp_run_status s, const char *fmt, ...)
-{
-	va_list ap;
-
-	r->status = s;
-	va_start(ap, fmt);
-	vsnprintf(r->reason, sizeof(r->reason), fmt, ap);
-	va_end(ap);
-}
 
 /* Buffers of one layer's runs (W itself is the caller's). */
 struct layer_bufs {
@@ -213,7 +201,7 @@ int spp_layer_measure(const struct spp_layer *l, const struct spp_layer_static *
 		if (rc)
 			return rc;
 		for (int r = 0; r < out->nruns; r++)
-			set_status(&out->runs[r], SPP_RUN_UNSUPPORTED,
+			spp_run_set_status(&out->runs[r], SPP_RUN_UNSUPPORTED,
 				   "%s weights have no fp32 decoding for the kernels",
 				   spp_dtype_name(l->weight->dtype));
 		return SPP_OK;
@@ -339,16 +327,13 @@ static int dense_items(struct measure *M, const struct spp_dense_set *set, struc
 			break;
 	}
 	M->nd = M->nitems;
-	if (!have && count == 0) {
-		out->runs[0].status = SPP_RUN_FAILED;
-		snprintf(out->runs[0].reason, sizeof(out->runs[0].reason),
-			 "no dense candidate is timed at N = %lld (spprof's GEMV only up to N = %d): "
-			 "add a library to --dense", (long long)M->L.n, SPP_DENSE_COLS_MAX_N);
-	} else if (!have) {
-		out->runs[0].status = SPP_RUN_FAILED;
-		snprintf(out->runs[0].reason, sizeof(out->runs[0].reason),
-			 "no dense candidate computed right: %s", len ? all : "none could run");
-	}
+	if (!have && count == 0)
+		spp_run_set_status(&out->runs[0], SPP_RUN_FAILED, "no dense candidate is timed at N = %lld "
+				   "(spprof's GEMV only up to N = %d): add a library to --dense",
+				   (long long)M->L.n, SPP_DENSE_COLS_MAX_N);
+	else if (!have)
+		spp_run_set_status(&out->runs[0], SPP_RUN_FAILED, "no dense candidate computed right: %s",
+				   len ? all : "none could run");
 	return have;
 }
 

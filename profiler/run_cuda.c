@@ -35,12 +35,6 @@ struct layer {
 	char ref16_why[256];
 };
 
-static void set_status(struct spp_run *r, enum spp_run_status s, const char *fmt, const char *msg)
-{
-	r->status = s;
-	snprintf(r->reason, sizeof(r->reason), fmt, msg);
-}
-
 /* The rounded-input reference of precision p (fp16 only in the table today). */
 static int reference(struct layer *L, const char *p, const float **ref, struct spp_error *err)
 {
@@ -103,7 +97,7 @@ static int open_checked(struct layer *L, const struct spp_device *dev, const str
 			return -1;
 		}
 		if (rc) {
-			set_status(r, SPP_RUN_NOT_APPLICABLE, "%.250s", e2.msg);
+			spp_run_set_status(r, SPP_RUN_NOT_APPLICABLE, "%.250s", e2.msg);
 			return 0;
 		}
 		chk.ref = ref;
@@ -230,8 +224,8 @@ static int time_cases(const struct spp_run_opts *o, struct spp_device_case *case
 			runs[i].time = res[j].time;
 			continue;
 		}
-		set_status(&runs[i], SPP_RUN_FAILED, res[j].failed_warmup ? "warm-up failed: %.200s"
-					   : "timed run failed: %.200s", cases[i].e.msg);
+		spp_run_set_status(&runs[i], SPP_RUN_FAILED, "%s failed: %.200s",
+				   res[j].failed_warmup ? "warm-up" : "timed run", cases[i].e.msg);
 		spp_device_close(&cases[i]);
 		open[i] = 0;
 	}

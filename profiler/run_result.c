@@ -6,6 +6,7 @@
 #include "profiler/run_result.h"
 
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -107,6 +108,16 @@ void spp_gpu_figures_init(struct spp_gpu_figures *g)
 	g->dram_read_bytes = g->dram_write_bytes = NAN;
 	g->l2_hit_rate = g->l1_hit_rate = g->achieved_occupancy = NAN;
 	g->sm_active_imbalance = g->branch_efficiency = NAN;
+}
+
+void spp_run_set_status(struct spp_run *r, enum spp_run_status s, const char *fmt, ...)
+{
+	va_list ap;
+
+	r->status = s;
+	va_start(ap, fmt);
+	vsnprintf(r->reason, sizeof(r->reason), fmt, ap);
+	va_end(ap);
 }
 
 void spp_run_init(struct spp_run *r, const char *backend, const char *format)

@@ -251,6 +251,10 @@ struct spp_layer_runs {
  */
 void spp_run_speedup_ci(struct spp_run *r, const double *dense, int nd, const double *t, int nt);
 
+/* Status s and the reason, printf-style. */
+__attribute__((format(printf, 3, 4)))
+void spp_run_set_status(struct spp_run *r, enum spp_run_status s, const char *fmt, ...);
+
 /* A run with every figure unknown (NAN), status ok, precision "fp32", not yet timed. */
 void spp_run_init(struct spp_run *r, const char *backend, const char *format);
 

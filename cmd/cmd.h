@@ -24,17 +24,6 @@ int cmd_analyze(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
 
-/*
- * The report of a merged analysis (reports/report.h spp_report_merge): its
- * tree with the parts' first machine block, settings.merged_from (the n
- * names of the parts) and, when the parts ran on more than one machine,
- * "machines" and each layer's "machine". mm is released. NULL when out of
- * memory.
- */
-struct spp_analysis;
-struct spp_merge_machines;
-cJSON *cmd_merged_report(struct spp_analysis *a, struct spp_merge_machines *mm,
-			 const char *const *names, int n, struct spp_error *err);
 int cmd_synth(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_calibrate(int argc, char **argv);

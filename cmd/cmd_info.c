@@ -260,21 +260,12 @@ int cmd_info(int argc, char **argv)
 		spp_dense_set_open(&set, dense ? &want : NULL, m.isa, &err);
 	}
 	if (strcmp(format, "json") == 0) {
-		cJSON *o = spp_report_machine(&m);
+		double t[2];
+		cJSON *o;
 		char *text;
 
-		if (o) {
-			double t[2], load = spp_load_1m();
-			cJSON *c = cJSON_AddObjectToObject(o, "conditions");
-
-			cJSON_AddItemToObject(o, "dense_candidates", spp_report_dense(&set));
-			/* now, and the steal since boot (a report's machine.conditions: while it timed) */
-			spp_cpu_ticks(t);
-			cJSON_AddItemToObject(c, "load_1m", isfinite(load) ? cJSON_CreateNumber(load)
-									  : cJSON_CreateNull());
-			cJSON_AddItemToObject(c, "steal_share_since_boot",
-					      t[0] > 0 ? cJSON_CreateNumber(t[1] / t[0]) : cJSON_CreateNull());
-		}
+		spp_cpu_ticks(t);
+		o = spp_report_info(&m, &set, spp_load_1m(), t);
 		text = o ? spp_json_text_exact(o, 1) : NULL;
 		cJSON_Delete(o);
 		spp_dense_set_close(&set);

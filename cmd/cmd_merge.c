@@ -4,7 +4,6 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
-#include "config.h"
 #include "base/atomic_file.h"
 #include "profiler/analyze.h"
 #include "reports/report.h"
@@ -39,36 +38,6 @@ const struct cmd_help cmd_merge_help = {
 		"3 cannot write\n",
 };
 
-cJSON *cmd_merged_report(struct spp_analysis *a, struct spp_merge_machines *mm,
-			 const char *const *names, int n, struct spp_error *err)
-{
-	cJSON *report = spp_report_build(a, SPP_VERSION, err), *from, *l, *layers;
-	int i = 0;
-
-	if (!report) {
-		spp_merge_machines_free(mm);
-		return NULL;
-	}
-	cJSON_ReplaceItemInObjectCaseSensitive(report, "machine",
-					       cJSON_Duplicate(cJSON_GetArrayItem(mm->list, 0), 1));
-	from = cJSON_AddArrayToObject(cJSON_GetObjectItemCaseSensitive(report, "settings"), "merged_from");
-	for (int k = 0; from && k < n; k++)
-		cJSON_AddItemToArray(from, cJSON_CreateString(names[k]));
-	/* parts from different machines: the machine is a dimension, each layer names its own */
-	layers = mm->n > 1 ? cJSON_GetObjectItemCaseSensitive(report, "layers") : NULL;
-	cJSON_ArrayForEach(l, layers) {
-		if (mm->of_layer[i] >= 0)
-			cJSON_AddNumberToObject(l, "machine", mm->of_layer[i]);
-		i++;
-	}
-	if (mm->n > 1) {
-		cJSON_AddItemToObject(report, "machines", mm->list);
-		mm->list = NULL;
-	}
-	spp_merge_machines_free(mm);
-	return report;
-}
-
 int cmd_merge(int argc, char **argv)
 {
 	struct spp_error err = {0};
@@ -91,7 +60,7 @@ int cmd_merge(int argc, char **argv)
 			      &(struct spp_merge_opts){.model = args.model, .analyze = spp_analyze_run}, &a, &mm, &err);
 	if (rc)
 		return cmd_fail(&err);
-	report = cmd_merged_report(a, &mm, (const char *const *)argv + 1, npos, &err);
+	report = spp_report_merged(a, &mm, (const char *const *)argv + 1, npos, &err);
 	spp_analysis_destroy(a);
 	return report ? cmd_emit_report(report, fmt, args.output, &err) : cmd_fail(&err);
 }

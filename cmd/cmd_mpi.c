@@ -74,7 +74,7 @@ static int merge_parts(const char *path, char *buf, const int *meta, int size, c
 	if (!rc)
 		rc = spp_report_merge(ok, nok, &(struct spp_merge_opts){path, size, failed, spp_analyze_run}, &merged,
 				      &mm, err);
-	if (!rc && !(*report = cmd_merged_report(merged, &mm, named, nok, err)))
+	if (!rc && !(*report = spp_report_merged(merged, &mm, named, nok, err)))
 		rc = err->code;
 	spp_analysis_destroy(merged);
 	for (int r = 0; paths && r < size; r++)

@@ -234,3 +234,19 @@ cJSON *spp_report_dense_choice(const struct spp_dense_choice *ch)
 	}
 	return o;
 }
+
+cJSON *spp_report_info(const struct spp_machine *m, const struct spp_dense_set *set, double load_1m,
+		       const double ticks[2])
+{
+	cJSON *o = spp_report_machine(m), *c;
+
+	if (!o)
+		return NULL;
+	c = cJSON_AddObjectToObject(o, "conditions");
+	cJSON_AddItemToObject(o, "dense_candidates", spp_report_dense(set));
+	/* now, and the steal since boot (a report's machine.conditions: while it timed) */
+	cJSON_AddItemToObject(c, "load_1m", spp_json_num(load_1m));
+	cJSON_AddItemToObject(c, "steal_share_since_boot",
+			      spp_json_num(ticks[0] > 0 ? ticks[1] / ticks[0] : NAN));
+	return o;
+}

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "config.h"
 #include "reports/cells.h"
 #include "reports/json_values.h"
 
@@ -471,4 +472,34 @@ int spp_report_merge(const char *const *paths, int n, const struct spp_merge_opt
 	}
 	*out = a;
 	return 0;
+}
+
+cJSON *spp_report_merged(struct spp_analysis *a, struct spp_merge_machines *mm,
+			 const char *const *names, int n, struct spp_error *err)
+{
+	cJSON *report = spp_report_build(a, SPP_VERSION, err), *from, *l, *layers;
+	int i = 0;
+
+	if (!report) {
+		spp_merge_machines_free(mm);
+		return NULL;
+	}
+	cJSON_ReplaceItemInObjectCaseSensitive(report, "machine",
+					       cJSON_Duplicate(cJSON_GetArrayItem(mm->list, 0), 1));
+	from = cJSON_AddArrayToObject(cJSON_GetObjectItemCaseSensitive(report, "settings"), "merged_from");
+	for (int k = 0; from && k < n; k++)
+		cJSON_AddItemToArray(from, cJSON_CreateString(names[k]));
+	/* parts from different machines: the machine is a dimension, each layer names its own */
+	layers = mm->n > 1 ? cJSON_GetObjectItemCaseSensitive(report, "layers") : NULL;
+	cJSON_ArrayForEach(l, layers) {
+		if (mm->of_layer[i] >= 0)
+			cJSON_AddNumberToObject(l, "machine", mm->of_layer[i]);
+		i++;
+	}
+	if (mm->n > 1) {
+		cJSON_AddItemToObject(report, "machines", mm->list);
+		mm->list = NULL;
+	}
+	spp_merge_machines_free(mm);
+	return report;
 }

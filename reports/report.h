@@ -66,6 +66,15 @@ struct spp_dense_set;
  */
 cJSON *spp_report_dense(const struct spp_dense_set *set);
 
+/*
+ * `spprof info --format json`: the machine block, its dense candidates and
+ * "conditions": the load now (load_1m, NAN unknown) and the steal share
+ * since boot from /proc/stat's ticks {all, steal} (ticks[0] <= 0: unknown).
+ * NULL when out of memory.
+ */
+cJSON *spp_report_info(const struct spp_machine *m, const struct spp_dense_set *set, double load_1m,
+		       const double ticks[2]);
+
 struct spp_dense_choice;
 struct spp_time_stats;
 
@@ -172,6 +181,15 @@ void spp_merge_machines_free(struct spp_merge_machines *mm);
 
 int spp_report_merge(const char *const *paths, int n, const struct spp_merge_opts *mo,
 		     struct spp_analysis **out, struct spp_merge_machines *mm, struct spp_error *err);
+
+/*
+ * The report of a merged analysis (spp_report_merge): its tree with the
+ * parts' first machine block, settings.merged_from (the n names of the
+ * parts) and, when the parts ran on more than one machine, "machines" and
+ * each layer's "machine". mm is released. NULL when out of memory.
+ */
+cJSON *spp_report_merged(struct spp_analysis *a, struct spp_merge_machines *mm,
+			 const char *const *names, int n, struct spp_error *err);
 
 /* The same from len bytes of text; path names the source in messages. */
 int spp_report_parse(const char *text, size_t len, const char *path, cJSON **out,

@@ -184,21 +184,41 @@ static void print_sparsity(FILE *f, double s)
 		fprintf(f, "%.1f%%", 100.0 * s);
 }
 
+/*
+ * r's breakeven cell into be: "never", "25.9%", or with its bracket where
+ * both ends are known, "25.9% (25.6-26.3%)" with an en dash. Its width in
+ * columns.
+ */
+static int breakeven_cell(const struct spp_sweep_result *r, char *be, size_t n)
+{
+	if (isnan(r->breakeven))
+		return snprintf(be, n, "never");
+	if (isfinite(r->breakeven_low) && isfinite(r->breakeven_high))
+		return snprintf(be, n, "%.1f%% (%.1f\xe2\x80\x93%.1f%%)", 100.0 * r->breakeven,
+				100.0 * r->breakeven_low, 100.0 * r->breakeven_high) - 2;
+	return snprintf(be, n, "%.1f%%", 100.0 * r->breakeven);
+}
+
 static void print_text(FILE *f, const struct spp_sweep *s)
 {
+	char be[48];
+	int w = 10;
+
 	fprintf(f, "sweep %" PRId64 "x%" PRId64 "x%" PRId64 " %s, %d thread%s\n\n",
 		s->m, s->k, s->n, s->pattern, s->threads, s->threads == 1 ? "" : "s");
-	fprintf(f, "%-14s %-10s %s\n", "format", "breakeven", "reason");
+	for (int i = 0; i < s->nresults; i++) {
+		int cw = breakeven_cell(&s->results[i], be, sizeof(be));
+
+		w = cw > w ? cw : w;
+	}
+	fprintf(f, "%-14s %-*s %s\n", "format", w, "breakeven", "reason");
 	for (int i = 0; i < s->nresults; i++) {
 		const struct spp_sweep_result *r = &s->results[i];
-		char key[40], be[16];
+		char key[40];
+		int cw = breakeven_cell(r, be, sizeof(be));
 
 		snprintf(key, sizeof(key), "%s/%s", r->backend, r->format);
-		if (isnan(r->breakeven))
-			snprintf(be, sizeof(be), "never");
-		else
-			snprintf(be, sizeof(be), "%.1f%%", 100.0 * r->breakeven);
-		fprintf(f, "%-14s %-10s %s\n", key, be, r->reason[0] ? r->reason : "-");
+		fprintf(f, "%-14s %s%*s %s\n", key, be, w - cw, "", r->reason[0] ? r->reason : "-");
 	}
 	for (int i = 0; i < s->nresults; i++) {
 		const struct spp_sweep_result *r = &s->results[i];

@@ -29,6 +29,7 @@ struct spp_bench_sum *spp_bench_sums_add(struct spp_bench_sums *sums, int thread
 	s->threads = threads;
 	s->n = n;
 	s->dense_ns = s->best_be = s->csr_be = s->best_90 = s->best_24 = NAN;
+	s->best_be_low = s->best_be_high = s->best_90_ci_low = s->best_90_ci_high = NAN;
 	s->dlmc_best_geo = s->csr90_ns = NAN;
 	spp_run_init(&s->r90, "cpu", "");
 	spp_run_init(&s->d90, "cpu", "");
@@ -121,6 +122,8 @@ void spp_bench_sum_sweep(struct spp_bench_sum *s, const struct spp_sweep *sw,
 			continue;
 		if (isfinite(r->breakeven) && !(r->breakeven >= s->best_be)) {
 			s->best_be = r->breakeven;
+			s->best_be_low = r->breakeven_low;
+			s->best_be_high = r->breakeven_high;
 			snprintf(s->best_be_fmt, sizeof(s->best_be_fmt), "%s", r->format);
 		}
 		if (strcmp(r->format, "csr") == 0) {
@@ -129,6 +132,8 @@ void spp_bench_sum_sweep(struct spp_bench_sum *s, const struct spp_sweep *sw,
 		}
 		if (p && !(p->speedup <= s->best_90)) {
 			s->best_90 = p->speedup;
+			s->best_90_ci_low = p->speedup_ci_low;
+			s->best_90_ci_high = p->speedup_ci_high;
 			snprintf(s->best_90_fmt, sizeof(s->best_90_fmt), "%s", r->format);
 		}
 	}

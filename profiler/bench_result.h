@@ -38,8 +38,10 @@ struct spp_bench_sum {
 	int64_t n;
 	double dense_ns;              /* median dense time over the sweep's grid */
 	double best_be, csr_be;       /* breakevens */
+	double best_be_low, best_be_high; /* best_be's bracket (spp_sweep_bracket) */
 	char best_be_fmt[16];
 	double best_90;               /* best speedup at sparsity 0.9 */
+	double best_90_ci_low, best_90_ci_high; /* its 95 % interval (that point's) */
 	char best_90_fmt[16];
 	double best_24;               /* speedup of the best format on the 2:4 layer (nm2_4's: r24) */
 	char best_24_fmt[16];
@@ -100,7 +102,8 @@ void spp_bench_sum_dlmc(struct spp_bench_sum *s, const struct spp_layer_runs *ru
 
 /*
  * The case's unstructured sweep into s: the dense median over the grid,
- * the best breakeven and best speedup at 0.9 among spprof's formats, csr's
+ * the best breakeven and best speedup at 0.9 among spprof's formats (each
+ * with its interval from the sweep's result and point), csr's
  * breakeven and time at 0.9; at90 (NULL or the runs of the point 0.9): the
  * best format's run there and its dense baseline (r90, d90).
  */

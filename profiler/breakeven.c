@@ -127,14 +127,14 @@ struct layer_timer {
 };
 
 static int layer_time(void *p, double sparsity, int64_t n, const struct spp_format_ops *const *formats,
-		      int nformats, double *t_ns, double *t_dense_ns, char (*reasons)[256],
-		      struct spp_error *err)
+		      int nformats, double *t_ns, double *t_dense_ns, double (*ci)[2],
+		      char (*reasons)[256], struct spp_error *err)
 {
 	const struct layer_timer *c = p;
 
 	(void)sparsity;
 	return spp_sweep_time_matrix(c->w, n, c->nnz, c->name, formats, nformats, c->ro, t_ns,
-				     t_dense_ns, reasons, NULL, err);
+				     t_dense_ns, ci, reasons, NULL, err);
 }
 
 /* Layer i's speedup against N into a->nsweeps_n[i], on its decoded W. */

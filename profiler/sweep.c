@@ -89,8 +89,8 @@ static int make_grid(const struct spp_sweep_opts *o, double *g, struct spp_error
 	return n;
 }
 
-/* Insert p into r's curve in sparsity order (capacity is the caller's). */
-static void add_point(struct spp_sweep_result *r, double s, double t, double td)
+/* Insert a point into r's curve in sparsity order (capacity is the caller's); ci: its speedup's. */
+static void add_point(struct spp_sweep_result *r, double s, double t, double td, const double *ci)
 {
 	int at = r->npoints;
 
@@ -98,7 +98,7 @@ static void add_point(struct spp_sweep_result *r, double s, double t, double td)
 		r->curve[at] = r->curve[at - 1];
 		at--;
 	}
-	r->curve[at] = (struct spp_sweep_point){s, t, td, td / t};
+	r->curve[at] = (struct spp_sweep_point){s, t, td, td / t, ci[0], ci[1]};
 	r->npoints++;
 }
 
@@ -124,8 +124,8 @@ static int time_one(const struct spp_sweep_timer *timer, const struct spp_format
 		    double s, int64_t n, struct spp_sweep_result *r, struct spp_error *err)
 {
 	char reason[1][256] = {""};
-	double t = NAN, td = NAN;
-	int rc = timer->time(timer->ctx, s, n, &f, 1, &t, &td, reason, err);
+	double t = NAN, td = NAN, ci[1][2] = {{NAN, NAN}};
+	int rc = timer->time(timer->ctx, s, n, &f, 1, &t, &td, ci, reason, err);
 
 	if (rc)
 		return rc;
@@ -133,7 +133,7 @@ static int time_one(const struct spp_sweep_timer *timer, const struct spp_format
 		append(r, "refinement stopped at %.4g: %s", s, reason[0][0] ? reason[0] : "no time");
 		return 0;
 	}
-	add_point(r, s, t, td);
+	add_point(r, s, t, td, ci[0]);
 	return 1;
 }
 
@@ -224,7 +224,7 @@ int spp_sweep_run(const struct spp_sweep_opts *o,
 		  const struct spp_sweep_timer *timer, struct spp_sweep *out,
 		  struct spp_error *err)
 {
-	double grid[SPP_SWEEP_MAX_GRID], *t = NULL, td;
+	double grid[SPP_SWEEP_MAX_GRID], *t = NULL, td, (*ci)[2] = NULL;
 	char (*reasons)[256] = NULL, (*missing)[256] = NULL;
 	int ngrid, rc = SPP_OK;
 
@@ -247,7 +247,8 @@ int spp_sweep_run(const struct spp_sweep_opts *o,
 	t = calloc((size_t)nformats + 1, sizeof(*t));
 	reasons = calloc((size_t)nformats + 1, sizeof(*reasons));
 	missing = calloc((size_t)nformats + 1, sizeof(*missing));
-	if (!out->results || !t || !reasons || !missing)
+	ci = calloc((size_t)nformats + 1, sizeof(*ci));
+	if (!out->results || !t || !reasons || !missing || !ci)
 		goto nomem;
 	out->nresults = nformats;
 	for (int f = 0; f < nformats; f++) {
@@ -255,23 +256,23 @@ int spp_sweep_run(const struct spp_sweep_opts *o,
 
 		r->backend = "cpu";
 		snprintf(r->format, sizeof(r->format), "%s", formats[f]->key);
-		r->breakeven = NAN;
+		r->breakeven = r->breakeven_low = r->breakeven_high = NAN;
 		r->curve = calloc((size_t)(ngrid + o->refine_steps), sizeof(*r->curve));
 		if (!r->curve)
 			goto nomem;
 	}
 	for (int g = 0; g < ngrid; g++) {
 		for (int f = 0; f < nformats; f++) {
-			t[f] = NAN;
+			t[f] = ci[f][0] = ci[f][1] = NAN;
 			reasons[f][0] = '\0';
 		}
 		td = NAN;
-		rc = timer->time(timer->ctx, grid[g], o->n, formats, nformats, t, &td, reasons, err);
+		rc = timer->time(timer->ctx, grid[g], o->n, formats, nformats, t, &td, ci, reasons, err);
 		if (rc)
 			goto fail;
 		for (int f = 0; f < nformats; f++) {
 			if (t[f] > 0 && td > 0) {
-				add_point(&out->results[f], grid[g], t[f], td);
+				add_point(&out->results[f], grid[g], t[f], td, ci[f]);
 			} else if (!missing[f][0]) {
 				/* the first reason: later points usually fail the same way */
 				snprintf(missing[f], sizeof(missing[f]), "%s at %.4g",
@@ -280,9 +281,13 @@ int spp_sweep_run(const struct spp_sweep_opts *o,
 		}
 	}
 	for (int f = 0; f < nformats; f++) {
-		rc = settle(o, formats[f], timer, missing[f], &out->results[f], err);
+		struct spp_sweep_result *r = &out->results[f];
+
+		rc = settle(o, formats[f], timer, missing[f], r, err);
 		if (rc)
 			goto fail;
+		spp_sweep_bracket(r->curve, r->npoints, r->breakeven, &r->breakeven_low,
+				  &r->breakeven_high);
 	}
 	goto done;
 nomem:
@@ -293,13 +298,14 @@ done:
 	free(t);
 	free(reasons);
 	free(missing);
+	free(ci);
 	return rc;
 }
 
 /* The real timer. */
 static int measure_time(void *p, double sparsity, int64_t n, const struct spp_format_ops *const *formats,
-			int nformats, double *t_ns, double *t_dense_ns, char (*reasons)[256],
-			struct spp_error *err)
+			int nformats, double *t_ns, double *t_dense_ns, double (*ci)[2],
+			char (*reasons)[256], struct spp_error *err)
 {
 	struct spp_sweep_measure *c = p;
 	const struct spp_sweep_opts *o = c->sweep;
@@ -333,7 +339,7 @@ static int measure_time(void *p, double sparsity, int64_t n, const struct spp_fo
 		nnz += c->w[i] != 0;
 	w.v = c->w;
 	return spp_sweep_time_matrix(&w, n, nnz, "sweep", formats, nformats, c->run, t_ns, t_dense_ns,
-				     reasons,
+				     ci, reasons,
 				     c->keep && !c->kept.runs && fabs(sparsity - c->keep_at) < 1e-12
 				     ? &c->kept : NULL,
 				     err);
@@ -342,7 +348,8 @@ static int measure_time(void *p, double sparsity, int64_t n, const struct spp_fo
 int spp_sweep_time_matrix(const struct spp_matrix *w, int64_t n, uint64_t nnz, const char *name,
 			  const struct spp_format_ops *const *formats, int nformats,
 			  const struct spp_run_opts *ro, double *t_ns, double *t_dense_ns,
-			  char (*reasons)[256], struct spp_layer_runs *keep, struct spp_error *err)
+			  double (*ci)[2], char (*reasons)[256], struct spp_layer_runs *keep,
+			  struct spp_error *err)
 {
 	struct spp_layer_runs runs = {0};
 	int64_t numel = w->m * w->k;
@@ -356,15 +363,18 @@ int spp_sweep_time_matrix(const struct spp_matrix *w, int64_t n, uint64_t nnz, c
 	for (int f = 0; f < nformats; f++) {
 		const struct spp_run *r = &runs.runs[f + 1];
 
-		t_ns[f] = NAN;
-		if (r->status == SPP_RUN_OK && r->time.repeats > 0)
+		t_ns[f] = ci[f][0] = ci[f][1] = NAN;
+		if (r->status == SPP_RUN_OK && r->time.repeats > 0) {
 			t_ns[f] = r->time.median;
-		else if (r->status != SPP_RUN_OK)
+			ci[f][0] = r->speedup_ci_low;
+			ci[f][1] = r->speedup_ci_high;
+		} else if (r->status != SPP_RUN_OK) {
 			snprintf(reasons[f], 256, "%s: %.200s", spp_run_status_name(r->status), r->reason);
-		else if (runs.runs[0].status != SPP_RUN_OK)
+		} else if (runs.runs[0].status != SPP_RUN_OK) {
 			snprintf(reasons[f], 256, "dense baseline failed: %.200s", runs.runs[0].reason);
-		else
+		} else {
 			snprintf(reasons[f], 256, "not timed");
+		}
 	}
 	if (keep)
 		*keep = runs;

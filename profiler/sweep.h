@@ -30,6 +30,11 @@
  * that the true crossing of a monotone curve lies in (hi - tolerance, hi]
  * after enough steps.
  *
+ * Intervals. Each point keeps the 95 % interval of its speedup where the
+ * timing has one (interleaved rounds, profiler/run_result.h); the result's
+ * breakeven_low and breakeven_high bracket the breakeven between the
+ * points surely slower and surely faster than dense (spp_sweep_bracket).
+ *
  * The timing source is a parameter (struct spp_sweep_timer): the real one
  * generates W with synth's generators and times it with spp_matrix_measure
  * (the harness, checks and thread policy of analyze); tests pass a
@@ -52,13 +57,15 @@
 /*
  * One timing: the dense baseline and nformats formats on W of the sweep's
  * shape (M x K) and pattern at `sparsity`, applied to n columns. Fill t_dense_ns and t_ns[f] (medians;
- * NAN when format f did not run, with the reason in reasons[f]). Returns
- * 0 or a negative status (stops the sweep).
+ * NAN when format f did not run, with the reason in reasons[f]) and,
+ * where the timing has them, ci[f][0], ci[f][1]: the 95 % interval of
+ * format f's speedup (the caller sets NAN before the call). Returns 0 or
+ * a negative status (stops the sweep).
  */
 struct spp_sweep_timer {
 	int (*time)(void *ctx, double sparsity, int64_t n, const struct spp_format_ops *const *formats,
-		    int nformats, double *t_ns, double *t_dense_ns, char (*reasons)[256],
-		    struct spp_error *err);
+		    int nformats, double *t_ns, double *t_dense_ns, double (*ci)[2],
+		    char (*reasons)[256], struct spp_error *err);
 	void *ctx;
 };
 
@@ -119,14 +126,16 @@ struct spp_sweep_measure {
 /*
  * One timing of the real source on a given W (fp32, m x k, nnz non-zeros)
  * at n columns: spp_matrix_measure with ro, the medians of the dense
- * baseline and each format into the timer's outputs (NAN with the reason
- * where a format has no time). name is for messages. keep: NULL, or the
- * runs themselves are handed over there (the caller releases them).
+ * baseline and each format and each format's speedup interval into the
+ * timer's outputs (NAN with the reason where a format has no time). name
+ * is for messages. keep: NULL, or the runs themselves are handed over
+ * there (the caller releases them).
  */
 int spp_sweep_time_matrix(const struct spp_matrix *w, int64_t n, uint64_t nnz, const char *name,
 			  const struct spp_format_ops *const *formats, int nformats,
 			  const struct spp_run_opts *ro, double *t_ns, double *t_dense_ns,
-			  char (*reasons)[256], struct spp_layer_runs *keep, struct spp_error *err);
+			  double (*ci)[2], char (*reasons)[256], struct spp_layer_runs *keep,
+			  struct spp_error *err);
 
 /* Fill t (a timer for spp_sweep_run) to use ctx; ctx must outlive the sweep. */
 void spp_sweep_measure_timer(struct spp_sweep_measure *ctx, struct spp_sweep_timer *t);

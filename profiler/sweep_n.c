@@ -36,7 +36,7 @@ int spp_nsweep_run(const struct spp_sweep_opts *o, double sparsity, const int64_
 		   const struct spp_sweep_timer *timer, struct spp_nsweep *out,
 		   struct spp_error *err)
 {
-	double *t = NULL;
+	double *t = NULL, (*ci)[2] = NULL;
 	char (*reasons)[256] = NULL;
 	int rc;
 
@@ -53,7 +53,8 @@ int spp_nsweep_run(const struct spp_sweep_opts *o, double sparsity, const int64_
 	out->results = calloc((size_t)nformats, sizeof(*out->results));
 	t = calloc((size_t)nformats, sizeof(*t));
 	reasons = calloc((size_t)nformats, sizeof(*reasons));
-	if (!out->results || !t || !reasons) {
+	ci = calloc((size_t)nformats, sizeof(*ci));
+	if (!out->results || !t || !reasons || !ci) {
 		rc = spp_error_set(err, SPP_E_NOMEM, "out of memory for the N sweep");
 		goto out;
 	}
@@ -66,7 +67,10 @@ int spp_nsweep_run(const struct spp_sweep_opts *o, double sparsity, const int64_
 		double td = NAN;
 
 		memset(reasons, 0, sizeof(*reasons) * (size_t)nformats);
-		if ((rc = timer->time(timer->ctx, sparsity, ns[i], formats, nformats, t, &td, reasons, err)))
+		for (int f = 0; f < nformats; f++)
+			ci[f][0] = ci[f][1] = NAN;
+		if ((rc = timer->time(timer->ctx, sparsity, ns[i], formats, nformats, t, &td, ci, reasons,
+				      err)))
 			goto out;
 		for (int f = 0; f < nformats; f++) {
 			struct spp_nsweep_result *r = &out->results[f];
@@ -74,7 +78,7 @@ int spp_nsweep_run(const struct spp_sweep_opts *o, double sparsity, const int64_
 
 			r->n[r->npoints] = ns[i];
 			*p = (struct spp_sweep_point){sparsity, t[f], td,
-						      t[f] > 0 && td > 0 ? td / t[f] : NAN};
+						      t[f] > 0 && td > 0 ? td / t[f] : NAN, ci[f][0], ci[f][1]};
 			r->npoints++;
 			if (!(t[f] > 0) && !r->reason[0])
 				snprintf(r->reason, sizeof(r->reason), "no time at N = %lld: %.200s",
@@ -88,5 +92,6 @@ out:
 		spp_nsweep_release(out);
 	free(t);
 	free(reasons);
+	free(ci);
 	return rc;
 }

@@ -30,6 +30,25 @@ double spp_sweep_breakeven(const struct spp_sweep_point *curve, int n)
 	return curve[top].sparsity;
 }
 
+void spp_sweep_bracket(const struct spp_sweep_point *curve, int n, double be, double *low,
+		       double *high)
+{
+	int at = 0;
+
+	*low = *high = NAN;
+	if (isnan(be))
+		return;
+	while (at < n && curve[at].sparsity < be)
+		at++;
+	for (int i = at - 1; i >= 0; i--)
+		if (curve[i].speedup_ci_high < 1) { /* false for NAN */
+			*low = curve[i].sparsity;
+			break;
+		}
+	for (int i = n - 1; i >= at && curve[i].speedup_ci_low > 1; i--)
+		*high = curve[i].sparsity;
+}
+
 void spp_nsweep_release(struct spp_nsweep *s)
 {
 	if (!s)

@@ -22,6 +22,12 @@ struct spp_sweep_point {
 	double time_ns;        /* median of the format */
 	double dense_time_ns;  /* median of the dense baseline in the same timing */
 	double speedup;        /* dense_time_ns / time_ns */
+	/*
+	 * The 95 % confidence interval of the speedup from the timing's
+	 * interleaved rounds (struct spp_run's speedup_ci_low, _high); NAN
+	 * unknown: fewer than 6 rounds, the blocked schedule, an older report.
+	 */
+	double speedup_ci_low, speedup_ci_high;
 };
 
 /* Whether the format beat dense at p. */
@@ -34,6 +40,8 @@ struct spp_sweep_result {
 	const char *backend;            /* "cpu" (static string) */
 	char format[16];
 	double breakeven;               /* NAN: none */
+	double breakeven_low;           /* its bracket from the points' intervals: */
+	double breakeven_high;          /* spp_sweep_bracket; NAN unknown */
 	char reason[256];               /* "" when a clean single crossing */
 	struct spp_sweep_point *curve;  /* npoints, ascending sparsity */
 	int npoints;
@@ -93,5 +101,24 @@ void spp_nsweep_release(struct spp_nsweep *s);
  * faster. For a curve read back, whose breakeven is never copied.
  */
 double spp_sweep_breakeven(const struct spp_sweep_point *curve, int n);
+
+/*
+ * The bracket of a curve's breakeven (n points in sparsity order, be from
+ * spp_sweep_breakeven) given the points' speedup intervals, the stretch
+ * where the speedup's interval may contain 1:
+ *   *low:  the sparsity of the last point below be whose interval lies
+ *          wholly below 1 (surely slower than dense there);
+ *   *high: the sparsity of the first point at or above be from which on
+ *          every point's interval lies wholly above 1 (surely faster from
+ *          there up to the top of the sweep).
+ * So low < be <= high where both are known. Each is NAN when be is NAN,
+ * when the points lack intervals (a point without one is sure of
+ * nothing), or when no such point is on its side: low when no point below
+ * be is surely slower (faster from the lowest sparsity tried, or every
+ * lower interval straddles 1), high when the top point is not surely
+ * faster. Pure: for sweeps just timed and sweeps read back alike.
+ */
+void spp_sweep_bracket(const struct spp_sweep_point *curve, int n, double be, double *low,
+		       double *high);
 
 #endif

@@ -196,18 +196,35 @@ static int dense_scaling(struct spp_bench_out *o, const struct spp_bench_sums *s
 	return SPP_OK;
 }
 
+/*
+ * v with `decimals` decimals and suffix, then its interval where both ends
+ * are known, joined by an en dash: "5.71x (5.50-5.90x)".
+ */
+static void with_interval(char *b, size_t n, double v, double lo, double hi, int decimals,
+			  const char *suffix)
+{
+	if (isfinite(lo) && isfinite(hi))
+		snprintf(b, n, "%.*f%s (%.*f\xe2\x80\x93%.*f%s)", decimals, v, suffix, decimals, lo,
+			 decimals, hi, suffix); /* en dash */
+	else
+		snprintf(b, n, "%.*f%s", decimals, v, suffix);
+}
+
 /* The per-case summary in text, then the heading of the targets. */
 static void case_sums_text(struct spp_bench_out *o, const struct spp_bench_sums *sums)
 {
 	fprintf(o->f, "\nper case (spprof's formats, not the peers): best breakeven, CSR breakeven, best speedup at 90%%, 2:4 layer "
-		      "(nm2_4 / best), DLMC geo-mean of the best format\n");
+		      "(nm2_4 / best), DLMC geo-mean of the best format; an interval where the sweep's rounds gave one\n");
 	for (int i = 0; i < sums->nsums; i++) {
 		const struct spp_bench_sum *x = &sums->sum[i];
+		char be[64], at90[64];
 
-		fprintf(o->f, "  T %d N %-4lld  best %.3f (%s)  csr %.3f  at 0.9 %.2fx (%s)  "
+		with_interval(be, sizeof(be), x->best_be, x->best_be_low, x->best_be_high, 3, "");
+		with_interval(at90, sizeof(at90), x->best_90, x->best_90_ci_low, x->best_90_ci_high, 2, "x");
+		fprintf(o->f, "  T %d N %-4lld  best %s (%s)  csr %.3f  at 0.9 %s (%s)  "
 			      "2:4 %.2fx / %.2fx (%s)  DLMC %.2fx\n",
-			x->threads, (long long)x->n, x->best_be, x->best_be_fmt[0] ? x->best_be_fmt : "-",
-			x->csr_be, x->best_90, x->best_90_fmt[0] ? x->best_90_fmt : "-", x->r24.speedup,
+			x->threads, (long long)x->n, be, x->best_be_fmt[0] ? x->best_be_fmt : "-",
+			x->csr_be, at90, x->best_90_fmt[0] ? x->best_90_fmt : "-", x->r24.speedup,
 			x->best_24, x->best_24_fmt[0] ? x->best_24_fmt : "-", x->dlmc_best_geo);
 	}
 	fprintf(o->f, "\ntargets (1 thread against the dense baseline in the same run; threads: 1 over the most);\n"
@@ -232,9 +249,13 @@ static int case_sums_json(const struct spp_bench_sums *sums, cJSON *arr,
 		cJSON_AddNumberToObject(j, "n", (double)x->n);
 		cJSON_AddItemToObject(j, "dense_time_ns", spp_json_num(x->dense_ns));
 		cJSON_AddItemToObject(j, "best_breakeven", spp_json_num(x->best_be));
+		cJSON_AddItemToObject(j, "best_breakeven_low", spp_json_num(x->best_be_low));
+		cJSON_AddItemToObject(j, "best_breakeven_high", spp_json_num(x->best_be_high));
 		cJSON_AddStringToObject(j, "best_breakeven_format", x->best_be_fmt);
 		cJSON_AddItemToObject(j, "csr_breakeven", spp_json_num(x->csr_be));
 		cJSON_AddItemToObject(j, "best_speedup_at_0.9", spp_json_num(x->best_90));
+		cJSON_AddItemToObject(j, "best_speedup_at_0.9_ci_low", spp_json_num(x->best_90_ci_low));
+		cJSON_AddItemToObject(j, "best_speedup_at_0.9_ci_high", spp_json_num(x->best_90_ci_high));
 		cJSON_AddStringToObject(j, "best_speedup_at_0.9_format", x->best_90_fmt);
 		cJSON_AddItemToObject(j, "nm2_4_speedup_on_2_4", spp_json_num(x->r24.speedup));
 		cJSON_AddItemToObject(j, "best_speedup_on_2_4", spp_json_num(x->best_24));

@@ -88,6 +88,21 @@ void spp_cell_frac(double v, double scale, int decimals, const char *suffix, cha
 		snprintf(buf, n, "< %.*f%s", d, pow(10, -d), suffix);
 }
 
+void spp_cell_frac_ci(double v, double lo, double hi, double scale, int decimals,
+		      const char *suffix, char *buf, size_t n)
+{
+	char a[32], b[32], c[32];
+
+	spp_cell_frac(v, scale, decimals, suffix, a, sizeof(a));
+	if (!isfinite(v) || !isfinite(lo) || !isfinite(hi)) {
+		snprintf(buf, n, "%s", a);
+		return;
+	}
+	spp_cell_frac(lo, scale, decimals, "", b, sizeof(b));
+	spp_cell_frac(hi, scale, decimals, suffix, c, sizeof(c));
+	snprintf(buf, n, "%s (%s\xe2\x80\x93%s)", a, b, c); /* en dash */
+}
+
 int spp_cell_efficiency(const cJSON *run, char *buf, size_t n)
 {
 	double v;

@@ -43,6 +43,14 @@ void spp_cell_number(double v, char *buf, size_t n);
 void spp_cell_frac(double v, double scale, int decimals, const char *suffix, char *buf, size_t n);
 
 /*
+ * A fraction with its interval lo..hi, each end as spp_cell_frac formats
+ * it, the suffix once at the end, the ends joined by an en dash:
+ * "62.0% (60.0-65.0%)"; v alone when either end is unknown; "" when v is.
+ */
+void spp_cell_frac_ci(double v, double lo, double hi, double scale, int decimals,
+		      const char *suffix, char *buf, size_t n);
+
+/*
  * A figure for people (compare, check): integers whole ("1048860", never
  * "1.04886e+06"), others with sig significant digits, no exponent from
  * 10^sig up; a leading sign with `sign`.

@@ -3,8 +3,9 @@
  * sparsity against each format's breakeven sparsity, so a 300-layer model
  * is one scatter), then the curves of the heaviest layers as small
  * multiples, each with the layer's own sparsity marked. layers[].breakeven
- * is {"<backend>/<format>": {sparsity, margin, reason, curve: [{sparsity,
- * time_ns, dense_time_ns, speedup}]}}; anything else in it is skipped.
+ * is {"<backend>/<format>": {sparsity, breakeven_low, breakeven_high,
+ * margin, reason, curve: [{sparsity, time_ns, dense_time_ns, speedup}]}};
+ * anything else in it is skipped.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -155,8 +156,8 @@ int spp_html_curve_xy(struct spp_html *h, const cJSON *e, const char *xkey, doub
 
 static void entry_caption(FILE *f, const cJSON *e)
 {
-	double be, margin;
-	char a[32];
+	double be, margin, lo, hi;
+	char a[96];
 	const char *reason = spp_cell_str(e, "reason");
 
 	fputs("<li><span style=\"color:", f);
@@ -164,7 +165,10 @@ static void entry_caption(FILE *f, const cJSON *e)
 	fputs("\">\xe2\x96\xa0</span> ", f);
 	spp_html_escape(f, e->string);
 	if (spp_cell_num(e, "sparsity", &be)) {
-		spp_html_fmt_pct(be, a, sizeof(a));
+		/* with its bracket where both ends are known: "62.0% (60.0-65.0%)" */
+		spp_cell_frac_ci(be, spp_cell_num(e, "breakeven_low", &lo) ? lo : NAN,
+				 spp_cell_num(e, "breakeven_high", &hi) ? hi : NAN, 100, 1, "%", a,
+				 sizeof(a));
 		fputs(": breakeven ", f);
 		spp_html_escape(f, a);
 		if (spp_cell_num(e, "margin", &margin))

@@ -12,8 +12,9 @@
 #include "profiler/analysis.h"
 
 /*
- * layers[i].breakeven: {"<backend>/<format>": {sparsity, margin, reason,
- * curve}}; an empty object when layer i has no sweep.
+ * layers[i].breakeven: {"<backend>/<format>": {sparsity, breakeven_low,
+ * breakeven_high, margin, reason, curve}}; an empty object when layer i
+ * has no sweep.
  */
 cJSON *spp_report_breakeven(const struct spp_analysis *a, int i);
 

@@ -15,7 +15,7 @@ static int add_item(cJSON *a, cJSON *item)
 	return 0;
 }
 
-/* One point of a curve: {XKEY: x, time_ns, dense_time_ns, speedup}. */
+/* One point of a curve: {XKEY: x, time_ns, dense_time_ns, speedup, speedup_ci_low, _high}. */
 static cJSON *point_json(const char *xkey, double x, const struct spp_sweep_point *p)
 {
 	cJSON *o = cJSON_CreateObject();
@@ -23,7 +23,9 @@ static cJSON *point_json(const char *xkey, double x, const struct spp_sweep_poin
 	if (!o || spp_json_put(o, xkey, spp_json_num(x)) ||
 	    spp_json_put(o, "time_ns", spp_json_num(p->time_ns)) ||
 	    spp_json_put(o, "dense_time_ns", spp_json_num(p->dense_time_ns)) ||
-	    spp_json_put(o, "speedup", spp_json_num(p->speedup))) {
+	    spp_json_put(o, "speedup", spp_json_num(p->speedup)) ||
+	    spp_json_put(o, "speedup_ci_low", spp_json_num(p->speedup_ci_low)) ||
+	    spp_json_put(o, "speedup_ci_high", spp_json_num(p->speedup_ci_high))) {
 		cJSON_Delete(o);
 		return NULL;
 	}
@@ -42,12 +44,20 @@ static cJSON *curve_json(const struct spp_sweep_result *r)
 	return a;
 }
 
+/* r's breakeven onto o: sparsity, breakeven_low, breakeven_high, reason; -1 out of memory. */
+static int breakeven_fields(cJSON *o, const struct spp_sweep_result *r)
+{
+	return spp_json_put(o, "sparsity", spp_json_num(r->breakeven)) ||
+	       spp_json_put(o, "breakeven_low", spp_json_num(r->breakeven_low)) ||
+	       spp_json_put(o, "breakeven_high", spp_json_num(r->breakeven_high)) ||
+	       spp_json_put(o, "reason", spp_json_str(r->reason)) ? -1 : 0;
+}
+
 cJSON *spp_sweep_result_json(const struct spp_sweep_result *r)
 {
 	cJSON *o = cJSON_CreateObject();
 
-	if (!o || spp_json_put(o, "sparsity", spp_json_num(r->breakeven)) || spp_json_put(o, "reason", spp_json_str(r->reason)) ||
-	    spp_json_put(o, "curve", curve_json(r))) {
+	if (!o || breakeven_fields(o, r) || spp_json_put(o, "curve", curve_json(r))) {
 		cJSON_Delete(o);
 		return NULL;
 	}
@@ -80,8 +90,7 @@ cJSON *spp_sweep_json(const struct spp_sweep *s)
 		be = cJSON_CreateObject();
 		if (spp_json_put(o, "backend", cJSON_CreateString(r->backend)) ||
 		    spp_json_put(o, "format", cJSON_CreateString(r->format)) || spp_json_put(o, "breakeven", be) ||
-		    spp_json_put(be, "sparsity", spp_json_num(r->breakeven)) || spp_json_put(be, "reason", spp_json_str(r->reason)) ||
-		    spp_json_put(o, "curve", curve_json(r)))
+		    breakeven_fields(be, r) || spp_json_put(o, "curve", curve_json(r)))
 			goto fail;
 	}
 	return root;

@@ -107,7 +107,9 @@ int spp_report_layer_runs(const cJSON *layer, const char *path, struct spp_layer
 /*
  * The breakeven sweep of a report's layer object ("breakeven": per
  * "cpu/<format>", its sparsity, reason and curve) into out, as the
- * analysis held it (no results when the layer has none), for merge.
+ * analysis held it (no results when the layer has none), for merge: the
+ * breakeven and its bracket derived again from the curve and its points'
+ * intervals.
  * Returns 0, SPP_E_FORMAT or SPP_E_NOMEM; out is empty on failure.
  */
 int spp_report_layer_sweep(const cJSON *layer, const char *path, struct spp_sweep *out,
@@ -219,9 +221,10 @@ int spp_report_write_file(const cJSON *report, enum spp_report_format fmt,
 /*
  * The sweep as the JSON of DESIGN section 5: {"schema": "spprof.sweep/1",
  * "shape": {m, k, n}, "pattern", "threads", "results": [{backend, format,
- * breakeven: {sparsity, reason}, curve: [{sparsity, time_ns,
- * dense_time_ns, speedup}]}]}; unknown figures and an empty reason are
- * null. NULL when out of memory.
+ * breakeven: {sparsity, breakeven_low, breakeven_high, reason}, curve:
+ * [{sparsity, time_ns, dense_time_ns, speedup, speedup_ci_low,
+ * speedup_ci_high}]}]}; unknown figures and an empty reason are null.
+ * NULL when out of memory.
  */
 cJSON *spp_sweep_json(const struct spp_sweep *s);
 
@@ -230,7 +233,7 @@ cJSON *spp_sweep_json(const struct spp_sweep *s);
  * "shape": {m, k}, "pattern", "sparsity", "threads", "results": [{backend,
  * format, wins ("1-8, 256", null: at no N), crossings: [{n, faster:
  * "above" | "below"}], reason, curve: [{n, time_ns, dense_time_ns,
- * speedup}]}]}. NULL when out of memory.
+ * speedup, speedup_ci_low, speedup_ci_high}]}]}. NULL when out of memory.
  */
 cJSON *spp_nsweep_json(const struct spp_nsweep *s);
 
@@ -253,7 +256,8 @@ cJSON *spp_nsweep_result_json(const struct spp_nsweep_result *r);
 cJSON *spp_nsweep_layer_json(const struct spp_nsweep *s);
 
 /*
- * One result's breakeven object {sparsity, reason, curve} (the inner
+ * One result's breakeven object {sparsity, breakeven_low, breakeven_high,
+ * reason, curve} (the inner
  * object of the sweep JSON and of an analyze report's breakeven, which
  * adds margin). NULL when out of memory.
  */

@@ -296,13 +296,19 @@ int spp_report_layer_runs(const cJSON *layer, const char *path, struct spp_layer
 	return 0;
 }
 
-/* A curve point back: {sparsity, time_ns, dense_time_ns}, its speedup from them; -1: a negative time. */
+/*
+ * A curve point back: {sparsity, time_ns, dense_time_ns, speedup_ci_low,
+ * speedup_ci_high}, its speedup from the times; -1: a negative time.
+ */
 static int point_of(const cJSON *p, struct spp_sweep_point *out)
 {
 	out->sparsity = num(p, "sparsity");
 	out->time_ns = num(p, "time_ns");
 	out->dense_time_ns = num(p, "dense_time_ns");
 	out->speedup = out->time_ns > 0 ? out->dense_time_ns / out->time_ns : NAN;
+	/* NAN in a report older than the intervals */
+	out->speedup_ci_low = num(p, "speedup_ci_low");
+	out->speedup_ci_high = num(p, "speedup_ci_high");
 	return out->time_ns < 0 || out->dense_time_ns < 0 ? -1 : 0;
 }
 
@@ -348,6 +354,8 @@ int spp_report_layer_sweep(const cJSON *layer, const char *path, struct spp_swee
 						     "has a negative time", path, name ? name : "?", format);
 			}
 		r->breakeven = spp_sweep_breakeven(r->curve, r->npoints);
+		spp_sweep_bracket(r->curve, r->npoints, r->breakeven, &r->breakeven_low,
+				  &r->breakeven_high);
 	}
 	return 0;
 }

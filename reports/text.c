@@ -241,25 +241,31 @@ static void col_fastest_speedup(const cJSON *l, struct spp_text_cell *c)
 
 /*
  * The best format's breakeven: the lowest breakeven sparsity of the
- * layer's formats, "never" when none beats dense, unknown without a sweep.
+ * layer's formats with its bracket where both ends are known ("62.0%
+ * (60.0-65.0%)"), "never" when none beats dense, unknown without a sweep.
  */
 static void col_breakeven(const cJSON *l, struct spp_text_cell *c)
 {
-	const cJSON *e, *be = cJSON_GetObjectItemCaseSensitive(l, "breakeven");
-	double best = 2, v;
+	const cJSON *e, *be = cJSON_GetObjectItemCaseSensitive(l, "breakeven"), *at = NULL;
+	double best = 2, v, lo, hi;
 	int n = 0;
 
 	cJSON_ArrayForEach(e, be) {
 		n++;
-		if (spp_cell_num(e, "sparsity", &v) && v < best)
+		if (spp_cell_num(e, "sparsity", &v) && v < best) {
 			best = v;
+			at = e;
+		}
 	}
-	if (!n)
+	if (!n) {
 		spp_text_set_null(c);
-	else if (best > 1)
+	} else if (best > 1) {
 		spp_text_set(c, "never");
-	else
-		set_percent(c, 1, best);
+	} else {
+		spp_cell_frac_ci(best, spp_cell_num(at, "breakeven_low", &lo) ? lo : NAN,
+				 spp_cell_num(at, "breakeven_high", &hi) ? hi : NAN, 100, 1, "%",
+				 c->text, sizeof(c->text));
+	}
 	c->style = SPP_TEXT_PLAIN; /* a high breakeven is not good news */
 }
 

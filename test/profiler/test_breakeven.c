@@ -30,11 +30,12 @@
  * s = 1 - 1/2.4 = 0.58333..., between grid points. Format 1 ("never"): always 1.5x slower than dense.
  */
 static int model_time(void *ctx, double s, int64_t n, const struct spp_format_ops *const *formats,
-		      int nformats, double *t_ns, double *t_dense_ns, char (*reasons)[256],
-		      struct spp_error *err)
+		      int nformats, double *t_ns, double *t_dense_ns, double (*ci)[2],
+		      char (*reasons)[256], struct spp_error *err)
 {
 	(void)ctx;
 	(void)n;
+	(void)ci;
 	(void)reasons;
 	(void)err;
 	*t_dense_ns = TD;
@@ -336,6 +337,7 @@ static void test_diagnosis(void **state)
 
 /* in test_breakeven_cli.c */
 void test_sweep_command(void **state);
+void test_sweep_intervals(void **state);
 void test_sweep_nm(void **state);
 void test_sweep_usage(void **state);
 void test_analyze_breakeven(void **state);
@@ -403,6 +405,7 @@ int main(void)
 		cmocka_unit_test(test_hold_back),
 		cmocka_unit_test(test_wrong_axis),
 		cmocka_unit_test(test_sweep_command),
+		cmocka_unit_test(test_sweep_intervals),
 		cmocka_unit_test(test_sweep_nm),
 		cmocka_unit_test(test_sweep_usage),
 		cmocka_unit_test(test_analyze_breakeven),

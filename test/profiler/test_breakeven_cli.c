@@ -28,6 +28,15 @@ static cJSON *parse_out(const struct harness_run *r)
 	return j;
 }
 
+/* `spprof ARGS` into r, which must exit 0, and its stdout parsed. */
+static cJSON *run_json(const char *const *args, struct harness_run *r)
+{
+	assert_int_equal(harness_spprof(r, args), 0);
+	if (r->status != 0)
+		fail_msg("%s: %s", args[0], r->err);
+	return parse_out(r);
+}
+
 static double num(const cJSON *o, const char *key)
 {
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
@@ -66,10 +75,7 @@ void test_sweep_command(void **state)
 	cJSON *j;
 
 	(void)state;
-	assert_int_equal(harness_spprof(&r, args), 0);
-	if (r.status != 0)
-		fail_msg("sweep: %s", r.err);
-	j = parse_out(&r);
+	j = run_json(args, &r);
 	assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, "schema")),
 			    "spprof.sweep/1");
 	shape = cJSON_GetObjectItemCaseSensitive(j, "shape");
@@ -101,6 +107,74 @@ void test_sweep_command(void **state)
 	harness_run_free(&r);
 }
 
+/* A point's speedup interval: *lo, *hi and 1, or 0 when it has none (both null). */
+static int interval_of(const cJSON *p, double *lo, double *hi)
+{
+	const cJSON *a = cJSON_GetObjectItemCaseSensitive(p, "speedup_ci_low");
+	const cJSON *b = cJSON_GetObjectItemCaseSensitive(p, "speedup_ci_high");
+
+	assert_true(cJSON_IsNull(a) == cJSON_IsNull(b));
+	if (cJSON_IsNull(a))
+		return 0;
+	*lo = num(p, "speedup_ci_low");
+	*hi = num(p, "speedup_ci_high");
+	assert_true(*lo <= *hi);
+	return 1;
+}
+
+/*
+ * `spprof sweep` with one thread times in interleaved rounds: its points
+ * carry their speedup's interval, and the breakeven's bracket is the
+ * points' (the last surely slower below it, the first from which every
+ * point is surely faster), around it. Structure only, never a speed.
+ */
+void test_sweep_intervals(void **state)
+{
+	struct harness_run r;
+	const char *args[] = {"sweep", "--shape", "256x256x64", "--threads", "1", "--formats", "csr",
+			      "--time-budget", "0.02", "--format", "json", NULL};
+	const cJSON *res, *be, *p;
+	double lo, hi, s, low = NAN, high = NAN, sparsity = NAN;
+	int with = 0, sure_above = 1;
+	cJSON *j;
+
+	(void)state;
+	j = run_json(args, &r);
+	res = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(j, "results"), 0);
+	be = cJSON_GetObjectItemCaseSensitive(res, "breakeven");
+	if (!cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(be, "sparsity")))
+		sparsity = num(be, "sparsity");
+	if (!cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(be, "breakeven_low")))
+		low = num(be, "breakeven_low");
+	if (!cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(be, "breakeven_high")))
+		high = num(be, "breakeven_high");
+	check_curve(cJSON_GetObjectItemCaseSensitive(res, "curve"));
+	cJSON_ArrayForEach(p, cJSON_GetObjectItemCaseSensitive(res, "curve"))
+		with += interval_of(p, &lo, &hi);
+	assert_true(with > 0);
+	if (isnan(sparsity))
+		assert_true(isnan(low) && isnan(high));
+	if (!isnan(low)) {
+		assert_true(low < sparsity);
+		/* the point at low is surely slower; none between it and the breakeven is */
+		cJSON_ArrayForEach(p, cJSON_GetObjectItemCaseSensitive(res, "curve")) {
+			s = num(p, "sparsity");
+			if (s >= low && s < sparsity)
+				assert_true((interval_of(p, &lo, &hi) && hi < 1) == (s == low));
+		}
+	}
+	if (!isnan(high)) {
+		assert_true(sparsity <= high);
+		/* every point from high on is surely faster */
+		cJSON_ArrayForEach(p, cJSON_GetObjectItemCaseSensitive(res, "curve"))
+			if (num(p, "sparsity") >= high)
+				sure_above &= interval_of(p, &lo, &hi) && lo > 1;
+		assert_true(sure_above);
+	}
+	cJSON_Delete(j);
+	harness_run_free(&r);
+}
+
 /* An N:M sweep: the one sparsity 1 - N/M, and of the N:M formats only its own. */
 void test_sweep_nm(void **state)
 {
@@ -112,10 +186,7 @@ void test_sweep_nm(void **state)
 	int nm24 = 0, n = 0;
 
 	(void)state;
-	assert_int_equal(harness_spprof(&r, args), 0);
-	if (r.status != 0)
-		fail_msg("sweep: %s", r.err);
-	j = parse_out(&r);
+	j = run_json(args, &r);
 	cJSON_ArrayForEach(res, cJSON_GetObjectItemCaseSensitive(j, "results")) {
 		const char *f = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(res, "format"));
 		const cJSON *curve = cJSON_GetObjectItemCaseSensitive(res, "curve");

@@ -95,8 +95,8 @@ static const struct model *model_of(struct timing_log *log, const struct spp_for
 }
 
 static int model_time(void *ctx, double s, int64_t n, const struct spp_format_ops *const *formats,
-		      int nformats, double *t_ns, double *t_dense_ns, char (*reasons)[256],
-		      struct spp_error *err)
+		      int nformats, double *t_ns, double *t_dense_ns, double (*ci)[2],
+		      char (*reasons)[256], struct spp_error *err)
 {
 	struct timing_log *log = ctx;
 
@@ -110,6 +110,9 @@ static int model_time(void *ctx, double s, int64_t n, const struct spp_format_op
 		double sp = model_speedup(m, s);
 
 		t_ns[f] = TD / sp;
+		/* every model's speedup interval: 2 % either side */
+		ci[f][0] = 0.98 * sp;
+		ci[f][1] = 1.02 * sp;
 		if (m->kind == NOT_RUN)
 			snprintf(reasons[f], 256, "not_applicable: 50%% of groups hold more than 2 non-zeros");
 	}
@@ -397,13 +400,88 @@ static void test_json(void **state)
 	assert_string_equal(cJSON_GetObjectItem(be, "reason")->valuestring,
 			    "never faster than dense up to 0.999 (best speedup 0.71 at 0.999)");
 	cJSON_Delete(j);
-	/* the analyze-report form: {sparsity, reason, curve} */
+	/* the analyze-report form: {sparsity, breakeven_low, breakeven_high, reason, curve} */
 	j = spp_sweep_result_json(&s.results[0]);
 	assert_non_null(cJSON_GetObjectItem(j, "sparsity"));
 	assert_non_null(cJSON_GetObjectItem(j, "reason"));
 	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(j, "curve")), 19);
+	assert_true(fabs(cJSON_GetObjectItem(j, "breakeven_low")->valuedouble - 0.35) < 1e-12);
+	assert_true(fabs(cJSON_GetObjectItem(j, "breakeven_high")->valuedouble - 0.4) < 1e-12);
+	/* read back as merge and report do: the bracket derived again from the points */
+	{
+		cJSON *layer = cJSON_CreateObject(), *be = cJSON_AddObjectToObject(layer, "breakeven");
+		struct spp_sweep back;
+		struct spp_error err = {0};
+
+		cJSON_AddItemToObject(be, "cpu/csr", j);
+		assert_int_equal(spp_report_layer_sweep(layer, "t.json", &back, &err), 0);
+		assert_int_equal(back.nresults, 1);
+		assert_true(fabs(back.results[0].breakeven - 0.371875) < 1e-12);
+		assert_true(fabs(back.results[0].breakeven_low - 0.35) < 1e-12);
+		assert_true(fabs(back.results[0].breakeven_high - 0.4) < 1e-12);
+		assert_true(fabs(back.results[0].curve[3].speedup_ci_high - 1.02 * 0.93) < 1e-12);
+		spp_sweep_release(&back);
+		j = layer;
+	}
 	cJSON_Delete(j);
 	spp_sweep_release(&s);
+}
+
+/* A hand-made curve: {sparsity, speedup, interval low, high} per point. */
+static int curve_of(struct spp_sweep_point *c, const double (*p)[4], int n)
+{
+	for (int i = 0; i < n; i++)
+		c[i] = (struct spp_sweep_point){p[i][0], TD / p[i][1], TD, p[i][1], p[i][2], p[i][3]};
+	return n;
+}
+
+/* a and b the same figure, or both unknown */
+static int same(double a, double b)
+{
+	return isnan(a) ? isnan(b) : fabs(a - b) < 1e-12;
+}
+
+/* c's breakeven and its bracket are be, lo and hi (NAN: none). */
+static void check_bracket(const struct spp_sweep_point *c, int n, double be, double lo, double hi)
+{
+	double b = spp_sweep_breakeven(c, n), l, h;
+
+	spp_sweep_bracket(c, n, b, &l, &h);
+	if (!same(b, be) || !same(l, lo) || !same(h, hi))
+		fail_msg("breakeven %g in [%g, %g], want %g in [%g, %g]", b, l, h, be, lo, hi);
+}
+
+/* The breakeven's bracket from the points' intervals (spp_sweep_bracket). */
+static void test_bracket(void **state)
+{
+	static const double clean[][4] = {
+		{0.5, 0.8, 0.75, 0.85}, {0.6, 0.9, 0.85, 0.95}, {0.7, 1.2, 1.1, 1.3}, {0.8, 1.5, 1.4, 1.6},
+	};
+	/* 0.6 and 0.7 straddle 1; a lucky 0.1, surely faster, is no bracket */
+	static const double straddle[][4] = {
+		{0.1, 1.1, 1.05, 1.15}, {0.5, 0.8, 0.75, 0.85}, {0.6, 0.97, 0.9, 1.05},
+		{0.7, 1.03, 0.95, 1.1}, {0.8, 1.3, 1.2, 1.4}, {0.9, 1.6, 1.5, 1.7},
+	};
+	/* faster from the lowest point, not surely at the top: neither end */
+	static const double open_ends[][4] = {
+		{0.5, 1.1, 1.05, 1.15}, {0.6, 1.2, 1.1, 1.3}, {0.7, 1.1, 0.98, 1.2},
+	};
+	static const double slower[][4] = {{0.5, 0.8, 0.75, 0.85}, {0.6, 0.9, 0.85, 0.95}};
+	struct spp_sweep_point c[8];
+	double lo, hi;
+
+	(void)state;
+	check_bracket(c, curve_of(c, clean, 4), 0.7, 0.6, 0.7);
+	/* no intervals: nothing is sure, the breakeven stays */
+	for (int i = 0; i < 4; i++)
+		c[i].speedup_ci_low = c[i].speedup_ci_high = NAN;
+	check_bracket(c, 4, 0.7, NAN, NAN);
+	check_bracket(c, curve_of(c, straddle, 6), 0.7, 0.5, 0.8);
+	check_bracket(c, curve_of(c, open_ends, 3), 0.5, NAN, NAN);
+	/* no breakeven: no bracket, intervals or not */
+	check_bracket(c, curve_of(c, slower, 2), NAN, NAN, NAN);
+	spp_sweep_bracket(c, 0, 0.5, &lo, &hi);
+	assert_true(isnan(lo) && isnan(hi));
 }
 
 /*
@@ -473,6 +551,7 @@ int main(void)
 		cmocka_unit_test(test_non_monotone),
 		cmocka_unit_test(test_fixed_pattern_and_grid),
 		cmocka_unit_test(test_json),
+		cmocka_unit_test(test_bracket),
 		cmocka_unit_test(test_real_timer),
 		cmocka_unit_test(test_fill_patterns),
 		cmocka_unit_test(test_fill_matches_file),

@@ -259,6 +259,56 @@ void test_smtx_malformed(void **state)
 	harness_rmtree(dir);
 }
 
+/* bench's targets at N = 1: three; each speedup target with the rates that bound it */
+static void check_bench_targets(const cJSON *j)
+{
+	const cJSON *tg = cJSON_GetObjectItem(j, "targets"), *t;
+	int bounds = 0;
+
+	assert_int_equal(cJSON_GetArraySize(tg), 3);
+	cJSON_ArrayForEach(t, tg) {
+		const cJSON *b = cJSON_GetObjectItem(t, "bound"), *d;
+
+		if (strstr(cJSON_GetObjectItem(t, "target")->valuestring, "breakeven")) {
+			assert_null(b);
+			continue;
+		}
+		assert_non_null(b);
+		bounds++;
+		/* the run of the format the target names */
+		assert_string_equal(cJSON_GetObjectItem(b, "format")->valuestring,
+				    cJSON_GetObjectItem(t, "format")->valuestring);
+		assert_true(cJSON_GetObjectItem(b, "time_ns")->valuedouble > 0);
+		assert_true(cJSON_GetObjectItem(b, "bandwidth_gbs")->valuedouble > 0);
+		assert_true(cJSON_GetObjectItem(b, "bw_util")->valuedouble > 0);
+		assert_true(cJSON_IsString(cJSON_GetObjectItem(b, "bw_level")));
+		assert_true(cJSON_GetObjectItem(b, "gflops")->valuedouble > 0);
+		d = cJSON_GetObjectItem(b, "dense");
+		assert_string_equal(cJSON_GetObjectItem(d, "format")->valuestring, "dense");
+		assert_true(cJSON_GetObjectItem(d, "gflops")->valuedouble > 0);
+		assert_true(cJSON_GetObjectItem(d, "peak_share")->valuedouble > 0);
+		/* useful FLOP/s against dense's: the speedup times the density */
+		assert_true(fabs(cJSON_GetObjectItem(b, "dense_share")->valuedouble -
+				 cJSON_GetObjectItem(b, "gflops")->valuedouble /
+					 cJSON_GetObjectItem(d, "gflops")->valuedouble) < 1e-9);
+		assert_non_null(cJSON_GetObjectItem(cJSON_GetObjectItem(b, "at_target"), "gflops"));
+	}
+	assert_int_equal(bounds, 2);
+}
+
+/* The sweep's breakeven and points with their intervals, null where unknown, as the summary's. */
+static void check_bench_intervals(const cJSON *j, const cJSON *sw)
+{
+	const cJSON *r0 = cJSON_GetArrayItem(cJSON_GetObjectItem(sw, "results"), 0);
+	const cJSON *sum = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "summary"), 0);
+
+	assert_non_null(cJSON_GetObjectItem(cJSON_GetObjectItem(r0, "breakeven"), "breakeven_low"));
+	assert_non_null(cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(r0, "curve"), 0),
+					    "speedup_ci_high"));
+	assert_non_null(cJSON_GetObjectItem(sum, "best_breakeven_high"));
+	assert_non_null(cJSON_GetObjectItem(sum, "best_speedup_at_0.9_ci_low"));
+}
+
 /* `spprof bench` end to end on a tiny run; structure only, never a time. */
 void test_bench_cli(void **state)
 {
@@ -320,6 +370,7 @@ void test_bench_cli(void **state)
 	assert_string_equal(cJSON_GetObjectItem(sw, "schema")->valuestring, "spprof.sweep/1");
 	/* the N:M format is left out of the unstructured sweep */
 	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(sw, "results")), 1);
+	check_bench_intervals(j, sw);
 	assert_int_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(c0, "nm2_4"), "m")->valuedouble, 48);
 	/* the probe of this run, one per thread count, is the machine block's calibration too */
 	{
@@ -332,41 +383,7 @@ void test_bench_cli(void **state)
 		assert_true(cJSON_GetObjectItem(cal, "read_gbs")->valuedouble ==
 			    cJSON_GetObjectItem(cJSON_GetArrayItem(pr, 0), "read_gbs")->valuedouble);
 	}
-	/* N = 1: three targets; each speedup target with the rates that bound it */
-	{
-		const cJSON *tg = cJSON_GetObjectItem(j, "targets"), *t;
-		int bounds = 0;
-
-		assert_int_equal(cJSON_GetArraySize(tg), 3);
-		cJSON_ArrayForEach(t, tg) {
-			const cJSON *b = cJSON_GetObjectItem(t, "bound"), *d;
-
-			if (strstr(cJSON_GetObjectItem(t, "target")->valuestring, "breakeven")) {
-				assert_null(b);
-				continue;
-			}
-			assert_non_null(b);
-			bounds++;
-			/* the run of the format the target names */
-			assert_string_equal(cJSON_GetObjectItem(b, "format")->valuestring,
-					    cJSON_GetObjectItem(t, "format")->valuestring);
-			assert_true(cJSON_GetObjectItem(b, "time_ns")->valuedouble > 0);
-			assert_true(cJSON_GetObjectItem(b, "bandwidth_gbs")->valuedouble > 0);
-			assert_true(cJSON_GetObjectItem(b, "bw_util")->valuedouble > 0);
-			assert_true(cJSON_IsString(cJSON_GetObjectItem(b, "bw_level")));
-			assert_true(cJSON_GetObjectItem(b, "gflops")->valuedouble > 0);
-			d = cJSON_GetObjectItem(b, "dense");
-			assert_string_equal(cJSON_GetObjectItem(d, "format")->valuestring, "dense");
-			assert_true(cJSON_GetObjectItem(d, "gflops")->valuedouble > 0);
-			assert_true(cJSON_GetObjectItem(d, "peak_share")->valuedouble > 0);
-			/* useful FLOP/s against dense's: the speedup times the density */
-			assert_true(fabs(cJSON_GetObjectItem(b, "dense_share")->valuedouble -
-					 cJSON_GetObjectItem(b, "gflops")->valuedouble /
-						 cJSON_GetObjectItem(d, "gflops")->valuedouble) < 1e-9);
-			assert_non_null(cJSON_GetObjectItem(cJSON_GetObjectItem(b, "at_target"), "gflops"));
-		}
-		assert_int_equal(bounds, 2);
-	}
+	check_bench_targets(j);
 	cJSON_Delete(j);
 	harness_run_free(&r);
 	free(dir);

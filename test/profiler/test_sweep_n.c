@@ -75,8 +75,8 @@ void test_nsweep_derive(void **state)
  * slower below), "slow" 3 n (never faster), "absent" never runs.
  */
 static int model_time(void *ctx, double s, int64_t n, const struct spp_format_ops *const *formats,
-		      int nformats, double *t_ns, double *t_dense_ns, char (*reasons)[256],
-		      struct spp_error *err)
+		      int nformats, double *t_ns, double *t_dense_ns, double (*ci)[2],
+		      char (*reasons)[256], struct spp_error *err)
 {
 	int *calls = ctx;
 
@@ -84,11 +84,14 @@ static int model_time(void *ctx, double s, int64_t n, const struct spp_format_op
 	(*calls)++;
 	*t_dense_ns = 2.0 * (double)n;
 	for (int f = 0; f < nformats; f++) {
-		if (strcmp(formats[f]->key, "fixed") == 0)
+		if (strcmp(formats[f]->key, "fixed") == 0) {
 			t_ns[f] = 64.0 + (double)n;
-		else if (strcmp(formats[f]->key, "slow") == 0)
+			/* an interval for "fixed" only: the others' stay unknown */
+			ci[f][0] = 0.5;
+			ci[f][1] = 0.5 + (double)n;
+		} else if (strcmp(formats[f]->key, "slow") == 0) {
 			t_ns[f] = 3.0 * (double)n;
-		else {
+		} else {
 			t_ns[f] = NAN;
 			snprintf(reasons[f], 256, "not_applicable: cannot hold W");
 		}
@@ -124,6 +127,10 @@ void test_nsweep_model(void **state)
 	assert_int_equal(s.results[0].cross[0].faster_above, 1);
 	NEAR(s.results[0].curve[8].speedup, 512.0 / 320.0);
 	NEAR(s.results[0].curve[0].dense_time_ns, 2);
+	/* each point keeps its timing's speedup interval, NAN where it had none */
+	NEAR(s.results[0].curve[8].speedup_ci_low, 0.5);
+	NEAR(s.results[0].curve[8].speedup_ci_high, 256.5);
+	assert_true(isnan(s.results[1].curve[0].speedup_ci_low));
 	assert_string_equal(s.results[1].wins, "");
 	assert_int_equal(s.results[1].ncross, 0);
 	assert_true(isnan(s.results[2].curve[0].speedup));
@@ -135,13 +142,17 @@ void test_nsweep_model(void **state)
 	{
 		const cJSON *r0 = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "results"), 0);
 		const cJSON *c0 = cJSON_GetArrayItem(cJSON_GetObjectItem(r0, "crossings"), 0);
+		const cJSON *r1 = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "results"), 1), *p;
 
 		assert_string_equal(cJSON_GetObjectItem(r0, "wins")->valuestring, "128-256");
 		NEAR(cJSON_GetObjectItem(c0, "n")->valuedouble, 64);
 		assert_string_equal(cJSON_GetObjectItem(c0, "faster")->valuestring, "above");
 		assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(r0, "curve")), 9);
-		assert_true(cJSON_IsNull(cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(j, "results"), 1),
-							     "wins")));
+		p = cJSON_GetArrayItem(cJSON_GetObjectItem(r0, "curve"), 2);
+		NEAR(cJSON_GetObjectItem(p, "speedup_ci_high")->valuedouble, 4.5);
+		p = cJSON_GetArrayItem(cJSON_GetObjectItem(r1, "curve"), 0);
+		assert_true(cJSON_IsNull(cJSON_GetObjectItem(p, "speedup_ci_low")));
+		assert_true(cJSON_IsNull(cJSON_GetObjectItem(r1, "wins")));
 	}
 	cJSON_Delete(j);
 	spp_nsweep_release(&s);

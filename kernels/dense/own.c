@@ -56,7 +56,7 @@ static int open_own(struct spp_dense_cand *c, const char *variant, struct spp_er
 	snprintf(c->version, sizeof(c->version), "%s", SPP_VERSION);
 	snprintf(c->kernel, sizeof(c->kernel), "%s", spp_isa_name(f == rows_c ? SPP_ISA_PORTABLE : isa));
 	snprintf(c->config, sizeof(c->config),
-		 "spprof's GEMV (kernels/cpu/gemv_body.h): 4 rows at a time, W prefetched ahead");
+		 "spprof's GEMV (kernels/cpu/gemv_body.h): row by row, W one stream prefetched ahead");
 	c->pool = SPP_POOL_OMP;
 	return SPP_OK;
 }

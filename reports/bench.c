@@ -115,6 +115,8 @@ static void text_header(FILE *f, const struct spp_bench_desc *d, const struct sp
 		d->rec->settings.cold ? "cold: " : "warm: each run follows the last",
 		d->rec->settings.cold_method, d->rec->settings.cache_rule,
 		d->rec->settings.cold && d->torch ? "; the torch peer times warm" : "");
+	if (d->rec->settings.cold)
+		fprintf(f, "          the synthetic sweep also warm beside it, with its own dense choice\n");
 	fprintf(f, "sweep     %lldx%lld unstructured at 0, 0.1, ..., 0.9, 0.95, 0.98, 0.99, 0.999, then\n"
 		   "          up to 5 bisection steps to 0.005; breakeven = the last upward crossing\n"
 		   "          of speedup 1 (profiler/sweep.h)\n",
@@ -307,7 +309,9 @@ int spp_bench_out_matrix(struct spp_bench_out *o, const char *name, int64_t m, i
 	return SPP_OK;
 }
 
-int spp_bench_out_sweep(struct spp_bench_out *o, const struct spp_sweep *s, struct spp_error *err)
+/* A sweep as the case's JSON member `key`, or its text table titled `state` ("" or ", warm"). */
+static int sweep_out(struct spp_bench_out *o, const struct spp_sweep *s, const char *key,
+		     const char *state, struct spp_error *err)
 {
 	char t[16], cell[32];
 
@@ -316,11 +320,11 @@ int spp_bench_out_sweep(struct spp_bench_out *o, const struct spp_sweep *s, stru
 
 		if (!j)
 			return spp_bench_fail_nomem(err);
-		cJSON_AddItemToObject(o->cur, "sweep", j);
+		cJSON_AddItemToObject(o->cur, key, j);
 		return SPP_OK;
 	}
-	fprintf(o->f, "\nsynthetic %lldx%lld unstructured (time, speedup)\n%-8s %8s",
-		(long long)s->m, (long long)s->k, "sparsity", "dense");
+	fprintf(o->f, "\nsynthetic %lldx%lld unstructured%s (time, speedup)\n%-8s %8s",
+		(long long)s->m, (long long)s->k, state, "sparsity", "dense");
 	for (int f = 0; f < s->nresults; f++)
 		fprintf(o->f, " %14s", s->results[f].format);
 	fprintf(o->f, "\n");
@@ -363,6 +367,17 @@ int spp_bench_out_sweep(struct spp_bench_out *o, const struct spp_sweep *s, stru
 		if (s->results[f].reason[0])
 			fprintf(o->f, "  %s: %s\n", s->results[f].format, s->results[f].reason);
 	return SPP_OK;
+}
+
+int spp_bench_out_sweep(struct spp_bench_out *o, const struct spp_sweep *s, struct spp_error *err)
+{
+	return sweep_out(o, s, "sweep", "", err);
+}
+
+int spp_bench_out_sweep_warm(struct spp_bench_out *o, const struct spp_sweep *s,
+			     struct spp_error *err)
+{
+	return sweep_out(o, s, "sweep_warm", ", warm: each run follows the last", err);
 }
 
 int spp_bench_out_nm(struct spp_bench_out *o, const char *name, int64_t m, int64_t k, uint64_t nnz,

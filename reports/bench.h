@@ -79,6 +79,14 @@ int spp_bench_out_matrix(struct spp_bench_out *o, const char *name, int64_t m, i
 /* The synthetic unstructured sweep of the case. 0 or SPP_E_NOMEM. */
 int spp_bench_out_sweep(struct spp_bench_out *o, const struct spp_sweep *s, struct spp_error *err);
 
+/*
+ * The same sweep warm, beside a cold run's (the cache state decides the
+ * N = 1 dense baseline): its own table, JSON "sweep_warm". The summary
+ * and targets stay the run's own cache state. 0 or SPP_E_NOMEM.
+ */
+int spp_bench_out_sweep_warm(struct spp_bench_out *o, const struct spp_sweep *s,
+			     struct spp_error *err);
+
 /* The synthetic 2:4 layer's runs. 0 or SPP_E_NOMEM. */
 int spp_bench_out_nm(struct spp_bench_out *o, const char *name, int64_t m, int64_t k, uint64_t nnz,
 		     const struct spp_layer_runs *runs, struct spp_error *err);

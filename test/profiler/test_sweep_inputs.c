@@ -371,6 +371,14 @@ void test_bench_cli(void **state)
 	/* the N:M format is left out of the unstructured sweep */
 	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(sw, "results")), 1);
 	check_bench_intervals(j, sw);
+	/* --cold: the same sweep warm beside it, its own dense choice, the same formats */
+	{
+		const cJSON *warm = cJSON_GetObjectItem(c0, "sweep_warm");
+
+		assert_non_null(warm);
+		assert_string_equal(cJSON_GetObjectItem(warm, "schema")->valuestring, "spprof.sweep/1");
+		assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(warm, "results")), 1);
+	}
 	assert_int_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(c0, "nm2_4"), "m")->valuedouble, 48);
 	/* the probe of this run, one per thread count, is the machine block's calibration too */
 	{

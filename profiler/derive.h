@@ -25,11 +25,16 @@ struct spp_recommendation {
 	char reason[256];
 };
 
+/* The speedup a format that moves no fewer bytes than dense must show to be recommended. */
+#define SPP_RECOMMEND_REAL_GAIN 1.10
+
 /*
  * The run with the best measured speedup, each backend's runs against
  * that backend's dense baseline (OpenBLAS on cpu, cuBLAS fp32 on cuda),
- * chosen only when its spread is clear of that dense's (its p90 below
- * dense's p10); otherwise the CPU's dense. Only formats with a storage
+ * chosen only when its gain is clear of the noise (its speedup's 95 %
+ * interval wholly above 1 where known, else its p90 below dense's p10)
+ * and, when it moves no fewer bytes than dense, at least
+ * SPP_RECOMMEND_REAL_GAIN; otherwise the CPU's dense. Only formats with a storage
  * row are candidates (not peers or activation kernels). Equal
  * speedups go to the run listed first. Returns 0 when a recommendation was
  * made, -1 when the layer has no timed dense baseline (out untouched).

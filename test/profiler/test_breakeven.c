@@ -178,6 +178,32 @@ static void test_recommendation(void **state)
 	assert_int_equal(spp_recommend_layer(&lr, &rec), 0);
 	assert_string_equal(rec.format, "csr");
 
+	/* with the speedup's interval: it decides, not the spreads */
+	runs[1].speedup_ci_low = 0.98, runs[1].speedup_ci_high = 1.2;
+	assert_int_equal(spp_recommend_layer(&lr, &rec), 0);
+	assert_string_equal(rec.format, "dense");
+	assert_non_null(strstr(rec.reason, "interval"));
+	runs[1].speedup_ci_low = 1.02;
+	assert_int_equal(spp_recommend_layer(&lr, &rec), 0);
+	assert_string_equal(rec.format, "csr");
+	assert_non_null(strstr(rec.reason, "1.02"));
+
+	/* as many bytes as dense or more: only a real gain (1.11x here) is worth them */
+	runs[0].bytes_moved = 1000, runs[1].bytes_moved = 1200;
+	assert_int_equal(spp_recommend_layer(&lr, &rec), 0);
+	assert_string_equal(rec.format, "csr");
+	runs[1] = run_of("bsr4", 96, 93, 97);
+	runs[1].speedup_ci_low = 1.01, runs[1].speedup_ci_high = 1.06;
+	runs[1].bytes_moved = 1200;
+	assert_int_equal(spp_recommend_layer(&lr, &rec), 0);
+	assert_string_equal(rec.format, "dense");
+	assert_non_null(strstr(rec.reason, "bytes"));
+	/* fewer bytes: a gain clear of the noise is enough */
+	runs[1].bytes_moved = 600;
+	assert_int_equal(spp_recommend_layer(&lr, &rec), 0);
+	assert_string_equal(rec.format, "bsr4");
+	runs[0].bytes_moved = 0;
+
 	/* slower: dense, naming the best */
 	runs[1] = run_of("csr", 120, 110, 130);
 	assert_int_equal(spp_recommend_layer(&lr, &rec), 0);

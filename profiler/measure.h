@@ -154,9 +154,10 @@ struct spp_bench_result {
 	 * Rounds discarded as disturbed (the same for every item of a run);
 	 * or, when fewer than min_repeats clean rounds were left even so, the
 	 * disturbed rounds kept (disturbed), no round discarded: the times are
-	 * those of every round. Both 0 without the check.
+	 * those of every round. judged: 0 when no round was judged (blocked
+	 * schedule, an exact repeat count, or no reference and no probe).
 	 */
-	int discarded, disturbed;
+	int discarded, disturbed, judged;
 	int rc;                /* drop_failed: the status the item was dropped with (no time); 0 ok */
 	int failed_warmup;     /* ... in a warm-up run (1) or a timed run (0) */
 };

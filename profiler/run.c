@@ -403,7 +403,7 @@ static int item_figures(struct measure *M, struct spp_layer_runs *out, int i,
 			   out->act.combined_speedup, r);
 	if (res->imbalance > 0)
 		r->imbalance = res->imbalance;
-	if (o->bench.schedule == SPP_SCHED_INTERLEAVED && o->bench.repeat <= 0) {
+	if (res->judged) {
 		r->rounds_discarded = res->discarded;
 		r->rounds_disturbed = res->disturbed;
 	}

@@ -361,6 +361,7 @@ void test_harness_disturbed(void **state)
 		f.running[r] = 2;
 	assert_int_equal(spp_bench_run(items, 3, &o, res, &err), 0);
 	assert_int_equal(res[0].disturbed, 10);
+	assert_int_equal(res[0].judged, 1);
 	assert_int_equal(res[0].discarded, 0);
 	assert_int_equal(res[0].time.repeats, 10);
 	assert_int_equal(f.nlog, 30);
@@ -374,4 +375,5 @@ void test_harness_disturbed(void **state)
 	assert_int_equal(spp_bench_run(items, 3, &o, res, &err), 0);
 	assert_int_equal(res[0].time.repeats, 4);
 	assert_int_equal(res[0].discarded, 0);
+	assert_int_equal(res[0].judged, 0);
 }

@@ -90,6 +90,7 @@ struct track {
 	double *t, *imb;
 	int n, nimb;
 	int rc, warm;          /* drop_failed: why and where the item was dropped */
+	int retired;           /* race: a reference item that cannot win, timed no more */
 };
 
 struct bench {
@@ -135,8 +136,8 @@ static int call(struct bench *b, int i, int timed)
 	double t0 = 0, t1 = 0, ns = 0;
 	int rc;
 
-	if (tr->rc)
-		return SPP_OK; /* dropped */
+	if (tr->rc || (timed && tr->retired))
+		return SPP_OK; /* dropped, or out of the race */
 	if (timed && b->o->before)
 		b->o->before(b->o->before_ctx, i);
 	if (timed && b->o->count_start)
@@ -300,6 +301,37 @@ static void keep_clean(struct bench *b, int rounds, int clean, struct spp_bench_
 	}
 }
 
+/*
+ * The race (o->race > 1): after the first `rounds` rounds, retire each
+ * reference item whose fastest round is slower than margin times the
+ * fastest reference's median: SPP_RACE_FAR after SPP_RACE_FAR_ROUNDS
+ * rounds, o->race after min_repeats.
+ */
+static void race(struct bench *b, int rounds, double margin, double *scratch)
+{
+	int nref = b->o->nref < b->n ? b->o->nref : b->n;
+	double best = INFINITY, fastest[SPP_BENCH_REF_MAX];
+
+	if (nref > SPP_BENCH_REF_MAX)
+		nref = SPP_BENCH_REF_MAX;
+	for (int i = 0; i < nref; i++) {
+		const struct track *tr = &b->tr[i];
+		int n = tr->n < rounds ? tr->n : rounds;
+
+		fastest[i] = NAN;
+		if (tr->rc || n <= 0)
+			continue;
+		memcpy(scratch, tr->t, (size_t)n * sizeof(double));
+		spp_sort_doubles(scratch, n);
+		fastest[i] = scratch[0];
+		if (spp_percentile_sorted(scratch, n, 0.5) < best)
+			best = spp_percentile_sorted(scratch, n, 0.5);
+	}
+	for (int i = 0; i < nref; i++)
+		if (isfinite(fastest[i]) && fastest[i] > margin * best)
+			b->tr[i].retired = 1;
+}
+
 static int run_interleaved(struct bench *b, struct spp_bench_result *out)
 {
 	const struct spp_bench_opts *o = b->o;
@@ -312,14 +344,23 @@ static int run_interleaved(struct bench *b, struct spp_bench_result *out)
 				return rc;
 	if (checking(b))
 		judge_machine(b, -1);
-	start = o->budget_run_time ? b->spent : now(b);
-	for (; !enough(b, r, start, o->budget_ns); r++)
-		if ((rc = round_once(b, r)))
-			return rc;
-	if (!checking(b))
-		return SPP_OK;
 	if (!(scratch = malloc((size_t)b->cap * sizeof(double))))
 		return spp_error_set(b->err, SPP_E_NOMEM, "out of memory for the rounds");
+	start = o->budget_run_time ? b->spent : now(b);
+	for (; !enough(b, r, start, o->budget_ns); r++) {
+		if ((rc = round_once(b, r))) {
+			free(scratch);
+			return rc;
+		}
+		if (o->race > 1 && r + 1 == SPP_RACE_FAR_ROUNDS && min > r + 1)
+			race(b, r + 1, fmax(SPP_RACE_FAR, o->race), scratch);
+		if (o->race > 1 && r + 1 == min)
+			race(b, r + 1, o->race, scratch);
+	}
+	if (!checking(b)) {
+		free(scratch);
+		return SPP_OK;
+	}
 	clean = judge_rounds(b, r, scratch);
 	/*
 	 * re-measure, within twice the budget and the cap: the rounds still
@@ -418,6 +459,7 @@ int spp_bench_run(const struct spp_bench_item *items, int n,
 
 		out[i].rc = b.tr[i].rc;
 		out[i].failed_warmup = b.tr[i].warm;
+		out[i].retired = b.tr[i].retired;
 		if (b.tr[i].rc)
 			continue; /* dropped: no time */
 		out[i].nrounds = b.tr[i].n < SPP_BENCH_MAX_ROUNDS ? b.tr[i].n : SPP_BENCH_MAX_ROUNDS;

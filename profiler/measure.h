@@ -131,6 +131,15 @@ struct spp_bench_opts {
 	int nref;
 	int expect_running;
 	struct spp_sys_probe sys;
+	/*
+	 * > 1 (interleaved rounds to a budget): after min_repeats rounds, a
+	 * reference item whose fastest round is slower than race times the
+	 * fastest reference's median is retired: it runs no more rounds, and
+	 * its result holds the rounds it ran (result.retired); after the
+	 * first SPP_RACE_FAR_ROUNDS rounds, one slower than SPP_RACE_FAR
+	 * times (profiler/stats.h). 0: off.
+	 */
+	double race;
 };
 
 /*
@@ -158,6 +167,7 @@ struct spp_bench_result {
 	 * schedule, an exact repeat count, or no reference and no probe).
 	 */
 	int discarded, disturbed, judged;
+	int retired;           /* race: timed no more after its first nrounds rounds */
 	int rc;                /* drop_failed: the status the item was dropped with (no time); 0 ok */
 	int failed_warmup;     /* ... in a warm-up run (1) or a timed run (0) */
 };

@@ -474,6 +474,8 @@ static int time_items(struct measure *M, struct spp_layer_runs *out, struct spp_
 	}
 	/* the dense candidates (items [0, nd)) judge the rounds; each layer's orders from the run's seed */
 	bo.nref = M->nd;
+	/* candidates that cannot win leave their rounds to the reported runs */
+	bo.race = SPP_RACE_SLOW;
 	bo.seed = o->seed;
 	if (spp_run_count_hardware(o->counters)) {
 		if ((rc = spp_run_count_open(&cc, M->run_of, M->nitems, o, err)))

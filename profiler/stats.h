@@ -19,6 +19,26 @@
  */
 #define SPP_ROUND_SLOW 1.15
 
+/*
+ * A dense candidate whose fastest round is slower than this times the
+ * fastest candidate's median after the first min_repeats rounds cannot
+ * win: it is timed no more, and the rounds it leaves go to the runs that
+ * are reported (profiler/measure.h, race). Candidates' round-to-round
+ * spread is within a few per cent on a quiet machine; the losers on the
+ * BERT-base block's shapes ran 1.2-2.2x the winner's time (OpenBLAS
+ * SkylakeX and Haswell against oneDNN, EPYC Zen 5, 2026-12-07), and with
+ * all four timed every round the 3072x768 layers got 5 rounds in 0.2 s.
+ */
+#define SPP_RACE_SLOW 1.10
+/*
+ * ... and, earlier, after 2 rounds, one slower than this in its fastest
+ * round: BLIS's generic build ran the 3072x768 GEMM in 18.9 ms against
+ * oneDNN's 3.2 ms, so that five candidates' rounds took 44 ms and the
+ * budget was gone before the first race.
+ */
+#define SPP_RACE_FAR 1.5
+#define SPP_RACE_FAR_ROUNDS 2
+
 struct spp_time_stats {
 	double median, p10, p90; /* ns */
 	int repeats;             /* samples behind the figures */

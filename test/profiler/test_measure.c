@@ -466,6 +466,7 @@ void test_harness_interleaved(void **state);
 void test_harness_budget(void **state);
 void test_harness_device(void **state);
 void test_harness_disturbed(void **state);
+void test_harness_race(void **state);
 void test_decode(void **state);
 void test_decode_conv(void **state);
 void test_end_to_end(void **state);
@@ -515,6 +516,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_harness_budget),
 		cmocka_unit_test(test_harness_device),
 		cmocka_unit_test(test_harness_disturbed),
+		cmocka_unit_test(test_harness_race),
 		cmocka_unit_test(test_decode),
 		cmocka_unit_test(test_decode_conv),
 		cmocka_unit_test(test_figures),

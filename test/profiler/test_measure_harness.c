@@ -2,7 +2,8 @@
  * Measurement, continued (test_measure.c holds the list): the harness
  * driven by a fake clock: the rounds' shuffled orders, the budget, the
  * minimum and maximum, self-timed items, dropped items, and disturbed
- * rounds discarded and re-measured.
+ * rounds discarded and re-measured, and the race that retires dense
+ * candidates that cannot win.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -376,4 +377,69 @@ void test_harness_disturbed(void **state)
 	assert_int_equal(res[0].time.repeats, 4);
 	assert_int_equal(res[0].discarded, 0);
 	assert_int_equal(res[0].judged, 0);
+}
+
+/*
+ * The race: items 0 and 1 are the references (dense candidates), item 1
+ * 30 a run. Item 0 at 100, over SPP_RACE_FAR times item 1 in its fastest
+ * round, runs no more after SPP_RACE_FAR_ROUNDS rounds; at 40, over race
+ * times, after min_repeats; the others get its rounds.
+ */
+void test_harness_race(void **state)
+{
+	struct fake f;
+	struct fake_item fi[3];
+	struct spp_bench_item items[3];
+	struct spp_bench_opts o;
+	struct spp_bench_result res[3];
+	struct spp_error err = {0};
+
+	(void)state;
+	bench_setup(&f, fi, items, &o);
+	o.warmup = 0;
+	o.nref = 2;
+	o.min_repeats = 5;
+	o.budget_ns = 2 * 180 + 20 * 80; /* 2 rounds of 180, then 20 of 80 */
+	o.race = 1.10;
+	assert_int_equal(spp_bench_run(items, 3, &o, res, &err), 0);
+	assert_true(res[0].retired);
+	assert_false(res[1].retired || res[2].retired);
+	assert_int_equal(res[0].time.repeats, SPP_RACE_FAR_ROUNDS);
+	assert_int_equal(res[0].nrounds, SPP_RACE_FAR_ROUNDS);
+	assert_int_equal(res[1].time.repeats, 22);
+	assert_int_equal(res[2].time.repeats, 22);
+
+	bench_setup(&f, fi, items, &o);
+	fi[0].dur = 40;
+	o.warmup = 0;
+	o.nref = 2;
+	o.min_repeats = 5;
+	o.budget_ns = 5 * 120 + 20 * 80;
+	o.race = 1.10;
+	assert_int_equal(spp_bench_run(items, 3, &o, res, &err), 0);
+	assert_true(res[0].retired);
+	assert_int_equal(res[0].time.repeats, 5);
+	assert_int_equal(res[1].time.repeats, 25);
+
+	/* a close candidate (within race of the fastest) stays in */
+	bench_setup(&f, fi, items, &o);
+	fi[0].dur = 32;
+	o.warmup = 0;
+	o.nref = 2;
+	o.min_repeats = 5;
+	o.budget_ns = 20 * 112;
+	o.race = 1.10;
+	assert_int_equal(spp_bench_run(items, 3, &o, res, &err), 0);
+	assert_false(res[0].retired);
+	assert_int_equal(res[0].time.repeats, res[1].time.repeats);
+
+	/* off (race 0): every reference runs to the end */
+	bench_setup(&f, fi, items, &o);
+	o.warmup = 0;
+	o.nref = 2;
+	o.min_repeats = 5;
+	o.budget_ns = 10 * 180;
+	assert_int_equal(spp_bench_run(items, 3, &o, res, &err), 0);
+	assert_false(res[0].retired);
+	assert_int_equal(res[0].time.repeats, 10);
 }

@@ -151,14 +151,16 @@ const struct cmd_help cmd_analyze_help = {
 	.head = "usage: spprof analyze MODEL [options]\n"
 		"\n"
 		"Profile every layer of MODEL, recognised by content: safetensors (or the\n"
-		"model.safetensors.index.json of a sharded checkpoint), ONNX, GGUF, NumPy\n"
+		"model.safetensors.index.json of a sharded checkpoint), ONNX, GGUF,\n"
+		"PyTorch (torch.save, or pytorch_model.bin.index.json), TensorFlow Lite,\n"
+		"TF.js (model.json or its folder), Core ML (.mlmodel, .mlpackage), NumPy\n"
 		".npy/.npz, a DLMC .smtx or a Matrix Market .mtx matrix: sparsity and its\n"
-		"pattern, dense and sparse FLOPs, storage per format (DESIGN section 3),\n"
+		"pattern, dense and sparse FLOPs, storage per format (docs/METRICS.md),\n"
 		"then run the dense baseline (the fastest of the dense candidates, timed\n"
 		"once per shape) and every sparse format on each layer: each output is\n"
 		"checked against dense, then timed with dense and sparse runs interleaved\n"
-		"(DESIGN section 4). Runs faster than the FLOP ideal and baselines far\n"
-		"under the calibrated roofline are warned about.\n",
+		"in shuffled rounds (docs/PERFORMANCE.md). Runs faster than the FLOP\n"
+		"ideal and baselines far under the calibrated roofline are warned about.\n",
 	.options = analyze_options,
 	.tail = "exit codes: 0 ok, 2 bad usage or bad input, 3 runtime failure\n",
 };

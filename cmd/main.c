@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/safe_text.h"
 #include "cmd/cmd.h"
 #include "cmd/cmd_gate.h"
 #include "config.h"
@@ -30,7 +31,7 @@ static const struct spp_cmd commands[] = {
 	 &cmd_info_help},
 	{"calibrate", cmd_calibrate, "measure peak bandwidth and FLOP rate, cache them",
 	 &cmd_calibrate_help},
-	{"report", cmd_report, "re-render a saved JSON report (text, json, csv)",
+	{"report", cmd_report, "re-render a saved JSON report (text, json, csv, md, html)",
 	 &cmd_report_help},
 	{"merge", cmd_merge, "merge the reports of a sharded profile (analyze --shard) into one",
 	 &cmd_merge_help},
@@ -59,6 +60,52 @@ static const struct spp_cmd *find_command(const char *name)
 	return NULL;
 }
 
+/* Edit distance (insert, delete, substitute, swap two neighbours) of a and b, up to 15 bytes each. */
+static int distance(const char *a, const char *b)
+{
+	int la = (int)strlen(a), lb = (int)strlen(b), d[16][16];
+
+	if (la > 15 || lb > 15)
+		return 99;
+	for (int i = 0; i <= la; i++)
+		for (int j = 0; j <= lb; j++) {
+			int v = i == 0 ? j : j == 0 ? i : d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+
+			if (i && j) {
+				v = v < d[i - 1][j] + 1 ? v : d[i - 1][j] + 1;
+				v = v < d[i][j - 1] + 1 ? v : d[i][j - 1] + 1;
+				if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+				    d[i - 2][j - 2] + 1 < v)
+					v = d[i - 2][j - 2] + 1;
+			}
+			d[i][j] = v;
+		}
+	return d[la][lb];
+}
+
+/* An unknown command, with the nearest known one when it is close ("analyse": analyze). */
+static int unknown_command(const char *name)
+{
+	const char *best = NULL;
+	int bd = 3;
+
+	for (size_t i = 0; i < NCOMMANDS; i++) {
+		int d = distance(name, commands[i].name);
+
+		if (d < bd) {
+			bd = d;
+			best = commands[i].name;
+		}
+	}
+	fputs("spprof: unknown command '", stderr);
+	spp_safe_fputs(stderr, name, (size_t)-1);
+	if (best)
+		fprintf(stderr, "'; did you mean '%s'? (see 'spprof help')\n", best);
+	else
+		fputs("' (see 'spprof help')\n", stderr);
+	return 2;
+}
+
 static void list_commands(FILE *f)
 {
 	fprintf(f, "usage: spprof COMMAND [ARGS]\n\n"
@@ -80,11 +127,8 @@ static int cmd_help(int argc, char **argv)
 		return 0;
 	}
 	c = find_command(argv[1]);
-	if (!c) {
-		fprintf(stderr, "spprof: unknown command '%s' (see 'spprof help')\n",
-			argv[1]);
-		return 2;
-	}
+	if (!c)
+		return unknown_command(argv[1]);
 	cmd_help_print(stdout, c->help);
 	return 0;
 }
@@ -121,11 +165,8 @@ int main(int argc, char **argv)
 	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)
 		return close_stdout(cmd_help(1, argv + 1));
 	c = find_command(argv[1]);
-	if (!c) {
-		fprintf(stderr, "spprof: unknown command '%s' (see 'spprof help')\n",
-			argv[1]);
-		return 2;
-	}
+	if (!c)
+		return unknown_command(argv[1]);
 	for (int i = 2; i < argc; i++) {
 		if (strcmp(argv[i], "--") == 0)
 			break;

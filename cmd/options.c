@@ -83,8 +83,16 @@ int cmd_output_format(const char *cmd, const char *format_name,
 			return cmd_usage_error(cmd, "unknown --format '%s'", format_name);
 		return 0;
 	}
-	if (output && spp_report_format_from_path(output, fmt))
+	if (output && spp_report_format_from_path(output, fmt)) {
+		const char *slash = strrchr(output, '/'), *dot = strrchr(slash ? slash + 1 : output, '.');
+
+		/* a name without an extension is text; one with an extension no writer has is a mistake
+		 * (-o r.xlsx wrote text silently) */
+		if (dot && dot[1])
+			return cmd_usage_error(cmd, "cannot tell the report format from '%s': name it .txt, .json, "
+					       ".csv, .md or .html, or give --format", output);
 		*fmt = SPP_REPORT_TEXT;
+	}
 	return 0;
 }
 

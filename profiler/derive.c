@@ -195,6 +195,40 @@ static int by_share(const void *x, const void *y)
 	return p->layer - q->layer;
 }
 
+/* Count layer d's recommendation in p->deploy; by_layers orders them after. */
+static void count_deploy(struct spp_projection *p, const struct spp_recommendation *r)
+{
+	int j = 0;
+
+	while (j < p->ndeploy && (strcmp(p->deploy[j].backend, r->backend) != 0 ||
+				  strcmp(p->deploy[j].format, r->format) != 0))
+		j++;
+	if (j == p->ndeploy) {
+		if (j == SPP_DEPLOY_MAX)
+			return;
+		p->deploy[j].backend = r->backend;
+		snprintf(p->deploy[j].format, sizeof(p->deploy[j].format), "%s", r->format);
+		p->ndeploy++;
+	}
+	p->deploy[j].layers++;
+}
+
+/* Most layers first; dense after the formats at equal counts, then first seen (stable by index). */
+static void order_deploy(struct spp_projection *p)
+{
+	for (int i = 1; i < p->ndeploy; i++)
+		for (int j = i; j > 0; j--) {
+			struct spp_deploy *x = &p->deploy[j - 1], *y = &p->deploy[j], t;
+			int dx = strcmp(x->format, "dense") == 0, dy = strcmp(y->format, "dense") == 0;
+
+			if (y->layers < x->layers || (y->layers == x->layers && (dy || !dx)))
+				break;
+			t = *x;
+			*x = *y;
+			*y = t;
+		}
+}
+
 /*
  * The model under each layer's recommendation against all dense, and the
  * layers below their breakeven that take the most time (cand: room for
@@ -218,6 +252,7 @@ static void project(const struct spp_analysis *a, struct spp_prune_next *cand,
 		if (s->unsupported || !d->has_rec)
 			continue;
 		p->nrec++;
+		count_deploy(p, &d->rec);
 		/* the recommended run against the dense baseline of its own backend */
 		td += d->rec.dense_ns;
 		tr += d->rec.time_ns;
@@ -234,6 +269,7 @@ static void project(const struct spp_analysis *a, struct spp_prune_next *cand,
 	p->dense_bytes = p->nrec ? bd : NAN;
 	p->recommended_bytes = p->nrec ? br : NAN;
 	p->ratio = p->nrec && br > 0 ? bd / br : NAN;
+	order_deploy(p);
 	qsort(cand, (size_t)ncand, sizeof(*cand), by_share);
 	for (int c = 0; c < ncand && c < SPP_PRUNE_NEXT_MAX; c++) {
 		p->prune_next[c] = cand[c];

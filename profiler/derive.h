@@ -124,6 +124,9 @@ struct spp_model_summary {
 /* s->hold_back from a's layers and s's sums (hold_back.c). */
 void spp_hold_back(const struct spp_analysis *a, struct spp_model_summary *s);
 
+/* backend/format pairs a projection counts: the formats, on cpu and cuda, and dense */
+#define SPP_DEPLOY_MAX 32
+
 struct spp_projection {
 	int valid;                       /* 0 without kernel runs (JSON null) */
 	int nrec;                        /* layers with a recommendation */
@@ -135,6 +138,13 @@ struct spp_projection {
 		double time_share, sparsity, breakeven;
 	} prune_next[SPP_PRUNE_NEXT_MAX];
 	int nprune_next;
+	/* what to deploy: each recommended backend/format with its layers, most layers first */
+	struct spp_deploy {
+		const char *backend;
+		char format[16];
+		int layers;
+	} deploy[SPP_DEPLOY_MAX];
+	int ndeploy;
 };
 
 /*

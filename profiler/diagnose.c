@@ -123,6 +123,9 @@ static void structure_rules(const struct spp_layer_static *s, struct spp_diagnos
  * other axis: the kernels (and sparse tensor cores) group along K, the
  * reduction axis.
  */
+/* Below this sparsity no sparse format is a candidate: the format notes are left out. */
+#define SPP_DIAG_SPARSE 0.1
+
 static void static_rules(const struct spp_layer_static *s, struct spp_diagnosis *d)
 {
 	static const int sizes[] = {4, 8, 16};
@@ -147,6 +150,12 @@ static void static_rules(const struct spp_layer_static *s, struct spp_diagnosis 
 	}
 	kernel_rules(s, d);
 	structure_rules(s, d);
+	/*
+	 * the padding and index notes only where a sparse format is a candidate:
+	 * on a dense face model they were 64 of 115 note lines, one pair a layer
+	 */
+	if (!(s->sparsity >= SPP_DIAG_SPARSE))
+		return;
 	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
 		if (k % sizes[i] != 0) {
 			say(d, "K = %lld is not a multiple of %d: the last group or block of each "

@@ -17,6 +17,9 @@ void spp_hold_back(const struct spp_analysis *a, struct spp_model_summary *s)
 	h->from_option = a->opts.has_target;
 	h->target = h->from_option ? a->opts.target_sparsity : s->gemm_sparsity;
 	h->nnz_to_remove = s->gemm_nnz - (1 - h->target) * s->gemm_params;
+	/* under half a non-zero is the target's rounding (the model's own sparsity): none */
+	if (h->nnz_to_remove < 0.5)
+		h->nnz_to_remove = 0;
 	for (int i = 0; i < a->nlayers; i++) {
 		const struct spp_layer_static *st = &a->stats[i];
 		struct spp_hold_back_layer x = {i, 0, 0, 0, NAN};

@@ -96,6 +96,27 @@ void spp_cell_machine_label(const cJSON *machine, char *buf, size_t n);
  */
 const char *spp_cell_warning_text(const cJSON *w);
 
+/* A time for people: "562 us", "3.21 ms" (cells_deploy.c). */
+void spp_cell_time(double ns, char *buf, size_t n);
+
+/*
+ * What to deploy on a layer, from its recommendation: the format in fmt
+ * ("dense" where no format beats dense clear of the noise, "cuda/csr" off
+ * the cpu) and its measured speedup in sp, with the 95 % interval of its
+ * run where the rounds gave one: "1.11x (1.05-1.17)". Returns 0, or -1
+ * (both "") when the layer has no recommendation (no runs).
+ */
+int spp_cell_deploy(const cJSON *layer, char *fmt, size_t nf, char *sp, size_t ns);
+
+/*
+ * The model's deploy line, from summary.projection: "bsr8 on 2 layers,
+ * dense on 4: the 6 layers 1.04x as fast as all dense (562 us -> 540 us),
+ * weights 1.50 MiB -> 1.20 MiB", or "dense on every layer: no format beats
+ * the dense baseline clear of the noise". Returns 0, or -1 (buf "")
+ * without runs.
+ */
+int spp_cell_deploy_line(const cJSON *report, char *buf, size_t n);
+
 /* Columns a layer name takes in the text table and the HTML charts. */
 #define SPP_NAME_WIDTH 36
 

@@ -359,56 +359,18 @@ static void card(FILE *f, const char *key, const char *value, const char *detail
 	fputs("</div></div>\n", f);
 }
 
-/*
- * Measured end to end: per format, the sum of the dense medians over the
- * sum of the format's medians, over the layers where both ran ok.
- */
-static void card_measured(struct spp_html *h)
+/* What to deploy, measured: the model under each layer's recommendation (summary.projection). */
+static void card_deploy(struct spp_html *h)
 {
-	const char *best = NULL;
-	double best_x = 0;
-	int best_n = 0;
-	char v[64], d[160];
+	char v[64], line[1024];
+	double x;
 
-	for (int k = SPP_ST_DENSE + 1; k < SPP_ST_COUNT; k++) {
-		const char *key = spp_storage_key((enum spp_storage_fmt)k);
-		double sd = 0, sf = 0;
-		int n = 0;
-		const cJSON *l, *run;
-
-		cJSON_ArrayForEach(l, h->layers) {
-			double td = NAN, tf = NAN, t;
-
-			cJSON_ArrayForEach(run, spp_cell_get(l, "runs")) {
-				const char *fmt = spp_cell_str(run, "format");
-
-				if (!fmt || !spp_html_run_ok(run) || !spp_cell_num(run, "time_ns.median", &t))
-					continue;
-				if (strcmp(fmt, "dense") == 0)
-					td = t;
-				else if (strcmp(fmt, key) == 0)
-					tf = t;
-			}
-			if (isfinite(td) && isfinite(tf) && tf > 0) {
-				sd += td;
-				sf += tf;
-				n++;
-			}
-		}
-		if (n && sd / sf > best_x) {
-			best_x = sd / sf;
-			best = key;
-			best_n = n;
-		}
-	}
-	if (!best) {
+	if (spp_cell_deploy_line(h->report, line, sizeof(line))) {
 		card(h->f, "measured", "no runs", "static report: no kernel was timed");
 		return;
 	}
-	spp_html_fmt_ratio(best_x, v, sizeof(v));
-	snprintf(d, sizeof(d), "%s: sum of dense medians over its medians, %d of %d layers", best,
-		 best_n, h->nlayers);
-	card(h->f, "best measured speedup", v, d);
+	spp_html_fmt_ratio(spp_cell_num(h->report, "summary.projection.speedup", &x) ? x : 1, v, sizeof(v));
+	card(h->f, "deploy", v, line);
 }
 
 static void summary_cards(struct spp_html *h)
@@ -441,7 +403,7 @@ static void summary_cards(struct spp_html *h)
 	} else {
 		card(h->f, "smallest storage", "\xe2\x80\x94", "no format holds every layer");
 	}
-	card_measured(h);
+	card_deploy(h);
 	fputs("</div>\n", h->f);
 }
 

@@ -86,6 +86,20 @@ cJSON *spp_report_projection(const struct spp_analysis *a)
 	    spp_json_put(o, "ratio", spp_json_num(p->ratio)) ||
 	    !(arr = cJSON_AddArrayToObject(o, "prune_next")))
 		goto oom;
+	if (!(arr = cJSON_AddArrayToObject(o, "deploy")))
+		goto oom;
+	for (int c = 0; c < p->ndeploy; c++) {
+		cJSON *e = cJSON_CreateObject();
+
+		if (!e)
+			goto oom;
+		cJSON_AddItemToArray(arr, e);
+		if (spp_json_put(e, "backend", cJSON_CreateString(p->deploy[c].backend)) ||
+		    spp_json_put(e, "format", cJSON_CreateString(p->deploy[c].format)) ||
+		    spp_json_put(e, "layers", cJSON_CreateNumber(p->deploy[c].layers)))
+			goto oom;
+	}
+	arr = cJSON_GetObjectItemCaseSensitive(o, "prune_next");
 	for (int c = 0; c < p->nprune_next; c++) {
 		const struct spp_prune_next *n = &p->prune_next[c];
 		cJSON *e = cJSON_CreateObject();

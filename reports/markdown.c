@@ -157,8 +157,12 @@ static void header(const cJSON *r, FILE *f)
 	fputs(", ", f);
 	if (spp_cell_num(r, "settings.repeats", &v))
 		fprintf(f, "%.0f runs each", v);
+	else if (cJSON_IsTrue(spp_cell_path(r, "settings.static")))
+		fputs("static only", f);
+	else if (spp_cell_num(r, "settings.time_budget_s", &v))
+		fprintf(f, "time budget %g s per layer", v);
 	else
-		fputs(cJSON_IsTrue(spp_cell_path(r, "settings.static")) ? "static only" : "time budget", f);
+		fputs("time budget", f);
 	fputs(" |\n| created | ", f);
 	cell(f, spp_cell_str(r, "created"));
 	fputs(" |\n", f);
@@ -169,12 +173,10 @@ static void layers(const cJSON *r, FILE *f, int runs)
 	const cJSON *l;
 
 	fputs("\n### Layers\n\n| layer | op | M×K | dtype | sparsity | class | 2:4 | FLOPs | ideal | csr |", f);
-	fputs(runs ? " fastest | speedup |\n" : "\n", f);
+	fputs(runs ? " deploy | speedup |\n" : "\n", f);
 	fputs("|---|---|---|---|---:|---|---:|---:|---:|---:|", f);
 	fputs(runs ? "---|---:|\n" : "\n", f);
 	cJSON_ArrayForEach(l, spp_cell_get(r, "layers")) {
-		const cJSON *best = spp_cell_get(l, "fastest"); /* derive.c's choice */
-
 		fputs("| ", f);
 		code(f, spp_cell_str(l, "name"));
 		fputs(" | ", f);
@@ -199,10 +201,14 @@ static void layers(const cJSON *r, FILE *f, int runs)
 		fputs(" | ", f);
 		ratio_cell(f, l, "storage.csr.ratio");
 		if (runs) {
+			char fmt[48], sp[64];
+
+			/* what to deploy: the recommendation, "dense" where nothing beats it */
+			spp_cell_deploy(l, fmt, sizeof(fmt), sp, sizeof(sp));
 			fputs(" | ", f);
-			cell(f, best ? spp_cell_str(best, "format") : NULL);
+			cell(f, fmt[0] ? fmt : NULL);
 			fputs(" | ", f);
-			ratio_cell(f, best, "speedup");
+			cell(f, sp[0] ? sp : NULL);
 		}
 		fputs(" |\n", f);
 	}
@@ -214,7 +220,20 @@ static void layers(const cJSON *r, FILE *f, int runs)
 	ratio_cell(f, r, "summary.flops.theoretical_speedup");
 	fputs(" | ", f);
 	ratio_cell(f, r, "summary.storage.csr.ratio");
-	fputs(runs ? " | | |\n" : " |\n", f);
+	if (runs) {
+		char line[1024];
+
+		fputs(" | | ", f);
+		ratio_cell(f, r, "summary.projection.speedup");
+		fputs(" |\n", f);
+		if (spp_cell_deploy_line(r, line, sizeof(line)) == 0) {
+			fputs("\n**Deploy:** ", f);
+			cell(f, line);
+			fputs("\n", f);
+		}
+	} else {
+		fputs(" |\n", f);
+	}
 }
 
 /* "2:4 4:8 7:16": the tightest N:M of groups of 4, 8, 16 along axis (K or M). */

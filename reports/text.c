@@ -224,15 +224,31 @@ static void col_dense_time(const cJSON *l, struct spp_text_cell *c)
 	spp_text_set_time(c, known, v);
 }
 
-static void col_fastest(const cJSON *l, struct spp_text_cell *c)
+/* What to deploy (the recommendation, "dense" where nothing beats it) and its speedup. */
+static void col_deploy(const cJSON *l, struct spp_text_cell *c)
 {
-	spp_text_set_str(c, spp_cell_str(spp_cell_get(l, "fastest"), "format"));
+	char sp[64];
+
+	if (spp_cell_deploy(l, c->text, sizeof(c->text), sp, sizeof(sp)))
+		spp_text_set_null(c);
 }
 
-static void col_fastest_speedup(const cJSON *l, struct spp_text_cell *c)
+static void col_deploy_speedup(const cJSON *l, struct spp_text_cell *c)
+{
+	char fmt[48];
+	double v;
+
+	if (spp_cell_deploy(l, fmt, sizeof(fmt), c->text, sizeof(c->text)) || !c->text[0])
+		spp_text_set_null(c);
+	if (spp_cell_num(spp_cell_get(l, "recommendation"), "speedup", &v) && v > 1)
+		c->style = SPP_TEXT_GOOD;
+}
+
+/* The model under the recommendations against all dense (summary.projection). */
+static void tot_deploy_speedup(const cJSON *r, struct spp_text_cell *c)
 {
 	double v = 0;
-	int known = spp_cell_num(spp_cell_get(l, "fastest"), "speedup", &v);
+	int known = spp_cell_num(r, "summary.projection.speedup", &v);
 
 	spp_text_set_ratio(c, known, v);
 	if (known && v > 1)
@@ -283,8 +299,8 @@ static const struct column columns[] = {
 	{"best", 0, 0, col_best, tot_best},
 	{"ratio", 1, 0, col_best_ratio, tot_best_ratio},
 	{"dense time", 1, 1, col_dense_time, NULL},
-	{"fastest", 0, 1, col_fastest, NULL},
-	{"speedup", 1, 1, col_fastest_speedup, NULL},
+	{"deploy", 0, 1, col_deploy, NULL},
+	{"speedup", 1, 1, col_deploy_speedup, tot_deploy_speedup},
 	{"breakeven", 1, 1, col_breakeven, NULL},
 };
 
@@ -352,14 +368,12 @@ static void write_table(const cJSON *report, FILE *f, int color)
 	put_row(f, report, NULL, w, ncol, color, ANSI_BOLD);
 }
 
-/* A header line: "label     value". */
+/* A header line: "label     value", the value whole (sanitized, never cut). */
 static void header_line(FILE *f, int color, const char *label, const char *value)
 {
-	struct spp_text_cell c;
-
-	spp_text_set_str(&c, value);
-	fprintf(f, "%s%-9s%s %s\n", color ? ANSI_BOLD : "", label,
-		color ? ANSI_RESET : "", c.text);
+	fprintf(f, "%s%-9s%s ", color ? ANSI_BOLD : "", label, color ? ANSI_RESET : "");
+	spp_safe_fputs(f, value ? value : NULL_CELL, (size_t)-1);
+	fputc('\n', f);
 }
 
 /*
@@ -466,6 +480,17 @@ static void write_header(const cJSON *r, FILE *f, int color)
 	fputc('\n', f);
 }
 
+/* What to deploy for the model, under the table: its total row's speedup in words. */
+static void write_deploy(const cJSON *r, FILE *f, int color)
+{
+	char line[1024];
+
+	if (spp_cell_deploy_line(r, line, sizeof(line)) == 0) {
+		fputc('\n', f);
+		header_line(f, color, "deploy", line);
+	}
+}
+
 /* The names the table shows shortened, in full: short name, then the name. */
 static void write_full_names(const cJSON *r, FILE *f)
 {
@@ -489,15 +514,17 @@ static void write_full_names(const cJSON *r, FILE *f)
 static void write_warnings(const cJSON *r, FILE *f, int color)
 {
 	const cJSON *ws = spp_cell_get(r, "warnings"), *w;
-	struct spp_text_cell c;
 
 	if (cJSON_GetArraySize(ws) == 0)
 		return;
 	fputc('\n', f);
+	/* each warning whole: a sentence cut at a cell's width read as "(virtualize" */
 	cJSON_ArrayForEach(w, (cJSON_IsArray(ws) ? ws : NULL)) {
-		spp_text_set_str(&c, spp_cell_warning_text(w));
-		fprintf(f, "%swarning:%s %s\n", color ? ANSI_YELLOW : "",
-			color ? ANSI_RESET : "", c.text);
+		const char *t = spp_cell_warning_text(w);
+
+		fprintf(f, "%swarning:%s ", color ? ANSI_YELLOW : "", color ? ANSI_RESET : "");
+		spp_safe_fputs(f, t ? t : NULL_CELL, (size_t)-1);
+		fputc('\n', f);
 	}
 }
 
@@ -510,6 +537,7 @@ int spp_report_write_text(const cJSON *report, FILE *f,
 	write_header(report, f, color);
 	if (cJSON_IsArray(layers) && cJSON_GetArraySize(layers) > 0) {
 		write_table(report, f, color);
+		write_deploy(report, f, color);
 		write_full_names(report, f);
 		if (spp_text_has_runs(report))
 			spp_text_write_runs(report, f, color);

@@ -67,19 +67,11 @@ void spp_text_layer_name(const cJSON *l, struct spp_text_cell *c)
 
 void spp_text_set_time(struct spp_text_cell *c, int known, double ns)
 {
-	static const char *const unit[] = {"ns", "us", "ms", "s"};
-	int u = 0;
-
 	if (!known) {
 		spp_text_set_null(c);
 		return;
 	}
-	while (u < 3 && fabs(ns) >= 1000) {
-		ns /= 1000;
-		u++;
-	}
-	snprintf(c->text, sizeof(c->text), fabs(ns) < 10 ? "%.2f %s" : fabs(ns) < 100 ? "%.1f %s" : "%.0f %s",
-		 ns, unit[u]);
+	spp_cell_time(ns, c->text, sizeof(c->text));
 	c->style = SPP_TEXT_PLAIN;
 }
 

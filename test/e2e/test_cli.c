@@ -62,6 +62,23 @@ static void test_usage_errors(void **state)
 	RUN(&r, "frobnicate");
 	assert_int_equal(r.status, 2);
 	assert_non_null(strstr(r.err, "unknown command 'frobnicate'"));
+	assert_null(strstr(r.err, "did you mean"));
+	harness_run_free(&r);
+
+	/* a near miss names the command meant */
+	RUN(&r, "analyse", "model.onnx");
+	assert_int_equal(r.status, 2);
+	assert_non_null(strstr(r.err, "unknown command 'analyse'; did you mean 'analyze'?"));
+	harness_run_free(&r);
+	RUN(&r, "help", "reprot");
+	assert_int_equal(r.status, 2);
+	assert_non_null(strstr(r.err, "did you mean 'report'?"));
+	harness_run_free(&r);
+
+	/* an -o name no writer has, without --format: refused, not written as text */
+	RUN(&r, "report", "r.json", "-o", "r.xlsx");
+	assert_int_equal(r.status, 2);
+	assert_non_null(strstr(r.err, "cannot tell the report format from 'r.xlsx'"));
 	harness_run_free(&r);
 
 	RUN(&r, "help", "frobnicate");

@@ -135,10 +135,14 @@ void test_output_targets(void **state)
 
 	/* an input of the run, the model itself or a shard behind an index */
 	snprintf(want, sizeof(want), "cannot write '%s': is the input '%s'", model, model);
-	cli_refused((const char *[]){"analyze", model, "--static", "-o", model, NULL}, want);
+	cli_refused((const char *[]){"analyze", model, "--static", "--format", "text", "-o", model, NULL}, want);
 	cli_refused((const char *[]){"analyze", model, "--n", "4", "--repeat", "1", "--format", "json",
 				 "-o", model, NULL}, want);
-	cli_refused((const char *[]){"analyze", index, "--static", "-o", model, NULL}, "is the input");
+	cli_refused((const char *[]){"analyze", index, "--static", "--format", "md", "-o", model, NULL},
+		    "is the input");
+	/* without --format, a name no writer has is refused first (-o r.xlsx wrote text) */
+	cli_refused((const char *[]){"analyze", model, "--static", "-o", model, NULL},
+		    "cannot tell the report format from");
 	snprintf(want, sizeof(want), "cannot write '%s': is the input '%s'", report, report);
 	cli_refused((const char *[]){"report", report, "--format", "json", "-o", report, NULL}, want);
 	cli_refused((const char *[]){"compare", report, report, "-o", report, NULL}, want);

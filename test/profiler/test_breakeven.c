@@ -359,6 +359,17 @@ static void test_diagnosis(void **state)
 	spp_diagnose_layer(&s, NULL, &d);
 	assert_true(d.n == 1 && has_line(&d, "csr index metadata (13368 bytes)") &&
 		    has_line(&d, "(3276 bytes)"));
+	/*
+	 * a dense layer (no format is a candidate) gets neither the csr note nor
+	 * the padding one: a dense face model had one pair on every layer
+	 * (issue 46 item 9)
+	 */
+	s.counts.nnz = 4096;
+	s.sparsity = 0;
+	s.storage[SPP_ST_CSR].bytes = 4096 * 8 + 65 * 4;
+	s.counts.k = 30;
+	spp_diagnose_layer(&s, NULL, &d);
+	assert_int_equal(d.n, 0);
 }
 
 /* in test_breakeven_cli.c */
@@ -415,6 +426,22 @@ static void test_hold_back(void **state)
 	assert_int_equal(s.hold_back.l[0].layer, 2);
 	assert_true(fabs(s.hold_back.l[0].excess_flops - 1200) < 1e-9);
 	assert_true(isnan(s.hold_back.l[0].alone));
+	/*
+	 * A 300 of 1000 non-zero, B 56 of 1000, against the model's own
+	 * 0.822: the target's rounding left 1.1e-13 to remove, and A (the
+	 * denser) was said to need "alone 70.0 %", the sparsity it has
+	 * (issue 46 item 7)
+	 */
+	st[0].counts.nnz = 300, st[0].sparsity = 0.7;
+	st[1].counts.nnz = 56, st[1].sparsity = 0.944;
+	a.nlayers = 2;
+	s.gemm_params = 2000, s.gemm_nnz = 356, s.gemm_sparsity = 1 - 356.0 / 2000;
+	spp_hold_back(&a, &s);
+	assert_true(s.hold_back.nnz_to_remove == 0);
+	assert_int_equal(s.hold_back.n, 1);
+	assert_int_equal(s.hold_back.l[0].layer, 0);
+	assert_true(isnan(s.hold_back.l[0].alone));
+	a.nlayers = 3;
 	/* no analysed layer: no list */
 	s.gemm_params = 0;
 	spp_hold_back(&a, &s);

@@ -1,7 +1,8 @@
 /*
- * The selections every report prints: each layer's best storage and
- * fastest run are chosen once (profiler/derive.c) and the text, Markdown
- * and HTML reports name the same ones. Before, each renderer chose with
+ * The selections every report prints: each layer's best storage, fastest
+ * run and recommendation are chosen once (profiler/derive.c) and the
+ * text, Markdown and HTML reports name the same ones (the text and
+ * Markdown tables print the recommendation as "deploy", the HTML both). Before, each renderer chose with
  * its own rule: on a layer no format shrinks, the text said "dense 1.00x"
  * and the HTML "bsr16 1.00x"; the text and Markdown took a failed run's
  * speedup as the fastest. The fixture's three layers, with runs added by
@@ -27,6 +28,7 @@ struct want {
 	const char *best;    /* best storage format */
 	const char *fastest; /* NULL: none */
 	const char *not_best, *not_fastest; /* what a renderer's own rule would have named */
+	const char *deploy;  /* the recommendation the text and Markdown tables print */
 };
 
 static void add_run(struct spp_layer_runs *lr, const char *format, enum spp_run_status st,
@@ -158,9 +160,9 @@ static void check_rows(const char *what, const char *text, const char *const key
 void test_selections_agree(void **state)
 {
 	static const struct want want[3] = {
-		{"nm2_4", "nm2_4", NULL, "bsr4"},
-		{"dense", "bitmask", "bsr16", "bsr16"},
-		{"bsr4", NULL, NULL, NULL},
+		{"nm2_4", "nm2_4", NULL, "bsr4", "nm2_4"},
+		{"dense", "bitmask", "bsr16", "bsr16", "dense"},
+		{"bsr4", NULL, NULL, NULL, "dense"},
 	};
 	/* the rows' keys: the names the tables print (the HTML's full name in its tooltip) */
 	static const char *const text_keys[3] = {"q_proj", "down_proj", "conv.weight"};
@@ -184,21 +186,32 @@ void test_selections_agree(void **state)
 			assert_string_equal(cJSON_GetObjectItem(f, "format")->valuestring, want[i].fastest);
 		else
 			assert_true(cJSON_IsNull(f));
+		assert_string_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(l, "recommendation"), "format")
+					    ->valuestring,
+				    want[i].deploy);
 	}
 	text = render(r, SPP_REPORT_TEXT, 0);
 	md = render(r, SPP_REPORT_MD, 0);
 	html = render(r, SPP_REPORT_HTML, 0);
-	check_rows("text", text, text_keys, want, "\n", "\n");
-	/* Markdown's layer table names no best storage: the fastest run only */
+	/* the text and Markdown tables name what to deploy (dense where nothing is clear of the noise) */
 	{
-		struct want fast[3];
+		struct want deploy[3], md_deploy[3];
 
-		for (int i = 0; i < 3; i++)
-			fast[i] = (struct want){want[i].fastest ? want[i].fastest : "|", want[i].fastest,
-						NULL, want[i].not_fastest};
-		check_rows("markdown", md, text_keys, fast, "\n|", "\n");
+		for (int i = 0; i < 3; i++) {
+			deploy[i] = want[i];
+			deploy[i].fastest = want[i].deploy;
+			/* Markdown's layer table names no best storage */
+			md_deploy[i] = (struct want){want[i].deploy, want[i].deploy, NULL, want[i].not_fastest,
+						     want[i].deploy};
+		}
+		check_rows("text", text, text_keys, deploy, "\n", "\n");
+		check_rows("markdown", md, text_keys, md_deploy, "\n|", "\n");
 	}
 	check_rows("html", html, text_keys, want, "<tr class=\"layer\"", "</tr>");
+	/* and the model's deploy line, from summary.projection.deploy (most layers first) */
+	assert_non_null(strstr(text, "deploy    dense on 2 layers, nm2_4 on 1 layer: the 3 layers"));
+	assert_non_null(strstr(md, "**Deploy:** dense on 2 layers, nm2\\_4 on 1 layer"));
+	assert_non_null(strstr(html, ">deploy</div>"));
 	free(text);
 	free(md);
 	free(html);

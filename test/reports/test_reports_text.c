@@ -91,6 +91,25 @@ void test_text(void **state)
 	assert_non_null(strstr(plain, "hash      0123456789ab (xxh3-128-tree-test)\n"));
 	assert_non_null(strstr(plain, "settings  N 128, threads "));
 	assert_non_null(strstr(plain, "warning: kernel runs are not built yet: static metrics only\n"));
+	/* a warning longer than a table cell is printed whole (it was cut at 127 bytes, mid-word) */
+	{
+		static const char long_msg[] =
+			"dense baseline: not checked against the roofline on 3 shapes: no calibration for 1 "
+			"thread (run 'spprof calibrate'), and the machine has no PMU (virtualized), so its "
+			"cache figures come from the simulator";
+		char *was = fx.a.warnings[0].message, *text;
+
+		fx.a.warnings[0].message = (char *)long_msg;
+		cJSON_Delete(r);
+		r = build(&fx);
+		text = render(r, SPP_REPORT_TEXT, 0);
+		assert_true(strlen(long_msg) > 200);
+		assert_non_null(strstr(text, long_msg));
+		free(text);
+		fx.a.warnings[0].message = was;
+		cJSON_Delete(r);
+		r = build(&fx);
+	}
 
 	hdr = line_with(plain, "sparsity  class");
 	row0 = line_with(plain, "model.layers.0\xe2\x80\xa6q_proj.weight");

@@ -144,6 +144,7 @@ struct spp_model_totals {
 	X(SPP_WARN_NO_CALIBRATION, "no_calibration", "no calibrated bandwidth: bw_util is null")    \
 	X(SPP_WARN_NO_GEMM_LAYERS, "no_gemm_layers", "the model has no GEMM layers")               \
 	X(SPP_WARN_INPUT_SHAPE_ASSUMED, "input_shape_assumed", "a graph input's shape was assumed or unknown") \
+	X(SPP_WARN_UNRESOLVED_WEIGHT, "unresolved_weight", "a layer's weight input is no constant spprof resolves") \
 	X(SPP_WARN_SHARD_FAILED, "shard_failed", "a rank failed: its shard's layers have no runs") \
 	X(SPP_WARN_UNSTABLE, "unstable", "a speedup's 95 % interval is wider than +-5 %") \
 	X(SPP_WARN_MACHINE_BUSY, "machine_busy", "steal or other processes while timing") \

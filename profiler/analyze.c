@@ -46,7 +46,7 @@ static int model_totals(struct spp_analysis *a, struct spp_error *err)
 	/* a pruning mask and the "_orig" it masks count once, as the effective weight */
 	t->tensors = 0;
 	for (int i = 0; i < m->ntensors; i++)
-		t->tensors += !m->tensors[i].folded;
+		t->tensors += !m->tensors[i].folded && !m->tensors[i].derived;
 	t->bytes = m->bytes;
 	if (m->ntensors > 0) {
 		whole = malloc((size_t)m->ntensors * sizeof(*whole));
@@ -63,7 +63,8 @@ static int model_totals(struct spp_analysis *a, struct spp_error *err)
 	for (int i = 0; i < m->ntensors; i++) {
 		uint64_t nnz = 0;
 
-		if (m->tensors[i].folded)
+		/* a weight folded from constants: they count, not it */
+		if (m->tensors[i].folded || m->tensors[i].derived)
 			continue;
 		/* a layer's count already covers its whole tensor: reuse it
 		 * rather than read the weights a second time */
@@ -409,6 +410,22 @@ static int shape_notes(struct spp_analysis *a, struct spp_error *err)
 	return rc;
 }
 
+/* One warning per weight input the loader left unresolved (computed at run
+ * time, or through an op it does not fold): its weights are in no layer. */
+static int weight_notes(struct spp_analysis *a, struct spp_error *err)
+{
+	const char *p = a->model->weight_notes;
+	int rc = SPP_OK;
+
+	while (p && *p && !rc) {
+		size_t len = strcspn(p, "\n");
+
+		rc = spp_analysis_warn(a, err, SPP_WARN_UNRESOLVED_WEIGHT, "%.*s", (int)len, p);
+		p += len + (p[len] == '\n');
+	}
+	return rc;
+}
+
 int spp_analyze_run(const char *path, const struct spp_analyze_opts *o,
 		    struct spp_analysis **out, struct spp_error *err)
 {
@@ -433,6 +450,8 @@ int spp_analyze_run(const char *path, const struct spp_analyze_opts *o,
 		rc = spp_error_set(err, SPP_E_NOMEM, "out of memory for %d layers", a->nlayers);
 	if (!rc)
 		rc = shape_notes(a, err);
+	if (!rc)
+		rc = weight_notes(a, err);
 	if (rc)
 		goto fail;
 	if (a->nlayers) {

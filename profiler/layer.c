@@ -70,7 +70,7 @@ static const char *const embed_part[] = {"wte", "wpe", "shared"};
 
 int spp_tensor_is_layer(const struct spp_tensor *t)
 {
-	if (t->ndim < 2 || t->ndim > 4 || t->numel == 0 || t->nnz_only || t->folded)
+	if (t->ndim < 2 || t->ndim > 4 || t->numel == 0 || t->nnz_only || t->folded || t->derived)
 		return 0;
 	for (size_t i = 0; i < sizeof(embed_within) / sizeof(embed_within[0]); i++)
 		if (name_has(t->name, embed_within[i]))

@@ -249,6 +249,7 @@ void spp_model_destroy(struct spp_model *m)
 	free(m->file_ids);
 	free(m->tensor_uses);
 	free(m->shape_notes);
+	free(m->weight_notes);
 	free(m->path);
 	free(m);
 }

@@ -64,6 +64,13 @@ struct spp_tensor {
 	 * in the file; NULL, 0 otherwise */
 	const char *stored_as;
 	uint64_t stored_bytes;
+	/*
+	 * Computed by the loader from other tensors of the file (an ONNX
+	 * weight folded from Constants through Slice, Concat, ...): a layer's
+	 * weight, but its elements are those it was made from, which the
+	 * totals count, so it counts neither there nor as a layer by rank.
+	 */
+	int derived;
 };
 
 /*
@@ -125,6 +132,10 @@ struct spp_model {
 	/* what the loader assumed about the graph's inputs (a symbolic batch
 	 * taken as 1, ...), one per line, owned; NULL when nothing */
 	char *shape_notes;
+	/* weight inputs of a graph's layers the loader could not resolve to
+	 * constants (computed at run time, or through an op it does not
+	 * fold), one per line, owned; NULL when none */
+	char *weight_notes;
 };
 
 #define SPP_MAX_INPUT_SHAPES 16

@@ -31,6 +31,27 @@ const char *onnx_name(const char *s)
 	return s && *s ? s : "(unnamed)";
 }
 
+/* The unresolved weight inputs, one line each, those past the first
+ * lines counted in a last one. */
+static int weights_done(struct onnx_ctx *c)
+{
+	const char *p = c->unresolved;
+	int lines = 0;
+
+	if (!c->nunresolved)
+		return SPP_OK;
+	while (*p && ++lines)
+		p += strcspn(p, "\n") + (p[strcspn(p, "\n")] == '\n');
+	if (lines < c->nunresolved &&
+	    asprintf(&c->m->weight_notes, "%s%s%d more weight inputs are not constants spprof "
+		     "resolves: their weights are not profiled", c->unresolved, lines ? "\n" : "",
+		     c->nunresolved - lines) < 0)
+		c->m->weight_notes = NULL;
+	else if (lines == c->nunresolved)
+		c->m->weight_notes = strdup(c->unresolved);
+	return c->m->weight_notes ? SPP_OK : onnx_fault(c, SPP_E_NOMEM, "out of memory");
+}
+
 /* After the walk: every --input-shape named an input; the notes kept. */
 static int inputs_done(struct onnx_ctx *c, const Onnx__GraphProto *g)
 {
@@ -50,7 +71,7 @@ static int inputs_done(struct onnx_ctx *c, const Onnx__GraphProto *g)
 	}
 	if (c->notes[0] && !(c->m->shape_notes = strdup(c->notes)))
 		return onnx_fault(c, SPP_E_NOMEM, "out of memory");
-	return SPP_OK;
+	return weights_done(c);
 }
 
 int spp_onnx_parse(const unsigned char *buf, uint64_t size,

@@ -31,7 +31,15 @@
  *   are followed: Hugging Face caches link to blobs elsewhere).
  * - Layers: Gemm, MatMul, Conv, ConvTranspose, LSTM, GRU and RNN of the
  *   default domain whose weight operand is a constant; see onnx_layers.c
- *   for each op's view.
+ *   for each op's view. A weight computed from constants by Identity,
+ *   Reshape, Flatten, Squeeze, Unsqueeze, Transpose, Slice, Concat, Gather
+ *   or Cast is folded into a tensor the model holds (onnx_fold.c; the
+ *   copies count against the model's memory budget, and the totals count
+ *   the constants, not the folded weight); a weight input that stays
+ *   unresolved is one line of m->weight_notes (the report's
+ *   unresolved_weight warnings). A cycle among the nodes a weight is
+ *   folded through, or a fold the operator's specification calls invalid,
+ *   is SPP_E_FORMAT.
  */
 #ifndef SPP_PROFILER_ONNX_ONNX_H
 #define SPP_PROFILER_ONNX_ONNX_H

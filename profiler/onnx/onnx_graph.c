@@ -6,6 +6,7 @@
  */
 #include "profiler/onnx/onnx_internal.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 int onnx_scope_weight(const struct onnx_scope *s, const char *name)
@@ -125,9 +126,9 @@ static int put_shapes(struct onnx_ctx *c, struct onnx_scope *s,
 	return SPP_OK;
 }
 
-static int node(struct onnx_ctx *c, const Onnx__NodeProto *n, struct onnx_scope *s,
-		int depth)
+static int node(struct onnx_ctx *c, size_t i, struct onnx_scope *s, int depth)
 {
+	const Onnx__NodeProto *n = s->g->node[i];
 	int rc;
 
 	if (default_domain(n) && n->op_type && strcmp(n->op_type, "Constant") == 0) {
@@ -135,25 +136,25 @@ static int node(struct onnx_ctx *c, const Onnx__NodeProto *n, struct onnx_scope 
 		if (rc)
 			return rc;
 	}
-	for (size_t i = 0; i < n->n_attribute; i++) {
-		const Onnx__AttributeProto *a = n->attribute[i];
+	for (size_t k = 0; k < n->n_attribute; k++) {
+		const Onnx__AttributeProto *a = n->attribute[k];
 		if (a->g && (rc = onnx_graph_walk(c, a->g, s, depth + 1)))
 			return rc;
 		for (size_t j = 0; j < a->n_graphs; j++)
 			if ((rc = onnx_graph_walk(c, a->graphs[j], s, depth + 1)))
 				return rc;
 	}
-	if (!default_domain(n))
-		return SPP_OK;
-	if ((rc = onnx_shapes_infer(c, n, s)))
+	if (default_domain(n) &&
+	    ((rc = onnx_shapes_infer(c, n, s)) || (rc = onnx_layers_add(c, n, s))))
 		return rc;
-	return onnx_layers_add(c, n, s);
+	/* after its own layers: a node never folds into its own weight */
+	return onnx_fold_producer(c, s, i);
 }
 
 int onnx_graph_walk(struct onnx_ctx *c, const Onnx__GraphProto *g,
-		    const struct onnx_scope *parent, int depth)
+		    struct onnx_scope *parent, int depth)
 {
-	struct onnx_scope s = {.parent = parent};
+	struct onnx_scope s = {.parent = parent, .g = g};
 	int rc = SPP_OK, index;
 
 	if (depth > SPP_ONNX_MAX_GRAPH_DEPTH)
@@ -178,10 +179,16 @@ int onnx_graph_walk(struct onnx_ctx *c, const Onnx__GraphProto *g,
 	}
 	if (depth == 0 && (rc = onnx_shapes_bind_inputs(c, g, &s)))
 		goto out;
+	if (g->n_node && !(s.prods = calloc(g->n_node, sizeof(*s.prods)))) {
+		rc = onnx_fault(c, SPP_E_NOMEM, "out of memory for %zu nodes", g->n_node);
+		goto out;
+	}
 	for (size_t i = 0; i < g->n_node; i++)
-		if ((rc = node(c, g->node[i], &s, depth)))
+		if ((rc = node(c, i, &s, depth)))
 			goto out;
 out:
+	onnx_map_free(&s.producers);
+	free(s.prods);
 	onnx_map_free(&s.weights);
 	onnx_map_free(&s.shapes);
 	onnx_shapes_free(&s);

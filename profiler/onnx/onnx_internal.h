@@ -22,6 +22,8 @@ struct onnx_ctx {
 	const struct spp_open_opts *opts; /* --input-shape; NULL: none given */
 	unsigned char *bound;    /* per opts->input_shapes: matched a graph input */
 	char notes[1024];        /* assumptions about the inputs, one per line */
+	char unresolved[1536];   /* weight inputs left unresolved, one per line */
+	int nunresolved;         /* all of them, also those past the buffer */
 };
 
 /*
@@ -48,12 +50,35 @@ struct onnx_map {
 	size_t cap, count;
 };
 
+/*
+ * Why a value could not be folded into a constant (onnx_fold.c): it is
+ * computed at run time from source (a graph input, or a value no node of
+ * the graph produces), or from constants through node, which is not
+ * folded for the reason why.
+ */
+struct onnx_unfolded {
+	int runtime;
+	const char *source;
+	const Onnx__NodeProto *node;
+	const char *why;
+};
+
+/* A node of a graph as the folding sees it: its state, its failure. */
+struct onnx_producer {
+	const Onnx__NodeProto *node;
+	int state;                /* enum in onnx_fold.c */
+	struct onnx_unfolded un;  /* when it failed */
+};
+
 /* Names visible in a graph: its own, then its enclosing graphs'. */
 struct onnx_scope {
-	const struct onnx_scope *parent;
+	struct onnx_scope *parent;
+	const Onnx__GraphProto *g;
 	struct onnx_map weights;  /* value name -> tensor index */
 	struct onnx_map shapes;   /* value name -> ValueInfoProto */
 	struct onnx_map inferred; /* value name -> struct onnx_shape (owned) */
+	struct onnx_map producers; /* value name -> struct onnx_producer of prods */
+	struct onnx_producer *prods; /* one per node of g, owned */
 };
 
 /* Insert or replace; 0, or -1 when out of memory. */
@@ -86,7 +111,50 @@ int onnx_tensor_push(struct onnx_ctx *c, struct spp_tensor *t, int *index);
 
 /* Walk a graph: its weights, its subgraphs, its layers. */
 int onnx_graph_walk(struct onnx_ctx *c, const Onnx__GraphProto *g,
-		    const struct onnx_scope *parent, int depth);
+		    struct onnx_scope *parent, int depth);
+
+/*
+ * Constant folding of what feeds a weight input (onnx_fold.c): *index is
+ * the tensor of value name in scope s, an initializer, a Constant, or a
+ * value computed from them by Identity, Reshape, Flatten, Squeeze,
+ * Unsqueeze, Transpose, Slice, Concat, Gather and Cast, folded here once
+ * into a tensor the model holds (spp_tensor.derived; the data it copies
+ * charged to the model's budget). *index -1 when the value stays
+ * unresolved, with why in *un (NULL: not wanted). Returns 0, or an error
+ * status with one line: a malformed fold (a Slice step of 0, an index out
+ * of range, a cycle), the budget, out of memory.
+ */
+int onnx_fold_value(struct onnx_ctx *c, struct onnx_scope *s, const char *name, int *index,
+		    struct onnx_unfolded *un);
+
+/* Record node i of s's graph as the producer of its outputs; 0 or SPP_E_NOMEM. */
+int onnx_fold_producer(struct onnx_ctx *c, struct onnx_scope *s, size_t i);
+
+/*
+ * Note weight input i of node n, left unresolved for un, for the report's
+ * unresolved_weight warning (c->unresolved); 0 or SPP_E_NOMEM.
+ */
+int onnx_fold_note(struct onnx_ctx *c, const struct onnx_scope *s, const Onnx__NodeProto *n,
+		   size_t i, const struct onnx_unfolded *un);
+
+/*
+ * The evaluators of onnx_fold_ops.c: node n's output from its inputs'
+ * tensors in[0..nin-1] (NULL for an absent optional input) into *out
+ * (shape, dtype, data; the caller names it). Returns 0, with *why set and
+ * *out untouched when spprof does not fold this case, or an error status.
+ */
+int onnx_fold_eval(struct onnx_ctx *c, const Onnx__NodeProto *n,
+		   const struct spp_tensor *const *in, size_t nin, struct spp_tensor *out,
+		   const char **why);
+/* Whether op is one onnx_fold_eval knows. */
+int onnx_fold_known(const char *op);
+
+/* Cast (onnx_fold_cast.c): an ONNX data type's spprof dtype where Cast
+ * folds it, else -1; whether a dtype is one of those; n values converted. */
+int onnx_cast_dtype(int64_t onnx_type);
+int onnx_cast_dtype_ok(enum spp_dtype dt);
+void onnx_cast_values(const unsigned char *src, enum spp_dtype from, unsigned char *dst,
+		      enum spp_dtype to, uint64_t n);
 
 /* The tensor index of a constant named name in scope, -1 when none. */
 int onnx_scope_weight(const struct onnx_scope *s, const char *name);
@@ -147,8 +215,7 @@ ONNX_INFER(onnx_infer_slice);
 ONNX_INFER(onnx_infer_depth_space);
 
 /* Add the layer descriptions of node n (none when it is not a layer). */
-int onnx_layers_add(struct onnx_ctx *c, const Onnx__NodeProto *n,
-		    const struct onnx_scope *s);
+int onnx_layers_add(struct onnx_ctx *c, const Onnx__NodeProto *n, struct onnx_scope *s);
 
 /* Make layer names unique ("w", "w#2", ...) once all are added. */
 int onnx_layers_unique(struct onnx_ctx *c);

@@ -93,6 +93,14 @@ static int64_t dim_of(const struct onnx_scope *s, const char *name, int want_ran
 	return d >= 0 && d < rank ? dims[d] : 0;
 }
 
+static int is_input(const Onnx__GraphProto *g, const char *name)
+{
+	for (size_t i = 0; g && i < g->n_input; i++)
+		if (g->input[i]->name && strcmp(g->input[i]->name, name) == 0)
+			return 1;
+	return 0;
+}
+
 static int push(struct onnx_ctx *c, const Onnx__NodeProto *n, int tensor,
 		enum spp_op op, struct view v, int64_t rows, int slice)
 {
@@ -138,15 +146,27 @@ static int push(struct onnx_ctx *c, const Onnx__NodeProto *n, int tensor,
 	return SPP_OK;
 }
 
-static const struct spp_tensor *weight(struct onnx_ctx *c, const struct onnx_scope *s,
-				       const char *name, int min_rank, int max_rank, int *index)
+/*
+ * The tensor of node n's weight input i, a constant or folded from
+ * constants (onnx_fold.c), when it has min_rank..max_rank dimensions and
+ * data; else *t NULL, and *index -1 where the input is no constant, *un
+ * saying why. The pointer lives until the next fold (the array may move).
+ */
+static int weight(struct onnx_ctx *c, struct onnx_scope *s, const Onnx__NodeProto *n, size_t i,
+		  int min_rank, int max_rank, const struct spp_tensor **t, int *index,
+		  struct onnx_unfolded *un)
 {
-	*index = onnx_scope_weight(s, name);
-	if (*index < 0)
-		return NULL;
-	const struct spp_tensor *t = &c->m->tensors[*index];
+	const struct spp_tensor *w;
+	int rc;
+
+	*t = NULL;
+	if ((rc = onnx_fold_value(c, s, input(n, i), index, un)) || *index < 0)
+		return rc;
+	w = &c->m->tensors[*index];
 	/* a sparse tensor kept as a count (too large to densify) has no data */
-	return t->ndim >= min_rank && t->ndim <= max_rank && t->numel && !t->nnz_only ? t : NULL;
+	if (w->ndim >= min_rank && w->ndim <= max_rank && w->numel && !w->nnz_only)
+		*t = w;
+	return SPP_OK;
 }
 
 /*
@@ -154,24 +174,65 @@ static const struct spp_tensor *weight(struct onnx_ctx *c, const struct onnx_sco
  * just pushed, when it is an initializer: one value per output feature,
  * which is a row of the layer's W (layer.c checks its shape). rc: push's.
  */
-static int with_bias(struct onnx_ctx *c, const Onnx__NodeProto *n, const struct onnx_scope *s,
+static int with_bias(struct onnx_ctx *c, const Onnx__NodeProto *n, struct onnx_scope *s,
 		     size_t i, int before, int rc)
 {
-	const char *name = input(n, i);
-	int idx = name && *name ? onnx_scope_weight(s, name) : -1;
+	int idx = -1;
 
+	if (!rc)
+		rc = onnx_fold_value(c, s, input(n, i), &idx, NULL);
 	if (!rc && idx >= 0 && c->m->nlayer_descs > before)
 		c->m->layer_descs[c->m->nlayer_descs - 1].bias = idx + 1;
 	return rc;
 }
 
-static int gemm(struct onnx_ctx *c, const Onnx__NodeProto *n, const struct onnx_scope *s)
+/*
+ * Weight input i of node n, which is no constant (index -1: un says why;
+ * else a tensor that is no weight, as before): a warning. For a weight
+ * by definition (Conv's W, an LSTM's W and R).
+ */
+static int unresolved(struct onnx_ctx *c, const struct onnx_scope *s, const Onnx__NodeProto *n,
+		      size_t i, int index, const struct onnx_unfolded *un)
+{
+	const char *name = input(n, i);
+
+	return index < 0 && name && *name ? onnx_fold_note(c, s, n, i, un) : SPP_OK;
+}
+
+/*
+ * MatMul and Gemm with neither operand a constant: both may be activations
+ * (attention's Q.K^T), so an operand is said to be unresolved only where
+ * it is computed from constants through an op spprof does not fold, or
+ * where B is itself an input of the main graph (weights given at run time).
+ */
+static int operands_unresolved(struct onnx_ctx *c, const struct onnx_scope *s,
+			       const Onnx__NodeProto *n, int bi, const struct onnx_unfolded *ub,
+			       int ai, const struct onnx_unfolded *ua)
+{
+	const struct onnx_scope *root = s;
+	const char *b = input(n, 1);
+	int rc = SPP_OK;
+
+	while (root->parent)
+		root = root->parent;
+	if (bi < 0 && (!ub->runtime || (b && strcmp(ub->source, b) == 0 &&
+					is_input(root->g, b))))
+		rc = unresolved(c, s, n, 1, bi, ub);
+	if (!rc && ai < 0 && !ua->runtime)
+		rc = unresolved(c, s, n, 0, ai, ua);
+	return rc;
+}
+
+static int gemm(struct onnx_ctx *c, const Onnx__NodeProto *n, struct onnx_scope *s)
 {
 	int64_t ta = onnx_attr_int(n, "transA", 0), tb = onnx_attr_int(n, "transB", 0), rows;
 	const struct spp_tensor *w;
-	int wi;
+	struct onnx_unfolded ub, ua;
+	int wi, bi, rc;
 
-	if ((w = weight(c, s, input(n, 1), 2, 2, &wi))) {
+	if ((rc = weight(c, s, n, 1, 2, 2, &w, &bi, &ub)))
+		return rc;
+	if (w) {
 		rows = dim_of(s, output(n, 0), 2, 0);
 		if (!rows)
 			rows = dim_of(s, input(n, 0), 2, ta ? 1 : 0);
@@ -179,11 +240,13 @@ static int gemm(struct onnx_ctx *c, const Onnx__NodeProto *n, const struct onnx_
 		int before = c->m->nlayer_descs;
 
 		return with_bias(c, n, s, 2, before,
-				 push(c, n, wi, SPP_OP_GEMM, tb ? rowmajor(w->shape[0], w->shape[1], 0)
+				 push(c, n, bi, SPP_OP_GEMM, tb ? rowmajor(w->shape[0], w->shape[1], 0)
 								: transposed(w->shape[1], w->shape[0], 0),
 				      rows, -1));
 	}
-	if ((w = weight(c, s, input(n, 0), 2, 2, &wi))) {
+	if ((rc = weight(c, s, n, 0, 2, 2, &w, &wi, &ua)))
+		return rc;
+	if (w) {
 		rows = dim_of(s, output(n, 0), 2, 1);
 		if (!rows)
 			rows = dim_of(s, input(n, 1), 2, tb ? 0 : 1);
@@ -191,19 +254,26 @@ static int gemm(struct onnx_ctx *c, const Onnx__NodeProto *n, const struct onnx_
 						      : rowmajor(w->shape[0], w->shape[1], 0),
 			    rows, -1);
 	}
-	return SPP_OK;
+	return operands_unresolved(c, s, n, bi, &ub, wi, &ua);
 }
 
-static int matmul(struct onnx_ctx *c, const Onnx__NodeProto *n, const struct onnx_scope *s)
+static int matmul(struct onnx_ctx *c, const Onnx__NodeProto *n, struct onnx_scope *s)
 {
 	const struct spp_tensor *w;
-	int wi, right, rc = SPP_OK, r;
+	struct onnx_unfolded ub, ua;
+	int wi, bi, right, rc, r;
 	int64_t stack = 1, rows, a, b;
 	const char *x;
 
-	right = (w = weight(c, s, input(n, 1), 2, SPP_MAX_DIMS, &wi)) != NULL;
-	if (!right && !(w = weight(c, s, input(n, 0), 2, SPP_MAX_DIMS, &wi)))
-		return SPP_OK;
+	if ((rc = weight(c, s, n, 1, 2, SPP_MAX_DIMS, &w, &bi, &ub)))
+		return rc;
+	right = w != NULL;
+	if (!right && (rc = weight(c, s, n, 0, 2, SPP_MAX_DIMS, &w, &wi, &ua)))
+		return rc;
+	if (!w)
+		return operands_unresolved(c, s, n, bi, &ub, wi, &ua);
+	if (right)
+		wi = bi;
 	r = w->ndim;
 	a = w->shape[r - 2];
 	b = w->shape[r - 1];
@@ -236,14 +306,15 @@ static int64_t spatial(const struct spp_tensor *w)
 	return sp;
 }
 
-static int conv(struct onnx_ctx *c, const Onnx__NodeProto *n, const struct onnx_scope *s)
+static int conv(struct onnx_ctx *c, const Onnx__NodeProto *n, struct onnx_scope *s)
 {
 	static const enum spp_op ops[] = {SPP_OP_CONV1D, SPP_OP_CONV2D, SPP_OP_CONV3D};
 	const struct spp_tensor *w;
-	int wi;
+	struct onnx_unfolded un;
+	int wi, rc;
 
-	if (!(w = weight(c, s, input(n, 1), 3, 5, &wi)))
-		return SPP_OK;
+	if ((rc = weight(c, s, n, 1, 3, 5, &w, &wi, &un)) || !w)
+		return rc ? rc : unresolved(c, s, n, 1, wi, &un);
 	int64_t o = w->shape[0], ch = w->shape[1], sp = spatial(w);
 	struct view v = {.m = o, .k = ch * sp, .row_stride = ch * sp, .inner = ch,
 			 .inner_stride = sp, .outer_stride = 1};
@@ -253,15 +324,15 @@ static int conv(struct onnx_ctx *c, const Onnx__NodeProto *n, const struct onnx_
 			 push(c, n, wi, ops[w->ndim - 3], v, rows_of(s, output(n, 0), o), -1));
 }
 
-static int conv_transpose(struct onnx_ctx *c, const Onnx__NodeProto *n,
-			  const struct onnx_scope *s)
+static int conv_transpose(struct onnx_ctx *c, const Onnx__NodeProto *n, struct onnx_scope *s)
 {
 	const struct spp_tensor *w;
+	struct onnx_unfolded un;
 	int64_t g = onnx_attr_int(n, "group", 1);
-	int wi, rc = SPP_OK;
+	int wi, rc;
 
-	if (!(w = weight(c, s, input(n, 1), 3, 5, &wi)))
-		return SPP_OK;
+	if ((rc = weight(c, s, n, 1, 3, 5, &w, &wi, &un)) || !w)
+		return rc ? rc : unresolved(c, s, n, 1, wi, &un);
 	int64_t ch = w->shape[0], cols = w->shape[1] * spatial(w);
 	if (g <= 0 || g > ch || ch % g)
 		return onnx_fault(c, SPP_E_FORMAT, "node '%s': ConvTranspose group %lld does not "
@@ -275,19 +346,26 @@ static int conv_transpose(struct onnx_ctx *c, const Onnx__NodeProto *n,
 	return rc;
 }
 
-static int recurrent(struct onnx_ctx *c, const Onnx__NodeProto *n,
-		     const struct onnx_scope *s, enum spp_op op)
+static int recurrent(struct onnx_ctx *c, const Onnx__NodeProto *n, struct onnx_scope *s,
+		     enum spp_op op)
 {
 	const struct spp_tensor *w;
-	int wi, rc = SPP_OK;
+	struct onnx_unfolded un;
+	int wi, rc;
 	int64_t rows = 0;
 
 	/* N from X: [seq, batch, input] or [batch, seq, input] (layout=1) */
-	if ((w = weight(c, s, input(n, 1), 3, 3, &wi)))
+	if ((rc = weight(c, s, n, 1, 3, 3, &w, &wi, &un)))
+		return rc;
+	if (w)
 		rows = rows_of(s, input(n, 0), w->shape[2]);
 	for (size_t in = 1; in <= 2 && !rc; in++) {
-		if (!(w = weight(c, s, input(n, in), 3, 3, &wi)))
+		if ((rc = weight(c, s, n, in, 3, 3, &w, &wi, &un)))
+			return rc;
+		if (!w) {
+			rc = unresolved(c, s, n, in, wi, &un);
 			continue;
+		}
 		int64_t dirs = w->shape[0], mm = w->shape[1], kk = w->shape[2];
 		for (int64_t d = 0; d < dirs && !rc; d++)
 			rc = push(c, n, wi, op, rowmajor(mm, kk, (uint64_t)(d * mm * kk)),
@@ -296,8 +374,7 @@ static int recurrent(struct onnx_ctx *c, const Onnx__NodeProto *n,
 	return rc;
 }
 
-int onnx_layers_add(struct onnx_ctx *c, const Onnx__NodeProto *n,
-		    const struct onnx_scope *s)
+int onnx_layers_add(struct onnx_ctx *c, const Onnx__NodeProto *n, struct onnx_scope *s)
 {
 	const char *op = n->op_type ? n->op_type : "";
 

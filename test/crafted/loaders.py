@@ -133,9 +133,53 @@ def onnx_cases(d):
                   os.path.join(d, name))
         return int(np.count_nonzero(w))
 
+    def folds(name, nodes, consts):
+        """A MatMul whose weight 'w' the nodes compute from the constants."""
+        nodes = [helper.make_node("Constant", [], [k], value=numpy_helper.from_array(v, k))
+                 for k, v in consts.items()] + nodes
+        nodes.append(helper.make_node("MatMul", ["x", "w"], ["y"], name="mm"))
+        g = helper.make_graph(nodes, "folds",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 16])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+        onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]),
+                  os.path.join(d, name))
+
+    def doubling(levels, bottom):
+        """x{i+1} = Concat(x{i}, x{i}): 2^levels times the bottom's elements."""
+        return bottom + [helper.make_node("Concat", ["x%d" % i, "x%d" % i], ["x%d" % (i + 1)],
+                                          axis=0) for i in range(levels)]
+
+    row = np.ones((1, 16), np.float32)
+    # 4 KiB doubled 40 times: refused by the budget, not allocated
+    folds("fold_bomb.onnx", doubling(40, [helper.make_node("Identity", ["c"], ["x0"])]) +
+          [helper.make_node("Identity", ["x40"], ["w"])], {"c": np.ones((64, 16), np.float32)})
+    # the same DAG over an op spprof does not fold: each node tried once, not 2^60 times
+    folds("fold_dag.onnx", doubling(60, [helper.make_node("Mul", ["c", "c"], ["x0"])]) +
+          [helper.make_node("Identity", ["x60"], ["w"])], {"c": row})
+    # 5000 Identity nodes deep: past the folding depth, a warning, no deep recursion
+    chain = [helper.make_node("Identity", ["c" if i == 0 else "i%d" % (i - 1)],
+                              ["w" if i == 4999 else "i%d" % i]) for i in range(5000)]
+    folds("fold_deep.onnx", chain, {"c": np.ones((16, 8), np.float32)})
+
+    def warned(text):
+        def check(p):
+            if p.returncode != 0 or text not in p.stderr:
+                return "exit %d, stderr %r: want a warning with %r" % (p.returncode, p.stderr[-300:],
+                                                                       text)
+            return None
+        return check
+
     shared("shared.onnx", 256, 256, 20000)
     nnz = shared("shared7k.onnx", 400, 400, 6000)
-    return [Case("loaders: onnx 20000 MatMuls on one initializer",
+    return [Case("loaders: onnx weight folded from a Concat doubled 40 times",
+                 ["analyze", "fold_bomb.onnx", "--static"], says=["memory budget"]),
+            Case("loaders: onnx weight over a DAG of 60 doubling Concats on a Mul",
+                 ["analyze", "fold_dag.onnx", "--static"], rc=0,
+                 check=warned("(Mul), which is not an op")),
+            Case("loaders: onnx weight 5000 Identity nodes from its constant",
+                 ["analyze", "fold_deep.onnx", "--static"], rc=0,
+                 check=warned("64 folding steps")),
+            Case("loaders: onnx 20000 MatMuls on one initializer",
                  ["analyze", "shared.onnx", "--static"], says=["layers"]),
             Case("loaders: onnx 6000 MatMuls on one 640 KB initializer",
                  ["analyze", "shared7k.onnx", "--static", "--format", "json"], rc=0,

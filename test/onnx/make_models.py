@@ -9,7 +9,9 @@ Each case: {"model", "args" (extra spprof arguments), then either
 "params"/"nnz"/"tensors" (model totals) and "layers" (name -> m, k, n,
 n_source, nnz, sparsity, nm2_4, zero_rows, zero_cols, op, node, op_type),
 or "exit" and "message" (a bad model: the exit code and a text the error
-line must hold)}. Exits 77 when onnx or numpy cannot be imported.
+line must hold)}; "warnings" {code: [[texts one warning holds], ...]}: the
+warnings of that code, one per list (none of the codes listed in any case
+where a case leaves it out). Exits 77 when onnx or numpy cannot be imported.
 """
 import json
 import os
@@ -369,6 +371,196 @@ def bad_models(out, cases):
     write("bad_dims_overflow", t, "overflows")
 
 
+def const(case, name, arr):
+    """A Constant node holding arr, which the model totals count."""
+    arr = np.asarray(arr)
+    case.count(arr)
+    return helper.make_node("Constant", [], [name], value=numpy_helper.from_array(arr, name))
+
+
+def i64(*v):
+    return np.array(v, dtype=np.int64)
+
+
+def lstm_gates(case, prefix, w, hid, order, neg):
+    """Nodes that rebuild an LSTM weight [1, 4*hid, cols] from the constant w
+    [4*hid, cols] the way PyTorch's export does: Slice per gate, Concat in
+    ONNX's order, Unsqueeze; neg: starts and ends from the end, a step input
+    and a negative axis (else opset-13 plain slices, the last to INT64_MAX)."""
+    nodes = [const(case, prefix + ".w", w)]
+    parts = []
+    for g in range(4):
+        a, b = g * hid, (g + 1) * hid
+        if neg:
+            starts, ends = i64(a - 4 * hid), i64(b - 4 * hid if g < 3 else 4 * hid + 7)
+            extra = [prefix + ".axes", prefix + ".steps"]
+        else:
+            starts, ends = i64(a), i64(b if g < 3 else np.iinfo(np.int64).max)
+            extra = [prefix + ".axes"]
+        nodes += [const(case, "%s.s%d" % (prefix, g), starts),
+                  const(case, "%s.e%d" % (prefix, g), ends),
+                  helper.make_node("Slice", [prefix + ".w", "%s.s%d" % (prefix, g),
+                                             "%s.e%d" % (prefix, g)] + extra,
+                                   ["%s.g%d" % (prefix, g)])]
+        parts.append("%s.g%d" % (prefix, g))
+    nodes.insert(1, const(case, prefix + ".axes", i64(-2 if neg else 0)))
+    if neg:
+        nodes.insert(2, const(case, prefix + ".steps", i64(1)))
+    nodes += [helper.make_node("Concat", [parts[i] for i in order], [prefix + ".cat"], axis=0),
+              const(case, prefix + ".ax0", i64(0)),
+              helper.make_node("Unsqueeze", [prefix + ".cat", prefix + ".ax0"], [prefix])]
+    return nodes, np.concatenate([w[i * hid:(i + 1) * hid] for i in order])
+
+
+def fold_models(out, cases):
+    """Weights built from constants (issue 46 item 3): folded, counted once."""
+    c = Case("fold_lstm")
+    seq, batch, inp, hid = 3, 2, 5, 4
+    order = (0, 3, 1, 2)  # PyTorch's i, f, g, o to ONNX's i, o, f, c
+    w = sparse((4 * hid, inp), 0.5)
+    r = sparse((4 * hid, hid), 0.4, zero_rows=1)
+    nw, fw = lstm_gates(c, "W", w, hid, order, False)
+    nr, fr = lstm_gates(c, "R", r, hid, order, True)
+    c.layer("W", fw, (seq * batch, "model"), "lstm", "lstm", "LSTM")
+    c.layer("R", fr, (seq * batch, "model"), "lstm", "lstm", "LSTM")
+    # inside an If branch, as silero_vad: the branch unsqueezes the outer constants
+    w2 = sparse((4 * hid, inp), 0.6)
+    c.layer("W2", w2, (seq * batch, "model"), "lstm", "lstm2", "LSTM")
+    c.layer("R#2", fr, (seq * batch, "model"), "lstm", "lstm2", "LSTM")
+    branch = helper.make_graph(
+        [helper.make_node("Constant", [], ["b.ax"], value=numpy_helper.from_array(i64(0))),
+         helper.make_node("Unsqueeze", ["w2", "b.ax"], ["W2"]),
+         helper.make_node("LSTM", ["x", "W2", "R"], ["b.y"], name="lstm2", hidden_size=hid)],
+        "then", [], [vi("b.y", None)])
+    c.count(i64(0))
+    other = helper.make_graph([helper.make_node("Identity", ["x"], ["o.y"])], "else", [],
+                              [vi("o.y", None)])
+    nodes = nw + nr + [const(c, "w2", w2),
+                       helper.make_node("LSTM", ["x", "W", "R"], ["y"], name="lstm",
+                                        hidden_size=hid),
+                       helper.make_node("If", ["cond"], ["z"], then_branch=branch,
+                                        else_branch=other)]
+    g = helper.make_graph(nodes, "g", [vi("x", [seq, batch, inp]),
+                                       helper.make_tensor_value_info("cond", TensorProto.BOOL, [])],
+                          [vi("y", None), vi("z", None)])
+    c.save(out, model(g), cases)
+
+    # Constant -> Transpose -> Reshape under a MatMul; Cast and Flatten under a Gemm
+    c = Case("fold_matmul")
+    t = sparse((4, 3, 8), 0.5)
+    wm = t.transpose(2, 0, 1).reshape(8, -1)
+    c.layer("wm", wm.T, (6, "model"), "matmul", "mm", "MatMul")
+    h = sparse((5, 2, 6), 0.5).astype(np.float16)
+    wg = h.astype(np.float32).reshape(5, -1)
+    c.layer("wg", wg, (6, "model"), "gemm", "gm", "Gemm")
+    nodes = [const(c, "t", t),
+             helper.make_node("Transpose", ["t"], ["tt"], perm=[2, 0, 1]),
+             const(c, "shape", i64(0, -1)),
+             helper.make_node("Reshape", ["tt", "shape"], ["wm"]),
+             helper.make_node("MatMul", ["x", "wm"], ["y"], name="mm"),
+             const(c, "h", h),
+             helper.make_node("Cast", ["h"], ["hf"], to=TensorProto.FLOAT),
+             helper.make_node("Flatten", ["hf"], ["wg"], axis=1),
+             helper.make_node("Gemm", ["x2", "wg"], ["y2"], name="gm", transB=1)]
+    g = helper.make_graph(nodes, "g", [vi("x", [6, 8]), vi("x2", [6, 12])],
+                          [vi("y", [6, 12]), vi("y2", [6, 5])])
+    c.save(out, model(g), cases)
+
+    # Gather on a constant (negative indices), Concat on a negative axis, Squeeze
+    c = Case("fold_gather")
+    table = sparse((7, 12), 0.5, zero_rows=1)
+    idx = i64(4, -1, 0, 2, -7)
+    wgat = table[idx]
+    c.layer("wgat", wgat, (3, "model"), "gemm", "gg", "Gemm")
+    a, b = sparse((6, 3), 0.5), sparse((6, 5), 0.5)
+    wcat = np.concatenate([a, b], axis=-1)[None]
+    c.layer("wcat", wcat[0].T, (3, "model"), "matmul", "mc", "MatMul")
+    nodes = [const(c, "table", table), const(c, "idx", idx),
+             helper.make_node("Gather", ["table", "idx"], ["wgat"], axis=0),
+             helper.make_node("Gemm", ["x", "wgat"], ["y"], name="gg", transB=1),
+             const(c, "a", a[None]), const(c, "b", b[None]),
+             helper.make_node("Concat", ["a", "b"], ["ab"], axis=-1),
+             const(c, "sq", i64(0)),
+             helper.make_node("Squeeze", ["ab", "sq"], ["wcat"]),
+             helper.make_node("MatMul", ["x2", "wcat"], ["y2"], name="mc")]
+    g = helper.make_graph(nodes, "g", [vi("x", [3, 12]), vi("x2", [3, 6])],
+                          [vi("y", [3, 5]), vi("y2", [3, 8])])
+    c.save(out, model(g), cases)
+
+    # opset 9: Slice's and Unsqueeze's arguments are attributes
+    c = Case("fold_opset9")
+    w9 = sparse((6, 8), 0.5)
+    c.layer("w9", w9[:, 1:-1].T, (2, "model"), "matmul", "m9", "MatMul")
+    nodes = [const(c, "c9", w9),
+             helper.make_node("Slice", ["c9"], ["s9"], starts=[1], ends=[-1], axes=[1]),
+             helper.make_node("Unsqueeze", ["s9"], ["u9"], axes=[0]),
+             helper.make_node("Squeeze", ["u9"], ["w9"], axes=[0]),
+             helper.make_node("MatMul", ["x", "w9"], ["y"], name="m9")]
+    g = helper.make_graph(nodes, "g", [vi("x", [2, 6])], [vi("y", [2, 6])])
+    m9 = helper.make_model(g, opset_imports=[helper.make_opsetid("", 9)])
+    m9.ir_version = 4
+    c.save(out, m9, cases)
+
+    # weight inputs that stay unresolved: one warning each, by node and input
+    c = Case("fold_unresolved")
+    wk = sparse((4, 6), 0.5)
+    c.layer("wk", wk.T, (2, "model"), "matmul", "ok", "MatMul")
+    nodes = [const(c, "wk", wk),
+             helper.make_node("MatMul", ["x", "wk"], ["y0"], name="ok"),
+             helper.make_node("Conv", ["img", "cw"], ["y1"], name="conv_in"),
+             const(c, "m1", sparse((4, 6), 0.5)), const(c, "m2", np.float32(2.0)),
+             helper.make_node("Mul", ["m1", "m2"], ["scaled"], name="scale"),
+             helper.make_node("MatMul", ["x", "scaled"], ["y2"], name="mm_mul"),
+             const(c, "half", sparse((1, 8, 3), 0.5)),
+             helper.make_node("Concat", ["half", "lw"], ["lcat"], axis=1),
+             helper.make_node("LSTM", ["seq", "lcat", "lr"], ["y3"], name="lstm_in",
+                              hidden_size=4),
+             helper.make_node("MatMul", ["x", "wx"], ["y4"], name="mm_in"),
+             # activations times activations (attention's Q.K^T): no warning
+             helper.make_node("Transpose", ["k"], ["kt"]),
+             helper.make_node("MatMul", ["x", "kt"], ["y5"], name="qk")]
+    g = helper.make_graph(nodes, "g",
+                          [vi("x", [2, 4]), vi("img", [1, 2, 5, 5]), vi("cw", [3, 2, 3, 3]),
+                           vi("lw", [1, 8, 3]), vi("lr", [1, 16, 4]), vi("seq", [2, 1, 3]),
+                           vi("wx", [4, 3]), vi("k", [2, 4])],
+                          [vi("y0", [2, 6])])
+    c.save(out, model(g), cases)
+    cases[-1]["warnings"] = {"unresolved_weight": [
+        ["conv_in", "'cw' is a graph input"],
+        ["mm_mul", "node 'scale' (Mul)"],
+        ["lstm_in", "input 1 'lcat'", "graph input 'lw'"],
+        ["lstm_in", "input 2 'lr' is a graph input"],
+        ["mm_in", "input 1 'wx' is a graph input"]]}
+
+    def bad(name, nodes, inputs, message):
+        gb = helper.make_graph(nodes, "g", inputs, [vi("y", None)])
+        with open(os.path.join(out, name + ".onnx"), "wb") as f:
+            f.write(model(gb).SerializeToString())
+        cases.append({"model": name + ".onnx", "args": [], "exit": 2, "message": message})
+
+    cw = numpy_helper.from_array(np.ones((4, 4), np.float32))
+    mk = helper.make_node
+    bad("bad_fold_step", [mk("Constant", [], ["c"], value=cw),
+                          mk("Constant", [], ["z"], value=numpy_helper.from_array(i64(0))),
+                          mk("Slice", ["c", "z", "z", "z", "z"], ["w"], name="sl"),
+                          mk("MatMul", ["x", "w"], ["y"])],
+        [vi("x", [2, 4])], ["node 'sl' (Slice)", "step is 0"])
+    bad("bad_fold_index", [mk("Constant", [], ["c"], value=cw),
+                           mk("Constant", [], ["i"], value=numpy_helper.from_array(i64(1, 4))),
+                           mk("Gather", ["c", "i"], ["w"], name="ga"),
+                           mk("MatMul", ["x", "w"], ["y"])],
+        [vi("x", [2, 2])], ["node 'ga' (Gather)", "index is out of range"])
+    bad("bad_fold_cycle", [mk("Transpose", ["b"], ["a"], name="ta"),
+                           mk("Transpose", ["a"], ["b"], name="tb"),
+                           mk("MatMul", ["x", "a"], ["y"])],
+        [vi("x", [2, 4])], ["cycle"])
+    bad("bad_fold_reshape", [mk("Constant", [], ["c"], value=cw),
+                             mk("Constant", [], ["s"], value=numpy_helper.from_array(i64(3, -1))),
+                             mk("Reshape", ["c", "s"], ["w"], name="rs"),
+                             mk("MatMul", ["x", "w"], ["y"])],
+        [vi("x", [2, 3])], ["node 'rs' (Reshape)", "-1"])
+
+
 def main():
     out = sys.argv[1]
     cases = []
@@ -381,6 +573,7 @@ def main():
     dtype_model(out, cases)
     external_models(out, cases)
     bad_models(out, cases)
+    fold_models(out, cases)
     with open(os.path.join(out, "cases.json"), "w") as f:
         json.dump(cases, f, indent=1)
 

@@ -330,6 +330,39 @@ static void check_str(const char *model, const char *layer, const char *key,
 			 got ? cJSON_PrintUnformatted(got) : "missing", cJSON_PrintUnformatted(want));
 }
 
+/* Codes some case expects warnings of: every case says how many it has. */
+static const char *const checked_codes[] = {"unresolved_weight"};
+
+/* The report's warnings of each checked code, each holding the texts of one entry. */
+static void check_warnings(const char *model, const cJSON *want, const cJSON *rep)
+{
+	for (size_t i = 0; i < sizeof(checked_codes) / sizeof(checked_codes[0]); i++) {
+		const cJSON *list = get(get(want, "warnings"), checked_codes[i]), *e, *w, *t;
+		int got = 0;
+
+		cJSON_ArrayForEach(w, get(rep, "warnings"))
+			got += strcmp(cJSON_GetStringValue(get(w, "code")), checked_codes[i]) == 0;
+		if (got != cJSON_GetArraySize(list))
+			fail_msg("%s: %d %s warnings, want %d", model, got, checked_codes[i],
+				 cJSON_GetArraySize(list));
+		cJSON_ArrayForEach(e, list) {
+			int found = 0;
+
+			cJSON_ArrayForEach(w, get(rep, "warnings")) {
+				const char *msg = cJSON_GetStringValue(get(w, "message"));
+				int all = strcmp(cJSON_GetStringValue(get(w, "code")), checked_codes[i]) == 0;
+
+				cJSON_ArrayForEach(t, e)
+					all = all && strstr(msg, t->valuestring);
+				found |= all;
+			}
+			if (!found)
+				fail_msg("%s: no %s warning holds %s", model, checked_codes[i],
+					 cJSON_PrintUnformatted(e));
+		}
+	}
+}
+
 static void check_report(const char *model, const cJSON *want, const cJSON *rep)
 {
 	static const char *const totals[] = {"params", "nnz", "tensors"};
@@ -363,6 +396,7 @@ static void check_report(const char *model, const cJSON *want, const cJSON *rep)
 		}
 	}
 	assert_int_equal(matched, cJSON_GetArraySize(layers));
+	check_warnings(model, want, rep);
 }
 
 static void test_cross_check(void **state)

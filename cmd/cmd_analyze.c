@@ -47,6 +47,7 @@ static int opt_input_shape(const char *cmd, const struct cmd_option *o, const ch
 			   void *args);
 static int opt_cache_model(const char *cmd, const struct cmd_option *o, const char *arg,
 			   void *args);
+static int opt_layers(const char *cmd, const struct cmd_option *o, const char *arg, void *args);
 
 #define A struct analyze_args
 
@@ -107,6 +108,11 @@ static const struct cmd_option analyze_options[] = {
 		 "JOB_COMPLETION_INDEX, OMPI_COMM_WORLD_RANK or PMI_RANK"},
 	{CMD_INT("shard-count", "N", A, shard_count, 1, 65536),
 	 .help = "the count for --shard auto where the engine gives none (JOB_COMPLETION_INDEX)"},
+	{CMD_CALLBACK("layers", "GLOB", opt_layers),
+	 .help = "time only the layers whose name matches GLOB (shell pattern: *, ?, [..]; "
+		 "repeatable); the others are still scanned, and marked not timed"},
+	{CMD_CALLBACK("skip-layers", "GLOB", opt_layers),
+	 .help = "do not time the layers whose name matches GLOB (repeatable; after --layers)"},
 	{CMD_FLAG("resume", A, resume),
 	 .help = "go on from the journal of finished layers beside -o FILE (FILE.journal, kept "
 		 "after a kill or Ctrl-C, whose report is marked incomplete) instead of timing them again"},
@@ -253,6 +259,21 @@ static int opt_max_memory(const char *cmd, const struct cmd_option *o, const cha
 		return cmd_usage_error(cmd, "--max-memory '%s': want a byte count such as 512M or 8G",
 				       arg);
 	((struct analyze_args *)args)->max_memory = v * scale;
+	return 0;
+}
+
+/* --layers / --skip-layers GLOB, repeatable: the globs point into argv. */
+static int opt_layers(const char *cmd, const struct cmd_option *o, const char *arg, void *args)
+{
+	struct spp_analyze_opts *opts = &((struct analyze_args *)args)->opts;
+	int skip = strcmp(o->name, "skip-layers") == 0;
+	int *n = skip ? &opts->nskip_globs : &opts->ntime_globs;
+
+	if (!*arg)
+		return cmd_usage_error(cmd, "--%s takes a non-empty pattern", o->name);
+	if (*n >= SPP_MAX_LAYER_GLOBS)
+		return cmd_usage_error(cmd, "--%s given more than %d times", o->name, SPP_MAX_LAYER_GLOBS);
+	(skip ? opts->skip_globs : opts->time_globs)[(*n)++] = arg;
 	return 0;
 }
 

@@ -10,6 +10,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <fnmatch.h>
 #include <string.h>
 
 void spp_analyze_opts_init(struct spp_analyze_opts *o)
@@ -90,11 +91,25 @@ const struct spp_format_ops *spp_format_by_key(const char *key, int *peer)
 	return f ? f : spp_cpu_peer_find(key);
 }
 
-int spp_analysis_in_shard(const struct spp_analysis *a, int i)
+int spp_analysis_selected(const struct spp_analysis *a, int i)
+{
+	const struct spp_analyze_opts *o = &a->opts;
+	const char *name = a->layers[i].name ? a->layers[i].name : "";
+	int in = o->ntime_globs == 0;
+
+	for (int g = 0; g < o->ntime_globs && !in; g++)
+		in = fnmatch(o->time_globs[g], name, 0) == 0;
+	for (int g = 0; g < o->nskip_globs && in; g++)
+		in = fnmatch(o->skip_globs[g], name, 0) != 0;
+	return in;
+}
+
+int spp_analysis_timed(const struct spp_analysis *a, int i)
 {
 	const struct spp_shard *sh = &a->opts.shard;
 
-	return sh->count <= 0 || spp_shard_of(&a->layers[i], &a->stats[i], sh->count) == sh->index;
+	return (sh->count <= 0 || spp_shard_of(&a->layers[i], &a->stats[i], sh->count) == sh->index) &&
+	       spp_analysis_selected(a, i);
 }
 
 /* The breakeven sweeps of a. */

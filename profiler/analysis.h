@@ -34,6 +34,9 @@
 
 struct spp_analysis;
 
+/* --layers and --skip-layers globs, each */
+#define SPP_MAX_LAYER_GLOBS 32
+
 struct spp_analyze_opts {
 	int64_t n;        /* N of every layer without a model-given N; default 128 */
 	int n_set;        /* --n given: it is every layer's N, the model's too */
@@ -71,6 +74,13 @@ struct spp_analyze_opts {
 	int dedupe;
 	/* --shard: this process times only the layers of its shard's work units (profiler/shard.h) */
 	struct spp_shard shard;
+	/*
+	 * --layers / --skip-layers (repeatable): fnmatch globs on layer names;
+	 * a layer is timed when it matches a --layers glob (or none is given)
+	 * and no --skip-layers glob. The others are scanned, not timed.
+	 */
+	const char *time_globs[SPP_MAX_LAYER_GLOBS], *skip_globs[SPP_MAX_LAYER_GLOBS];
+	int ntime_globs, nskip_globs;
 	unsigned backends;  /* SPP_BACKEND_CPU | SPP_BACKEND_CUDA; default cpu */
 	int cupti;          /* with cuda: CUPTI figures */
 	struct spp_counters_opts counters; /* --counters, --cache-model (default auto) */
@@ -206,8 +216,14 @@ int spp_analysis_warn(struct spp_analysis *a, struct spp_error *err, enum spp_wa
 /* The CPU format or reference peer (*peer 1) of key, as a report names it; NULL when neither. */
 const struct spp_format_ops *spp_format_by_key(const char *key, int *peer);
 
-/* Whether layer i is timed here: always without --shard, else when its work unit is this shard's. */
-int spp_analysis_in_shard(const struct spp_analysis *a, int i);
+/*
+ * Whether layer i is timed here: its work unit this shard's (always
+ * without --shard) and its name chosen by --layers / --skip-layers.
+ */
+int spp_analysis_timed(const struct spp_analysis *a, int i);
+
+/* Whether layer i's name is chosen by --layers / --skip-layers (all are without them). */
+int spp_analysis_selected(const struct spp_analysis *a, int i);
 
 /* Release an analysis and its model; accepts NULL. */
 void spp_analysis_destroy(struct spp_analysis *a);

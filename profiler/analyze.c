@@ -316,8 +316,8 @@ static int time_layers(struct spp_analysis *a, const struct spp_format_ops *cons
 	int rc = SPP_OK;
 
 	for (int i = 0; i < a->nlayers && !rc; i++) {
-		if (a->stats[i].unsupported || !spp_analysis_in_shard(a, i))
-			continue; /* no figures to check a kernel against, or another shard's */
+		if (a->stats[i].unsupported || !spp_analysis_timed(a, i))
+			continue; /* no figures to check a kernel against, another shard's, or not chosen (--layers) */
 		if (o->stop && *o->stop) {
 			a->incomplete = 1;
 			if (o->progress) /* the display ends here */

@@ -82,7 +82,7 @@ int spp_breakeven_analysis(struct spp_analysis *a, const struct spp_run_opts *ro
 		int nuse = 0, points;
 
 		a->sweep_of[i] = -1;
-		if (s->unsupported || !spp_analysis_in_shard(a, i))
+		if (s->unsupported || !spp_analysis_timed(a, i))
 			continue;
 		spp_sweep_opts_init(&so);
 		so.m = a->layers[i].view.m;
@@ -183,7 +183,7 @@ int spp_nsweep_analysis(struct spp_analysis *a, const struct spp_run_opts *ro,
 		int rc;
 
 		if (a->stats[i].unsupported || !nf || !spp_decode_supported(a->layers[i].weight->dtype) ||
-		    !spp_analysis_in_shard(a, i))
+		    !spp_analysis_timed(a, i))
 			continue;
 		if (a->runs_from && a->runs_from[i] >= 0)
 			rc = spp_dedupe_copy_nsweep(a, i, err);

@@ -430,9 +430,12 @@ static int choose_baseline(struct measure *M, struct spp_layer_runs *out,
 
 	*best = -1;
 	for (int i = 0; i < M->nd; i++) {
-		if (!out->dense_shared)
+		if (!out->dense_shared) {
 			out->dense.t[M->dense_of[i]].time = res[i].time;
-		if (*best < 0 || res[i].time.median < res[*best].time.median)
+			out->dense.t[M->dense_of[i]].retired = res[i].retired;
+		}
+		/* never one raced out (measure.h): its few rounds are no baseline to pair the runs' with */
+		if (!res[i].retired && (*best < 0 || res[i].time.median < res[*best].time.median))
 			*best = i;
 	}
 	if (!out->dense_shared && (rc = spp_dense_choose(&out->dense, M->o->dense_memo, err)))

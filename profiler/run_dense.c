@@ -82,7 +82,8 @@ int spp_dense_choose(struct spp_dense_choice *ch, struct spp_dense_memo *memo,
 			continue;
 		if (t->time.median > 0)
 			t->gflops = flops / t->time.median;
-		if (ch->winner < 0 || t->time.median < ch->t[ch->winner].time.median)
+		/* a candidate raced out cannot win: its few rounds' median may have missed a slow spell */
+		if (!t->retired && (ch->winner < 0 || t->time.median < ch->t[ch->winner].time.median))
 			ch->winner = i;
 	}
 	for (int i = 0; i < ch->nt; i++) {

@@ -204,6 +204,7 @@ struct spp_dense_timing {
 	double gflops;               /* dense FLOPs / median; NAN when not timed */
 	double max_error;            /* against the double-precision reference columns */
 	double relative;             /* the winner's median over this one's (1: the winner); NAN */
+	int retired;                 /* raced out after its first rounds (profiler/measure.h): never the winner */
 };
 
 /*

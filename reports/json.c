@@ -159,6 +159,18 @@ static void build_run_settings(struct build *b, cJSON *s, const struct spp_analy
 	} else {
 		add_null(b, s, "shard");
 	}
+	/* --layers / --skip-layers: the globs that chose the timed layers; null without */
+	if (o->ntime_globs || o->nskip_globs) {
+		cJSON *sel = add_obj(b, s, "layers");
+		cJSON *t = add_arr(b, sel, "time"), *k = add_arr(b, sel, "skip");
+
+		for (int g = 0; t && g < o->ntime_globs; g++)
+			cJSON_AddItemToArray(t, checked(b, cJSON_CreateString(o->time_globs[g])));
+		for (int g = 0; k && g < o->nskip_globs; g++)
+			cJSON_AddItemToArray(k, checked(b, cJSON_CreateString(o->skip_globs[g])));
+	} else {
+		add_null(b, s, "layers");
+	}
 }
 
 static void build_settings(struct build *b, cJSON *root, const struct spp_analysis *a)

@@ -495,6 +495,9 @@ cJSON *spp_json_build_layer(struct build *b, const struct spp_analysis *a, int i
 	/* --shard: the shard of the layer's work unit, which times it; only then */
 	if (a->opts.shard.count > 0 && a->runs)
 		add_num(b, o, "shard", spp_shard_of(&a->layers[i], &a->stats[i], a->opts.shard.count));
+	/* --layers / --skip-layers: whether the globs chose the layer for timing; only then */
+	if ((a->opts.ntime_globs || a->opts.nskip_globs) && a->runs)
+		add_bool(b, o, "timed", spp_analysis_selected(a, i));
 	/* --dedupe: the earlier layer whose runs these are; only then, so other reports keep their fields */
 	if (a->opts.dedupe && a->runs)
 		add_str(b, o, "runs_copied_from", a->runs_from && a->runs_from[i] >= 0

@@ -376,6 +376,34 @@ static void header_line(FILE *f, int color, const char *label, const char *value
 	fputc('\n', f);
 }
 
+/* --layers / --skip-layers: which layers were timed, the rest scanned only. */
+static void write_selection(const cJSON *sel, FILE *f, int color)
+{
+	static const char *const key[2] = {"time", "skip"};
+	static const char *const lead[2] = {"timed where the name matches ", "not timed where it matches "};
+	struct spp_buf t;
+	char line[1024];
+	const cJSON *g;
+
+	if (!cJSON_IsObject(sel))
+		return;
+	spp_buf_init(&t, line, sizeof(line));
+	for (int p = 0; p < 2; p++) {
+		int k = 0;
+
+		cJSON_ArrayForEach(g, spp_cell_get(sel, key[p])) {
+			if (!cJSON_IsString(g))
+				continue;
+			if (k == 0)
+				spp_buf_add(&t, "%s%s", t.len ? "; " : "", lead[p]);
+			spp_buf_add(&t, "%s'%s'", k ? " or " : "", g->valuestring);
+			k++;
+		}
+	}
+	spp_buf_add(&t, "; the other layers scanned, not timed");
+	header_line(f, color, "layers", line);
+}
+
 /*
  * What the runs ran on and how they were timed: only in a report that has
  * a machine description (BLAS) and run settings.
@@ -428,6 +456,7 @@ static void write_machine_lines(const cJSON *r, FILE *f, int color)
 		 sched, reps, cJSON_IsTrue(spp_cell_get(s, "cold")) ? "cold" : "warm",
 		 rule ? " (" : "", rule ? rule : "", rule ? ")" : "", rt, rt == 1 ? "" : "s", v);
 	header_line(f, color, "runs", line);
+	write_selection(spp_cell_get(s, "layers"), f, color);
 }
 
 static void write_header(const cJSON *r, FILE *f, int color)

@@ -628,6 +628,48 @@ static void test_target_sparsity(void **state)
 	free(model);
 }
 
+/*
+ * --layers / --skip-layers (issue 46 item 11): mixed_cnn's classifier.*
+ * layers but classifier.head.weight are timed, every layer is scanned, the
+ * others are marked not timed and have no runs.
+ */
+static void test_layer_globs(void **state)
+{
+	char *model = harness_join(getenv("SPP_SAMPLE_MODELS"), "mixed_cnn.safetensors");
+	struct harness_run r;
+	const cJSON *l;
+	cJSON *doc;
+	int timed = 0, scanned = 0;
+
+	(void)state;
+	RUN(&r, "analyze", model, "--layers", "classifier.*", "--skip-layers", "*.head.*", "--formats", "csr",
+	    "--repeat", "1", "--counters", "none", "--threads", "1", "--format", "json");
+	assert_int_equal(r.status, 0);
+	doc = cJSON_Parse(r.out);
+	assert_non_null(doc);
+	cJSON_ArrayForEach(l, cJSON_GetObjectItem(doc, "layers")) {
+		const char *name = cJSON_GetObjectItem(l, "name")->valuestring;
+		int want = strncmp(name, "classifier.", 11) == 0 && !strstr(name, ".head.");
+		const cJSON *runs = cJSON_GetObjectItem(l, "runs");
+
+		scanned += cJSON_IsNumber(cJSON_GetObjectItem(l, "sparsity"));
+		assert_int_equal(cJSON_IsTrue(cJSON_GetObjectItem(l, "timed")), want);
+		assert_int_equal(cJSON_GetArraySize(runs) > 0, want);
+		timed += want;
+	}
+	assert_int_equal(scanned, 9);
+	assert_true(timed >= 2 && timed < 9);
+	assert_string_equal(cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetObjectItem(
+				    cJSON_GetObjectItem(doc, "settings"), "layers"), "skip"), 0)->valuestring,
+			    "*.head.*");
+	cJSON_Delete(doc);
+	harness_run_free(&r);
+	RUN(&r, "analyze", model, "--layers", "", "--static");
+	assert_int_equal(r.status, 2);
+	harness_run_free(&r);
+	free(model);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -658,6 +700,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_speedup_interval),
 		cmocka_unit_test(test_conv_kernel_report),
 		cmocka_unit_test(test_target_sparsity),
+		cmocka_unit_test(test_layer_globs),
 	};
 
 	if (argc > 1 && strcmp(argv[1], "--progress") == 0)

@@ -27,10 +27,10 @@
  * getopt lists): every one must stay accepted and listed in its help, and
  * the help may list nothing else.
  */
-static const char *const command_options[][32] = {
+static const char *const command_options[][40] = {
 	{"analyze", "--static", "--n", "--threads", "--seed", "--format", "--output", "--quiet",
 	 "--formats", "--backends", "--repeat", "--time-budget", "--cold", "--cache", "--shard", "--shard-count",
-	 "--resume", "--dedupe", "--peers", "--dense",
+	 "--layers", "--skip-layers", "--resume", "--dedupe", "--peers", "--dense",
 	 "--counters", "--cache-model", "--max-layers", "--max-memory", "--breakeven", "--n-sweep",
 	 "--act-sparsity", "--target-sparsity", "--activations", "--epilogue", "--input-shape",
 	 NULL},

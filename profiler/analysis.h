@@ -158,7 +158,8 @@ struct spp_model_totals {
 	X(SPP_WARN_SHARD_FAILED, "shard_failed", "a rank failed: its shard's layers have no runs") \
 	X(SPP_WARN_UNSTABLE, "unstable", "a speedup's 95 % interval is wider than +-5 %") \
 	X(SPP_WARN_MACHINE_BUSY, "machine_busy", "steal or other processes while timing") \
-	X(SPP_WARN_DISTURBED, "disturbed", "a layer's rounds stayed disturbed: its figures include them")
+	X(SPP_WARN_DISTURBED, "disturbed", "a layer's rounds stayed disturbed: its figures include them") \
+	X(SPP_WARN_TRAINING_STATE, "training_state", "a checkpoint's optimizer or training state was left out")
 
 enum spp_warn {
 #define SPP_WARN_ENUM(e, code, what) e,

@@ -410,6 +410,21 @@ static int shape_notes(struct spp_analysis *a, struct spp_error *err)
 	return rc;
 }
 
+/* One warning per line of what the loaders left out (a checkpoint's optimizer state). */
+static int left_out(struct spp_analysis *a, struct spp_error *err)
+{
+	const char *p = a->model->left_out;
+	int rc = SPP_OK;
+
+	while (p && *p && !rc) {
+		size_t len = strcspn(p, "\n");
+
+		rc = spp_analysis_warn(a, err, SPP_WARN_TRAINING_STATE, "%.*s", (int)len, p);
+		p += len + (p[len] == '\n');
+	}
+	return rc;
+}
+
 /* One warning per weight input the loader left unresolved (computed at run
  * time, or through an op it does not fold): its weights are in no layer. */
 static int weight_notes(struct spp_analysis *a, struct spp_error *err)
@@ -452,6 +467,8 @@ int spp_analyze_run(const char *path, const struct spp_analyze_opts *o,
 		rc = shape_notes(a, err);
 	if (!rc)
 		rc = weight_notes(a, err);
+	if (!rc)
+		rc = left_out(a, err);
 	if (rc)
 		goto fail;
 	if (a->nlayers) {

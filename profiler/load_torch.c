@@ -5,7 +5,9 @@
  * read without Python: the pickle through the restricted unpickler of
  * pickle.h, so a file never runs code. Every tensor of the object saved
  * (a state dict, a checkpoint dict holding one, nested dicts and lists)
- * becomes a tensor named by its path of keys ("model.fc.weight").
+ * becomes a tensor named by its path of keys ("model.fc.weight"), but
+ * a training checkpoint's optimizer and training state, left out and
+ * named (torch_ckpt.h).
  * A stored (uncompressed) storage is read in place from the mapped archive
  * once its CRC checks (zip_member.h: as torch.save writes them), any other
  * is read whole (libzip); a tensor that is a contiguous little-endian run
@@ -15,6 +17,7 @@
  */
 #include "profiler/loaders.h"
 #include "profiler/pickle.h"
+#include "profiler/torch_ckpt.h"
 #include "profiler/zip_member.h"
 
 #include <stdio.h>
@@ -42,6 +45,8 @@ struct tl {
 	struct storage *st;
 	size_t nst, capst;
 	uint64_t visits;         /* values the walk may still enter (walk) */
+	int model_entry;         /* the top-level entry holding the model; -1: none (torch_ckpt.h) */
+	struct spp_ckpt_left left; /* the tensors left out */
 	struct spp_error *err;
 };
 
@@ -305,8 +310,11 @@ static int tensor(struct tl *t, const struct spp_pv *v, const char *name)
 	return spp_model_add_tensor(t->m, &x, t->path, t->err);
 }
 
-/* The tensors of value v, named under prefix: dict keys and list indices joined by '.'. */
-static int walk(struct tl *t, uint32_t vi, const char *prefix, int depth)
+/*
+ * The tensors of value v, named under prefix: dict keys and list indices
+ * joined by '.'; out says why they are left out (SPP_CKPT_KEEP: profiled).
+ */
+static int walk(struct tl *t, uint32_t vi, const char *prefix, int depth, enum spp_ckpt_out out)
 {
 	const struct spp_pv *v = &t->pk.v[vi];
 	int dict = v->kind == SPP_PV_DICT, rc;
@@ -317,7 +325,9 @@ static int walk(struct tl *t, uint32_t vi, const char *prefix, int depth)
 				     "'%s': the object saved reaches more values than its pickle holds "
 				     "(containers shared through the memo, at '%.200s')", t->path, prefix);
 	if (v->kind == SPP_PV_TENSOR)
-		return tensor(t, v, prefix[0] ? prefix : "tensor");
+		return out ? spp_ckpt_left_add(&t->left, &t->pk, vi, prefix[0] ? prefix : "tensor", out,
+					       t->path, t->err)
+			   : tensor(t, v, prefix[0] ? prefix : "tensor");
 	if (!dict && v->kind != SPP_PV_LIST && v->kind != SPP_PV_TUPLE)
 		return SPP_OK; /* numbers, strings, None: not weights */
 	if (depth == MAX_DEPTH)
@@ -326,6 +336,8 @@ static int walk(struct tl *t, uint32_t vi, const char *prefix, int depth)
 				     MAX_DEPTH, prefix);
 	for (uint32_t i = 0; i < n; i++) {
 		const struct spp_pv *k = dict ? &t->pk.v[v->items[2 * i]] : NULL;
+		uint32_t c = dict ? v->items[2 * i + 1] : v->items[i];
+		enum spp_ckpt_out why = out;
 		char name[1024];
 
 		if (k && k->kind == SPP_PV_STR)
@@ -334,10 +346,33 @@ static int walk(struct tl *t, uint32_t vi, const char *prefix, int depth)
 		else
 			snprintf(name, sizeof(name), "%s%s%lld", prefix, prefix[0] ? "." : "",
 				 (long long)(k ? k->i : (int64_t)i));
-		if ((rc = walk(t, dict ? v->items[2 * i + 1] : v->items[i], name, depth + 1)))
+		if (depth == 0 && dict && !out)
+			why = spp_ckpt_top_entry(&t->pk, v->items[2 * i], c, (int)i, t->model_entry);
+		else if (spp_ckpt_is_optimizer(&t->pk, c))
+			why = SPP_CKPT_OPTIMIZER;
+		if ((rc = walk(t, c, name, depth + 1, why)))
 			return rc;
 	}
 	return SPP_OK;
+}
+
+/*
+ * The object saved, from its root: the model's tensors added to t->m,
+ * and one line naming what was left out, if anything, in its notes.
+ */
+static int walk_root(struct tl *t)
+{
+	const char *key;
+	char line[512];
+	int before = t->m->ntensors, rc;
+
+	t->model_entry = spp_ckpt_model_entry(&t->pk, t->pk.root, &key);
+	if ((rc = walk(t, t->pk.root, "", 0,
+		       spp_ckpt_is_optimizer(&t->pk, t->pk.root) ? SPP_CKPT_OPTIMIZER : SPP_CKPT_KEEP)))
+		return rc;
+	spp_ckpt_left_line(&t->left, t->path, key, (uint64_t)(t->m->ntensors - before), line,
+			   sizeof(line));
+	return line[0] ? spp_model_note_left_out(t->m, line, t->path, t->err) : SPP_OK;
 }
 
 /* The archive's data.pkl: its directory into t->dir; its index, or an error. */
@@ -391,7 +426,7 @@ static int load(struct tl *t)
 	snprintf(where, sizeof(where), "'%s': member '%.400s'", t->path, name);
 	t->visits = pn + VISITS_BASE;
 	if (!(rc = spp_pickle_load(pkl, (size_t)pn, where, &t->pk, NULL, t->err)))
-		rc = walk(t, t->pk.root, "", 0);
+		rc = walk_root(t);
 	free(pkl_copy);
 	return rc;
 }
@@ -553,7 +588,7 @@ static int legacy(struct tl *t)
 	}
 	if ((rc = legacy_storages(t, &keys, kl, pos)))
 		goto out;
-	rc = walk(t, t->pk.root, "", 0);
+	rc = walk_root(t);
 out:
 	spp_pickle_free(&proto);
 	spp_pickle_free(&sys);

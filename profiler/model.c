@@ -227,6 +227,20 @@ int spp_model_open_mapped(const char *path, const char *fmt, struct spp_model **
 	return SPP_OK;
 }
 
+int spp_model_note_left_out(struct spp_model *m, const char *line, const char *path,
+			    struct spp_error *err)
+{
+	size_t have = m->left_out ? strlen(m->left_out) : 0, add = strlen(line);
+	char *p = realloc(m->left_out, have + add + 2); /* a file's line: far below SIZE_MAX */
+
+	if (!p)
+		return spp_error_set(err, SPP_E_NOMEM, "'%s': out of memory", path);
+	memcpy(p + have, line, add);
+	memcpy(p + have + add, "\n", 2);
+	m->left_out = p;
+	return SPP_OK;
+}
+
 void spp_model_destroy(struct spp_model *m)
 {
 	if (!m)
@@ -250,6 +264,7 @@ void spp_model_destroy(struct spp_model *m)
 	free(m->tensor_uses);
 	free(m->shape_notes);
 	free(m->weight_notes);
+	free(m->left_out);
 	free(m->path);
 	free(m);
 }

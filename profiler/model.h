@@ -136,6 +136,10 @@ struct spp_model {
 	 * constants (computed at run time, or through an op it does not
 	 * fold), one per line, owned; NULL when none */
 	char *weight_notes;
+	/* what the loaders left out of the files (a training checkpoint's
+	 * optimizer state beside its model), one line per file, owned; NULL
+	 * when nothing: each a training_state warning (spp_model_note_left_out) */
+	char *left_out;
 };
 
 #define SPP_MAX_INPUT_SHAPES 16
@@ -212,6 +216,13 @@ int spp_model_map_beneath(struct spp_model *m, const char *dir, const char *name
  */
 int spp_model_find(const struct spp_model *m, int n, const char *stem, size_t sl,
 		   const char *suffix);
+
+/*
+ * Append line (one line, no newline) to m->left_out. Returns 0 or
+ * SPP_E_NOMEM naming path.
+ */
+int spp_model_note_left_out(struct spp_model *m, const char *line, const char *path,
+			    struct spp_error *err);
 
 /* Release a model and its mappings; accepts NULL. */
 void spp_model_destroy(struct spp_model *m);

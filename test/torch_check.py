@@ -9,7 +9,11 @@ checkpoint nesting the state dict, values shared through the pickle's memo
 (a state dict under two keys, a tied weight, an optimizer's betas), a
 stride-0 view within the memory budget, and a big-endian copy of one file. Each
 is read by spprof and by torch.load, and every tensor's shape, dtype, nnz
-and layer compared. A 128 MiB stored storage is read in place (peak RSS
+and layer compared. Training checkpoints ({'model': sd, 'optimizer':
+opt.state_dict(), 'epoch': 3} after a step of SGD with momentum or Adam,
+Lightning's layout, an optimizer's state dict alone) profile the model's
+weights only, with one training_state warning naming what was left out;
+a whole pickled nn.Module stays refused. A 128 MiB stored storage is read in place (peak RSS
 under its size), a byte changed in it fails its CRC, and the same archive
 deflated, or written with data descriptors, reads the same. Then hostile pickles inside a torch zip (os.system,
 posix.system, builtins.eval through REDUCE, deep nesting, a huge memo
@@ -60,12 +64,14 @@ def flatten(obj, prefix=""):
     return out
 
 
-def compare(spprof, path, masked=()):
+def compare(spprof, path, masked=(), model=None):
+    """spprof's layers and totals against torch.load's tensors: all of them, or
+    those under the top-level key model (the rest left out with a warning)."""
     rep = spprof_json(spprof, path)
     if rep is None:
-        return
+        return None
     name = os.path.basename(path)
-    want = flatten(torch.load(path))
+    want = flatten(torch.load(path)) if model is None else flatten(torch.load(path)[model], model)
     for m in masked:  # the fold: stem = orig x mask, neither part counted
         want[m] = want.pop(m + "_orig") * want.pop(m + "_mask")
     layers = {l["name"]: l for l in rep["layers"]}
@@ -91,6 +97,85 @@ def compare(spprof, path, masked=()):
     extra = set(layers) - set(k for k, t in want.items() if t.dim() >= 2)
     if extra:
         FAILS.append("%s: layers torch does not have: %s" % (name, sorted(extra)))
+    left = [w["message"] for w in rep["warnings"] if w["code"] == "training_state"]
+    if (model is None) != (not left):
+        FAILS.append("%s: training_state warnings %s (want %s)" % (name, left,
+                                                                  "none" if model is None else "one"))
+    return rep
+
+
+def training(d, spprof):
+    """Training checkpoints: the model's state dict profiled, the optimizer's
+    state (momentum buffers, Adam's moments and steps) and the rest left out,
+    named in one training_state warning (issue 46 item 2)."""
+    torch.manual_seed(5)
+    net = torch.nn.Sequential(torch.nn.Linear(64, 128), torch.nn.ReLU(), torch.nn.Linear(128, 32))
+    masks = {}
+    for i in (0, 2):
+        w = net[i].weight
+        masks[i] = w.abs() > w.abs().flatten().kthvalue(int(0.8 * w.numel())).values
+    opts = {"sgd": lambda ps: torch.optim.SGD(ps, lr=0.1, momentum=0.9),
+            "adam": lambda ps: torch.optim.Adam(ps, lr=1e-3)}
+    for tag, make in opts.items():
+        opt = make(net.parameters())
+        net(torch.randn(8, 64)).sum().backward()
+        opt.step()
+        with torch.no_grad():  # the pruned zeros kept, as a pruning schedule does
+            for i, m in masks.items():
+                net[i].weight.mul_(m)
+        sd = net.state_dict()
+        path = os.path.join(d, "ckpt_%s.pt" % tag)
+        torch.save({"model": sd, "optimizer": opt.state_dict(), "epoch": 3}, path)
+        rep = compare(spprof, path, model="model")
+        if rep is None:
+            continue
+        params = sum(t.numel() for t in sd.values())
+        nnz = sum(int(torch.count_nonzero(t)) for t in sd.values())
+        name = os.path.basename(path)
+        if abs(rep["model"]["sparsity"] - (1 - nnz / params)) > 1e-9 or rep["model"]["params"] != params:
+            FAILS.append("%s: params %s sparsity %s, the model's %d and %.6f" % (
+                name, rep["model"]["params"], rep["model"]["sparsity"], params, 1 - nnz / params))
+        bad = [l["name"] for l in rep["layers"]
+               if any(w in l["name"] for w in ("optimizer", "momentum_buffer", "exp_avg"))]
+        if bad:
+            FAILS.append("%s: optimizer state profiled as layers: %s" % (name, bad))
+        held = json.dumps(rep["summary"].get("hold_back"))
+        if "optimizer" in held:
+            FAILS.append("%s: the optimizer state holds the model back: %s" % (name, held))
+        state = opt.state_dict()["state"]
+        n = sum(1 for s in state.values() for v in s.values() if torch.is_tensor(v))
+        left = [w["message"] for w in rep["warnings"] if w["code"] == "training_state"]
+        kind = "momentum_buffer" if tag == "sgd" else "exp_avg_sq"
+        if len(left) != 1 or "optimizer state left out (%d tensors" % n not in left[0] or \
+                "optimizer.state.*.%s" % kind not in left[0] or "'model' state dict" not in left[0]:
+            FAILS.append("%s: want one training_state warning naming %d tensors of "
+                         "optimizer.state.*.%s: %s" % (name, n, kind, left))
+    # Lightning's layout: a list of optimizer states beside 'state_dict'
+    path = os.path.join(d, "lightning.pt")
+    torch.save({"state_dict": net.state_dict(), "optimizer_states": [opt.state_dict()],
+                "lr_schedulers": [], "epoch": 3, "global_step": 10}, path)
+    compare(spprof, path, model="state_dict")
+    # an optimizer's state dict alone (transformers' optimizer.pt): no layers
+    path = os.path.join(d, "optimizer.pt")
+    torch.save(opt.state_dict(), path)
+    rep = spprof_json(spprof, path)
+    if rep and (rep["layers"] or rep["model"]["params"] != 0 or
+                not any(w["code"] == "training_state" for w in rep["warnings"])):
+        FAILS.append("optimizer.pt: %d layers, params %s, warnings %s (want none, 0, training_state)"
+                     % (len(rep["layers"]), rep["model"]["params"], rep["warnings"]))
+    # no model key: the optimizer state still left out, the rest profiled
+    path = os.path.join(d, "no_model_key.pt")
+    torch.save({"enc": net.state_dict(), "optim": opt.state_dict()}, path)
+    rep = spprof_json(spprof, path)
+    if rep and sorted(l["name"] for l in rep["layers"]) != ["enc.0.weight", "enc.2.weight"]:
+        FAILS.append("no_model_key.pt: layers %s" % [l["name"] for l in rep["layers"]])
+    # a whole pickled nn.Module stays refused: its class is a global torch.save writes for no tensor
+    path = os.path.join(d, "whole_module.pt")
+    torch.save(net, path)
+    r = subprocess.run([spprof, "analyze", path, "--static"], capture_output=True, text=True)
+    if r.returncode != 2 or "Sequential" not in r.stderr or r.stderr.count("\n") != 1:
+        FAILS.append("whole_module.pt: exit %d, stderr %r (want 2 naming the class)" %
+                     (r.returncode, r.stderr))
 
 
 def big_endian_copy(src, dst):
@@ -240,7 +325,7 @@ def main():
         compare(spprof, p("dtypes_legacy.pt"))
         torch.save({"model": net.state_dict(), "epoch": 3, "opt": [torch.zeros(5, 5)]},
                    p("checkpoint.pt"))
-        compare(spprof, p("checkpoint.pt"), masked=("model.3.weight",))
+        compare(spprof, p("checkpoint.pt"), masked=("model.3.weight",), model="model")
         # a sharded checkpoint, as transformers writes it: pytorch_model.bin.index.json
         sd = net.state_dict()
         keys = sorted(sd)
@@ -260,7 +345,8 @@ def main():
             if strip(whole) != strip(one) or whole["model"]["format"] != "pytorch":
                 FAILS.append("sharded checkpoint: layers or format differ from the one file's")
         # values the pickle shares through its memo, as real checkpoints do: one state dict
-        # under two keys, a tied weight twice, Adam's betas tuple in two param groups
+        # under two keys, a tied weight twice, Adam's betas tuple in two param groups (the
+        # 'model' entry profiled; the rest walked, tallied and left out)
         lin = torch.nn.Linear(16, 8)
         opt = torch.optim.Adam([{"params": [lin.weight]}, {"params": [lin.bias]}])
         lin(torch.randn(4, 16)).sum().backward()
@@ -268,7 +354,7 @@ def main():
         sd = lin.state_dict()
         torch.save({"model": sd, "ema": sd, "tied": [lin.weight, lin.weight],
                     "optimizer": opt.state_dict()}, p("shared.pt"))
-        compare(spprof, p("shared.pt"))
+        compare(spprof, p("shared.pt"), model="model")
         # a stride-0 view within the budget is gathered (64 MiB)
         torch.save({"w": torch.full((1,), 0.5).expand(4096, 4096)}, p("expand.pt"))
         compare(spprof, p("expand.pt"))
@@ -279,6 +365,7 @@ def main():
             strip = lambda r: [(l["name"], l["nnz"], l["pattern"]) for l in r["layers"]]
             if strip(le) != strip(be):
                 FAILS.append("big-endian file: its layers differ from the little-endian one's")
+        training(d, spprof)
         in_place(d, spprof)
         hostile(d, spprof)
     for f in FAILS:

@@ -6,7 +6,9 @@ local header that the central directory names, and the equivalents of what
 broke torch's own weights_only unpickler (CVE-2025-32434, CVE-2026-24747:
 calls reached through GLOBAL with REDUCE/BUILD/NEWOBJ/INST/OBJ, SETITEM on
 values that are not dicts, APPEND on a dict, a storage whose declared count
-disagrees with its bytes). Pickles are written opcode by opcode here; the
+disagrees with its bytes), and the training state a checkpoint leaves out
+(issue 46 item 2: its tensors tallied, never read, yet checked alike).
+Pickles are written opcode by opcode here; the
 stride-0 views by torch.save itself when torch imports."""
 import json
 import os
@@ -233,6 +235,42 @@ def unpickler(d):
 LEGACY_MAGIC = b"\x80\x02\x8a\x0a\x6c\xfc\x9c\x46\xf9\x20\x6a\xa8\x50\x19\x2e"
 
 
+# --- 7: a checkpoint's optimizer state, left out: its sizes still checked, its walk still bounded ---
+def left_out(d):
+    def ckpt(optimizer):
+        return (b"\x80\x02" + ODICT + b"(" + s("model") + ODICT + b"(" + s("w") + tensor() + b"u" +
+                s("optimizer") + optimizer + s("epoch") + i(3) + b"u.")
+
+    def opt_state(t):
+        return (b"}(" + s("state") + b"}(" + i(0) + b"}(" + s("momentum_buffer") + t + b"uu" +
+                s("param_groups") + b"]u")
+
+    out = [refuse("optimizer state with a size past 2^40",
+                  pt(d, "left_size.pt", ckpt(opt_state(tensor(size=(1 << 41,), stride=(1,))))),
+                  ["momentum_buffer", "size out of range"]),
+           refuse("optimizer state whose element count wraps 64 bits",
+                  pt(d, "left_numel.pt", ckpt(opt_state(tensor(size=(1 << 40, (1 << 24) + 1),
+                                                               stride=(0, 0))))),
+                  ["size out of range"])]
+    p = b"]q\x00" + tensor() + b"a"  # the billion laughs of section 4, as training state
+    for lvl in range(1, 15):
+        p += b"0](" + (b"h" + bytes([lvl - 1])) * 8 + b"eq" + bytes([lvl])
+    out.append(refuse("billion laughs left out as training state",
+                      pt(d, "left_laughs.pt", ckpt(p)), ["shared"]))
+    # read right: the model's one tensor profiled, the warning naming the buffer
+    ok = pt(d, "left_ok.pt", ckpt(opt_state(tensor())))
+    want = "optimizer state left out (1 tensor, 4 values: optimizer.state.*.momentum_buffer)"
+
+    def named(r):
+        m = json.loads(r.stdout)
+        w = [x["message"] for x in m["warnings"] if x["code"] == "training_state"]
+        return None if m["model"]["params"] == 4 and m["model"]["tensors"] == 1 and len(w) == 1 \
+            and want in w[0] else "model %s, warnings %s" % (m["model"], m["warnings"])
+    out.append(Case("torch: optimizer state left out, named",
+                    ["analyze", ok, "--static", "--format", "json"], rc=0, check=named))
+    return out
+
+
 def legacy_many(d, n=40000):
     obj = b"".join(tensor(key=str(k), numel=0, size=(0,)) for k in range(n))
     keys = b"".join(s(str(k)) for k in range(n))
@@ -245,4 +283,4 @@ def legacy_many(d, n=40000):
 
 def cases(d, spprof):
     return (wrapping(d) + laughs(d) + expanded(d) + second_header(d) + unpickler(d) +
-            legacy_many(d))
+            left_out(d) + legacy_many(d))

@@ -34,6 +34,38 @@ const char *spp_op_name(enum spp_op op)
 	return "?";
 }
 
+/*
+ * The conv layouts: lead and trail dimensions around the spatial ones, and
+ * the input channels' dimension counted from the front (>= 0) or the back
+ * (< 0, -1 the last), or ONE_A_GROUP.
+ */
+#define ONE_A_GROUP 100
+static const struct {
+	int lead, trail, channel;
+} layouts[] = {
+	[SPP_LAYOUT_OIHW] = {2, 0, 1},
+	[SPP_LAYOUT_OHWI] = {1, 1, -1},
+	[SPP_LAYOUT_1HWO] = {1, 1, ONE_A_GROUP},
+	[SPP_LAYOUT_HWIO] = {0, 2, -2},
+	[SPP_LAYOUT_HWIM] = {0, 2, ONE_A_GROUP},
+};
+
+int spp_conv_axes(enum spp_layout layout, int ndim, struct spp_conv_axes *out)
+{
+	int count, ch;
+
+	if ((unsigned)layout >= sizeof(layouts) / sizeof(layouts[0]))
+		return 0;
+	count = ndim - layouts[layout].lead - layouts[layout].trail;
+	if (count < 1 || count > 3)
+		return 0;
+	ch = layouts[layout].channel;
+	out->first = layouts[layout].lead;
+	out->count = count;
+	out->channel = ch == ONE_A_GROUP ? -1 : ch < 0 ? ndim + ch : ch;
+	return 1;
+}
+
 /* Case-insensitive substring test, for "embed" in names. */
 static int name_has(const char *name, const char *word)
 {
@@ -148,6 +180,7 @@ static int layers_from_descs(const struct spp_model *m, int64_t n, int n_forced,
 		l->node_name = d->node_name;
 		l->op_type = d->op_type;
 		l->op = (enum spp_op)d->op;
+		l->layout = (enum spp_layout)d->layout;
 		l->weight = &m->tensors[d->tensor];
 		l->view = (struct spp_gemm_view){
 			.m = d->m, .k = d->k, .base = d->base,

@@ -32,6 +32,25 @@ enum spp_op {
 	SPP_OP_RNN,
 };
 
+/*
+ * How a conv weight stores its axes, one row of profiler/layer.c's table
+ * each: which dimensions are the kernel's spatial ones and which holds a
+ * group's input channels. Zero, OIHW, is the default for every other layer.
+ */
+enum spp_layout {
+	SPP_LAYOUT_OIHW,  /* [O, I/g, k...]: ONNX, PyTorch, Core ML, files without a graph */
+	SPP_LAYOUT_OHWI,  /* [O, kh, kw, I]: TFLite CONV_2D */
+	SPP_LAYOUT_1HWO,  /* [1, kh, kw, O]: TFLite DEPTHWISE_CONV_2D, one input channel a group */
+	SPP_LAYOUT_HWIO,  /* [kh, kw, I, O]: TensorFlow (TF.js) Conv2D */
+	SPP_LAYOUT_HWIM,  /* [kh, kw, C, mult]: TensorFlow (TF.js) depthwise, one a group */
+};
+
+/* Where a conv weight's kernel and input channels lie (spp_conv_axes). */
+struct spp_conv_axes {
+	int first, count;  /* the kernel's spatial dimensions, first..first+count-1 */
+	int channel;       /* the dimension of a group's input channels; -1: one a group */
+};
+
 struct spp_scan_memo;
 
 struct spp_gemm_view {
@@ -48,6 +67,7 @@ struct spp_layer {
 	const char *node_name;            /* graph node (borrowed), NULL without a graph */
 	const char *op_type;              /* graph op type (borrowed), NULL without a graph */
 	enum spp_op op;
+	enum spp_layout layout;           /* a conv weight's axes; OIHW for every other op */
 	const struct spp_tensor *weight;  /* borrowed from the model */
 	struct spp_gemm_view view;
 	int64_t n;
@@ -72,6 +92,13 @@ struct spp_layer {
 /* "linear", "conv1d", "conv2d", "conv3d", "gemm", "matmul", "conv_transpose",
  * "lstm", "gru", "rnn". */
 const char *spp_op_name(enum spp_op op);
+
+/*
+ * The spatial and input-channel dimensions of an ndim-dimensional weight
+ * stored in layout. Returns 1 with *out filled, or 0 (out untouched) when
+ * the layout leaves it no 1 to 3 spatial dimensions or layout is unknown.
+ */
+int spp_conv_axes(enum spp_layout layout, int ndim, struct spp_conv_axes *out);
 
 /*
  * Whether a tensor is a GEMM layer by DESIGN section 2 for files without a

@@ -24,7 +24,8 @@
  *   input is a manifest weight, in TF's layouts: Conv2D filters
  *   [kh, kw, I, O] (W = [O, kh*kw*I]), depthwise [kh, kw, C, mult]
  *   (W = [C*mult, kh*kw]), Conv2DBackpropInput [kh, kw, O, I]
- *   (W = [kh*kw*O, I]), MatMul's constant B [K, O] (transposed unless
+ *   (W = [kh*kw*O, I]), a conv's kernels read on those axes (enum
+ *   spp_layout), MatMul's constant B [K, O] (transposed unless
  *   transpose_b) or constant A. A fused op's BiasAdd input is the layer's
  *   bias. For a layers model (a Keras topology, no nodes) each ".../kernel"
  *   weight is a layer by its layer's class (Dense, Conv2D,
@@ -373,17 +374,22 @@ static const struct {
 	enum layout layout;
 	int weight_input, rank;
 	enum spp_op kind;
+	enum spp_layout axes; /* a conv weight's dimensions, for its kernels */
 } ops[] = {
-	{"Conv2D", HWIO, 1, 4, SPP_OP_CONV2D}, {"_FusedConv2D", HWIO, 1, 4, SPP_OP_CONV2D},
-	{"DepthwiseConv2dNative", HWC_MULT, 1, 4, SPP_OP_CONV2D},
-	{"FusedDepthwiseConv2dNative", HWC_MULT, 1, 4, SPP_OP_CONV2D},
-	{"Conv2DBackpropInput", HW_OUT_IN, 1, 4, SPP_OP_CONV_TRANSPOSE},
-	{"MatMul", MATMUL, 1, 2, SPP_OP_MATMUL}, {"_FusedMatMul", MATMUL, 1, 2, SPP_OP_MATMUL},
-	{"BatchMatMulV2", MATMUL, 1, 2, SPP_OP_MATMUL}, {"BatchMatMul", MATMUL, 1, 2, SPP_OP_MATMUL},
+	{"Conv2D", HWIO, 1, 4, SPP_OP_CONV2D, SPP_LAYOUT_HWIO},
+	{"_FusedConv2D", HWIO, 1, 4, SPP_OP_CONV2D, SPP_LAYOUT_HWIO},
+	{"DepthwiseConv2dNative", HWC_MULT, 1, 4, SPP_OP_CONV2D, SPP_LAYOUT_HWIM},
+	{"FusedDepthwiseConv2dNative", HWC_MULT, 1, 4, SPP_OP_CONV2D, SPP_LAYOUT_HWIM},
+	{"Conv2DBackpropInput", HW_OUT_IN, 1, 4, SPP_OP_CONV_TRANSPOSE, SPP_LAYOUT_OIHW},
+	{"MatMul", MATMUL, 1, 2, SPP_OP_MATMUL, SPP_LAYOUT_OIHW},
+	{"_FusedMatMul", MATMUL, 1, 2, SPP_OP_MATMUL, SPP_LAYOUT_OIHW},
+	{"BatchMatMulV2", MATMUL, 1, 2, SPP_OP_MATMUL, SPP_LAYOUT_OIHW},
+	{"BatchMatMul", MATMUL, 1, 2, SPP_OP_MATMUL, SPP_LAYOUT_OIHW},
 	/* a layers model's Keras classes */
-	{"Dense", MATMUL, 0, 2, SPP_OP_LINEAR}, {"Conv2D#keras", HWIO, 0, 4, SPP_OP_CONV2D},
-	{"DepthwiseConv2D", HWC_MULT, 0, 4, SPP_OP_CONV2D},
-	{"Conv2DTranspose", HW_OUT_IN, 0, 4, SPP_OP_CONV_TRANSPOSE},
+	{"Dense", MATMUL, 0, 2, SPP_OP_LINEAR, SPP_LAYOUT_OIHW},
+	{"Conv2D#keras", HWIO, 0, 4, SPP_OP_CONV2D, SPP_LAYOUT_HWIO},
+	{"DepthwiseConv2D", HWC_MULT, 0, 4, SPP_OP_CONV2D, SPP_LAYOUT_HWIM},
+	{"Conv2DTranspose", HW_OUT_IN, 0, 4, SPP_OP_CONV_TRANSPOSE, SPP_LAYOUT_OIHW},
 };
 
 /* node.attr.name, NULL when absent. */
@@ -412,7 +418,7 @@ static int push(struct tfjs *t, int r, int wi, const char *node, int trans_b, in
 {
 	const struct spp_tensor *w = &t->m->tensors[wi];
 	const int64_t *s = w->shape;
-	struct spp_layer_desc d = {.tensor = wi, .op = (int)ops[r].kind};
+	struct spp_layer_desc d = {.tensor = wi, .op = (int)ops[r].kind, .layout = (int)ops[r].axes};
 	enum layout l = ops[r].layout;
 
 	if (w->ndim != ops[r].rank || !w->numel || w->dtype == SPP_DTYPE_BOOL)

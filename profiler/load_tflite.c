@@ -20,7 +20,8 @@
  *   made by DEQUANTIZE / DENSIFY from, a constant tensor: FULLY_CONNECTED
  *   [O, I]; CONV_2D [O, kh, kw, I] (W = [O, kh*kw*I], K as the design
  *   orders it); DEPTHWISE_CONV_2D [1, kh, kw, C*mult] (W = [C*mult,
- *   kh*kw]); TRANSPOSE_CONV [O, kh, kw, I] (W = [O*kh*kw, I]);
+ *   kh*kw]), the two convs' kernels read on those axes (enum
+ *   spp_layout); TRANSPOSE_CONV [O, kh, kw, I] (W = [O*kh*kw, I]);
  *   BATCH_MATMUL with a constant B [K, O] (adj_y: [O, K]) or constant A.
  * - N from the subgraph's shapes: the output's elements over M, or for
  *   TRANSPOSE_CONV and BATCH_MATMUL the input's over K; --n overrides.
@@ -61,14 +62,16 @@ static const struct {
 	int weight, bias, rank, n_input;
 	enum layout layout;
 	enum spp_op kind;
+	enum spp_layout axes; /* a conv weight's dimensions, for its kernels */
 } ops[] = {
-	{9, "FULLY_CONNECTED", 1, 2, 2, OUT, ROWS, SPP_OP_LINEAR},
-	{3, "CONV_2D", 1, 2, 4, OUT, ROWS, SPP_OP_CONV2D},
-	{4, "DEPTHWISE_CONV_2D", 1, 2, 4, OUT, COLS_LAST, SPP_OP_CONV2D},
-	{67, "TRANSPOSE_CONV", 1, -1, 4, 2, ROWS_OHW, SPP_OP_CONV_TRANSPOSE},
-	{126, "BATCH_MATMUL", 1, -1, 0, 0, MATMUL, SPP_OP_MATMUL},
+	{9, "FULLY_CONNECTED", 1, 2, 2, OUT, ROWS, SPP_OP_LINEAR, SPP_LAYOUT_OIHW},
+	{3, "CONV_2D", 1, 2, 4, OUT, ROWS, SPP_OP_CONV2D, SPP_LAYOUT_OHWI},
+	{4, "DEPTHWISE_CONV_2D", 1, 2, 4, OUT, COLS_LAST, SPP_OP_CONV2D, SPP_LAYOUT_1HWO},
+	{67, "TRANSPOSE_CONV", 1, -1, 4, 2, ROWS_OHW, SPP_OP_CONV_TRANSPOSE, SPP_LAYOUT_OIHW},
+	{126, "BATCH_MATMUL", 1, -1, 0, 0, MATMUL, SPP_OP_MATMUL, SPP_LAYOUT_OIHW},
 	/* MediaPipe's transposed conv (selfie segmentation): TRANSPOSE_CONV's weight */
-	{OP_CUSTOM, "Convolution2DTransposeBias", 1, -1, 4, 0, ROWS_OHW, SPP_OP_CONV_TRANSPOSE},
+	{OP_CUSTOM, "Convolution2DTransposeBias", 1, -1, 4, 0, ROWS_OHW, SPP_OP_CONV_TRANSPOSE,
+	 SPP_LAYOUT_OIHW},
 };
 
 int spp_tfl_fault(struct tfl *t, const char *fmt, ...)
@@ -363,6 +366,7 @@ static int op_layer(struct tfl *t, uint32_t i)
 	if (r < 0 || in.len < 2)
 		return t->fb.bad ? fb_fault(t) : SPP_OK;
 	d.op = (int)ops[r].kind;
+	d.layout = (int)ops[r].axes;
 	if (ops[r].layout == MATMUL) {
 		if (!matmul_view(t, &o, &in, &d, &nin))
 			return SPP_OK;

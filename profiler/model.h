@@ -81,6 +81,7 @@ struct spp_tensor {
 struct spp_layer_desc {
 	int tensor;                /* index of the weight in spp_model.tensors */
 	int op;                    /* enum spp_op of profiler/layer.h */
+	int layout;                /* enum spp_layout of profiler/layer.h; 0: OIHW */
 	/* the GEMM view, as struct spp_gemm_view of profiler/layer.h */
 	int64_t m, k;
 	uint64_t base;

@@ -2,7 +2,8 @@
  * The kernels of a convolution (static.h, struct spp_kernel_counts): in the
  * GEMM view a row is one output channel o and K runs over (spatial p,
  * input channel c) with c fastest, so kernel (o, c) is the K-elements
- * p * C + c of row o. Each kernel's zero mask is a bit per p: an all-zero
+ * p * C + c of row o, whichever of the weight's dimensions hold p and c
+ * (the layer's layout). Each kernel's zero mask is a bit per p: an all-zero
  * kernel is kernel-level pruning; a few masks shared by most kernels are
  * pattern-based pruning (4 of 9 kept in fixed shapes). A 1x1 conv has no
  * kernels to speak of (each is one weight): size 0, as for other layers.
@@ -14,7 +15,7 @@
 
 struct kpass {
 	struct spp_kernel_counts *out;
-	int64_t c;               /* input channels per group: the weight's shape[1] */
+	int64_t c;               /* input channels per group (1 for depthwise layouts) */
 	uint64_t *key, *count;   /* open addressing over non-zero masks; key 0 empty */
 	uint64_t cap, used;
 	uint8_t *chan_any;       /* input channel c has a non-zero kernel */
@@ -101,24 +102,28 @@ int spp_static_kernels(const struct spp_layer *l, struct spp_kernel_counts *out,
 {
 	const struct spp_tensor *t = l->weight;
 	struct kpass p = {out, 0, NULL, NULL, 0, 0, NULL};
+	struct spp_conv_axes ax;
 	int64_t size = 1;
 	int rc;
 
 	memset(out, 0, sizeof(*out));
 	if ((l->op != SPP_OP_CONV1D && l->op != SPP_OP_CONV2D && l->op != SPP_OP_CONV3D) ||
-	    t->ndim < 3 || t->ndim > 5 || t->coo || t->shape[1] <= 0)
+	    t->coo || !spp_conv_axes(l->layout, t->ndim, &ax))
 		return SPP_OK;
-	for (int d = 2; d < t->ndim; d++)
+	/* the weight's own axes (profiler/layer.h, enum spp_layout): TFLite's OHWI
+	 * [24, 5, 5, 3] has the kernels 5x5 of ONNX's OIHW [24, 3, 5, 5] */
+	p.c = ax.channel >= 0 ? t->shape[ax.channel] : 1;
+	for (int d = ax.first; d < ax.first + ax.count; d++)
 		size *= t->shape[d];
-	if (size < 2 || l->view.m != t->shape[0] || l->view.k != size * t->shape[1])
-		return SPP_OK; /* not the view of profiler/layer.c: no kernels to name */
+	if (size < 2 || p.c <= 0 || l->view.k != size * p.c ||
+	    (uint64_t)l->view.m * (uint64_t)l->view.k != t->numel)
+		return SPP_OK; /* not a conv view of K (spatial, c): no kernels to name */
 	out->size = (int)size;
-	out->ndims = t->ndim - 2;
-	for (int d = 2; d < t->ndim; d++)
-		out->dims[d - 2] = (int)t->shape[d];
-	out->kernels = (uint64_t)l->view.m * (uint64_t)t->shape[1];
-	out->channels = (uint64_t)t->shape[1];
-	p.c = t->shape[1];
+	out->ndims = ax.count;
+	for (int d = 0; d < ax.count; d++)
+		out->dims[d] = (int)t->shape[ax.first + d];
+	out->kernels = (uint64_t)l->view.m * (uint64_t)p.c;
+	out->channels = (uint64_t)p.c;
 	p.chan_any = calloc((size_t)p.c, 1);
 	if (!p.chan_any)
 		return spp_error_set(err, SPP_E_NOMEM, "tensor '%s': out of memory for its "

@@ -15,7 +15,7 @@ struct scan_key {
 };
 
 /* 0 when a's and b's scans read the same: the weight's bytes, type and
- * shape, the op (a conv's kernels) and the view. */
+ * shape, the op and layout (a conv's kernels) and the view. */
 static int scan_cmp(const struct spp_layer *a, const struct spp_layer *b)
 {
 	const struct spp_tensor *x = a->weight, *y = b->weight;
@@ -27,6 +27,7 @@ static int scan_cmp(const struct spp_layer *a, const struct spp_layer *b)
 	CMP((int)x->dtype, (int)y->dtype);
 	CMP(x->ndim, y->ndim);
 	CMP((int)a->op, (int)b->op);
+	CMP((int)a->layout, (int)b->layout);
 	for (int d = 0; d < x->ndim; d++)
 		CMP(x->shape[d], y->shape[d]);
 	CMP(a->view.m, b->view.m);

@@ -1,5 +1,6 @@
 """What the Python loader checks share: pruned matrices to write, npm packages
-fetched for real files, spprof's static report, and the closing lines.
+fetched for real files, spprof's static report, a conv's kernel figures
+against the same weight written OIHW, and the closing lines.
 Imported after numpy is found."""
 import json
 import os
@@ -18,6 +19,50 @@ def pruned(rng, m, k, density=0.4, dtype=np.float32):
     w[0] = 0
     w[:, -1] = 0
     return w
+
+
+def kernel_pruned(rng, o, c, kh, kw, zero):
+    """An OIHW conv weight [o, c, kh, kw] pruned by whole kernels: `zero` of its o*c
+    kh x kw kernels all zero, and single weights of the others, 5 % of the zeros."""
+    w = rng.standard_normal((o, c, kh, kw)).astype(np.float32)
+    k = w.reshape(o * c, kh * kw)  # a view of w
+    k[rng.permutation(o * c)[:zero]] = 0
+    few = zero * kh * kw // 20
+    k[rng.choice(np.flatnonzero(k.any(1)), few), rng.integers(0, kh * kw, few)] = 0
+    return w
+
+
+def kernels(w):
+    """numpy's kernel figures of an OIHW weight [O, C, k...]: (shape, kernels, zero
+    kernels, input channels, channels every kernel of which is zero); None for kernels
+    of one weight (a 1x1 conv)."""
+    if int(np.prod(w.shape[2:])) < 2:
+        return None
+    live = (w != 0).reshape(w.shape[0], w.shape[1], -1).any(2)
+    return (list(w.shape[2:]), live.size, int((~live).sum()), w.shape[1],
+            int((~live.any(0)).sum()))
+
+
+def reported_kernels(layer):
+    """The same figures from a report's layer: pattern.kernel.shape and granularity's
+    kernel and channel units and zeros; None when the report has no kernels."""
+    p = layer["pattern"]
+    k, g = p["kernel"], p["granularity"]
+    if k is None and g.get("kernel") is None and g.get("channel") is None:
+        return None
+    kg, cg = g.get("kernel") or {}, g.get("channel") or {}
+    return ((k or {}).get("shape"), kg.get("units"), kg.get("zero"), cg.get("units"),
+            cg.get("zero"))
+
+
+def oihw_pattern(spprof, folder, name, w, fails):
+    """layers[].pattern of w [O, C, k...] written OIHW as a safetensors conv: what a
+    weight stored in any other layout must report too; None with the failure in fails."""
+    from st_writer import write_safetensors
+    path = os.path.join(folder, name + ".oihw.safetensors")
+    write_safetensors(path, {name + ".weight": w})
+    rep = report(spprof, path, fails)
+    return rep["layers"][0]["pattern"] if rep else None
 
 
 def npm_pack(spec, keep, tmp):

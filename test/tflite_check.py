@@ -18,6 +18,14 @@ full-range sparse model, fetched with `npm pack`; skipped when the registry
 is unreachable, with MediaPipe's custom Convolution2DTransposeBias), read by
 that reader: each layer's name, m, k, n and nnz.
 
+Conv kernels (issue 46 item 1: OHWI was read as OIHW, a [24, 5, 5, 3]
+weight's kernels [5, 3]): a CONV_2D [O, kh, kw, I] with 45 of its 72 5x5
+kernels zero must be class `kernel` with kernel.shape [5, 5], and it and a
+DEPTHWISE_CONV_2D [1, 3, 5, O] report the very pattern of the same weights
+written OIHW as safetensors; every real CONV_2D and DEPTHWISE_CONV_2D has
+the kernel figures numpy counts on its weight made OIHW, and
+face_detection_short_range's first conv [24, 5, 5, 3] kernels [5, 5].
+
     tflite_check.py SPPROF      (exit 77 without numpy or flatbuffers)
 """
 import os
@@ -32,7 +40,8 @@ except ImportError as e:
     sys.exit(77)
 # the schema's constants, the writer (Model) and the reader (Reading)
 from tflite_fb import *  # noqa: E402,F403
-from check_common import analyze, finish, npm_pack, pruned, report  # noqa: E402
+from check_common import (analyze, finish, kernel_pruned, kernels, npm_pack,  # noqa: E402
+                          oihw_pattern, pruned, reported_kernels, report)
 
 RNG = np.random.default_rng(13)
 FAILS = []
@@ -269,6 +278,63 @@ def segments_back(m):
     dim["segments"] = (dim["segments"][0], np.array([0, 2, 1, 3, 4]))
 
 
+# ---- conv kernels on TFLite's axes (issue 46 item 1) ----
+
+def oihw(code, w):
+    """A CONV_2D [O, kh, kw, I] or DEPTHWISE_CONV_2D [1, kh, kw, O] weight as OIHW."""
+    return w.transpose(0, 3, 1, 2) if code == CONV_2D else w[0].transpose(2, 0, 1)[:, None]
+
+
+def kernel_model(spprof, folder):
+    """A kernel-pruned CONV_2D and DEPTHWISE_CONV_2D against their OIHW twins."""
+    conv, dw = kernel_pruned(RNG, 24, 3, 5, 5, 45), kernel_pruned(RNG, 12, 1, 3, 5, 4)
+    m = Model()
+    m.op(CONV_2D, [m.tensor("kc/x", (1, 8, 8, 3)), m.const("kc/weight", conv.transpose(0, 2, 3, 1)),
+                   -1], [m.tensor("kc/y", (1, 4, 4, 24))])
+    m.op(DEPTHWISE, [m.tensor("kd/x", (1, 8, 8, 12)),
+                     m.const("kd/weight", dw[:, 0].transpose(1, 2, 0)[None].copy()), -1],
+         [m.tensor("kd/y", (1, 8, 8, 12))])
+    path = m.write(os.path.join(folder, "kernels.tflite"))
+    r = Reading(path)
+    index = {r.name(i): i for i in range(len(r.tensors))}
+    for name, code, w in (("kc/weight", CONV_2D, conv), ("kd/weight", DEPTHWISE, dw)):
+        if not np.array_equal(oihw(code, r.value(index[name])), w):
+            FAILS.append(f"{path}: {name} reads back unlike the OIHW weight written")
+    rep = report(spprof, path, FAILS)
+    if rep is None:
+        return 0
+    layers = {l["name"]: l for l in rep["layers"]}
+    pc = layers.get("kc/weight", {}).get("pattern", {})
+    if pc.get("class") != "kernel" or (pc.get("kernel") or {}).get("shape") != [5, 5]:
+        FAILS.append(f"{path}: kc/weight: class {pc.get('class')}, kernel {pc.get('kernel')}; "
+                     "want class kernel, kernel.shape [5, 5]")
+    for name, w in (("kc/weight", conv), ("kd/weight", dw)):
+        l, want = layers.get(name), oihw_pattern(spprof, folder, name.split("/")[0], w, FAILS)
+        if l is None or want is None:
+            FAILS.append(f"{path}: {name}: no layer, or no OIHW report")
+            continue
+        if reported_kernels(l) != kernels(w):
+            FAILS.append(f"{path}: {name}: kernels {reported_kernels(l)}, numpy says "
+                         f"{kernels(w)}")
+        for key in sorted(set(l["pattern"]) | set(want)):
+            if l["pattern"].get(key) != want.get(key):
+                FAILS.append(f"{path}: {name}: pattern.{key} {l['pattern'].get(key)}, "
+                             f"OIHW safetensors says {want.get(key)}")
+    return 2
+
+
+def real_kernels(path):
+    """weight name -> numpy's kernels() of each CONV_2D and DEPTHWISE_CONV_2D, made OIHW."""
+    r, out = Reading(path), {}
+    for op in r.ops:
+        code, ins = r.code(op), op.array(1, "<i4")
+        wi = r.constant(int(ins[1])) if code in (CONV_2D, DEPTHWISE) and len(ins) > 1 and \
+            ins[1] >= 0 else None
+        if wi is not None and len(r.shape(wi)) == 4 and r.numel(wi):
+            out[r.name(wi)] = kernels(oihw(code, r.value(wi)))
+    return out
+
+
 def refusals(spprof, folder):
     """Bad files exit 2, one line on stderr naming the file, nothing on stdout."""
     good = open(os.path.join(folder, "dense.tflite"), "rb").read()
@@ -290,8 +356,9 @@ def refusals(spprof, folder):
 NPM_PACKAGES = (("@mediapipe/hands@0.4.1675469240", ("hand_landmark_full", "hand_landmark_lite")),
                 ("@mediapipe/selfie_segmentation@0.1.1675465747", ("selfie_segmentation",)),
                 # sparse weights with Uint8Vector indices up to 191 (issue 43)
+                # and face_detection_short_range's OHWI [24, 5, 5, 3] conv (issue 46 item 1)
                 ("@mediapipe/face_detection@0.4.1646425229",
-                 ("face_detection_full_range_sparse",)))
+                 ("face_detection_full_range_sparse", "face_detection_short_range")))
 
 
 def npm_models(spprof, tmp):
@@ -308,6 +375,7 @@ def npm_models(spprof, tmp):
 
 def real_check(spprof, path):
     mine, name = Reading(path).layers(), os.path.basename(path)
+    kern = real_kernels(path)
     numel = sum(f.m * f.k for f in mine.values())
     print(f"tflite_check: {name}: {len(mine)} layers, sparsity "
           f"{1 - sum(f.nnz for f in mine.values()) / max(numel, 1):.4f}")
@@ -323,6 +391,15 @@ def real_check(spprof, path):
         if l and got != (f.m, f.k, f.n, f.nnz):
             FAILS.append(f"{name}: layer {lname}: m, k, n, nnz {got}, numpy says "
                          f"{(f.m, f.k, f.n, f.nnz)}")
+        base = lname.split("#")[0]
+        if l and base in kern and reported_kernels(l) != kern[base]:
+            FAILS.append(f"{name}: layer {lname}: kernels {reported_kernels(l)}, numpy says "
+                         f"{kern[base]} (its weight made OIHW)")
+    first = layers.get("conv2d/Kernel")
+    if name == "face_detection_short_range.tflite" and \
+            (not first or reported_kernels(first) != ([5, 5], 72, 0, 3, 0)):
+        FAILS.append(f"{name}: conv2d/Kernel [24, 5, 5, 3]: kernels "
+                     f"{first and reported_kernels(first)}, want ([5, 5], 72, 0, 3, 0)")
     return len(mine)
 
 
@@ -334,6 +411,7 @@ def main():
             path, want = written(tmp, name, cases)
             reader_check(path, want)
             total += check(spprof, path, want)
+        total += kernel_model(spprof, tmp)
         refusals(spprof, tmp)
         real = npm_models(spprof, tmp)
     finish("tflite_check", FAILS, total, real)

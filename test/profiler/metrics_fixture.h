@@ -73,6 +73,7 @@ void test_conv_kernel_pruned(void **state);
 void test_conv_pattern_pruned(void **state);
 void test_conv_random_zeros(void **state);
 void test_conv_no_kernels(void **state);
+void test_conv_layouts(void **state);
 
 /* Tests in test_metrics_hash.c. */
 void test_hash_bytes(void **state);

@@ -506,6 +506,7 @@ int main(void)
 		cmocka_unit_test(test_conv_pattern_pruned),
 		cmocka_unit_test(test_conv_random_zeros),
 		cmocka_unit_test(test_conv_no_kernels),
+		cmocka_unit_test(test_conv_layouts),
 		cmocka_unit_test(test_hash_bytes),
 		cmocka_unit_test(test_hash_large_file),
 	};

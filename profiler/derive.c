@@ -130,7 +130,13 @@ static void structure(const struct spp_analysis *a, struct spp_model_structure *
 	}
 	if (st->survivors > 0)
 		st->low_share = (double)st->in_band / (double)st->survivors;
-	if (st->layers[SPP_PROV_MAGNITUDE] + st->layers[SPP_PROV_RANDOM] + st->layers[SPP_PROV_UNCLEAR] == 0)
+	if (st->layers[SPP_PROV_MAGNITUDE] + st->layers[SPP_PROV_RANDOM] + st->layers[SPP_PROV_UNCLEAR] == 0 &&
+	    st->layers[SPP_PROV_STRUCTURED] > 0) {
+		st->verdict = SPP_PROV_STRUCTURED;
+		snprintf(st->reason, sizeof(st->reason), "every judged layer's zeros lie in whole rows, "
+			 "columns, kernels or channels (%d layer%s)", st->layers[SPP_PROV_STRUCTURED],
+			 st->layers[SPP_PROV_STRUCTURED] == 1 ? "" : "s");
+	} else if (st->layers[SPP_PROV_MAGNITUDE] + st->layers[SPP_PROV_RANDOM] + st->layers[SPP_PROV_UNCLEAR] == 0)
 		snprintf(st->reason, sizeof(st->reason), "no layer judged");
 	else
 		st->verdict = spp_provenance_judge(st->survivors, st->in_band, st->reason,

@@ -104,7 +104,7 @@ struct spp_model_structure {
 	uint64_t survivors, in_band;
 	double low_share;                /* in_band / survivors; NAN without */
 	char reason[128];
-	int layers[SPP_PROV_UNCLEAR + 1]; /* per verdict; [SPP_PROV_NOT_JUDGED] those not judged */
+	int layers[SPP_PROV_STRUCTURED + 1]; /* per verdict; [SPP_PROV_NOT_JUDGED] those not judged */
 	int zero_layers, nearly_zero_layers;
 };
 

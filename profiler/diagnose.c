@@ -7,6 +7,9 @@
 #include <string.h>
 
 __attribute__((format(printf, 2, 3)))
+/* Below this sparsity no sparse format is a candidate: the format notes are left out. */
+#define SPP_DIAG_SPARSE 0.1
+
 static void say(struct spp_diagnosis *d, const char *fmt, ...)
 {
 	va_list ap;
@@ -88,6 +91,44 @@ static void kernel_rules(const struct spp_layer_static *s, struct spp_diagnosis 
 }
 
 /* Zero layers and input channels, and a general N:M the formats do not run. */
+/*
+ * Whole zero rows (output channels) or columns (inputs): the layer shrinks,
+ * and what is left may be dense. Handlandmark-sparse's Conv2D_24 had 1,146
+ * of 1,152 rows zero and was advised an N:M transpose.
+ */
+static void shrink_rules(const struct spp_layer_static *s, struct spp_diagnosis *d)
+{
+	uint64_t m = (uint64_t)s->counts.m, k = (uint64_t)s->counts.k;
+	uint64_t r = s->counts.zero_rows, c = s->counts.zero_cols;
+	double vb = s->numel > 0 ? s->storage[SPP_ST_DENSE].bytes / (double)s->numel : 0;
+
+	if (s->layer_zero != SPP_LAYER_LIVE || m == 0 || k == 0 || (r == 0 && c == 0) || r >= m || c >= k)
+		return;
+	{
+		uint64_t mm = m - r, kk = k - c, left = mm * kk;
+		double kept = (double)s->counts.nnz / (double)left;
+		double cut = 1 - (double)left / (double)(m * k);
+		char what[128];
+
+		size_t u = 0;
+
+		what[0] = '\0';
+		if (r)
+			u += (size_t)snprintf(what, sizeof(what), "the %llu zero output row%s",
+					      (unsigned long long)r, r == 1 ? "" : "s");
+		if (c && u < sizeof(what))
+			snprintf(what + u, sizeof(what) - u, "%sthe %llu zero input column%s", r ? " and " : "",
+				 (unsigned long long)c, c == 1 ? "" : "s");
+		say(d, "remove %s: the layer becomes %llux%llu%s, dense FLOPs and weight bytes -%.1f%% "
+		       "(%.3g MFLOP, %.0f bytes), and %s",
+		    what, (unsigned long long)mm, (unsigned long long)kk,
+		    kept >= 1 - SPP_DIAG_SPARSE ? " and dense" : "", 100 * cut, s->flops_dense * cut / 1e6,
+		    vb * (double)(m * k - left),
+		    r && c ? "the next layer drops those inputs, the one before those outputs"
+		    : r ? "the next layer drops those inputs" : "the layer before drops those outputs");
+	}
+}
+
 static void structure_rules(const struct spp_layer_static *s, struct spp_diagnosis *d)
 {
 	const struct spp_granularity *ch = &s->gran[SPP_GRAN_CHANNEL];
@@ -123,9 +164,6 @@ static void structure_rules(const struct spp_layer_static *s, struct spp_diagnos
  * other axis: the kernels (and sparse tensor cores) group along K, the
  * reduction axis.
  */
-/* Below this sparsity no sparse format is a candidate: the format notes are left out. */
-#define SPP_DIAG_SPARSE 0.1
-
 static void static_rules(const struct spp_layer_static *s, struct spp_diagnosis *d)
 {
 	static const int sizes[] = {4, 8, 16};
@@ -138,6 +176,9 @@ static void static_rules(const struct spp_layer_static *s, struct spp_diagnosis 
 		char share[64];
 
 		spp_share_text(bad, groups, share, sizeof(share));
+		/* whole zero rows make every group of rows comply: that is a shrink, not a transpose */
+		if (s->gran[SPP_GRAN_ROW].defined && s->gran[SPP_GRAN_ROW].zeros_share >= 0.5)
+			continue;
 		if (s->nm[i] < 1.0 && s->nm_m[i] == 1.0)
 			say(d, "%d:%d along the wrong axis: every group of %d rows in a column complies, "
 			       "but %s of groups of %d along K hold more than %d non-zero%s, and the "
@@ -150,6 +191,7 @@ static void static_rules(const struct spp_layer_static *s, struct spp_diagnosis 
 	}
 	kernel_rules(s, d);
 	structure_rules(s, d);
+	shrink_rules(s, d);
 	/*
 	 * the padding and index notes only where a sparse format is a candidate:
 	 * on a dense face model they were 64 of 115 note lines, one pair a layer

@@ -194,10 +194,17 @@ enum spp_provenance {
 	SPP_PROV_MAGNITUDE,  /* at most 0.5 % of >= 200 survivors in the band below scale / 8 */
 	SPP_PROV_RANDOM,     /* at least 2 % of them there */
 	SPP_PROV_UNCLEAR,    /* in between, too few survivors, or codes too coarse for the band */
+	SPP_PROV_STRUCTURED, /* whole rows, columns, kernels or channels hold >= SPP_PROV_STRUCTURED_SHARE of the zeros */
 };
+/*
+ * Structured pruning (torch's ln_structured: whole channels by their L2
+ * norm) leaves survivors the magnitude test cannot judge: a kept channel
+ * holds small weights beside large ones, so it read "random-like".
+ */
+#define SPP_PROV_STRUCTURED_SHARE 0.9
 #define SPP_PROV_MIN_SURVIVORS 200
 
-/* "magnitude-like", "random-like", "unclear"; NULL when not judged. */
+/* "magnitude-like", "random-like", "unclear", "structured"; NULL when not judged. */
 const char *spp_provenance_name(enum spp_provenance p);
 
 /* The verdict on survivors sampled with in_band of them below scale / 8

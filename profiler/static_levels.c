@@ -32,6 +32,8 @@ const char *spp_provenance_name(enum spp_provenance p)
 		return "random-like";
 	case SPP_PROV_UNCLEAR:
 		return "unclear";
+	case SPP_PROV_STRUCTURED:
+		return "structured";
 	case SPP_PROV_NOT_JUDGED:
 		break;
 	}
@@ -94,6 +96,20 @@ static void provenance(const struct spp_static_counts *c, struct spp_layer_stati
 	}
 	if (!spp_provenance_countable(c, out->numel, why, n))
 		return;
+	/* whole units hold the zeros: a structured mask, not judged by magnitude (nor pooled) */
+	for (int u = SPP_GRAN_ROW; u <= SPP_GRAN_CHANNEL; u++) {
+		const struct spp_granularity *g = &out->gran[u];
+
+		if (g->defined && g->zeros_share >= SPP_PROV_STRUCTURED_SHARE) {
+			const char *unit = spp_gran_name((enum spp_gran_level)u);
+
+			snprintf(why, n, "whole %ss hold %.1f%% of the zeros, %llu of %llu %ss zero",
+				 unit, 100 * g->zeros_share, (unsigned long long)g->zero,
+				 (unsigned long long)g->units, unit);
+			out->prov = SPP_PROV_STRUCTURED;
+			return;
+		}
+	}
 	if (p->integer && p->scale < 8) {
 		snprintf(why, n, "integer codes: the band below scale / 8 (%g) is under one step",
 			 (double)p->scale / 8);

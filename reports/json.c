@@ -271,7 +271,8 @@ static void build_hold_back(struct build *b, cJSON *s, const struct spp_analysis
 /* The model's mask provenance and its zero layers (profiler/derive.h). */
 static void build_structure(struct build *b, cJSON *s, const struct spp_analysis *a)
 {
-	static const char *const keys[] = {"not_judged", "magnitude_like", "random_like", "unclear"};
+	static const char *const keys[] = {"not_judged", "magnitude_like", "random_like", "unclear",
+					   "structured"};
 	const struct spp_model_structure *st = &a->summary.structure;
 	cJSON *o = add_obj(b, s, "provenance"), *n;
 
@@ -280,7 +281,7 @@ static void build_structure(struct build *b, cJSON *s, const struct spp_analysis
 	add_fig(b, o, "low_share", st->low_share);
 	add_str(b, o, "reason", st->reason[0] ? st->reason : NULL);
 	n = add_obj(b, o, "layers");
-	for (int v = SPP_PROV_NOT_JUDGED; v <= SPP_PROV_UNCLEAR; v++)
+	for (int v = SPP_PROV_NOT_JUDGED; v <= SPP_PROV_STRUCTURED; v++)
 		add_num(b, n, keys[v], st->layers[v]);
 	add_num(b, s, "zero_layers", st->zero_layers);
 	add_num(b, s, "nearly_zero_layers", st->nearly_zero_layers);

@@ -294,8 +294,10 @@ static int hold_back_notes(const cJSON *report, FILE *f, const char *heading, co
  */
 static void provenance_notes(const cJSON *report, FILE *f, const char *heading, const char *bullet)
 {
-	static const char *const keys[] = {"magnitude_like", "random_like", "unclear", "not_judged"};
-	static const char *const said[] = {"magnitude-like", "random-like", "unclear", "not judged"};
+	static const char *const keys[] = {"magnitude_like", "random_like", "unclear", "structured",
+					   "not_judged"};
+	static const char *const said[] = {"magnitude-like", "random-like", "unclear", "structured",
+					   "not judged"};
 	const cJSON *p = spp_cell_path(report, "summary.provenance"), *l;
 	const char *verdict = spp_cell_str(p, "verdict");
 	double share, n, surv;

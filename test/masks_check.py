@@ -91,6 +91,22 @@ def main():
         fails.append("model.tensors %s, want 5" % rep["model"]["tensors"])
     if rc_bad != 2 or "side.weight_mask" not in err_bad or "shape" not in err_bad:
         fails.append("a mask of another shape: exit %d, %r" % (rc_bad, err_bad))
+    # ln_structured (whole output channels by their L2 norm): a structured verdict, not
+    # "random-like", and the advice to remove the dead channels (issue 46 item 5)
+    conv = torch.nn.Conv2d(16, 24, 3)
+    prune.ln_structured(conv, "weight", amount=0.5, n=2, dim=0)
+    prune.remove(conv, "weight")
+    with tempfile.TemporaryDirectory() as d:
+        model = os.path.join(d, "channels.safetensors")
+        write_safetensors(model, {"conv.weight": conv.weight.detach().numpy()})
+        rc, out, err = analyze(spprof, model, "--format", "json")
+        rep = json.loads(out) if rc == 0 else {"layers": [{}]}
+    l = rep["layers"][0]
+    v = l.get("pattern", {}).get("provenance", {}).get("verdict")
+    if v != "structured":
+        fails.append("conv.weight (ln_structured): verdict %r, want structured" % v)
+    if "remove the 12 zero output rows: the layer becomes 12x144 and dense" not in (l.get("diagnosis") or ""):
+        fails.append("conv.weight (ln_structured): no shrink advice in %r" % l.get("diagnosis"))
     for f in fails:
         print("FAIL", f)
     if fails:

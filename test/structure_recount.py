@@ -234,7 +234,7 @@ def main():
     check("summary.nearly_zero_layers", summ["nearly_zero_layers"], 1)
     judged = [l for l in rep["layers"] if l["pattern"]["provenance"]["verdict"]]
     for v, key in (("magnitude-like", "magnitude_like"), ("random-like", "random_like"),
-                   ("unclear", "unclear")):
+                   ("unclear", "unclear"), ("structured", "structured")):
         check("summary.provenance.layers." + key, summ["provenance"]["layers"][key],
               sum(1 for l in judged if l["pattern"]["provenance"]["verdict"] == v))
     check("text report names the provenance", "magnitude-like" in text, True)

@@ -370,6 +370,27 @@ static void test_diagnosis(void **state)
 	s.counts.k = 30;
 	spp_diagnose_layer(&s, NULL, &d);
 	assert_int_equal(d.n, 0);
+	quiet_layer(&s);
+
+	/*
+	 * 60 of 64 rows zero, the 4 left dense (issue 46 item 5: 1,146 of 1,152
+	 * rows zero was advised an N:M transpose): the shrink, and no N:M note
+	 */
+	s.counts.zero_rows = 60, s.counts.nnz = 256, s.sparsity = 1 - 256.0 / 4096;
+	s.gran[SPP_GRAN_ROW] = (struct spp_granularity){.defined = 1, .units = 64, .zero = 60,
+							 .zeros_share = 1.0};
+	s.nm[1] = 0.5, s.nm_m[1] = 1.0, s.counts.nm_groups[1] = 1024, s.counts.nm_ok[1] = 512;
+	s.flops_dense = 2.0 * 64 * 64 * 128;
+	spp_diagnose_layer(&s, NULL, &d);
+	assert_true(has_line(&d, "remove the 60 zero output rows: the layer becomes 4x64 and dense, "
+				 "dense FLOPs and weight bytes -93.8% (0.983 MFLOP, 15360 bytes)"));
+	assert_false(has_line(&d, "wrong axis"));
+	/* 2 zero input columns as well, the rest 50 % sparse: not dense */
+	s.counts.zero_cols = 2, s.counts.nnz = 124;
+	spp_diagnose_layer(&s, NULL, &d);
+	assert_true(has_line(&d, "remove the 60 zero output rows and the 2 zero input columns: the layer "
+				 "becomes 4x62, dense FLOPs"));
+	assert_false(has_line(&d, "4x62 and dense"));
 }
 
 /* in test_breakeven_cli.c */

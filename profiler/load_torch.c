@@ -15,51 +15,12 @@
  * (strided views, a big-endian file) is gathered into a copy the model
  * owns. Views sharing a storage share its one read.
  */
-#include "profiler/loaders.h"
-#include "profiler/pickle.h"
-#include "profiler/torch_ckpt.h"
-#include "profiler/zip_member.h"
+#include "profiler/load_torch.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_DEPTH 16 /* dicts and lists nested in the object saved */
-
-struct storage {
-	const char *key;
-	size_t key_len;
-	const unsigned char *data;  /* in the mapping, or a copy the model owns */
-	uint64_t size;
-};
-
-struct tl {
-	struct spp_model *m;
-	int file;                /* the archive: m->files[file] */
-	zip_t *za;
-	struct spp_zip_places places;  /* where stored members lie, to read them in place */
-	const char *path;
-	char dir[512];           /* "<name>/" of data.pkl */
-	int big_endian;
-	struct spp_pickle pk;
-	struct storage *st;
-	size_t nst, capst;
-	uint64_t visits;         /* values the walk may still enter (walk) */
-	int model_entry;         /* the top-level entry holding the model; -1: none (torch_ckpt.h) */
-	struct spp_ckpt_left left; /* the tensors left out */
-	struct spp_error *err;
-};
-
-/*
- * Values the walk may enter: one per byte of the object's pickle, plus
- * this. Without sharing each value entered costs at least one byte of
- * pickle (the opcode that put it in its container); a container shared
- * through the memo is entered once per reference, and containers of
- * shared containers multiply ("billion laughs": 8 references a level, 14
- * levels, 8^14 values from 572 bytes). A state dict saved twice under two
- * keys stays far below this.
- */
-#define VISITS_BASE 4096
 
 int spp_torch_sniff(const unsigned char *b, size_t got, uint64_t size)
 {
@@ -103,7 +64,7 @@ static int member(struct tl *t, const char *name, int optional, const unsigned c
 }
 
 /* Room for one more storage; -1 out of memory. */
-static int grow_storages(struct tl *t)
+int torch_grow_storages(struct tl *t)
 {
 	size_t c = t->capst ? 2 * t->capst : 16;
 	void *p;
@@ -118,16 +79,16 @@ static int grow_storages(struct tl *t)
 }
 
 /* Keys in one order: by length, then bytes. */
-static int key_cmp(const char *a, size_t al, const char *b, size_t bl)
+int torch_key_cmp(const char *a, size_t al, const char *b, size_t bl)
 {
 	return al != bl ? (al < bl ? -1 : 1) : memcmp(a, b, al);
 }
 
-static int storage_cmp(const void *a, const void *b)
+int torch_storage_cmp(const void *a, const void *b)
 {
 	const struct storage *x = a, *y = b;
 
-	return key_cmp(x->key, x->key_len, y->key, y->key_len);
+	return torch_key_cmp(x->key, x->key_len, y->key, y->key_len);
 }
 
 /* The storage of key, read once and owned by the model. */
@@ -141,7 +102,7 @@ static int storage(struct tl *t, const struct spp_pv *s, struct storage **out)
 	if (!t->za) { /* legacy: every storage was found before the walk, sorted by key */
 		struct storage want = {s->s, s->len, NULL, 0};
 
-		if ((*out = bsearch(&want, t->st, t->nst, sizeof(*t->st), storage_cmp)))
+		if ((*out = bsearch(&want, t->st, t->nst, sizeof(*t->st), torch_storage_cmp)))
 			return SPP_OK;
 		return spp_error_set(t->err, SPP_E_FORMAT, "'%s': storage '%.*s' is not in the file",
 				     t->path, (int)(s->len > 64 ? 64 : s->len), s->s);
@@ -151,7 +112,7 @@ static int storage(struct tl *t, const struct spp_pv *s, struct storage **out)
 			*out = &t->st[i];
 			return SPP_OK;
 		}
-	if (grow_storages(t))
+	if (torch_grow_storages(t))
 		return spp_error_set(t->err, SPP_E_NOMEM, "'%s': out of memory", t->path);
 	x = &t->st[t->nst];
 	x->key = s->s;
@@ -360,7 +321,7 @@ static int walk(struct tl *t, uint32_t vi, const char *prefix, int depth, enum s
  * The object saved, from its root: the model's tensors added to t->m,
  * and one line naming what was left out, if anything, in its notes.
  */
-static int walk_root(struct tl *t)
+int torch_walk_root(struct tl *t)
 {
 	const char *key;
 	char line[512];
@@ -426,173 +387,8 @@ static int load(struct tl *t)
 	snprintf(where, sizeof(where), "'%s': member '%.400s'", t->path, name);
 	t->visits = pn + VISITS_BASE;
 	if (!(rc = spp_pickle_load(pkl, (size_t)pn, where, &t->pk, NULL, t->err)))
-		rc = walk_root(t);
+		rc = torch_walk_root(t);
 	free(pkl_copy);
-	return rc;
-}
-
-/* The legacy (pre-1.6) format opens with the pickled magic number 0x1950a86a20f9469cfc6c. */
-static const unsigned char legacy_magic[15] = {0x80, 0x02, 0x8a, 0x0a, 0x6c, 0xfc, 0x9c, 0x46,
-					       0xf9, 0x20, 0x6a, 0xa8, 0x50, 0x19, 0x2e};
-
-int spp_torch_legacy_sniff(const unsigned char *b, size_t got, uint64_t size)
-{
-	(void)size;
-	return got >= sizeof(legacy_magic) && memcmp(b, legacy_magic, sizeof(legacy_magic)) == 0;
-}
-
-/* One pickle of the legacy stream at *pos into pk, *pos moved past it; the object's sets the visits. */
-static int legacy_pickle(struct tl *t, size_t *pos, const char *what, struct spp_pickle *pk)
-{
-	const struct spp_mapped_file *f = &t->m->files[t->file];
-	char where[600];
-	size_t used = 0;
-	int rc;
-
-	snprintf(where, sizeof(where), "'%s': the legacy torch.save %s", t->path, what);
-	if ((rc = spp_pickle_load(f->base + *pos, (size_t)(f->size - *pos), where, pk, &used, t->err)))
-		return rc;
-	*pos += used;
-	if (pk == &t->pk)
-		t->visits = (uint64_t)used + VISITS_BASE;
-	return SPP_OK;
-}
-
-/* Persistent ids by key, then by their place in the pickle (the first of a key first). */
-static int pv_cmp(const void *a, const void *b)
-{
-	const struct spp_pv *x = *(const struct spp_pv *const *)a, *y = *(const struct spp_pv *const *)b;
-	int c = key_cmp(x->s, x->len, y->s, y->len);
-
-	return c ? c : (x > y) - (x < y);
-}
-
-/*
- * The persistent ids of the object pickle, sorted by key into *out (n of
- * them; the caller frees): each key of the stream is then found in log
- * time, not by a scan of the pickle per key.
- */
-static int storage_ids(const struct tl *t, const struct spp_pv ***out, size_t *n)
-{
-	*n = 0;
-	if (!(*out = malloc((t->pk.nv ? t->pk.nv : 1) * sizeof(**out))))
-		return spp_error_set(t->err, SPP_E_NOMEM, "'%s': out of memory", t->path);
-	for (uint32_t i = 0; i < t->pk.nv; i++)
-		if (t->pk.v[i].kind == SPP_PV_STORAGE)
-			(*out)[(*n)++] = &t->pk.v[i];
-	qsort(*out, *n, sizeof(**out), pv_cmp);
-	return SPP_OK;
-}
-
-/* The first persistent id of key among ids[0, n), sorted by storage_ids; NULL if none. */
-static const struct spp_pv *storage_of(const struct spp_pv **ids, size_t n, const struct spp_pv *key)
-{
-	size_t lo = 0, hi = n;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (key_cmp(ids[mid]->s, ids[mid]->len, key->s, key->len) < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < n && key_cmp(ids[lo]->s, ids[lo]->len, key->s, key->len) == 0 ? ids[lo] : NULL;
-}
-
-/*
- * The storages after the stream's pickles, from pos: one per key of list
- * kl (of the keys pickle), each its count and bytes, the count the one
- * the object's persistent id declares. Into t->st, sorted by key.
- */
-static int legacy_storages(struct tl *t, const struct spp_pickle *keys, const struct spp_pv *kl,
-			   size_t pos)
-{
-	const struct spp_mapped_file *f = &t->m->files[t->file];
-	const struct spp_pv **ids;
-	size_t nids;
-	int rc = storage_ids(t, &ids, &nids);
-
-	for (uint32_t i = 0; !rc && i < kl->n; i++) {
-		const struct spp_pv *key = &keys->v[kl->items[i]], *sv;
-		uint64_t count = 0, bytes;
-
-		if (key->kind != SPP_PV_STR || !(sv = storage_of(ids, nids, key)) || f->size - pos < 8) {
-			rc = spp_error_set(t->err, SPP_E_FORMAT,
-					   "'%s': legacy storage %u: no tensor uses it, or the file ends",
-					   t->path, i);
-			break;
-		}
-		for (int b = 7; b >= 0; b--)
-			count = count << 8 | f->base[pos + (size_t)(t->big_endian ? 7 - b : b)];
-		if (count != (uint64_t)sv->i || count > (UINT64_C(1) << 50) ||
-		    (bytes = count * (uint64_t)(spp_dtype_info(sv->dtype)->bits / 8)) > f->size - pos - 8) {
-			rc = spp_error_set(t->err, SPP_E_FORMAT,
-					   "'%s': legacy storage %u: %llu elements, its tensor says %lld or "
-					   "the file is shorter", t->path, i, (unsigned long long)count,
-					   (long long)sv->i);
-			break;
-		}
-		if (grow_storages(t)) {
-			rc = spp_error_set(t->err, SPP_E_NOMEM, "'%s': out of memory", t->path);
-			break;
-		}
-		t->st[t->nst++] = (struct storage){sv->s, sv->len, (unsigned char *)f->base + pos + 8, bytes};
-		pos += 8 + (size_t)bytes;
-	}
-	free(ids);
-	if (!rc)
-		qsort(t->st, t->nst, sizeof(*t->st), storage_cmp);
-	for (size_t i = 1; !rc && i < t->nst; i++)
-		if (storage_cmp(&t->st[i - 1], &t->st[i]) == 0)
-			rc = spp_error_set(t->err, SPP_E_FORMAT, "'%s': legacy storage '%.*s' listed twice",
-					   t->path, (int)(t->st[i].key_len > 64 ? 64 : t->st[i].key_len),
-					   t->st[i].key);
-	return rc;
-}
-
-/*
- * The legacy stream: pickles of the magic number, the protocol (1001), the
- * system's sizes and byte order, the object, and the storage keys; then
- * each storage as an int64 count and its bytes, in the keys' order. The
- * storages are runs of the mapped file, read in place.
- */
-static int legacy(struct tl *t)
-{
-	struct spp_pickle proto = {0}, sys = {0}, keys = {0};
-	size_t pos = sizeof(legacy_magic);
-	const struct spp_pv *kl, *le = NULL;
-	int rc;
-
-	if ((rc = legacy_pickle(t, &pos, "protocol", &proto)) ||
-	    (rc = legacy_pickle(t, &pos, "system info", &sys)) ||
-	    (rc = legacy_pickle(t, &pos, "object", &t->pk)) ||
-	    (rc = legacy_pickle(t, &pos, "storage keys", &keys)))
-		goto out;
-	if (proto.v[proto.root].kind != SPP_PV_INT || proto.v[proto.root].i != 1001) {
-		rc = spp_error_set(t->err, SPP_E_FORMAT, "'%s': legacy torch.save protocol %lld, want 1001",
-				   t->path, (long long)proto.v[proto.root].i);
-		goto out;
-	}
-	for (uint32_t i = 0; sys.v[sys.root].kind == SPP_PV_DICT && i + 1 < sys.v[sys.root].n; i += 2) {
-		const struct spp_pv *k = &sys.v[sys.v[sys.root].items[i]];
-
-		if (k->kind == SPP_PV_STR && k->len == 13 && memcmp(k->s, "little_endian", 13) == 0)
-			le = &sys.v[sys.v[sys.root].items[i + 1]];
-	}
-	t->big_endian = le && le->kind == SPP_PV_BOOL && le->i == 0;
-	kl = &keys.v[keys.root];
-	if (kl->kind != SPP_PV_LIST) {
-		rc = spp_error_set(t->err, SPP_E_FORMAT, "'%s': legacy storage keys are not a list", t->path);
-		goto out;
-	}
-	if ((rc = legacy_storages(t, &keys, kl, pos)))
-		goto out;
-	rc = walk_root(t);
-out:
-	spp_pickle_free(&proto);
-	spp_pickle_free(&sys);
-	spp_pickle_free(&keys);
 	return rc;
 }
 
@@ -606,7 +402,7 @@ int spp_torch_add(struct spp_model *m, int file, const char *path, struct spp_er
 	t.path = path;
 	t.err = err;
 	if (spp_torch_legacy_sniff(m->files[file].base, (size_t)m->files[file].size, m->files[file].size))
-		rc = legacy(&t);
+		rc = torch_legacy(&t);
 	else
 		rc = load(&t);
 	spp_pickle_free(&t.pk);

@@ -86,12 +86,55 @@ static int apply(struct spp_model *m, const struct spp_tensor *w, const struct s
 	return SPP_OK;
 }
 
+static int fold(struct spp_model *m, int n, int *from, struct spp_error *err);
+
+/*
+ * The effective weights, appended as [n, ntensors) with their originals at
+ * from[], moved to just after their originals, so that layers keep the
+ * file's order (a pruned fc1 came after an unpruned head). Nothing holds
+ * tensor indices yet: graphs, whose descriptors do, fold no masks.
+ */
+static int keep_file_order(struct spp_model *m, int n, const int *from, struct spp_error *err)
+{
+	int added = m->ntensors - n, k = 0;
+	struct spp_tensor *t;
+
+	if (added <= 0)
+		return SPP_OK;
+	if (!(t = malloc((size_t)m->ntensors * sizeof(*t))))
+		return spp_error_set(err, SPP_E_NOMEM, "'%s': out of memory", m->path);
+	for (int i = 0; i < n; i++) {
+		t[k++] = m->tensors[i];
+		for (int a = 0; a < added; a++)
+			if (from[a] == i)
+				t[k++] = m->tensors[n + a];
+	}
+	memcpy(m->tensors, t, (size_t)m->ntensors * sizeof(*t));
+	free(t);
+	return SPP_OK;
+}
+
 int spp_model_fold_masks(struct spp_model *m, struct spp_error *err)
 {
-	int n = m->ntensors, rc;
+	int n = m->ntensors, rc, *from;
 
 	if (m->nlayer_descs > 0)
 		return SPP_OK; /* a graph names its own weights */
+	/* at most one effective weight per mask: n / 2 */
+	if (!(from = malloc((size_t)(n / 2 + 1) * sizeof(*from))))
+		return spp_error_set(err, SPP_E_NOMEM, "'%s': out of memory", m->path);
+	rc = fold(m, n, from, err);
+	if (!rc)
+		rc = keep_file_order(m, n, from, err);
+	free(from);
+	return rc;
+}
+
+/* Fold every mask of the n tensors; from[a]: the original of effective weight n + a. */
+static int fold(struct spp_model *m, int n, int *from, struct spp_error *err)
+{
+	int rc;
+
 	for (int i = 0; i < n; i++) {
 		const char *name = m->tensors[i].name;
 		size_t len = name ? strlen(name) : 0, sl = len - strlen(MASK_SUFFIX);
@@ -131,6 +174,8 @@ int spp_model_fold_masks(struct spp_model *m, struct spp_error *err)
 			}
 			/* the array may move: take the indices' tensors afterwards */
 			int oi = (int)(orig - m->tensors);
+
+			from[m->ntensors - n] = oi;
 			if ((rc = spp_model_add_tensor(m, &e, m->path, err)))
 				return rc;
 			m->tensors[oi].folded = 1;

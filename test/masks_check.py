@@ -63,6 +63,10 @@ def main():
         write_safetensors(model, bad)
         rc_bad, _, err_bad = analyze(spprof, model)
     layers = {l["name"]: l for l in rep["layers"]}
+    # the file's order, the folded weights in their originals' places (the pruned ones came last)
+    order = [l["name"] for l in rep["layers"]]
+    if order != ["0.weight", "2.weight", "side.weight"]:
+        fails.append("layer order %s, want the file's: 0.weight, 2.weight, side.weight" % order)
     if sorted(layers) != sorted(want):
         fails.append("layers %s, want %s" % (sorted(layers), sorted(want)))
     for name, (eff, orig, mtensor) in want.items():

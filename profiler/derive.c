@@ -147,6 +147,17 @@ static void summarize(const struct spp_analysis *a, struct spp_model_summary *m)
 {
 	double params = 0, nnz = 0, fd = 0, fs = 0;
 
+	m->n_min = m->n_max = 0;
+	m->n_from_model = 0;
+	for (int i = 0; i < a->nlayers; i++) {
+		const struct spp_layer *l = &a->layers[i];
+
+		if (m->n_min == 0 || l->n < m->n_min)
+			m->n_min = l->n;
+		if (l->n > m->n_max)
+			m->n_max = l->n;
+		m->n_from_model += l->n_source && strcmp(l->n_source, "model") == 0;
+	}
 	for (int i = 0; i < a->nlayers; i++) {
 		if (a->stats[i].unsupported)
 			continue; /* unknown nnz: the sums cover the analysed layers */

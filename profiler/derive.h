@@ -117,6 +117,9 @@ struct spp_model_summary {
 	/* the layers' best storage rule over the formats that hold every layer dense holds; -1 none */
 	int best_storage;
 	double flops_dense, flops_sparse, theoretical_speedup;
+	/* the layers' N: its least and greatest, and the layers whose N the model gave (n_source "model") */
+	int64_t n_min, n_max;
+	int n_from_model;
 	struct spp_hold_back hold_back;
 	struct spp_model_structure structure;
 };

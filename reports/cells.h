@@ -96,6 +96,14 @@ void spp_cell_machine_label(const cJSON *machine, char *buf, size_t n);
  */
 const char *spp_cell_warning_text(const cJSON *w);
 
+/*
+ * The layers' N for a header, from summary.n: "128" when every layer uses
+ * settings.n; "1 to 3136, from the graph" when the graph gave every one;
+ * "1 to 3136 (the graph's on 12 layers, 128 on 3)" when mixed; settings.n
+ * alone for a report without summary.n (cells_deploy.c).
+ */
+void spp_cell_n_text(const cJSON *report, char *buf, size_t n);
+
 /* A time for people: "562 us", "3.21 ms" (cells_deploy.c). */
 void spp_cell_time(double ns, char *buf, size_t n);
 

@@ -11,6 +11,33 @@
 
 #include "base/safe_text.h"
 
+void spp_cell_n_text(const cJSON *report, char *buf, size_t n)
+{
+	const cJSON *sn = spp_cell_path(report, "summary.n");
+	double opt = NAN, lo, hi, graph, layers = 0;
+	char range[64];
+
+	spp_cell_num(report, "settings.n", &opt);
+	spp_cell_num(report, "summary.layers", &layers);
+	if (!spp_cell_num(sn, "from_model", &graph) || graph == 0 || !spp_cell_num(sn, "min", &lo) ||
+	    !spp_cell_num(sn, "max", &hi)) {
+		if (isnan(opt))
+			snprintf(buf, n, "%s", "\xe2\x80\x94"); /* em dash: unknown */
+		else
+			snprintf(buf, n, "%.0f", opt);
+		return;
+	}
+	if (lo == hi)
+		snprintf(range, sizeof(range), "%.0f", lo);
+	else
+		snprintf(range, sizeof(range), "%.0f to %.0f", lo, hi);
+	if (graph >= layers || isnan(opt))
+		snprintf(buf, n, "%s, from the graph", range);
+	else
+		snprintf(buf, n, "%s (the graph's on %.0f layer%s, %.0f on %.0f)", range, graph,
+			 graph == 1 ? "" : "s", opt, layers - graph);
+}
+
 void spp_cell_time(double ns, char *buf, size_t n)
 {
 	static const char *const unit[] = {"ns", "us", "ms", "s"};

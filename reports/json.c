@@ -312,6 +312,13 @@ static void build_summary(struct build *b, cJSON *root, const struct spp_analysi
 	add_num(b, fl, "dense", m->flops_dense);
 	add_num(b, fl, "sparse", m->flops_sparse);
 	add_fig(b, fl, "theoretical_speedup", m->theoretical_speedup);
+	{
+		cJSON *n = add_obj(b, s, "n");
+
+		add_num_or_null(b, n, "min", m->n_min > 0, (double)m->n_min);
+		add_num_or_null(b, n, "max", m->n_max > 0, (double)m->n_max);
+		add_num(b, n, "from_model", m->n_from_model);
+	}
 	pj = checked(b, spp_report_projection(a));
 	if (pj && s)
 		cJSON_AddItemToObject(s, "projection", pj);

@@ -153,7 +153,12 @@ static void header(const cJSON *r, FILE *f)
 		}
 	}
 	fputs(" |\n| settings | N ", f);
-	num_cell(f, r, "settings.n", "%.0f", 1);
+	{
+		char nb[160];
+
+		spp_cell_n_text(r, nb, sizeof(nb));
+		cell(f, nb);
+	}
 	fputs(", ", f);
 	if (spp_cell_num(r, "settings.repeats", &v))
 		fprintf(f, "%.0f runs each", v);

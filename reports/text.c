@@ -495,15 +495,18 @@ static void write_header(const cJSON *r, FILE *f, int color)
 		 spp_cell_str(m, "hash.algo") ? spp_cell_str(m, "hash.algo") : NULL_CELL);
 	header_line(f, color, "hash", s ? line : NULL);
 
-	snprintf(a, sizeof(a), "%s", NULL_CELL);
 	snprintf(b, sizeof(b), "%s", NULL_CELL);
-	if (spp_cell_num(r, "settings.n", &v))
-		spp_cell_number(v, a, sizeof(a));
 	if (spp_cell_num(r, "settings.threads", &v))
 		spp_cell_number(v, b, sizeof(b));
 	else if (spp_cell_num(r, "machine.threads", &v))
 		snprintf(b, sizeof(b), "%.0f (default)", v);
-	snprintf(line, sizeof(line), "N %s, threads %s", a, b);
+	/* the layers' N as they ran: a graph's own, not the --n default no layer used */
+	{
+		char nb[160];
+
+		spp_cell_n_text(r, nb, sizeof(nb));
+		snprintf(line, sizeof(line), "N %s, threads %s", nb, b);
+	}
 	header_line(f, color, "settings", line);
 	write_machine_lines(r, f, color);
 	fputc('\n', f);

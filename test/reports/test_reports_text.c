@@ -111,6 +111,36 @@ void test_text(void **state)
 		r = build(&fx);
 	}
 
+	/* N from a graph: the header gives the layers' N, not the --n default none of them used */
+	{
+		char *text;
+
+		for (int i = 0; i < 3; i++) {
+			fx.layers[i].n = i == 0 ? 1 : 900;
+			fx.layers[i].n_source = "model";
+		}
+		assert_int_equal(spp_analysis_derive(&fx.a, &(struct spp_error){0}), 0);
+		cJSON_Delete(r);
+		r = build(&fx);
+		text = render(r, SPP_REPORT_TEXT, 0);
+		assert_non_null(strstr(text, "settings  N 1 to 900, from the graph, threads "));
+		free(text);
+		fx.layers[2].n_source = "option", fx.layers[2].n = 128;
+		assert_int_equal(spp_analysis_derive(&fx.a, &(struct spp_error){0}), 0);
+		cJSON_Delete(r);
+		r = build(&fx);
+		text = render(r, SPP_REPORT_TEXT, 0);
+		assert_non_null(strstr(text, "settings  N 1 to 900 (the graph's on 2 layers, 128 on 1), threads "));
+		free(text);
+		for (int i = 0; i < 3; i++) {
+			fx.layers[i].n = 128;
+			fx.layers[i].n_source = "option";
+		}
+		assert_int_equal(spp_analysis_derive(&fx.a, &(struct spp_error){0}), 0);
+		cJSON_Delete(r);
+		r = build(&fx);
+	}
+
 	hdr = line_with(plain, "sparsity  class");
 	row0 = line_with(plain, "model.layers.0\xe2\x80\xa6q_proj.weight");
 	row1 = line_with(plain, "model.layers.0.mlp.down_proj.weight");

@@ -286,6 +286,23 @@ def temp_left(d, prefix):
     return [x for x in os.listdir(d) if x.startswith("." + prefix + ".")]
 
 
+def wait_stopped(pid, seconds=2.0):
+    """Whether pid is in the stopped state (T) within seconds; False when it exited."""
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        try:
+            with open("/proc/%d/stat" % pid) as f:
+                state = f.read().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            return False
+        if state in ("T", "t"):
+            return True
+        if state in ("Z", "X"):
+            return False
+        time.sleep(0.001)
+    return False
+
+
 def signal_check(d, spprof, src):
     """Each signal sent while -o's temporary file exists (the process stopped there)
     must remove it; SIGXFSZ comes from RLIMIT_FSIZE."""
@@ -299,7 +316,9 @@ def signal_check(d, spprof, src):
             while p.poll() is None:
                 if temp_left(d, dst):
                     os.kill(p.pid, signal.SIGSTOP)
-                    caught = bool(temp_left(d, dst))
+                    # SIGSTOP lands asynchronously: look again only once the process is
+                    # stopped (it could finish and exit 0 in between, which read as a miss)
+                    caught = wait_stopped(p.pid) and bool(temp_left(d, dst))
                     if caught:
                         os.kill(p.pid, sig)
                     os.kill(p.pid, signal.SIGCONT)

@@ -136,6 +136,17 @@ static const struct format_row formats[] = {
 	{"onnx", 0, 0, spp_onnx_sniff, NULL, spp_load_onnx},
 };
 
+const char *spp_model_sniff(const unsigned char *b, size_t got, uint64_t size)
+{
+	size_t head = got < SNIFF_BYTES ? got : SNIFF_BYTES;
+
+	for (int pass = 1; pass >= 0; pass--)
+		for (size_t i = 0; i < sizeof(formats) / sizeof(formats[0]); i++)
+			if (formats[i].magic == pass && formats[i].sniff(b, formats[i].wide ? got : head, size))
+				return formats[i].name;
+	return NULL;
+}
+
 /* A loader's result with compressed weights decoded and pruning masks
  * folded; *out NULL on failure. */
 static int loaded(int rc, struct spp_model **out, struct spp_error *err)
@@ -190,6 +201,10 @@ int spp_model_open_with(const char *path, const struct spp_open_opts *opts,
 			return spp_load_coreml(path, out, err);
 		if ((rc = spp_foreign_dir(path, err)))
 			return rc;
+		/* a folder holding one model (age.json + age.bin, an index and its shards, one file) */
+		if ((rc = spp_model_dir_entry(path, json, sizeof(json), err)))
+			return rc;
+		return spp_model_open_with(json, opts, out, err);
 	}
 	fd = spp_infile_open(path, &st, err);
 	if (fd < 0)

@@ -95,4 +95,20 @@ int spp_torch_legacy_sniff(const unsigned char *b, size_t got, uint64_t size);
  * (a shard of a sharded checkpoint, or the one file); path names it in errors. */
 int spp_torch_add(struct spp_model *m, int file, const char *path, struct spp_error *err);
 
+/*
+ * The format row whose test a file's first got bytes pass (size: the whole
+ * file's), by name ("onnx", "tfjs", "safetensors index json", ...); NULL
+ * when none does. The folder scan's test (loaders_dir.c).
+ */
+const char *spp_model_sniff(const unsigned char *b, size_t got, uint64_t size);
+
+/*
+ * The model a folder holds, into entry (dir/name): its one index of shards
+ * (a *.index.json), else its one TF.js model or weights manifest (a .json
+ * the tfjs test passes: its shards are its .bin files), else its one model
+ * file; regular files only, hidden names and links skipped. SPP_E_USAGE
+ * naming the candidates when there are several, SPP_E_FORMAT when none.
+ */
+int spp_model_dir_entry(const char *dir, char *entry, size_t n, struct spp_error *err);
+
 #endif

@@ -159,7 +159,8 @@ struct spp_model_totals {
 	X(SPP_WARN_UNSTABLE, "unstable", "a speedup's 95 % interval is wider than +-5 %") \
 	X(SPP_WARN_MACHINE_BUSY, "machine_busy", "steal or other processes while timing") \
 	X(SPP_WARN_DISTURBED, "disturbed", "a layer's rounds stayed disturbed: its figures include them") \
-	X(SPP_WARN_TRAINING_STATE, "training_state", "a checkpoint's optimizer or training state was left out")
+	X(SPP_WARN_TRAINING_STATE, "training_state", "a checkpoint's optimizer or training state was left out") \
+	X(SPP_WARN_N_ASSUMED, "n_assumed", "a graph model's layers whose N the graph did not give")
 
 enum spp_warn {
 #define SPP_WARN_ENUM(e, code, what) e,

@@ -410,6 +410,35 @@ static int shape_notes(struct spp_analysis *a, struct spp_error *err)
 	return rc;
 }
 
+/*
+ * A graph model's layers whose N its shapes did not give (an If branch, a
+ * shape inference that stopped): they run at settings.n, said by name, never
+ * silently (issue 46 item 4). Not with --n, which sets every layer's N.
+ */
+static int n_assumed(struct spp_analysis *a, struct spp_error *err)
+{
+	char names[400];
+	size_t used = 0;
+	int k = 0;
+
+	if (a->opts.n_set || a->model->nlayer_descs == 0)
+		return SPP_OK;
+	names[0] = '\0';
+	for (int i = 0; i < a->nlayers; i++) {
+		if (!a->layers[i].n_source || strcmp(a->layers[i].n_source, "option") != 0)
+			continue;
+		if (k++ < 4 && used < sizeof(names))
+			used += (size_t)snprintf(names + used, sizeof(names) - used, "%s'%.80s'", k > 1 ? ", " : "",
+						 a->layers[i].name ? a->layers[i].name : "?");
+	}
+	if (k == 0)
+		return SPP_OK;
+	return spp_analysis_warn(a, err, SPP_WARN_N_ASSUMED,
+				 "N not given by the graph's shapes on %d of %d layers, which run at N = %lld "
+				 "(--n's default): %s%s; give --n for every layer, or --input-shape where a graph input's shape is unknown",
+				 k, a->nlayers, (long long)a->opts.n, names, k > 4 ? ", ..." : "");
+}
+
 /* One warning per line of what the loaders left out (a checkpoint's optimizer state). */
 static int left_out(struct spp_analysis *a, struct spp_error *err)
 {
@@ -469,6 +498,8 @@ int spp_analyze_run(const char *path, const struct spp_analyze_opts *o,
 		rc = weight_notes(a, err);
 	if (!rc)
 		rc = left_out(a, err);
+	if (!rc)
+		rc = n_assumed(a, err);
 	if (rc)
 		goto fail;
 	if (a->nlayers) {

@@ -8,6 +8,9 @@
  *                         "weights": [{"name", "shape", "dtype",
  *                                      "quantization": {...}}]}]}
  *
+ * or the weightsManifest alone, a top-level list of those groups (face-api.js's
+ * "<name>-weights_manifest.json" beside its "<name>-shard1"): a model without a graph.
+ *
  * Choices:
  * - A group's files are one byte stream holding its weights packed in
  *   manifest order (tf.js's loadWeights); a weight inside one file borrows
@@ -30,6 +33,13 @@
  *   bias. For a layers model (a Keras topology, no nodes) each ".../kernel"
  *   weight is a layer by its layer's class (Dense, Conv2D,
  *   DepthwiseConv2D, Conv2DTranspose), in the same layouts.
+ * - Layers, for a manifest alone (no topology): each float weight by its rank,
+ *   in TF's layouts: rank 4 a Conv2D filter [kh, kw, I, O], or a depthwise
+ *   one [kh, kw, C, mult] when its name holds "depthwise"; rank 2 a Dense
+ *   kernel [in, out] (M = out, K = in); "<stem>/bias" or "<stem>/biases"
+ *   beside "<stem>/<w>" its bias (not a depthwise one's: a separable conv's
+ *   bias is its pointwise conv's). Other ranks, int32 and bool weights are
+ *   no layers.
  * - N: tf.js graphs store no shapes spprof reads; every layer takes --n.
  */
 #include "profiler/loaders.h"
@@ -42,6 +52,7 @@
 
 #include "base/dtype.h"
 #include "profiler/layer.h"
+#include "profiler/safetensors.h"
 
 /* One row per manifest dtype: spprof's dtype and bytes per element. */
 static const struct {
@@ -68,15 +79,34 @@ struct tfjs {
 	int *by_name; /* tensor indices sorted by name, for lookups */
 };
 
+/* i past JSON white space at b + i. */
+static size_t skip_space(const unsigned char *b, size_t got, size_t i)
+{
+	while (i < got && b[i] && strchr(" \t\r\n", b[i]))
+		i++;
+	return i;
+}
+
+/* A manifest alone: '[', '{', then the key "paths" or "weights" first. */
+static int sniff_manifest(const unsigned char *b, size_t got, size_t i)
+{
+	i = skip_space(b, got, i + 1);
+	if (i == got || b[i] != '{')
+		return 0;
+	i = skip_space(b, got, i + 1);
+	return (got - i >= 7 && memcmp(b + i, "\"paths\"", 7) == 0) ||
+	       (got - i >= 9 && memcmp(b + i, "\"weights\"", 9) == 0);
+}
+
 int spp_tfjs_sniff(const unsigned char *b, size_t got, uint64_t size)
 {
 	static const char *const keys[] = {"\"modelTopology\"", "\"weightsManifest\"",
 					   "\"graph-model\"", "\"layers-model\""};
-	size_t i = 0;
+	size_t i = skip_space(b, got, 0);
 
 	(void)size;
-	while (i < got && strchr(" \t\r\n", b[i]))
-		i++;
+	if (i < got && b[i] == '[')
+		return sniff_manifest(b, got, i);
 	if (i == got || b[i] != '{')
 		return 0;
 	for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++)
@@ -431,7 +461,8 @@ static int push(struct tfjs *t, int r, int wi, const char *node, int trans_b, in
 		spp_desc_view(&d, l == MATMUL ? s[1] : l == HWIO ? s[3] : s[2] * s[3], w->numel, 1);
 	d.bias = bias >= 0 && t->m->tensors[bias].numel == (uint64_t)d.m ? bias + 1 : 0;
 	return spp_model_add_layer(t->m, &d, node, strchr(ops[r].op, '#') ? "Conv2D" : ops[r].op,
-				   t->path, "the graph's nodes", t->err);
+				   t->path, node ? "the graph's nodes" : "the manifest's weights",
+				   t->err);
 }
 
 static int op_row(const char *op, int keras)
@@ -499,6 +530,40 @@ static int keras_layers(struct tfjs *t, const cJSON *topology)
 	return SPP_OK;
 }
 
+/* The bias of weight name "<stem>/<w>": "<stem>/bias" or "<stem>/biases"; -1 if none. */
+static int bias_of(const struct tfjs *t, const char *name)
+{
+	const char *slash = strrchr(name, '/');
+	char key[520];
+	int b = -1;
+
+	for (int k = 0; slash && k < 2 && b < 0 && slash - name < 500; k++) {
+		snprintf(key, sizeof(key), "%.*s/%s", (int)(slash - name), name, k ? "biases" : "bias");
+		b = find(t, key);
+	}
+	return b;
+}
+
+/* A manifest without a topology: each float weight of rank 2 or 4 by its rank, in file order. */
+static int manifest_layers(struct tfjs *t)
+{
+	int dense = op_row("Dense", 1), conv = op_row("Conv2D", 1);
+	int dw = op_row("DepthwiseConv2D", 1), rc;
+
+	for (int i = 0; i < t->m->ntensors; i++) {
+		const struct spp_tensor *w = &t->m->tensors[i];
+		int depthwise = strstr(w->name, "depthwise") != NULL;
+		int r = w->ndim == 2 ? dense : w->ndim == 4 ? (depthwise ? dw : conv) : -1;
+
+		if (r < 0 || (w->dtype != SPP_DTYPE_F32 && w->dtype != SPP_DTYPE_F16) ||
+		    !spp_tensor_is_layer(w))
+			continue;
+		if ((rc = push(t, r, i, NULL, 0, depthwise ? -1 : bias_of(t, w->name))))
+			return rc;
+	}
+	return SPP_OK;
+}
+
 static int load_layers(struct tfjs *t, const cJSON *root)
 {
 	const cJSON *topo = cJSON_GetObjectItemCaseSensitive(root, "modelTopology");
@@ -513,7 +578,8 @@ static int load_layers(struct tfjs *t, const cJSON *root)
 		t->by_name[i] = i;
 	sort_model = t->m;
 	qsort(t->by_name, (size_t)t->m->ntensors, sizeof(int), by_tensor_name);
-	rc = cJSON_IsArray(nodes) ? graph_layers(t, nodes) : keras_layers(t, topo);
+	rc = cJSON_IsArray(root) ? manifest_layers(t)
+	     : cJSON_IsArray(nodes) ? graph_layers(t, nodes) : keras_layers(t, topo);
 	free(t->by_name);
 	return rc;
 }
@@ -529,11 +595,37 @@ static int count_paths(struct tfjs *t, const cJSON *manifest, int *count)
 					"TensorFlow.js model.json");
 	cJSON_ArrayForEach(g, manifest) {
 		int n = cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(g, "paths"));
+
+		if (!cJSON_IsObject(g))
+			return spp_error_format(t->err, t->path, "a weightsManifest group is not an "
+						"object with \"paths\" and \"weights\"");
 		if (n > 65536 - *count)
 			return spp_error_format(t->err, t->path, "more than 65536 weight files");
 		*count += n;
 	}
 	return SPP_OK;
+}
+
+/* The mapped JSON f as *root: an object by spp_json_mapped, or a list (a weights
+ * manifest alone) parsed here under the same limits. */
+static int read_json(const struct spp_mapped_file *f, cJSON **root, struct spp_error *err)
+{
+	size_t i = skip_space(f->base, (size_t)f->size, 0);
+	const char *end = NULL;
+	char *text;
+
+	*root = NULL;
+	if (i == f->size || f->base[i] != '[')
+		return spp_json_mapped(f, root, err);
+	if (f->size > SPP_SAFETENSORS_MAX_HEADER || memchr(f->base, 0, (size_t)f->size))
+		return spp_error_format(err, f->path, "a weights manifest over %" PRIu64 " bytes "
+					"or holding a NUL byte", SPP_SAFETENSORS_MAX_HEADER);
+	if (!(text = strndup((const char *)f->base, (size_t)f->size)))
+		return spp_error_set(err, SPP_E_NOMEM, "out of memory loading '%s'", f->path);
+	*root = cJSON_ParseWithLengthOpts(text, (size_t)f->size + 1, &end, 1); /* its NUL: the end */
+	free(text);
+	return *root ? SPP_OK : spp_error_format(err, f->path, "not valid JSON, or bytes after "
+						 "its list");
 }
 
 int spp_load_tfjs(const char *path, struct spp_model **out, struct spp_error *err)
@@ -548,9 +640,10 @@ int spp_load_tfjs(const char *path, struct spp_model **out, struct spp_error *er
 	*out = NULL;
 	if ((rc = spp_model_open_mapped(path, "tfjs", &t.m, err)))
 		return rc;
-	if ((rc = spp_json_file_read(path, &root, err)))
+	if ((rc = read_json(&t.m->files[0], &root, err)))
 		goto out;
-	manifest = cJSON_GetObjectItemCaseSensitive(root, "weightsManifest");
+	manifest = cJSON_IsArray(root) ? root /* a weights manifest alone */
+		   : cJSON_GetObjectItemCaseSensitive(root, "weightsManifest");
 	if ((rc = count_paths(&t, manifest, &npaths)))
 		goto out;
 	dir = slash ? strndup(path, (size_t)(slash - path + 1)) : strdup("");

@@ -17,6 +17,14 @@ layers model's Conv2D report the very pattern of the same weights written
 OIHW as safetensors; every real conv has the kernel figures numpy counts on
 its weight made OIHW.
 
+A weights manifest alone (issue 46 item 10: face-api.js's
+`<name>-weights_manifest.json`, a JSON list of groups, no topology, got
+'unknown model format'): a written one's float32 and uint8 weights are
+layers by rank in TF's layouts (4-D filters HWIO, "depthwise" ones
+[kh, kw, C, mult], 2-D kernels [in, out]), biases beside them; real
+face-api models from npm (@vladmandic/face-api) have the parameters their
+manifests' shapes sum to; bad manifests exit 2 with one line.
+
     tfjs_check.py SPPROF        (exit 77 without numpy)
 """
 import base64
@@ -207,7 +215,7 @@ def oihw(op, s):
     """A real conv weight made OIHW, by the op that reads it; None for other ops."""
     if op in ("Conv2D", "_FusedConv2D"):
         return s.transpose(3, 2, 0, 1)
-    if op in ("DepthwiseConv2dNative", "FusedDepthwiseConv2dNative"):
+    if op in ("DepthwiseConv2dNative", "FusedDepthwiseConv2dNative", "DepthwiseConv2D"):
         return s.reshape(s.shape[0], s.shape[1], -1).transpose(2, 0, 1)[:, None]
     return None
 
@@ -323,7 +331,7 @@ def read_manifest(path):
     """name -> decoded values, numpy's own reading of a model.json and its shards."""
     doc = json.load(open(path))
     out = {}
-    for g in doc["weightsManifest"]:
+    for g in doc if isinstance(doc, list) else doc["weightsManifest"]:
         raw = b"".join(open(os.path.join(os.path.dirname(path), p), "rb").read()
                        for p in g["paths"])
         pos = 0
@@ -345,6 +353,118 @@ def read_manifest(path):
     return out
 
 
+# ---- a weights manifest alone (issue 46 item 10) ----
+
+def write_manifest(folder, name, weights, shard=900):
+    """face-api.js's layout: <name>-weights_manifest.json, a list of one group, and
+    its shards <name>-shard1, ..."""
+    raw = b"".join(b for _, b, _ in weights)
+    paths = []
+    for s in range(0, max(len(raw), 1), shard):
+        paths.append(f"{name}-shard{s // shard + 1}")
+        with open(os.path.join(folder, paths[-1]), "wb") as f:
+            f.write(raw[s:s + shard])
+    path = os.path.join(folder, f"{name}-weights_manifest.json")
+    with open(path, "w") as f:
+        json.dump([{"weights": [w for w, _, _ in weights], "paths": paths}], f, indent=2)
+    return path
+
+
+def manifest_model(spprof, folder):
+    """A written manifest: layers by rank, each against numpy; params; conv kernels."""
+    conv, dw, pw = sparse((3, 3, 4, 8), 0.4), sparse((3, 3, 8, 2), 0.6), sparse((1, 1, 16, 6), 0.5)
+    fc, b = sparse((24, 5), 0.3), RNG.standard_normal(8).astype(np.float32)
+    weights = [encode("conv0/filters", conv), encode("conv0/bias", b),
+               encode("conv1/depthwise_filter", dw, "uint8"),
+               encode("conv1/pointwise_filter", pw), encode("conv1/bias", b[:6], "uint8"),
+               encode("fc/weights", fc, "uint8"), encode("fc/bias", b[:5]),
+               encode("steps", np.array([3, 1], np.int32))]
+    values = {s["name"]: v for s, _, v in weights}
+    path = write_manifest(folder, "toy_model", weights)
+    want = {"conv0/filters": ("conv2d", hwio(conv), "F32", "conv0/bias", None),
+            "conv1/depthwise_filter": ("conv2d", hwc_mult(values["conv1/depthwise_filter"]),
+                                       "F32", None, "tfjs-uint8"),
+            "conv1/pointwise_filter": ("conv2d", hwio(pw), "F32", "conv1/bias", None),
+            "fc/weights": ("linear", values["fc/weights"].T, "F32", "fc/bias", "tfjs-uint8")}
+    stored = {"conv1/depthwise_filter": dw.size, "fc/weights": fc.size}
+    total = check(spprof, path, want, stored)
+    rep = report(spprof, path, FAILS)
+    if rep is None:
+        return total
+    params = sum(v.size for v in values.values())
+    if (rep["model"]["format"], rep["model"]["params"]) != ("tfjs", params):
+        FAILS.append(f"{path}: format, params {rep['model']['format']}, "
+                     f"{rep['model']['params']}; want tfjs, {params}")
+    oihw_of = {"conv0/filters": conv.transpose(3, 2, 0, 1),
+               "conv1/depthwise_filter": oihw("DepthwiseConv2D",
+                                              values["conv1/depthwise_filter"])}
+    for l in rep["layers"]:
+        w = oihw_of.get(l["name"])
+        k = (l["pattern"]["kernel"] or {}).get("shape")
+        if w is not None and (k != [3, 3] or reported_kernels(l) != kernels(w)):
+            FAILS.append(f"{path}: {l['name']}: kernel shape {k}, kernels "
+                         f"{reported_kernels(l)}; numpy says [3, 3], {kernels(w)}")
+    return total
+
+
+def manifest_refusals(spprof, folder):
+    """Bad manifests alone: exit 2, one line naming the fault."""
+    good = json.load(open(os.path.join(folder, "toy_model-weights_manifest.json")))
+    up = json.loads(json.dumps(good))
+    up[0]["paths"][0] = "../toy_model-shard1"
+    huge = json.loads(json.dumps(good))
+    huge[0]["weights"][0]["shape"] = [2 ** 40, 2 ** 40]
+    cases = [(up, "'../toy_model-shard1' leads outside the model's folder"),
+             (huge, "weight 'conv0/filters': over 2^50 elements"),
+             (good + [3, "x"], "a weightsManifest group is not an object"),
+             ([1, 2], "unknown model format")]
+    for i, (doc, fault) in enumerate(cases):
+        path = os.path.join(folder, f"bad{i}-weights_manifest.json")
+        with open(path, "w") as f:
+            json.dump(doc, f)
+        p = analyze(spprof, path)
+        if p.returncode != 2 or fault not in p.stderr or p.stdout or path not in p.stderr or \
+                len(p.stderr.strip().splitlines()) != 1:
+            FAILS.append(f"{path}: exit {p.returncode}, {p.stderr.strip()!r}; want exit 2 "
+                         f"and one line naming the file and '{fault}'")
+
+
+FACE_API = ("age_gender_model", "face_landmark_68_tiny_model")
+
+
+def face_api_models(spprof, tmp):
+    """Real face-api.js manifests: params the manifests' shapes sum to, layers numpy's."""
+    got = npm_pack("@vladmandic/face-api@1.7.15",
+                   lambda n: os.path.basename(n).split("-")[0].split(".")[0] in FACE_API, tmp)
+    if isinstance(got, str):
+        return got
+    layers = 0
+    for name in FACE_API:
+        path = os.path.join(tmp, "package", "model", name + "-weights_manifest.json")
+        values = read_manifest(path)
+        rep = report(spprof, path, FAILS)
+        if rep is None:
+            continue
+        params = sum(v.size for v in values.values())
+        if rep["model"]["params"] != params or not rep["layers"]:
+            FAILS.append(f"{name}: params {rep['model']['params']}, {len(rep['layers'])} "
+                         f"layers; the manifest's shapes sum to {params}")
+        for l in rep["layers"]:
+            v = values.get(l["name"])
+            got = (l["numel"], l["nnz"], l["m"] * l["k"])
+            exp = (v.size, int((v != 0).sum()), v.size) if v is not None else None
+            if got != exp:
+                FAILS.append(f"{name}: layer {l['name']}: numel, nnz, m*k {got}, numpy says {exp}")
+            w = oihw(l["op_type"], v) if v is not None and v.ndim == 4 else None
+            if w is not None and reported_kernels(l) != kernels(w):
+                FAILS.append(f"{name}: layer {l['name']}: kernels {reported_kernels(l)}, numpy "
+                             f"says {kernels(w)} (its weight made OIHW)")
+        layers += len(rep["layers"])
+        print(f"tfjs_check: face-api {name}: {len(rep['layers'])} layers, "
+              f"{rep['model']['params']} params")
+    return layers
+
+
 def main():
     spprof = sys.argv[1]
     total = 0
@@ -354,7 +474,11 @@ def main():
             total += check(spprof, path, want, stored)
         total += kernel_models(spprof, tmp)
         refusals(spprof, tmp)
+        total += manifest_model(spprof, tmp)
+        manifest_refusals(spprof, tmp)
         real = npm_models(spprof, tmp)
+        face = face_api_models(spprof, tmp)
+        real = face if isinstance(real, str) else real + (0 if isinstance(face, str) else face)
     finish("tfjs_check", FAILS, total, real)
 
 

@@ -309,9 +309,12 @@ def signal_check(d, spprof, src):
     def one(sig):
         for attempt in range(20):
             dst = "sig%d_%d.html" % (sig, attempt)
+            # the signal's default disposition, whatever the runner's (nohup ignores SIGHUP,
+            # and an ignored signal is inherited: spprof then rightly leaves it alone)
             p = subprocess.Popen([spprof, "report", src, "--format", "html", "-o", dst], cwd=d,
                                  stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                                 start_new_session=True)
+                                 start_new_session=True,
+                                 preexec_fn=lambda: signal.signal(sig, signal.SIG_DFL))
             caught = False
             while p.poll() is None:
                 if temp_left(d, dst):

@@ -394,20 +394,26 @@ static int run_layers(struct spp_analysis *a, struct spp_error *err)
 	return rc;
 }
 
+/* One warning of code per line of a loader's notes (text: lines joined by '\n'; NULL none). */
+static int warn_lines(struct spp_analysis *a, struct spp_error *err, enum spp_warn code, const char *p)
+{
+	int rc = SPP_OK;
+
+	while (p && *p && !rc) {
+		size_t len = strcspn(p, "\n");
+
+		rc = spp_analysis_warn(a, err, code, "%.*s", (int)len, p);
+		p += len + (p[len] == '\n');
+	}
+	return rc;
+}
+
 /* One warning per line of what the loader assumed about the graph's inputs
  * (moot under --n, which sets every layer's N). */
 static int shape_notes(struct spp_analysis *a, struct spp_error *err)
 {
-	const char *p = a->model->shape_notes;
-	int rc = SPP_OK;
-
-	while (p && *p && !a->opts.n_set && !rc) {
-		size_t len = strcspn(p, "\n");
-
-		rc = spp_analysis_warn(a, err, SPP_WARN_INPUT_SHAPE_ASSUMED, "%.*s", (int)len, p);
-		p += len + (p[len] == '\n');
-	}
-	return rc;
+	return a->opts.n_set ? SPP_OK
+			     : warn_lines(a, err, SPP_WARN_INPUT_SHAPE_ASSUMED, a->model->shape_notes);
 }
 
 /*
@@ -442,32 +448,14 @@ static int n_assumed(struct spp_analysis *a, struct spp_error *err)
 /* One warning per line of what the loaders left out (a checkpoint's optimizer state). */
 static int left_out(struct spp_analysis *a, struct spp_error *err)
 {
-	const char *p = a->model->left_out;
-	int rc = SPP_OK;
-
-	while (p && *p && !rc) {
-		size_t len = strcspn(p, "\n");
-
-		rc = spp_analysis_warn(a, err, SPP_WARN_TRAINING_STATE, "%.*s", (int)len, p);
-		p += len + (p[len] == '\n');
-	}
-	return rc;
+	return warn_lines(a, err, SPP_WARN_TRAINING_STATE, a->model->left_out);
 }
 
 /* One warning per weight input the loader left unresolved (computed at run
  * time, or through an op it does not fold): its weights are in no layer. */
 static int weight_notes(struct spp_analysis *a, struct spp_error *err)
 {
-	const char *p = a->model->weight_notes;
-	int rc = SPP_OK;
-
-	while (p && *p && !rc) {
-		size_t len = strcspn(p, "\n");
-
-		rc = spp_analysis_warn(a, err, SPP_WARN_UNRESOLVED_WEIGHT, "%.*s", (int)len, p);
-		p += len + (p[len] == '\n');
-	}
-	return rc;
+	return warn_lines(a, err, SPP_WARN_UNRESOLVED_WEIGHT, a->model->weight_notes);
 }
 
 int spp_analyze_run(const char *path, const struct spp_analyze_opts *o,

@@ -5,6 +5,7 @@
  * sort last. Run, breakeven and recommendation columns appear only when
  * the report has them, so a static report is not a wall of dashes.
  */
+#include <ctype.h>
 #include <math.h>
 #include <string.h>
 
@@ -15,6 +16,18 @@
 #define DASH "<span class=\"null\">\xe2\x80\x94</span>"
 
 /* A figure cell: text shown, exact value for sorting. */
+/*
+ * A number with its unit ("1.36 µs") keeps to one line; a cell of several
+ * parts ("bsr8 0.81×", "32 × 27", "4:4 8:8 16:16") may wrap between them,
+ * so that the table fits a 1400 px window (test_html_browser).
+ */
+static int may_wrap(const char *text)
+{
+	const char *sp = strchr(text, ' ');
+
+	return sp && (!isdigit((unsigned char)text[0]) || strchr(sp + 1, ' '));
+}
+
 static void td_num(FILE *f, int known, double v, const char *text)
 {
 	char exact[64];
@@ -24,7 +37,7 @@ static void td_num(FILE *f, int known, double v, const char *text)
 		return;
 	}
 	spp_cell_number(v, exact, sizeof(exact));
-	fprintf(f, "<td class=\"n\" data-v=\"%s\">", exact);
+	fprintf(f, "<td class=\"n%s\" data-v=\"%s\">", may_wrap(text) ? " w" : "", exact);
 	spp_html_escape(f, text);
 	fputs("</td>", f);
 }
@@ -287,7 +300,7 @@ void spp_html_table(struct spp_html *h)
 	      "placeholder=\"filter layers: e.g. attention query\" aria-label=\"filter layers\">\n", f);
 	class_options(f, h->layers);
 	fprintf(f, "<span id=\"layer-count\">%d layers</span></div>\n", h->nlayers);
-	fputs(h->nlayers > 30 ? "<div class=\"scroll\" style=\"max-height:720px\">\n" : "<div>\n", f);
+	fputs(h->nlayers > 30 ? "<div class=\"scroll\" style=\"max-height:720px\">\n" : "<div class=\"wide\">\n", f);
 	fputs("<table class=\"layers\" id=\"layer-table\">\n", f);
 	header(f, &c);
 	fputs("<tbody>\n", f);

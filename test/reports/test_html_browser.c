@@ -129,21 +129,61 @@ static void check_page(int c, const char *path, struct harness_run *out)
 	free(src);
 }
 
+/*
+ * A copy of case c's page with script appended before </body>, written
+ * as <name>.html in the fixture's folder; its path (free it).
+ */
+static char *with_probe(int c, const char *script, const char *name)
+{
+	char *src = harness_slurp(fx.html[c], NULL), *copy, *end, *path, file[300];
+	size_t len;
+
+	assert_non_null(src);
+	end = strstr(src, "</body>");
+	assert_non_null(end);
+	len = strlen(src) + strlen(script) + 1;
+	copy = malloc(len);
+	assert_non_null(copy);
+	snprintf(copy, len, "%.*s%s%s", (int)(end - src), src, script, end);
+	snprintf(file, sizeof(file), "%s.html", name);
+	path = harness_join(fx.dir, file);
+	assert_int_equal(harness_write(path, copy, strlen(copy)), 0);
+	free(copy);
+	free(src);
+	return path;
+}
+
+/* Appended to every page: where the layer table's right edge lies against the window (issue 46 item 9). */
+static const char fit[] =
+	"<script>(function(){var t=document.getElementById('layer-table');\n"
+	"document.documentElement.setAttribute('data-fit',t?Math.ceil(t.getBoundingClientRect().right)+'/'+window.innerWidth+' '+\n"
+	"[].map.call(t.tHead.rows[0].cells,function(c){return c.textContent+'='+Math.round(c.getBoundingClientRect().width);}).join(','):'none');})();</script>\n";
+
 static void test_pages(void **state)
 {
 	/*
 	 * Each launch costs seconds: runs-12 is rendered by test_sort_and_filter,
 	 * and full-300 holds every chart kind at the larger size (runs-300 and
 	 * full-12 are subsets of it and of runs-12; test_html reads them all).
+	 * Every column of the layer table is in a 1400 px window: none is cut.
 	 */
 	static const int cases[] = {HC_S12, HC_FULL300, HC_ODD};
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct harness_run r;
+		char *path = with_probe(cases[i], fit, html_case_name[cases[i]]);
+		const char *at;
+		int right = 0, inner = 0;
 
-		check_page(cases[i], NULL, &r);
+		check_page(cases[i], path, &r);
+		at = strstr(r.out, "data-fit=\"");
+		assert_non_null(at);
+		if (sscanf(at, "data-fit=\"%d/%d", &right, &inner) != 2 || inner != WIDTH || right > inner)
+			fail_msg("%s: the layer table reaches %d px: cut in a %d px window (columns: %.600s)",
+				 html_case_name[cases[i]], right, WIDTH, at + 10);
 		harness_run_free(&r);
+		free(path);
 	}
 }
 
@@ -167,24 +207,14 @@ static const char probe[] =
 
 static void test_sort_and_filter(void **state)
 {
-	char *src = harness_slurp(fx.html[HC_R12], NULL), *copy, *end, *path, want[256];
+	char *path = with_probe(HC_R12, probe, "probe"), want[256];
 	cJSON *j = html_fixture_load(fx.json[HC_R12]);
 	const cJSON *l;
 	struct harness_run r;
 	int conv = 0, nm = 0, n = 0;
-	size_t len;
 
 	(void)state;
-	assert_non_null(src);
 	assert_non_null(j);
-	end = strstr(src, "</body>");
-	assert_non_null(end);
-	len = strlen(src) + sizeof(probe);
-	copy = malloc(len);
-	assert_non_null(copy);
-	snprintf(copy, len, "%.*s%s%s", (int)(end - src), src, probe, end);
-	path = harness_join(fx.dir, "probe.html");
-	assert_int_equal(harness_write(path, copy, strlen(copy)), 0);
 	/* expected from the JSON: the filter matches name, op, class, dtype, any case */
 	cJSON_ArrayForEach(l, cJSON_GetObjectItemCaseSensitive(j, "layers")) {
 		const char *name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(l, "name"));
@@ -209,8 +239,6 @@ static void test_sort_and_filter(void **state)
 	harness_run_free(&r);
 	cJSON_Delete(j);
 	free(path);
-	free(copy);
-	free(src);
 }
 
 int html_browser_main(void)

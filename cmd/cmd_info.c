@@ -186,6 +186,8 @@ static void print_text(const struct spp_machine *m, const struct spp_dense_set *
 	if (m->isa >= SPP_ISA_AVX512)
 		printf("bitmask N=1  %s expand%s\n", spp_expand_name(spp_expand_detect()),
 		       spp_expand_detect() != spp_expand_cpu() ? " (SPPROF_EXPAND)" : "");
+	printf("build        %s build, kernels %s, %s%s%s\n", SPP_BUILD_TYPE, SPP_KERNEL_FLAGS, SPP_COMPILER,
+	       strcmp(SPP_SANITIZE, "none") ? ", sanitize " : "", strcmp(SPP_SANITIZE, "none") ? SPP_SANITIZE : "");
 	printf("threads      %d of %d logical CPUs\n", m->threads, m->logical_cpus);
 	{
 		double t[2], load = spp_load_1m();

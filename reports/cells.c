@@ -206,6 +206,19 @@ const char *spp_cell_warning_text(const cJSON *w)
 	return spp_cell_str(w, "message");
 }
 
+void spp_cell_build_line(const cJSON *m, char *buf, size_t n)
+{
+	const char *type = spp_cell_str(m, "build.type"), *flags = spp_cell_str(m, "build.kernel_flags");
+	const char *cc = spp_cell_str(m, "build.compiler"), *san = spp_cell_str(m, "build.sanitize");
+
+	if (!type) {
+		snprintf(buf, n, "not recorded (a report of spprof before machine.build)");
+		return;
+	}
+	snprintf(buf, n, "%s build, kernels %s, %s%s%s", type, flags ? flags : "?", cc ? cc : "?",
+		 san ? ", sanitize " : "", san ? san : "");
+}
+
 void spp_cell_machine_label(const cJSON *m, char *buf, size_t n)
 {
 	const char *cpu = spp_cell_str(m, "cpu"), *isa = spp_cell_str(m, "isa");

@@ -88,6 +88,8 @@ int spp_cell_baseline_line(const cJSON *report, char *buf, size_t n);
  * which two reports' machines are told apart (compare, merge).
  */
 void spp_cell_machine_label(const cJSON *machine, char *buf, size_t n);
+/* The build whose kernels ran (machine.build): "debugoptimized build, kernels -O3, gcc 12.2.0". */
+void spp_cell_build_line(const cJSON *machine, char *buf, size_t n);
 
 /*
  * A report warning's sentence: warnings[] holds {"code", "message"}

@@ -280,6 +280,8 @@ static void facts_machine(FILE *f, const cJSON *report)
 	if (spp_cell_str(m, "hypervisor"))
 		fact(f, "hypervisor", spp_cell_str(m, "hypervisor"));
 	fact(f, "vector path", spp_cell_str(m, "isa"));
+	spp_cell_build_line(m, buf, sizeof(buf));
+	fact(f, "build", buf);
 	fact_num(f, "threads", m, "threads");
 	spp_buf_init(&caches, buf, sizeof(buf));
 	cJSON_ArrayForEach(c, spp_cell_get(m, "caches")) {

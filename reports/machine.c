@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "config.h"
 #include "profiler/machine.h"
 #include "profiler/run_result.h"
 
@@ -137,6 +138,22 @@ static cJSON *gpus_json(const struct spp_cuda_probe *p)
 	return arr;
 }
 
+/* The build of this spprof: what its kernels were compiled with (meson.build). */
+static cJSON *build_json(void)
+{
+	cJSON *o = cJSON_CreateObject();
+
+	if (!o)
+		return NULL;
+	cJSON_AddStringToObject(o, "type", SPP_BUILD_TYPE);
+	cJSON_AddStringToObject(o, "kernel_flags", SPP_KERNEL_FLAGS);
+	cJSON_AddStringToObject(o, "compiler", SPP_COMPILER);
+	cJSON_AddItemToObject(o, "sanitize",
+			      strcmp(SPP_SANITIZE, "none") && SPP_SANITIZE[0] ? cJSON_CreateString(SPP_SANITIZE)
+									  : cJSON_CreateNull());
+	return o;
+}
+
 cJSON *spp_report_machine(const struct spp_machine *m)
 {
 	cJSON *o = cJSON_CreateObject();
@@ -147,6 +164,7 @@ cJSON *spp_report_machine(const struct spp_machine *m)
 	cJSON_AddItemToObject(o, "vendor", spp_json_str(m->vendor));
 	cJSON_AddItemToObject(o, "hypervisor", spp_json_str(m->hypervisor));
 	cJSON_AddStringToObject(o, "isa", spp_isa_name(m->isa));
+	cJSON_AddItemToObject(o, "build", build_json());
 	cJSON_AddNumberToObject(o, "logical_cpus", m->logical_cpus);
 	cJSON_AddNumberToObject(o, "threads", m->threads);
 	cJSON_AddItemToObject(o, "caches", caches_json(m));

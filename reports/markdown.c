@@ -151,6 +151,11 @@ static void header(const cJSON *r, FILE *f)
 			fputs(" |\n| baseline | ", f);
 			cell(f, line);
 		}
+		if (spp_cell_path(r, "machine.dense_blas")) {
+			spp_cell_build_line(spp_cell_get(r, "machine"), line, sizeof(line));
+			fputs(" |\n| build | ", f);
+			cell(f, line);
+		}
 	}
 	fputs(" |\n| settings | N ", f);
 	{

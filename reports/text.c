@@ -424,6 +424,8 @@ static void write_machine_lines(const cJSON *r, FILE *f, int color)
 	if (spp_cell_num(m, "peak_bw_gbs", &v) && used < sizeof(line))
 		snprintf(line + used, sizeof(line) - used, ", DRAM read %.1f GB/s", v);
 	header_line(f, color, "machine", line);
+	spp_cell_build_line(m, line, sizeof(line));
+	header_line(f, color, "build", line);
 	/* how quiet it was while timing (the steal share and the load, start to end) */
 	if (spp_cell_num(m, "conditions.load_start", &v) && spp_cell_num(m, "conditions.load_end", &u)) {
 		used = (size_t)snprintf(line, sizeof(line), "%.2f to %.2f while timing", v, u);

@@ -303,7 +303,7 @@ int spp_analysis_derive(struct spp_analysis *a, struct spp_error *err)
 	memset(&a->projection, 0, sizeof(a->projection));
 	summarize(a, &a->summary);
 	if (a->nlayers <= 0)
-		return SPP_OK;
+		return spp_whole_model(a, err);
 	a->derived = calloc((size_t)a->nlayers, sizeof(*a->derived));
 	cand = calloc((size_t)a->nlayers, sizeof(*cand));
 	if (!a->derived || !cand)
@@ -313,7 +313,7 @@ int spp_analysis_derive(struct spp_analysis *a, struct spp_error *err)
 			goto oom;
 	project(a, cand, &a->projection);
 	free(cand);
-	return SPP_OK;
+	return spp_whole_model(a, err);
 oom:
 	free(cand);
 	spp_analysis_derived_free(a);

@@ -108,6 +108,33 @@ struct spp_model_structure {
 	int zero_layers, nearly_zero_layers;
 };
 
+/*
+ * The whole model beside its GEMM layers (whole_model.c), for graph
+ * formats whose loader counted the graph's ops (spp_model.graph): the
+ * analysed layers' dense FLOPs and weight bytes against the model's, and
+ * the deploy projection read against the model by Amdahl's law with the
+ * layers' FLOP share standing for their time share (the rest of the graph
+ * is not timed). valid 0: no graph, reason says why, every figure null.
+ * NAN: unknown.
+ */
+struct spp_whole_model {
+	int valid;
+	char reason[200];
+	uint64_t ops, layer_ops, not_counted;  /* as spp_graph_cost's */
+	char not_counted_ops[200];
+	double flops;            /* every layer's dense FLOPs + the other ops' counted FLOPs */
+	double profiled_flops;   /* the analysed layers' dense FLOPs (summary.flops.dense) */
+	double flops_share;      /* profiled_flops / flops */
+	double bytes;            /* the model's weights and constants in their dtypes */
+	double profiled_bytes;   /* the analysed layers' dense bytes, a tensor's at most its own */
+	double bytes_share;
+	/* the model with the layers' sparse FLOPs: flops / (flops - profiled + sparse) */
+	double theoretical_speedup;
+	/* with runs: the projected layers' FLOP share f, their speedup s
+	 * (projection.speedup) and the model's bound 1 / ((1 - f) + f / s) */
+	double projected_share, deploy_speedup, deploy_bound;
+};
+
 struct spp_model_summary {
 	double gemm_params, gemm_nnz, gemm_sparsity;
 	struct spp_summary_storage {
@@ -122,7 +149,15 @@ struct spp_model_summary {
 	int n_from_model;
 	struct spp_hold_back hold_back;
 	struct spp_model_structure structure;
+	struct spp_whole_model whole_model;
 };
+
+/*
+ * a->summary.whole_model from a's model (its graph costs and tensors),
+ * layers, summary sums and, where it is valid, a->projection. Returns 0
+ * or SPP_E_NOMEM.
+ */
+int spp_whole_model(struct spp_analysis *a, struct spp_error *err);
 
 /* s->hold_back from a's layers and s's sums (hold_back.c). */
 void spp_hold_back(const struct spp_analysis *a, struct spp_model_summary *s);

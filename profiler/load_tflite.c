@@ -285,7 +285,7 @@ static uint64_t elements(struct tfl *t, int64_t j)
 
 /* The builtin code of operator o (the larger of its two code fields); a custom
  * one's custom_code in *custom (NULL: none). */
-static int64_t op_code(struct tfl *t, const struct spp_fb_table *o, const char **custom,
+int64_t spp_tfl_op_code(struct tfl *t, const struct spp_fb_table *o, const char **custom,
 		       uint32_t *custom_len)
 {
 	uint64_t ci = spp_fb_uint(&t->fb, o, 0, 4, 0);
@@ -320,7 +320,7 @@ static int constant(struct tfl *t, int64_t j)
 		if (t->producer[j] < 0)
 			return -1;
 		o = spp_fb_at(&t->fb, &t->ops, (uint32_t)t->producer[j]);
-		code = op_code(t, &o, NULL, NULL);
+		code = spp_tfl_op_code(t, &o, NULL, NULL);
 		in = spp_fb_vector(&t->fb, &o, 1, 4);
 		if ((code != OP_DEQUANTIZE && code != OP_DENSIFY) || !in.len)
 			return -1;
@@ -359,7 +359,7 @@ static int op_layer(struct tfl *t, uint32_t i)
 	char *node_name = NULL;
 	const char *custom;
 	uint32_t custom_len = 0;
-	int64_t code = op_code(t, &o, &custom, &custom_len);
+	int64_t code = spp_tfl_op_code(t, &o, &custom, &custom_len);
 	uint64_t rows;
 	int r = op_row(code, custom, custom_len), w, rc;
 
@@ -446,10 +446,16 @@ static int load(struct tfl *t)
 				t->producer[j] = (int)i;
 		}
 	}
-	for (uint32_t i = 0; i < t->ops.len; i++)
+	if (!(t->layer_op = calloc((size_t)t->ops.len + 1, 1)))
+		return spp_error_set(t->err, SPP_E_NOMEM, "out of memory loading '%s'", t->path);
+	for (uint32_t i = 0; i < t->ops.len; i++) {
+		int before = t->m->nlayer_descs;
+
 		if ((rc = op_layer(t, i)))
 			return rc;
-	return t->fb.bad ? fb_fault(t) : SPP_OK;
+		t->layer_op[i] = t->m->nlayer_descs > before;
+	}
+	return t->fb.bad ? fb_fault(t) : spp_tfl_cost(t);
 }
 
 int spp_load_tflite(const char *path, struct spp_model **out, struct spp_error *err)
@@ -465,6 +471,7 @@ int spp_load_tflite(const char *path, struct spp_model **out, struct spp_error *
 	rc = load(&t);
 	free(t.model_tensor);
 	free(t.producer);
+	free(t.layer_op);
 	if (rc) {
 		spp_model_destroy(t.m);
 		return rc;

@@ -93,6 +93,24 @@ struct spp_layer_desc {
 	int bias;                  /* index + 1 of the bias in spp_model.tensors; 0: none */
 };
 
+/*
+ * The whole graph beside its GEMM layers (graph formats: ONNX, TFLite),
+ * filled by the loader's cost walk (profiler/graph_cost.h) for
+ * summary.whole_model: the ops of the main graph, those that made a
+ * profiled layer (their FLOPs are the layers'), and the others, counted
+ * by the cost table or not (shapes not known, no row, control flow).
+ * has_graph 0: no whole-model figures (a format without a graph).
+ */
+struct spp_graph_cost {
+	int has_graph;
+	uint64_t ops;               /* operators of the main graph (ONNX Constants not counted) */
+	uint64_t layer_ops;         /* of those, the ones that made a profiled layer */
+	uint64_t counted;           /* the others whose FLOPs are counted */
+	uint64_t not_counted;       /* the others whose FLOPs are not */
+	double other_flops;         /* the counted ones' FLOPs */
+	char not_counted_ops[200];  /* "Resize: shapes not known, Loop: no cost", cut with "..." */
+};
+
 struct spp_model {
 	char *path;                /* the path the user gave (owned) */
 	const char *format;        /* "safetensors", ..., static string */
@@ -141,6 +159,7 @@ struct spp_model {
 	 * optimizer state beside its model), one line per file, owned; NULL
 	 * when nothing: each a training_state warning (spp_model_note_left_out) */
 	char *left_out;
+	struct spp_graph_cost graph;
 };
 
 #define SPP_MAX_INPUT_SHAPES 16

@@ -127,6 +127,16 @@ int spp_cell_deploy(const cJSON *layer, char *fmt, size_t nf, char *sp, size_t n
  */
 int spp_cell_deploy_line(const cJSON *report, char *buf, size_t n);
 
+/*
+ * The model as a whole, from summary.whole_model (profiler/whole_model.c):
+ * "the profiled layers hold 87% of the FLOPs (1.20 G of 1.38 G) and 96% of
+ * the weight bytes; the deploy projection 1.90x on them is ≤ 1.70x on the
+ * model (FLOP share)", with a static report's theoretical figure instead
+ * of the deploy one, the ops not counted said; its reason where the model
+ * has no graph. Returns 0, or -1 (buf "") for a report without the field.
+ */
+int spp_cell_whole_model_line(const cJSON *report, char *buf, size_t n);
+
 /* Columns a layer name takes in the text table and the HTML charts. */
 #define SPP_NAME_WIDTH 36
 

@@ -136,3 +136,50 @@ int spp_cell_deploy_line(const cJSON *report, char *buf, size_t n)
 	}
 	return 0;
 }
+
+/* A share for a sentence: "87%", "4.2%" under 10 %, "0.03%" under 0.1 %. */
+static void share(double v, char *buf, size_t n)
+{
+	snprintf(buf, n, v >= 0.1 ? "%.0f%%" : v >= 0.001 ? "%.1f%%" : "%.2g%%", 100 * v);
+}
+
+int spp_cell_whole_model_line(const cJSON *report, char *buf, size_t n)
+{
+	const cJSON *w = spp_cell_path(report, "summary.whole_model");
+	struct spp_buf t;
+	char a[32], b[32], c[32];
+	double fs, bs, pf, f, s, bound, ops;
+
+	spp_buf_init(&t, buf, n);
+	if (!cJSON_IsObject(w))
+		return -1;
+	if (spp_cell_str(w, "reason")) {
+		spp_buf_add(&t, "%s", spp_cell_str(w, "reason"));
+		return 0;
+	}
+	if (!spp_cell_num(w, "flops_share", &fs) || !spp_cell_num(w, "profiled_flops", &pf) ||
+	    !spp_cell_num(w, "flops", &f)) {
+		spp_buf_add(&t, "the model's FLOPs are not known");
+		return 0;
+	}
+	share(fs, a, sizeof(a));
+	spp_cell_count(pf, "", b, sizeof(b));
+	spp_cell_count(f, "", c, sizeof(c));
+	spp_buf_add(&t, "the profiled layers hold %s of the FLOPs (%s of %s)", a, b, c);
+	if (spp_cell_num(w, "weight_bytes_share", &bs)) {
+		share(bs, a, sizeof(a));
+		spp_buf_add(&t, " and %s of the weight bytes", a);
+	}
+	if (spp_cell_num(w, "deploy_speedup", &s) && spp_cell_num(w, "deploy_speedup_bound", &bound))
+		spp_buf_add(&t, "; the deploy projection %.2fx on them is \u2264 %.2fx on the model "
+			    "(FLOP share)", s, bound);
+	else if (spp_cell_num(report, "summary.flops.theoretical_speedup", &s) &&
+		 spp_cell_num(w, "theoretical_speedup", &bound))
+		spp_buf_add(&t, "; their theoretical %.2fx is \u2264 %.2fx on the model (FLOP share)",
+			    s, bound);
+	if (spp_cell_num(w, "ops_not_counted", &ops) && ops > 0)
+		spp_buf_add(&t, "; %.0f op%s not counted (%s), so the FLOP share is an upper bound", ops,
+			    ops == 1 ? "" : "s",
+			    spp_cell_str(w, "not_counted") ? spp_cell_str(w, "not_counted") : "");
+	return 0;
+}

@@ -375,6 +375,19 @@ static void card_deploy(struct spp_html *h)
 	card(h->f, "deploy", v, line);
 }
 
+/* The layers against the whole model (summary.whole_model): their FLOP share, the line as detail. */
+static void card_whole_model(struct spp_html *h)
+{
+	char v[64], line[1024];
+	double x;
+
+	if (spp_cell_whole_model_line(h->report, line, sizeof(line)))
+		return;
+	spp_html_fmt_pct(spp_cell_num(h->report, "summary.whole_model.flops_share", &x) ? x : NAN, v,
+			 sizeof(v));
+	card(h->f, "whole model", v, line);
+}
+
 static void summary_cards(struct spp_html *h)
 {
 	const cJSON *s = spp_cell_get(h->report, "summary");
@@ -406,6 +419,7 @@ static void summary_cards(struct spp_html *h)
 		card(h->f, "smallest storage", "\xe2\x80\x94", "no format holds every layer");
 	}
 	card_deploy(h);
+	card_whole_model(h);
 	fputs("</div>\n", h->f);
 }
 

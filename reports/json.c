@@ -287,6 +287,29 @@ static void build_structure(struct build *b, cJSON *s, const struct spp_analysis
 	add_num(b, s, "nearly_zero_layers", st->nearly_zero_layers);
 }
 
+/* The whole model beside its layers (profiler/whole_model.c): null figures and a reason without a graph. */
+static void build_whole_model(struct build *b, cJSON *s, const struct spp_analysis *a)
+{
+	const struct spp_whole_model *w = &a->summary.whole_model;
+	cJSON *o = add_obj(b, s, "whole_model");
+
+	add_str(b, o, "reason", w->valid ? NULL : w->reason);
+	add_num_or_null(b, o, "ops", w->valid, (double)w->ops);
+	add_num_or_null(b, o, "layer_ops", w->valid, (double)w->layer_ops);
+	add_num_or_null(b, o, "ops_not_counted", w->valid, (double)w->not_counted);
+	add_str(b, o, "not_counted", w->valid && w->not_counted_ops[0] ? w->not_counted_ops : NULL);
+	add_fig(b, o, "flops", w->flops);
+	add_fig(b, o, "profiled_flops", w->profiled_flops);
+	add_fig(b, o, "flops_share", w->flops_share);
+	add_fig(b, o, "weight_bytes", w->bytes);
+	add_fig(b, o, "profiled_weight_bytes", w->profiled_bytes);
+	add_fig(b, o, "weight_bytes_share", w->bytes_share);
+	add_fig(b, o, "theoretical_speedup", w->theoretical_speedup);
+	add_fig(b, o, "projected_flops_share", w->projected_share);
+	add_fig(b, o, "deploy_speedup", w->deploy_speedup);
+	add_fig(b, o, "deploy_speedup_bound", w->deploy_bound);
+}
+
 static void build_summary(struct build *b, cJSON *root, const struct spp_analysis *a)
 {
 	const struct spp_model_summary *m = &a->summary;
@@ -324,6 +347,7 @@ static void build_summary(struct build *b, cJSON *root, const struct spp_analysi
 		cJSON_AddItemToObject(s, "projection", pj);
 	else
 		cJSON_Delete(pj);
+	build_whole_model(b, s, a);
 	build_hold_back(b, s, a);
 	build_structure(b, s, a);
 	build_baseline(b, s, a);

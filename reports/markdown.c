@@ -244,6 +244,15 @@ static void layers(const cJSON *r, FILE *f, int runs)
 	} else {
 		fputs(" |\n", f);
 	}
+	{
+		char line[1024];
+
+		if (spp_cell_whole_model_line(r, line, sizeof(line)) == 0) {
+			fputs("\n**Whole model:** ", f);
+			cell(f, line);
+			fputs("\n", f);
+		}
+	}
 }
 
 /* "2:4 4:8 7:16": the tightest N:M of groups of 4, 8, 16 along axis (K or M). */

@@ -514,14 +514,23 @@ static void write_header(const cJSON *r, FILE *f, int color)
 	fputc('\n', f);
 }
 
-/* What to deploy for the model, under the table: its total row's speedup in words. */
+/* What to deploy for the model, under the table: its total row's speedup in words;
+ * then the layers against the whole model. */
 static void write_deploy(const cJSON *r, FILE *f, int color)
 {
 	char line[1024];
+	int deploy = spp_cell_deploy_line(r, line, sizeof(line)) == 0;
 
-	if (spp_cell_deploy_line(r, line, sizeof(line)) == 0) {
+	if (deploy) {
 		fputc('\n', f);
 		header_line(f, color, "deploy", line);
+	}
+	if (spp_cell_whole_model_line(r, line, sizeof(line)) == 0) {
+		if (!deploy)
+			fputc('\n', f);
+		fputs("whole model: ", f);
+		spp_safe_fputs(f, line, (size_t)-1);
+		fputc('\n', f);
 	}
 }
 

@@ -4,6 +4,7 @@
  * with the fuzz harness.
  */
 #include "profiler/onnx/onnx_internal.h"
+#include "profiler/onnx/onnx_cost.h"
 #include "profiler/loaders.h"
 #include "profiler/pbuf.h"
 
@@ -99,6 +100,8 @@ int spp_onnx_parse(const unsigned char *buf, uint64_t size,
 	rc = onnx_graph_walk(&c, mp->graph, NULL, 0);
 	if (!rc)
 		rc = inputs_done(&c, mp->graph);
+	if (!rc)
+		rc = onnx_cost_walk(&c, mp->graph);
 	free(c.bound);
 	return rc ? rc : onnx_layers_unique(&c);
 }

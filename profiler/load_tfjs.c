@@ -40,7 +40,11 @@
  *   beside "<stem>/<w>" its bias (not a depthwise one's: a separable conv's
  *   bias is its pointwise conv's). Other ranks, int32 and bool weights are
  *   no layers.
- * - N: tf.js graphs store no shapes spprof reads; every layer takes --n.
+ * - N, for a graph model: from the Placeholder's stored shape carried
+ *   through the nodes (load_tfjs_shapes.c; a batch of -1 taken as 1 and
+ *   said in the shape notes): the output's rows, batch * OH * OW for a conv.
+ *   A layer whose shapes are not known, and every layer of a layers model
+ *   or a manifest alone, takes --n.
  */
 #include "profiler/load_tfjs.h"
 

@@ -19,8 +19,7 @@ static int by_tensor_name(const void *a, const void *b)
 		      sort_model->tensors[*(const int *)b].name);
 }
 
-/* The tensor named name (a node input: "^x" control inputs none, "x:0" as x), -1 if none. */
-static int find(const struct tfjs *t, const char *name)
+int tfjs_find(const struct tfjs *t, const char *name)
 {
 	const struct spp_model *m = t->m;
 	char base[512];
@@ -96,11 +95,13 @@ static int fused_bias(const cJSON *node)
 }
 
 /* Append the layer of weight wi used by a node (or Keras layer) named node of op row r. */
-static int push(struct tfjs *t, int r, int wi, const char *node, int trans_b, int bias)
+static int push(struct tfjs *t, int r, int wi, const char *node, int trans_b, int bias,
+		int64_t n)
 {
 	const struct spp_tensor *w = &t->m->tensors[wi];
 	const int64_t *s = w->shape;
-	struct spp_layer_desc d = {.tensor = wi, .op = (int)ops[r].kind, .layout = (int)ops[r].axes};
+	struct spp_layer_desc d = {.tensor = wi, .op = (int)ops[r].kind, .layout = (int)ops[r].axes,
+				   .n = n};
 	enum layout l = ops[r].layout;
 
 	if (w->ndim != ops[r].rank || !w->numel || w->dtype == SPP_DTYPE_BOOL)
@@ -129,30 +130,35 @@ static int op_row(const char *op, int keras)
 
 static int graph_layers(struct tfjs *t, const cJSON *nodes)
 {
+	struct tfjs_shapes sh;
 	const cJSON *n;
+	int rc = tfjs_shapes_infer(t, nodes, &sh);
 
 	cJSON_ArrayForEach(n, nodes) {
+		if (rc)
+			break;
 		const char *op = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(n, "op"));
 		const char *name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(n, "name"));
 		const cJSON *in = cJSON_GetObjectItemCaseSensitive(n, "input");
-		int r = op_row(op, 0), w, rc, tb;
+		int r = op_row(op, 0), w, tb, a = 0;
 
 		if (r < 0)
 			continue;
-		w = find(t, cJSON_GetStringValue(cJSON_GetArrayItem(in, 1)));
+		w = tfjs_find(t, cJSON_GetStringValue(cJSON_GetArrayItem(in, 1)));
 		tb = attr_true(n, "transpose_b") || attr_true(n, "adj_y");
 		if (w < 0 && ops[r].layout == MATMUL) { /* a constant A: W = A */
-			w = find(t, cJSON_GetStringValue(cJSON_GetArrayItem(in, 0)));
+			w = tfjs_find(t, cJSON_GetStringValue(cJSON_GetArrayItem(in, 0)));
 			tb = !(attr_true(n, "transpose_a") || attr_true(n, "adj_x"));
+			a = 1;
 		}
 		if (w < 0)
 			continue;
 		rc = push(t, r, w, name, tb, fused_bias(n) ?
-			  find(t, cJSON_GetStringValue(cJSON_GetArrayItem(in, 2))) : -1);
-		if (rc)
-			return rc;
+			  tfjs_find(t, cJSON_GetStringValue(cJSON_GetArrayItem(in, 2))) : -1,
+			  tfjs_layer_n(&sh, n, a));
 	}
-	return SPP_OK;
+	tfjs_shapes_free(&sh);
+	return rc;
 }
 
 /* A Keras topology: each "<layer>/kernel" (or depthwise_kernel) weight by its layer's class. */
@@ -173,10 +179,10 @@ static int keras_layers(struct tfjs *t, const cJSON *topology)
 			continue;
 		for (int k = 0; k < 2 && w < 0; k++) {
 			snprintf(key, sizeof(key), "%.250s/%s", name, k ? "depthwise_kernel" : "kernel");
-			w = find(t, key);
+			w = tfjs_find(t, key);
 		}
 		snprintf(key, sizeof(key), "%.250s/bias", name);
-		if (w >= 0 && (rc = push(t, r, w, name, 0, find(t, key))))
+		if (w >= 0 && (rc = push(t, r, w, name, 0, tfjs_find(t, key), 0)))
 			return rc;
 	}
 	return SPP_OK;
@@ -191,7 +197,7 @@ static int bias_of(const struct tfjs *t, const char *name)
 
 	for (int k = 0; slash && k < 2 && b < 0 && slash - name < 500; k++) {
 		snprintf(key, sizeof(key), "%.*s/%s", (int)(slash - name), name, k ? "biases" : "bias");
-		b = find(t, key);
+		b = tfjs_find(t, key);
 	}
 	return b;
 }
@@ -210,7 +216,7 @@ static int manifest_layers(struct tfjs *t)
 		if (r < 0 || (w->dtype != SPP_DTYPE_F32 && w->dtype != SPP_DTYPE_F16) ||
 		    !spp_tensor_is_layer(w))
 			continue;
-		if ((rc = push(t, r, i, NULL, 0, depthwise ? -1 : bias_of(t, w->name))))
+		if ((rc = push(t, r, i, NULL, 0, depthwise ? -1 : bias_of(t, w->name), 0)))
 			return rc;
 	}
 	return SPP_OK;

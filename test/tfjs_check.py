@@ -156,6 +156,75 @@ def graph_model(folder):
     return path, want, stored
 
 
+def b64(text):
+    return {"s": base64.b64encode(text.encode()).decode()}
+
+
+def ilist(*v):
+    return {"list": {"i": [str(x) for x in v]}}
+
+
+def placeholder(name, *dims):
+    return node(name, "Placeholder", [], shape={"shape": {"dim": [{"size": str(d)} for d in dims]}})
+
+
+def shaped_model(spprof, folder):
+    """N from the Placeholder's shape through the graph (issue 46 item 4): each
+    layer's N by hand. x is [-1, 32, 30, 3] (batch -1 taken as 1, with a
+    warning); u is [1, -1, -1, 3], whose convs take --n but for the MatMul
+    after its Mean over H and W."""
+    i32 = np.int32
+    ws = [encode("c1", sparse((3, 3, 3, 8), 0.5)), encode("dw", sparse((3, 3, 8, 2), 0.5)),
+          encode("c2", sparse((1, 1, 16, 10), 0.5)), encode("b2", sparse((10,), 1.0)),
+          encode("c3", sparse((3, 3, 10, 12), 0.5)), encode("ct", sparse((2, 2, 6, 12), 0.5)),
+          encode("fc", sparse((12, 5), 0.5)), encode("fc2", sparse((48, 7), 0.5)),
+          encode("cu", sparse((3, 3, 3, 4), 0.5)), encode("fu", sparse((4, 6), 0.5)),
+          encode("pads", np.array([[0, 0], [1, 1], [1, 1], [0, 0]], i32)),
+          encode("hw", np.array([1, 2], i32)), encode("sizes", np.array([1, 8, 8, 6], i32)),
+          encode("to48", np.array([-1, 48], i32))]
+    nodes = [placeholder("x", -1, 32, 30, 3), placeholder("u", 1, -1, -1, 3),
+             node("pad", "Pad", ["x", "pads"]),
+             # 34 x 32 padded, 3x3 VALID stride 2: 16 x 15
+             node("conv", "Conv2D", ["pad", "c1"], strides=ilist(1, 2, 2, 1),
+                  padding=b64("VALID")),
+             node("relu", "Relu6", ["conv"]),
+             node("dconv", "DepthwiseConv2dNative", ["relu", "dw"], strides=ilist(1, 1, 1, 1),
+                  padding=b64("SAME")),
+             node("fused", "_FusedConv2D", ["dconv", "c2", "b2"], strides=ilist(1, 1, 1, 1),
+                  padding=b64("EXPLICIT"), explicit_paddings=ilist(0, 0, 1, 1, 0, 0, 0, 0),
+                  fused_ops={"list": {"s": [BIAS_ADD]}}, num_args={"i": "1"}),
+             # 18 x 15, max pool 2 VALID stride 2: 9 x 7, 3x3 SAME stride 2: 5 x 4
+             node("pool", "MaxPool", ["fused"], ksize=ilist(1, 2, 2, 1), strides=ilist(1, 2, 2, 1),
+                  padding=b64("VALID")),
+             node("conv3", "Conv2D", ["pool", "c3"], strides=ilist(1, 2, 2, 1),
+                  padding=b64("SAME")),
+             node("deconv", "Conv2DBackpropInput", ["sizes", "ct", "conv3"],
+                  strides=ilist(1, 2, 2, 1), padding=b64("SAME")),
+             node("gap", "Mean", ["conv3", "hw"]),
+             node("mm", "MatMul", ["gap", "fc"]),
+             node("flat", "Reshape", ["conv3", "to48"]),
+             node("mm2", "MatMul", ["flat", "fc2"]),
+             node("convu", "Conv2D", ["u", "cu"], strides=ilist(1, 1, 1, 1), padding=b64("SAME")),
+             node("gapu", "Mean", ["convu", "hw"], keep_dims={"b": True}),
+             node("sq", "Squeeze", ["gapu"], squeeze_dims=ilist(1, 2)),
+             node("mmu", "MatMul", ["sq", "fu"])]
+    want = {"c1": 16 * 15, "dw": 16 * 15, "c2": 18 * 15, "c3": 5 * 4, "ct": 5 * 4, "fc": 1,
+            "fc2": 5 * 4 * 12 // 48, "cu": None, "fu": 1}
+    path = write(folder, "shaped.json", {"node": nodes}, [ws])
+    rep = report(spprof, path, FAILS)
+    if rep is None:
+        return 0
+    got = {l["name"]: (l["n"], l["n_source"]) for l in rep["layers"]}
+    exp = {k: (v, "model") if v else (128, "option") for k, v in want.items()}
+    if got != exp:
+        FAILS.append(f"{path}: N {got}, by hand {exp}")
+    codes = [w["code"] for w in rep.get("warnings", [])]
+    if codes.count("input_shape_assumed") != 2 or "n_assumed" not in codes:
+        FAILS.append(f"{path}: warnings {codes}: want two input_shape_assumed (x's batch, u's "
+                     f"H and W) and n_assumed (cu)")
+    return len(got)
+
+
 def layers_model(folder):
     """A Keras topology: Dense, Conv2D, DepthwiseConv2D, Conv2DTranspose by class."""
     d, c, dw, t = (sparse((20, 6), 0.3), sparse((3, 3, 2, 4), 0.5), sparse((3, 3, 4, 1), 0.6),
@@ -296,6 +365,8 @@ def refusals(spprof, folder):
 
 
 NPM_MODELS = ("handlandmark-sparse", "blazeface", "movenet-lightning", "handtrack")
+# the first conv's N: stride 2 over the Placeholder's 224, 256, 192 square (SAME)
+NPM_N = {"handlandmark-sparse": 112 * 112, "blazeface": 128 * 128, "movenet-lightning": 96 * 96}
 
 
 def npm_models(spprof, tmp):
@@ -311,6 +382,15 @@ def npm_models(spprof, tmp):
         rep = report(spprof, path, FAILS)
         if rep is None:
             continue
+        # N from the Placeholder's shape through the graph (issue 46 item 4); handtrack's
+        # is [1, -1, -1, 3]: its layers take --n
+        first = rep["layers"][0]
+        if name in NPM_N and ((first["n"], first["n_source"]) != (NPM_N[name], "model") or
+                              any(l["n_source"] != "model" for l in rep["layers"])):
+            FAILS.append(f"{name}: N of {first['name']} {first['n']} from {first['n_source']}, "
+                         f"want {NPM_N[name]} from the graph, and every layer's from the graph")
+        if name not in NPM_N and any(l["n_source"] != "option" for l in rep["layers"]):
+            FAILS.append(f"{name}: a layer's N from the graph, though its H and W are -1")
         for l in rep["layers"]:
             v = values.get(l["name"].split("#")[0])
             got = (l["numel"], l["nnz"], l["m"] * l["k"])
@@ -473,6 +553,7 @@ def main():
             path, want, stored = make(tmp)
             total += check(spprof, path, want, stored)
         total += kernel_models(spprof, tmp)
+        total += shaped_model(spprof, tmp)
         refusals(spprof, tmp)
         total += manifest_model(spprof, tmp)
         manifest_refusals(spprof, tmp)

@@ -27,9 +27,12 @@ int onnx_scope_shape(const struct onnx_scope *s, const char *name,
 
 	for (; s && name && *name && !vi; s = s->parent) {
 		const struct onnx_map_entry *e = onnx_map_get(&s->inferred, name);
-		if (e) {
-			const struct onnx_shape *in = e->ptr;
+		const struct onnx_shape *in = e ? e->ptr : NULL;
+		int complete = in != NULL;
 
+		for (int i = 0; in && i < in->rank; i++)
+			complete &= in->d[i] != ONNX_DIM_UNKNOWN;
+		if (complete) {
 			memcpy(dims, in->d, sizeof(in->d));
 			*rank = in->rank;
 			return 1;
@@ -126,6 +129,67 @@ static int put_shapes(struct onnx_ctx *c, struct onnx_scope *s,
 	return SPP_OK;
 }
 
+static int walk(struct onnx_ctx *c, const Onnx__GraphProto *g, struct onnx_scope *parent,
+		int depth, struct onnx_shape *outs);
+
+/*
+ * An If's outputs: the taken branch's where the condition's value is known
+ * (Equal over a Shape, as exporters write a squeeze that may not apply),
+ * else what both branches agree on, a dimension they differ in unknown.
+ */
+static int if_outputs(struct onnx_ctx *c, const Onnx__NodeProto *n, struct onnx_scope *s,
+		      struct onnx_shape br[2][ONNX_MAX_OUTS])
+{
+	struct onnx_shape cond, out;
+	int take = -1;
+
+	if (n->n_input && onnx_shape_of(c, s, n->input[0], &cond) && cond.nvals == 1)
+		take = cond.vals[0] ? 0 : 1;
+	for (size_t i = 0; i < n->n_output && i < ONNX_MAX_OUTS; i++) {
+		const struct onnx_shape *a = &br[0][i], *b = &br[1][i];
+
+		if (take >= 0) {
+			out = br[take][i];
+		} else {
+			if (a->rank < 0 || a->rank != b->rank)
+				continue;
+			out = *a;
+			for (int k = 0; k < a->rank; k++)
+				if (a->d[k] != b->d[k])
+					out.d[k] = ONNX_DIM_UNKNOWN;
+			if (a->nvals != b->nvals ||
+			    memcmp(a->vals, b->vals, (size_t)(a->nvals > 0 ? a->nvals : 0) * 8))
+				out.nvals = -1;
+		}
+		if (out.rank >= 0 && onnx_shape_set(s, n->output[i], &out))
+			return onnx_fault(c, SPP_E_NOMEM, "out of memory");
+	}
+	return SPP_OK;
+}
+
+static int subgraphs(struct onnx_ctx *c, const Onnx__NodeProto *n, struct onnx_scope *s,
+		     int depth)
+{
+	struct onnx_shape br[2][ONNX_MAX_OUTS];
+	int is_if = default_domain(n) && n->op_type && strcmp(n->op_type, "If") == 0, rc;
+
+	for (int b = 0; b < 2; b++)
+		for (int i = 0; i < ONNX_MAX_OUTS; i++)
+			br[b][i].rank = -1;
+	for (size_t k = 0; k < n->n_attribute; k++) {
+		const Onnx__AttributeProto *a = n->attribute[k];
+		int b = !a->name ? -1 : strcmp(a->name, "then_branch") == 0 ? 0
+				      : strcmp(a->name, "else_branch") == 0 ? 1 : -1;
+
+		if (a->g && (rc = walk(c, a->g, s, depth + 1, is_if && b >= 0 ? br[b] : NULL)))
+			return rc;
+		for (size_t j = 0; j < a->n_graphs; j++)
+			if ((rc = walk(c, a->graphs[j], s, depth + 1, NULL)))
+				return rc;
+	}
+	return is_if ? if_outputs(c, n, s, br) : SPP_OK;
+}
+
 static int node(struct onnx_ctx *c, size_t i, struct onnx_scope *s, int depth)
 {
 	const Onnx__NodeProto *n = s->g->node[i];
@@ -136,14 +200,8 @@ static int node(struct onnx_ctx *c, size_t i, struct onnx_scope *s, int depth)
 		if (rc)
 			return rc;
 	}
-	for (size_t k = 0; k < n->n_attribute; k++) {
-		const Onnx__AttributeProto *a = n->attribute[k];
-		if (a->g && (rc = onnx_graph_walk(c, a->g, s, depth + 1)))
-			return rc;
-		for (size_t j = 0; j < a->n_graphs; j++)
-			if ((rc = onnx_graph_walk(c, a->graphs[j], s, depth + 1)))
-				return rc;
-	}
+	if ((rc = subgraphs(c, n, s, depth)))
+		return rc;
 	if (default_domain(n) &&
 	    ((rc = onnx_shapes_infer(c, n, s)) || (rc = onnx_layers_add(c, n, s))))
 		return rc;
@@ -153,6 +211,13 @@ static int node(struct onnx_ctx *c, size_t i, struct onnx_scope *s, int depth)
 
 int onnx_graph_walk(struct onnx_ctx *c, const Onnx__GraphProto *g,
 		    struct onnx_scope *parent, int depth)
+{
+	return walk(c, g, parent, depth, NULL);
+}
+
+/* outs (ONNX_MAX_OUTS, or NULL): the graph's outputs' shapes, rank -1 when unknown */
+static int walk(struct onnx_ctx *c, const Onnx__GraphProto *g, struct onnx_scope *parent,
+		int depth, struct onnx_shape *outs)
 {
 	struct onnx_scope s = {.parent = parent, .g = g};
 	int rc = SPP_OK, index;
@@ -186,6 +251,9 @@ int onnx_graph_walk(struct onnx_ctx *c, const Onnx__GraphProto *g,
 	for (size_t i = 0; i < g->n_node; i++)
 		if ((rc = node(c, i, &s, depth)))
 			goto out;
+	for (size_t i = 0; outs && i < g->n_output && i < ONNX_MAX_OUTS; i++)
+		if (!onnx_shape_part(c, &s, g->output[i]->name, &outs[i]))
+			outs[i].rank = -1;
 out:
 	onnx_map_free(&s.producers);
 	free(s.prods);

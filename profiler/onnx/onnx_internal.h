@@ -192,10 +192,22 @@ int onnx_const_ints(const struct onnx_ctx *c, const struct onnx_scope *s, const 
 		    int64_t *v, int max, int *count);
 int onnx_const_floats(const struct onnx_ctx *c, const struct onnx_scope *s, const char *name,
 		      double *v, int max, int *count);
-/* Keep sh as the shape of name when every dimension is known and plausible
- * (at most 2^40, numel at most 2^62); 0, or -1 when out of memory. */
+/*
+ * onnx_shape_part: the same, but a shape some of whose dimensions are
+ * unknown (ONNX_DIM_UNKNOWN: a symbolic H and W) is returned too, for the
+ * inferrers that carry the known ones on (a GlobalAveragePool's [b, C, 1, 1]
+ * does not depend on H and W); onnx_shape_of returns only complete shapes.
+ */
+#define ONNX_DIM_UNKNOWN INT64_C(-1)
+int onnx_shape_part(const struct onnx_ctx *c, const struct onnx_scope *s, const char *name,
+		    struct onnx_shape *out);
+/* Keep sh as the shape of name when every dimension is known (or
+ * ONNX_DIM_UNKNOWN) and plausible (at most 2^40, numel at most 2^62); 0, or
+ * -1 when out of memory. */
 int onnx_shape_set(struct onnx_scope *s, const char *name, const struct onnx_shape *sh);
 #define ONNX_MAX_DIM (INT64_C(1) << 40)
+/* The outputs of one node whose shapes are inferred (Split's, an If's). */
+#define ONNX_MAX_OUTS 16
 /* An attribute's integers into v (at most max): 1, or 0 when absent or longer. */
 int onnx_attr_ints(const Onnx__NodeProto *n, const char *name, int64_t *v, int max, int *count);
 
@@ -213,6 +225,8 @@ ONNX_INFER(onnx_infer_resize);
 ONNX_INFER(onnx_infer_gather);
 ONNX_INFER(onnx_infer_slice);
 ONNX_INFER(onnx_infer_depth_space);
+/* out[0..2]; returns the count of outputs (3 for LSTM, 2 for GRU and RNN) */
+ONNX_INFER(onnx_infer_rnn);
 
 /* Add the layer descriptions of node n (none when it is not a layer). */
 int onnx_layers_add(struct onnx_ctx *c, const Onnx__NodeProto *n, struct onnx_scope *s);

@@ -23,8 +23,9 @@
  *   bidirectional), M = gates·hidden, K = input or hidden. Both multiply
  *   every time step of every sequence: N = seq · batch = numel(X) / input.
  *
- * N is 0 (use --n) when the graph gives no static shape for the value N is
- * read from (value_info, graph inputs and outputs, this graph or around).
+ * N is 0 (use --n) when the graph gives no complete static shape for the
+ * value N is read from (inferred, value_info, graph inputs and outputs, this
+ * graph or around).
  */
 #include "base/budget.h"
 #include "profiler/onnx/onnx_internal.h"

@@ -5,7 +5,11 @@
  *
  * The main graph's inputs take --input-shape where given, else the file's
  * shape with a symbolic first dimension taken as batch 1 (said in the
- * report); another symbolic dimension leaves the input unknown. Nodes are
+ * report); another symbolic dimension is unknown (ONNX_DIM_UNKNOWN) on its
+ * own: the ops that carry partial shapes (elementwise, conv and pooling,
+ * GlobalAveragePool, Concat, Pad, Transpose, ...) keep the known ones, so a
+ * GlobalAveragePool over a symbolic H and W still gives [b, C, 1, 1]. An
+ * If's outputs come from its branches (onnx_graph.c). Nodes are
  * visited in the file's order (ONNX requires a topological one); each op of
  * the table below gives its outputs' shapes from its inputs' shapes, its
  * attributes and constant inputs. Small integer tensors carry their values
@@ -21,7 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define OUTS 16
+#define OUTS ONNX_MAX_OUTS
 
 static const char *in(const Onnx__NodeProto *n, size_t i)
 {
@@ -36,7 +40,13 @@ int onnx_shape_set(struct onnx_scope *s, const char *name, const struct onnx_sha
 
 	if (!name || !*name || sh->rank < 0 || sh->rank > SPP_MAX_DIMS)
 		return SPP_OK;
+	int partial = 0;
+
 	for (int i = 0; i < sh->rank; i++) {
+		if (sh->d[i] == ONNX_DIM_UNKNOWN) {
+			partial = 1;
+			continue;
+		}
 		if (sh->d[i] <= 0 || sh->d[i] > ONNX_MAX_DIM ||
 		    (numel *= (uint64_t)sh->d[i]) > (UINT64_C(1) << 62))
 			return SPP_OK;
@@ -44,7 +54,7 @@ int onnx_shape_set(struct onnx_scope *s, const char *name, const struct onnx_sha
 	if (!(p = malloc(sizeof(*p))))
 		return -1;
 	*p = *sh;
-	if (p->nvals > SPP_MAX_DIMS || (uint64_t)p->nvals != numel || p->rank > 1)
+	if (partial || p->nvals > SPP_MAX_DIMS || (uint64_t)p->nvals != numel || p->rank > 1)
 		p->nvals = -1;
 	if ((old = onnx_map_get(&s->inferred, name)))
 		free((void *)old->ptr);
@@ -72,7 +82,50 @@ static int axis_of(int64_t a, int rank)
 
 static ONNX_INFER(same)
 {
-	return onnx_shape_of(c, s, in(n, 0), out);
+	return onnx_shape_part(c, s, in(n, 0), out);
+}
+
+/* One dimension of a broadcast: 0 when a and b do not broadcast. */
+static int bcast(int64_t a, int64_t b, int64_t *out)
+{
+	if (a == b || b == 1)
+		*out = a;
+	else if (a == 1)
+		*out = b;
+	else if (a == ONNX_DIM_UNKNOWN || b == ONNX_DIM_UNKNOWN)
+		*out = a == ONNX_DIM_UNKNOWN ? b : a; /* the unknown one is 1 or the same */
+	else
+		return 0;
+	return 1;
+}
+
+/*
+ * The values of a comparison of two small known integer tensors (Equal over
+ * a Shape: the condition of an If), each of the same count or one value.
+ */
+static void compare_values(const struct onnx_ctx *c, const Onnx__NodeProto *n,
+			   const struct onnx_scope *s, struct onnx_shape *out)
+{
+	static const char *const ops[] = {"Equal", "Greater", "Less", "GreaterOrEqual",
+					  "LessOrEqual"};
+	struct onnx_shape a, b;
+	int op = -1, cnt;
+
+	for (int i = 0; i < 5; i++)
+		if (strcmp(n->op_type, ops[i]) == 0)
+			op = i;
+	if (op < 0 || n->n_input != 2 || !onnx_shape_of(c, s, in(n, 0), &a) ||
+	    !onnx_shape_of(c, s, in(n, 1), &b) || a.nvals < 1 || b.nvals < 1 ||
+	    (a.nvals != b.nvals && a.nvals != 1 && b.nvals != 1))
+		return;
+	cnt = a.nvals > b.nvals ? a.nvals : b.nvals;
+	for (int i = 0; i < cnt; i++) {
+		int64_t x = a.vals[a.nvals == 1 ? 0 : i], y = b.vals[b.nvals == 1 ? 0 : i];
+
+		out->vals[i] = op == 0 ? x == y : op == 1 ? x > y : op == 2 ? x < y
+			     : op == 3 ? x >= y : x <= y;
+	}
+	out->nvals = cnt;
 }
 
 /* numpy broadcasting over every input */
@@ -80,26 +133,25 @@ static ONNX_INFER(broadcast)
 {
 	struct onnx_shape x;
 
-	if (!n->n_input || !onnx_shape_of(c, s, in(n, 0), out))
+	if (!n->n_input || !onnx_shape_part(c, s, in(n, 0), out))
 		return 0;
 	for (size_t i = 1; i < n->n_input; i++) {
-		if (!onnx_shape_of(c, s, in(n, i), &x))
+		if (!onnx_shape_part(c, s, in(n, i), &x))
 			return 0;
 		int r = out->rank > x.rank ? out->rank : x.rank;
 		int64_t d[SPP_MAX_DIMS];
 
 		for (int k = 0; k < r; k++) {
 			int a = out->rank - r + k, b = x.rank - r + k;
-			int64_t da = a >= 0 ? out->d[a] : 1, db = b >= 0 ? x.d[b] : 1;
 
-			if (da != db && da != 1 && db != 1)
+			if (!bcast(a >= 0 ? out->d[a] : 1, b >= 0 ? x.d[b] : 1, &d[k]))
 				return 0;
-			d[k] = da == 1 ? db : da;
 		}
 		out->rank = r;
 		memcpy(out->d, d, sizeof(d));
 	}
 	out->nvals = -1;
+	compare_values(c, n, s, out);
 	return 1;
 }
 
@@ -108,7 +160,7 @@ static ONNX_INFER(flatten)
 	struct onnx_shape x;
 	int a;
 
-	if (!onnx_shape_of(c, s, in(n, 0), &x))
+	if (!onnx_shape_part(c, s, in(n, 0), &x))
 		return 0;
 	a = (int)onnx_attr_int(n, "axis", 1);
 	if (a < 0)
@@ -118,7 +170,8 @@ static ONNX_INFER(flatten)
 	out->rank = 2;
 	out->d[0] = out->d[1] = 1;
 	for (int i = 0; i < x.rank; i++)
-		out->d[i >= a] *= x.d[i];
+		out->d[i >= a] = out->d[i >= a] == ONNX_DIM_UNKNOWN || x.d[i] == ONNX_DIM_UNKNOWN
+					 ? ONNX_DIM_UNKNOWN : out->d[i >= a] * x.d[i];
 	return 1;
 }
 
@@ -168,7 +221,7 @@ static ONNX_INFER(transpose)
 	int64_t p[SPP_MAX_DIMS];
 	int cnt;
 
-	if (!onnx_shape_of(c, s, in(n, 0), &x))
+	if (!onnx_shape_part(c, s, in(n, 0), &x))
 		return 0;
 	if (!onnx_attr_ints(n, "perm", p, SPP_MAX_DIMS, &cnt)) {
 		cnt = x.rank;
@@ -195,7 +248,7 @@ static ONNX_INFER(squeeze)
 	unsigned char hit[SPP_MAX_DIMS] = {0};
 	struct onnx_shape x;
 
-	if (!onnx_shape_of(c, s, in(n, 0), &x) ||
+	if (!onnx_shape_part(c, s, in(n, 0), &x) ||
 	    !(in(n, 1) ? onnx_const_ints(c, s, in(n, 1), ax, SPP_MAX_DIMS, &cnt)
 		       : onnx_attr_ints(n, "axes", ax, SPP_MAX_DIMS, &cnt) || !unsq))
 		return 0;
@@ -204,7 +257,7 @@ static ONNX_INFER(squeeze)
 		return 0;
 	for (int i = 0; i < cnt; i++) {
 		int a = axis_of(ax[i], r);
-		if (a < 0 || hit[a] || (!unsq && x.d[a] != 1))
+		if (a < 0 || hit[a] || (!unsq && x.d[a] != 1 && x.d[a] != ONNX_DIM_UNKNOWN))
 			return 0;
 		hit[a] = 1;
 	}
@@ -225,17 +278,22 @@ static ONNX_INFER(concat)
 	struct onnx_shape x;
 	int a;
 
-	if (!n->n_input || !onnx_shape_of(c, s, in(n, 0), out))
+	if (!n->n_input || !onnx_shape_part(c, s, in(n, 0), out))
 		return 0;
 	if ((a = axis_of(onnx_attr_int(n, "axis", 0), out->rank)) < 0)
 		return 0;
 	for (size_t i = 1; i < n->n_input; i++) {
-		if (!onnx_shape_of(c, s, in(n, i), &x) || x.rank != out->rank)
+		if (!onnx_shape_part(c, s, in(n, i), &x) || x.rank != out->rank)
 			return 0;
-		for (int k = 0; k < x.rank; k++)
-			if (k != a && x.d[k] != out->d[k])
+		for (int k = 0; k < x.rank; k++) {
+			if (k == a || x.d[k] == out->d[k] || x.d[k] == ONNX_DIM_UNKNOWN)
+				continue;
+			if (out->d[k] != ONNX_DIM_UNKNOWN)
 				return 0;
-		out->d[a] += x.d[a];
+			out->d[k] = x.d[k];
+		}
+		out->d[a] = out->d[a] == ONNX_DIM_UNKNOWN || x.d[a] == ONNX_DIM_UNKNOWN
+				    ? ONNX_DIM_UNKNOWN : out->d[a] + x.d[a];
 		if (out->nvals >= 0 && x.nvals >= 0 && out->nvals + x.nvals <= SPP_MAX_DIMS) {
 			memcpy(out->vals + out->nvals, x.vals, (size_t)x.nvals * sizeof(*x.vals));
 			out->nvals += x.nvals;
@@ -251,13 +309,14 @@ static ONNX_INFER(pad)
 	int64_t p[2 * SPP_MAX_DIMS];
 	int cnt;
 
-	if (!onnx_shape_of(c, s, in(n, 0), out) || in(n, 3) ||
+	if (!onnx_shape_part(c, s, in(n, 0), out) || in(n, 3) ||
 	    !(in(n, 1) ? onnx_const_ints(c, s, in(n, 1), p, 2 * SPP_MAX_DIMS, &cnt)
 		       : onnx_attr_ints(n, "pads", p, 2 * SPP_MAX_DIMS, &cnt)) ||
 	    cnt != 2 * out->rank)
 		return 0;
 	for (int i = 0; i < out->rank; i++)
-		out->d[i] += p[i] + p[i + out->rank];
+		if (out->d[i] != ONNX_DIM_UNKNOWN)
+			out->d[i] += p[i] + p[i + out->rank];
 	out->nvals = -1;
 	return 1;
 }
@@ -270,7 +329,7 @@ static ONNX_INFER(reduce)
 	unsigned char hit[SPP_MAX_DIMS] = {0};
 	struct onnx_shape x;
 
-	if (!onnx_shape_of(c, s, in(n, 0), &x))
+	if (!onnx_shape_part(c, s, in(n, 0), &x))
 		return 0;
 	if (strncmp(n->op_type, "Arg", 3) == 0) {
 		ax[0] = onnx_attr_int(n, "axis", 0);
@@ -468,6 +527,9 @@ int onnx_shapes_infer(struct onnx_ctx *c, const Onnx__NodeProto *n, struct onnx_
 		return SPP_OK;
 	if (strcmp(n->op_type, "Split") == 0) {
 		got = split(c, n, s, out);
+	} else if (strcmp(n->op_type, "LSTM") == 0 || strcmp(n->op_type, "GRU") == 0 ||
+		   strcmp(n->op_type, "RNN") == 0) {
+		got = onnx_infer_rnn(c, n, s, out);
 	} else {
 		for (size_t i = 0; i < sizeof(infer_table) / sizeof(infer_table[0]); i++)
 			if (strcmp(infer_table[i].op, n->op_type) == 0) {

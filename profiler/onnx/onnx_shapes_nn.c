@@ -57,6 +57,10 @@ static int spatial(const Onnx__NodeProto *n, const struct onnx_shape *x, const i
 
 		if (st[i] <= 0 || dil[i] <= 0 || k[i] <= 0)
 			return 0;
+		if (size == ONNX_DIM_UNKNOWN) {
+			out[i] = ONNX_DIM_UNKNOWN;
+			continue;
+		}
 		if (transposed) {
 			out[i] = same ? size * st[i]
 				      : st[i] * (size - 1) + op[i] + ek -
@@ -94,7 +98,7 @@ ONNX_INFER(onnx_infer_conv)
 	struct onnx_shape x, w;
 	int64_t k[SPP_MAX_DIMS];
 
-	if (!onnx_shape_of(c, s, in(n, 0), &x) ||
+	if (!onnx_shape_part(c, s, in(n, 0), &x) ||
 	    !onnx_shape_of(c, s, in(n, strcmp(n->op_type, "QLinearConv") == 0 ? 3 : 1), &w) ||
 	    x.rank < 3 || w.rank != x.rank || !conv_kernel(n, &w, x.rank - 2, k) ||
 	    !spatial(n, &x, k, 0, out->d + 2))
@@ -111,7 +115,7 @@ ONNX_INFER(onnx_infer_conv_transpose)
 	int64_t k[SPP_MAX_DIMS], g = onnx_attr_int(n, "group", 1);
 	int cnt, nsp;
 
-	if (!onnx_shape_of(c, s, in(n, 0), &x) || !onnx_shape_of(c, s, in(n, 1), &w) ||
+	if (!onnx_shape_part(c, s, in(n, 0), &x) || !onnx_shape_of(c, s, in(n, 1), &w) ||
 	    x.rank < 3 || w.rank != x.rank || g <= 0 || g > ONNX_MAX_DIM)
 		return 0;
 	nsp = x.rank - 2;
@@ -134,7 +138,7 @@ ONNX_INFER(onnx_infer_pool)
 	int64_t k[SPP_MAX_DIMS];
 	int cnt;
 
-	if (!onnx_shape_of(c, s, in(n, 0), &x) || x.rank < 3 ||
+	if (!onnx_shape_part(c, s, in(n, 0), &x) || x.rank < 3 ||
 	    !onnx_attr_ints(n, "kernel_shape", k, SPP_MAX_DIMS, &cnt) || cnt != x.rank - 2 ||
 	    !spatial(n, &x, k, 0, out->d + 2))
 		return 0;
@@ -146,7 +150,7 @@ ONNX_INFER(onnx_infer_pool)
 
 ONNX_INFER(onnx_infer_global_pool)
 {
-	if (!onnx_shape_of(c, s, in(n, 0), out) || out->rank < 3)
+	if (!onnx_shape_part(c, s, in(n, 0), out) || out->rank < 3)
 		return 0;
 	for (int i = 2; i < out->rank; i++)
 		out->d[i] = 1;
@@ -213,7 +217,7 @@ ONNX_INFER(onnx_infer_resize)
 	int64_t sizes[SPP_MAX_DIMS];
 	const Onnx__AttributeProto *a;
 
-	if (!onnx_shape_of(c, s, in(n, 0), out) || onnx_attr(n, "axes"))
+	if (!onnx_shape_part(c, s, in(n, 0), out) || onnx_attr(n, "axes"))
 		return 0;
 	out->nvals = -1;
 	if (resize && onnx_const_ints(c, s, in(n, 3), sizes, SPP_MAX_DIMS, &cnt) && cnt) {
@@ -233,6 +237,9 @@ ONNX_INFER(onnx_infer_resize)
 		return 0;
 	for (int i = 0; i < cnt; i++) {
 		double v = floor((double)out->d[i] * sc[i]);
+
+		if (out->d[i] == ONNX_DIM_UNKNOWN)
+			continue;
 
 		if (!(v >= 1 && v <= (double)ONNX_MAX_DIM))
 			return 0;
@@ -358,4 +365,38 @@ ONNX_INFER(onnx_infer_depth_space)
 	out->d[2] /= b;
 	out->d[3] /= b;
 	return 1;
+}
+
+/*
+ * LSTM, GRU, RNN: X [seq, batch, input] (layout 1: [batch, seq, input]) to
+ * Y [seq, dirs, batch, hidden] and Y_h, Y_c [dirs, batch, hidden] (layout 1:
+ * [batch, seq, dirs, hidden], [batch, dirs, hidden]); the count of outputs.
+ */
+ONNX_INFER(onnx_infer_rnn)
+{
+	struct onnx_shape x;
+	int64_t hid = onnx_attr_int(n, "hidden_size", 0), seq, batch;
+	int64_t dirs = attr_is(n, "direction", "bidirectional") ? 2 : 1;
+	int layout = onnx_attr_int(n, "layout", 0) != 0;
+
+	if (!onnx_shape_part(c, s, in(n, 0), &x) || x.rank != 3 || hid <= 0 || hid > ONNX_MAX_DIM)
+		return 0;
+	seq = x.d[layout];
+	batch = x.d[!layout];
+	out[0] = (struct onnx_shape){.rank = 4, .nvals = -1};
+	if (layout) {
+		int64_t y[4] = {batch, seq, dirs, hid};
+
+		memcpy(out[0].d, y, sizeof(y));
+	} else {
+		int64_t y[4] = {seq, dirs, batch, hid};
+
+		memcpy(out[0].d, y, sizeof(y));
+	}
+	out[1] = (struct onnx_shape){.rank = 3, .nvals = -1};
+	out[1].d[0] = layout ? batch : dirs;
+	out[1].d[1] = layout ? dirs : batch;
+	out[1].d[2] = hid;
+	out[2] = out[1];
+	return strcmp(n->op_type, "LSTM") == 0 ? 3 : 2;
 }

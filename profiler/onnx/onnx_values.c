@@ -41,6 +41,17 @@ int onnx_attr_ints(const Onnx__NodeProto *n, const char *name, int64_t *v, int m
 int onnx_shape_of(const struct onnx_ctx *c, const struct onnx_scope *s, const char *name,
 		  struct onnx_shape *out)
 {
+	if (!onnx_shape_part(c, s, name, out))
+		return 0;
+	for (int i = 0; i < out->rank; i++)
+		if (out->d[i] == ONNX_DIM_UNKNOWN)
+			return 0;
+	return 1;
+}
+
+int onnx_shape_part(const struct onnx_ctx *c, const struct onnx_scope *s, const char *name,
+		    struct onnx_shape *out)
+{
 	int w;
 
 	out->nvals = -1;
@@ -50,6 +61,15 @@ int onnx_shape_of(const struct onnx_ctx *c, const struct onnx_scope *s, const ch
 		const struct onnx_map_entry *e = onnx_map_get(&p->inferred, name);
 		if (e) {
 			*out = *(const struct onnx_shape *)e->ptr;
+			/* a partial shape gives way to a complete value_info */
+			for (int i = 0; i < out->rank; i++)
+				if (out->d[i] == ONNX_DIM_UNKNOWN) {
+					struct onnx_shape full = {.nvals = -1};
+
+					if (onnx_scope_shape(s, name, full.d, &full.rank))
+						*out = full;
+					break;
+				}
 			return 1;
 		}
 	}
@@ -181,12 +201,13 @@ static int spec_of(const struct onnx_ctx *c, const char *name)
 	return -1;
 }
 
-/* The file's shape of one input, a symbolic batch taken as 1; 1 when known. */
+/* The file's shape of one input, a symbolic batch taken as 1, another
+ * symbolic dimension ONNX_DIM_UNKNOWN; 1. */
 static int file_shape(struct onnx_ctx *c, const char *name, const Onnx__TensorShapeProto *sh,
 		      struct onnx_shape *x)
 {
 	char file[160], arg[160];
-	int batch = 0;
+	int batch = 0, sym = -1;
 
 	x->rank = (int)sh->n_dim;
 	for (int k = 0; k < x->rank; k++) {
@@ -198,11 +219,15 @@ static int file_shape(struct onnx_ctx *c, const char *name, const Onnx__TensorSh
 			x->d[k] = 1;
 			batch = 1;
 		} else {
-			dims_text(sh, 0, file, arg, sizeof(file));
-			note(c, "graph input '%.80s' %s: dimension %d is symbolic, so the layers it "
-			     "feeds take --n; --input-shape %.80s=%s sets it", name, file, k, name, arg);
-			return 0;
+			x->d[k] = ONNX_DIM_UNKNOWN;
+			sym = sym < 0 ? k : sym;
 		}
+	}
+	if (sym >= 0) {
+		dims_text(sh, 0, file, arg, sizeof(file));
+		note(c, "graph input '%.80s' %s: dimension %d is symbolic, so the layers whose N "
+		     "depends on it take --n; --input-shape %.80s=%s sets it", name, file, sym, name,
+		     arg);
 	}
 	if (batch) {
 		dims_text(sh, 1, file, arg, sizeof(file));

@@ -24,6 +24,9 @@ int spp_dense_cpu_is_amd(void);
  */
 int spp_dense_probe(struct spp_dense_cand *c, const char *variant);
 
+/* oneDNN's name of its dnnl_cpu_isa_t value ("avx512_core_amx"); built with oneDNN only. */
+const char *spp_dense_onednn_isa(int isa);
+
 extern const struct spp_dense_lib spp_dense_openblas, spp_dense_onednn, spp_dense_blis, spp_dense_own;
 
 #endif

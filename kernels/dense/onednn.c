@@ -14,9 +14,9 @@
 #if HAVE_ONEDNN
 #include <oneapi/dnnl/dnnl.h>
 
-static const char *isa_name(dnnl_cpu_isa_t isa)
+const char *spp_dense_onednn_isa(int isa)
 {
-	switch ((int)isa) {
+	switch (isa) {
 	case dnnl_cpu_isa_sse41: return "sse41";
 	case dnnl_cpu_isa_avx: return "avx";
 	case dnnl_cpu_isa_avx2: return "avx2";
@@ -39,7 +39,7 @@ static int open_lib(struct spp_dense_cand *c, const char *variant, struct spp_er
 		return spp_error_set(err, SPP_E_UNSUPPORTED,
 				     "oneDNN has no kernel variant to load (it detects by CPU flags)");
 	snprintf(c->version, sizeof(c->version), "%d.%d.%d", v->major, v->minor, v->patch);
-	snprintf(c->kernel, sizeof(c->kernel), "%s", isa_name(dnnl_get_effective_cpu_isa()));
+	snprintf(c->kernel, sizeof(c->kernel), "%s", spp_dense_onednn_isa((int)dnnl_get_effective_cpu_isa()));
 	snprintf(c->config, sizeof(c->config), "oneDNN %s (%s), cpu runtime %s", c->version,
 		 v->hash ? v->hash : "", v->cpu_runtime == DNNL_RUNTIME_OMP ? "OpenMP" : "other");
 	c->pool = SPP_POOL_OMP;

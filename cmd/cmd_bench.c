@@ -64,9 +64,14 @@ struct bench_args {
 static const struct spp_session_opts bench_session = {
 	.time_budget_s = 0.25,
 	.seed = 1,
-	/* points are many and each is timed against its own dense run */
+	/*
+	 * points are many and each is timed against its own dense run; 6
+	 * rounds at least, the fewest that give a figure its distribution-free
+	 * 95 % interval (profiler/stats.c), so that two runs' targets can be
+	 * compared by their intervals (at 3, the 4096^2 N = 64 points had none)
+	 */
 	.warmup = 1,
-	.min_repeats = 3,
+	.min_repeats = 6,
 };
 
 static int opt_peers(const char *cmd, const struct cmd_option *o, const char *arg, void *args);

@@ -30,6 +30,7 @@ struct spp_bench_sum *spp_bench_sums_add(struct spp_bench_sums *sums, int thread
 	s->n = n;
 	s->dense_ns = s->best_be = s->csr_be = s->best_90 = s->best_24 = NAN;
 	s->best_be_low = s->best_be_high = s->best_90_ci_low = s->best_90_ci_high = NAN;
+	s->csr_be_low = s->csr_be_high = NAN;
 	s->dlmc_best_geo = s->csr90_ns = NAN;
 	spp_run_init(&s->r90, "cpu", "");
 	spp_run_init(&s->d90, "cpu", "");
@@ -128,6 +129,8 @@ void spp_bench_sum_sweep(struct spp_bench_sum *s, const struct spp_sweep *sw,
 		}
 		if (strcmp(r->format, "csr") == 0) {
 			s->csr_be = r->breakeven;
+			s->csr_be_low = r->breakeven_low;
+			s->csr_be_high = r->breakeven_high;
 			s->csr90_ns = p ? p->time_ns : NAN;
 		}
 		if (p && !(p->speedup <= s->best_90)) {

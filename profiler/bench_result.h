@@ -38,6 +38,7 @@ struct spp_bench_sum {
 	int64_t n;
 	double dense_ns;              /* median dense time over the sweep's grid */
 	double best_be, csr_be;       /* breakevens */
+	double csr_be_low, csr_be_high; /* csr_be's bracket (spp_sweep_bracket) */
 	double best_be_low, best_be_high; /* best_be's bracket (spp_sweep_bracket) */
 	char best_be_fmt[16];
 	double best_90;               /* best speedup at sparsity 0.9 */

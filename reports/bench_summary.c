@@ -217,15 +217,18 @@ static void case_sums_text(struct spp_bench_out *o, const struct spp_bench_sums 
 		      "(nm2_4 / best), DLMC geo-mean of the best format; an interval where the sweep's rounds gave one\n");
 	for (int i = 0; i < sums->nsums; i++) {
 		const struct spp_bench_sum *x = &sums->sum[i];
-		char be[64], at90[64];
+		char be[64], csr[64], at90[64], nm[64];
 
 		with_interval(be, sizeof(be), x->best_be, x->best_be_low, x->best_be_high, 3, "");
+		with_interval(csr, sizeof(csr), x->csr_be, x->csr_be_low, x->csr_be_high, 3, "");
 		with_interval(at90, sizeof(at90), x->best_90, x->best_90_ci_low, x->best_90_ci_high, 2, "x");
-		fprintf(o->f, "  T %d N %-4lld  best %s (%s)  csr %.3f  at 0.9 %s (%s)  "
-			      "2:4 %.2fx / %.2fx (%s)  DLMC %.2fx\n",
-			x->threads, (long long)x->n, be, x->best_be_fmt[0] ? x->best_be_fmt : "-",
-			x->csr_be, at90, x->best_90_fmt[0] ? x->best_90_fmt : "-", x->r24.speedup,
-			x->best_24, x->best_24_fmt[0] ? x->best_24_fmt : "-", x->dlmc_best_geo);
+		with_interval(nm, sizeof(nm), x->r24.speedup, x->r24.speedup_ci_low, x->r24.speedup_ci_high, 2,
+			      "x");
+		fprintf(o->f, "  T %d N %-4lld  best %s (%s)  csr %s  at 0.9 %s (%s)  "
+			      "2:4 %s / %.2fx (%s)  DLMC %.2fx\n",
+			x->threads, (long long)x->n, be, x->best_be_fmt[0] ? x->best_be_fmt : "-", csr, at90,
+			x->best_90_fmt[0] ? x->best_90_fmt : "-", nm, x->best_24,
+			x->best_24_fmt[0] ? x->best_24_fmt : "-", x->dlmc_best_geo);
 	}
 	fprintf(o->f, "\ntargets (1 thread against the dense baseline in the same run; threads: 1 over the most);\n"
 		      "under a speedup target, what bounds it: the run's bytes (W as encoded, X, Y) per second\n"
@@ -253,11 +256,15 @@ static int case_sums_json(const struct spp_bench_sums *sums, cJSON *arr,
 		cJSON_AddItemToObject(j, "best_breakeven_high", spp_json_num(x->best_be_high));
 		cJSON_AddStringToObject(j, "best_breakeven_format", x->best_be_fmt);
 		cJSON_AddItemToObject(j, "csr_breakeven", spp_json_num(x->csr_be));
+		cJSON_AddItemToObject(j, "csr_breakeven_low", spp_json_num(x->csr_be_low));
+		cJSON_AddItemToObject(j, "csr_breakeven_high", spp_json_num(x->csr_be_high));
 		cJSON_AddItemToObject(j, "best_speedup_at_0.9", spp_json_num(x->best_90));
 		cJSON_AddItemToObject(j, "best_speedup_at_0.9_ci_low", spp_json_num(x->best_90_ci_low));
 		cJSON_AddItemToObject(j, "best_speedup_at_0.9_ci_high", spp_json_num(x->best_90_ci_high));
 		cJSON_AddStringToObject(j, "best_speedup_at_0.9_format", x->best_90_fmt);
 		cJSON_AddItemToObject(j, "nm2_4_speedup_on_2_4", spp_json_num(x->r24.speedup));
+		cJSON_AddItemToObject(j, "nm2_4_speedup_on_2_4_ci_low", spp_json_num(x->r24.speedup_ci_low));
+		cJSON_AddItemToObject(j, "nm2_4_speedup_on_2_4_ci_high", spp_json_num(x->r24.speedup_ci_high));
 		cJSON_AddItemToObject(j, "best_speedup_on_2_4", spp_json_num(x->best_24));
 		cJSON_AddStringToObject(j, "best_on_2_4_format", x->best_24_fmt);
 		cJSON_AddItemToObject(j, "dlmc_best_geomean", spp_json_num(x->dlmc_best_geo));

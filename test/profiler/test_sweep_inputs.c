@@ -306,7 +306,13 @@ static void check_bench_intervals(const cJSON *j, const cJSON *sw)
 	assert_non_null(cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(r0, "curve"), 0),
 					    "speedup_ci_high"));
 	assert_non_null(cJSON_GetObjectItem(sum, "best_breakeven_high"));
-	assert_non_null(cJSON_GetObjectItem(sum, "best_speedup_at_0.9_ci_low"));
+	assert_non_null(cJSON_GetObjectItem(sum, "csr_breakeven_low"));
+	assert_non_null(cJSON_GetObjectItem(sum, "csr_breakeven_high"));
+	/* bench times 6 rounds at least: every speedup target carries its interval */
+	assert_true(cJSON_IsNumber(cJSON_GetObjectItem(sum, "best_speedup_at_0.9_ci_low")));
+	assert_true(cJSON_IsNumber(cJSON_GetObjectItem(sum, "best_speedup_at_0.9_ci_high")));
+	assert_true(cJSON_IsNumber(cJSON_GetObjectItem(sum, "nm2_4_speedup_on_2_4_ci_low")));
+	assert_true(cJSON_IsNumber(cJSON_GetObjectItem(sum, "nm2_4_speedup_on_2_4_ci_high")));
 }
 
 /* `spprof bench` end to end on a tiny run; structure only, never a time. */

@@ -1,0 +1,325 @@
+/*
+ * The lowp vector kernels, written once on simd.h + simd_lowp.h and
+ * compiled per path by the thin files (lowp_avx2.c, ...), which define
+ * the ISA, LP_TARGET_STR, LP_VNNI, LP_BF16 and LP_TABLE first; this
+ * header then defines that path's table (lowp_impl.h).
+ *
+ * One vector of Y columns at a time at N >= 2 (VL columns, the row's
+ * entries read once per vector), one row's entries VL at a time at N = 1.
+ *
+ * int8 at N >= 2 (csr, nm): a non-zero w at column c meets the dword of
+ * X's K4 layout holding rows 4(c/4)..+3 of VL columns, with w in byte c%4
+ * of the broadcast and 0 in the other three: one load and one vpdpbusd a
+ * non-zero, where gathering 4 non-zeros' X into a quad would take a 4 x VL
+ * byte transpose (or 4 shuffles) per vpdpbusd it saves. bsr1x4 and the
+ * N = 1 kernels use the 4-element dot as it is meant: a block's 4 values,
+ * or 4 slots (nm) / 4 lanes' gathered bytes, per dword.
+ */
+#ifndef SPP_KERNELS_LOWP_LOWP_BODY_H
+#define SPP_KERNELS_LOWP_LOWP_BODY_H
+
+#include "kernels/lowp/simd_lowp.h"
+
+/* csr in bf16 / fp16: converted to fp32 and FMA (vdpbf16ps would need X's rows paired). */
+LPI void csr_h_rows(const struct spp_lowp_w *w, int64_t r0, int64_t r1,
+		    const struct spp_lowp_x *x, float *y, const int f16)
+{
+	const uint16_t *val = w->val, *xv = x->v;
+	int64_t n = x->n;
+
+	for (int64_t i = r0; i < r1; i++) {
+		int64_t lo = w->ptr[i], hi = w->ptr[i + 1];
+
+		if (n == 1) {
+			simd_f acc = simd_zero();
+
+			for (int64_t j = lo; j < hi; j += SIMD_VL) {
+				int64_t left = hi - j;
+				simd_m m = simd_first(left);
+				simd_i idx = simd_idx(0, w->col, j, left, m);
+
+				acc = simd_fmadd(lp_h2f(f16, val + j, left), lp_hgather(f16, xv, idx, m), acc);
+			}
+			y[i] = simd_hsum(acc);
+			continue;
+		}
+		for (int64_t j0 = 0; j0 < n; j0 += SIMD_VL) {
+			int64_t cw = n - j0 < SIMD_VL ? n - j0 : SIMD_VL;
+			simd_f acc = simd_zero();
+
+			for (int64_t t = lo; t < hi; t++) {
+				float v = lp_h1(f16, val[t]);
+
+				acc = simd_fmadd(lp_fset1(v), lp_h2f(f16, xv + w->col[t] * n + j0, cw), acc);
+			}
+			simd_st(cw == SIMD_VL, simd_first(cw), y + i * n + j0, acc);
+		}
+	}
+}
+
+LP_KERN void csr_bf16(const struct spp_lowp_w *w, int64_t r0, int64_t r1,
+		      const struct spp_lowp_x *x, float *y)
+{
+	csr_h_rows(w, r0, r1, x, y, 0);
+}
+
+LP_KERN void csr_fp16(const struct spp_lowp_w *w, int64_t r0, int64_t r1,
+		      const struct spp_lowp_x *x, float *y)
+{
+	csr_h_rows(w, r0, r1, x, y, 1);
+}
+
+/* One int8 non-zero w at column c over VL columns from j0: acc + w * x[c][j0..]. */
+LPI simd_i i8_one(simd_i acc, int8_t w, int64_t c, const uint8_t *xb, int64_t n, int64_t j0,
+		  int64_t cw)
+{
+	simd_i b = lp_iset1((int32_t)((uint32_t)(uint8_t)w << (8 * (c & 3))));
+
+	return lp_dpbusd(acc, lp_ld32(xb + ((c >> 2) * n + j0) * 4, cw), b);
+}
+
+/*
+ * csr in int8. N = 1: VL non-zeros a step, each lane's byte gathered with
+ * its dword (the other 3 bytes meet 0 in the zero-extended values).
+ */
+LP_KERN void csr_int8(const struct spp_lowp_w *w, int64_t r0, int64_t r1,
+		      const struct spp_lowp_x *x, float *y)
+{
+	const int8_t *val = w->val;
+	const uint8_t *xb = x->v;
+	int64_t n = x->n;
+
+	for (int64_t i = r0; i < r1; i++) {
+		int64_t lo = w->ptr[i], hi = w->ptr[i + 1];
+		int32_t corr = 128 * w->qsum[i];
+		float s = lp_yscale(w, x, i);
+
+		if (n == 1) {
+			simd_i acc = lp_izero();
+
+			for (int64_t j = lo; j < hi; j += SIMD_VL) {
+				int64_t left = hi - j;
+				simd_m m = simd_first(left);
+				simd_i idx = simd_idx(0, w->col, j, left, m);
+
+				acc = lp_dpbusd(acc, lp_gather8(xb, idx, m), lp_u8(val + j, left));
+			}
+			y[i] = (float)(lp_ihsum(acc) - corr) * s;
+			continue;
+		}
+		for (int64_t j0 = 0; j0 < n; j0 += SIMD_VL) {
+			int64_t cw = n - j0 < SIMD_VL ? n - j0 : SIMD_VL;
+			simd_i acc = lp_izero();
+
+			for (int64_t t = lo; t < hi; t++)
+				acc = i8_one(acc, val[t], w->col[t], xb, n, j0, cw);
+			lp_st_i8(cw == SIMD_VL, simd_first(cw), y + i * n + j0, acc, corr, s);
+		}
+	}
+}
+
+/* The columns of slots s + step * lane + q of an nm row (keep, group constants). */
+LPI simd_i nm_cols(simd_i sl, int q, simd_i pos, const int keep, const int group)
+{
+	simd_i g = lp_isrlv(lp_iadd(sl, lp_iset1(q)), lp_log2(keep));
+
+	return lp_iadd(lp_isllv(g, lp_log2(group)), pos);
+}
+
+/*
+ * nm in bf16: slots in pairs, vdpbf16ps on (w[s], w[s+1]) x (x[k_s], x[k_s+1]).
+ * N = 1: VL pairs a step, the two X values of a lane gathered apart.
+ */
+LPI void nm_bf16_rows(const struct spp_lowp_w *w, int64_t r0, int64_t r1,
+		      const struct spp_lowp_x *x, float *y, const int keep, const int group)
+{
+	const uint16_t *val = w->val, *xv = x->v;
+	int64_t n = x->n, st = w->stride;
+	simd_i lo16 = lp_iset1(0xffff), lo8 = lp_iset1(0xff);
+
+	for (int64_t i = r0; i < r1; i++) {
+		const uint16_t *vr = val + i * st;
+		const uint8_t *pr = w->pos + i * st;
+
+		if (n == 1) {
+			simd_f acc = simd_zero();
+
+			for (int64_t s = 0; s < st; s += 2 * SIMD_VL) {
+				int64_t left = (st - s) / 2;
+				simd_m m = simd_first(left);
+				simd_i sl = lp_iadd(lp_iset1((int32_t)s), lp_iota(2));
+				simd_i pv = lp_h16((const uint16_t *)(pr + s), left);
+				simd_i k0 = nm_cols(sl, 0, lp_iand(pv, lo8), keep, group);
+				simd_i k1 = nm_cols(sl, 1, lp_isrlv(pv, 8), keep, group);
+				simd_i xp = lp_ior(lp_iand(lp_gather16(xv, k0, m), lo16),
+						   lp_isllv(lp_gather16(xv, k1, m), 16));
+
+				acc = lp_dpbf16(acc, lp_ld32(vr + s, left), xp);
+			}
+			y[i] = simd_hsum(acc);
+			continue;
+		}
+		for (int64_t j0 = 0; j0 < n; j0 += SIMD_VL) {
+			int64_t cw = n - j0 < SIMD_VL ? n - j0 : SIMD_VL;
+			simd_f acc = simd_zero();
+
+			for (int64_t s = 0; s < st; s += 2) {
+				uint32_t wp;
+				int64_t k0 = (s / keep) * group + pr[s], k1 = (s / keep) * group + pr[s + 1];
+
+				memcpy(&wp, vr + s, 4);
+				if (!wp) /* a padded pair */
+					continue;
+				acc = lp_dpbf16(acc, lp_ior(lp_h16(xv + k0 * n + j0, cw),
+							    lp_isllv(lp_h16(xv + k1 * n + j0, cw), 16)),
+						lp_iset1((int32_t)wp));
+			}
+			simd_st(cw == SIMD_VL, simd_first(cw), y + i * n + j0, acc);
+		}
+	}
+}
+
+LP_KERN void nm2_4_bf16(const struct spp_lowp_w *w, int64_t r0, int64_t r1,
+			const struct spp_lowp_x *x, float *y)
+{
+	nm_bf16_rows(w, r0, r1, x, y, 2, 4);
+}
+
+LP_KERN void nm4_8_bf16(const struct spp_lowp_w *w, int64_t r0, int64_t r1,
+			const struct spp_lowp_x *x, float *y)
+{
+	nm_bf16_rows(w, r0, r1, x, y, 4, 8);
+}
+
+/*
+ * nm in int8. N = 1: slots in quads, VL quads a step: the 4 X bytes of a
+ * lane's quad gathered (each with its dword, its low byte kept) and
+ * packed into one dword against the quad's 4 values, one vpdpbusd.
+ */
+LPI void nm_int8_rows(const struct spp_lowp_w *w, int64_t r0, int64_t r1,
+		      const struct spp_lowp_x *x, float *y, const int keep, const int group)
+{
+	const int8_t *val = w->val;
+	const uint8_t *xb = x->v;
+	int64_t n = x->n, st = w->stride;
+	simd_i lo8 = lp_iset1(0xff);
+
+	for (int64_t i = r0; i < r1; i++) {
+		const int8_t *vr = val + i * st;
+		const uint8_t *pr = w->pos + i * st;
+		int32_t corr = 128 * w->qsum[i];
+		float sc = lp_yscale(w, x, i);
+
+		if (n == 1) {
+			simd_i acc = lp_izero();
+
+			for (int64_t s = 0; s < st; s += 4 * SIMD_VL) {
+				int64_t left = (st - s) / 4;
+				simd_m m = simd_first(left);
+				simd_i sl = lp_iadd(lp_iset1((int32_t)s), lp_iota(4));
+				simd_i pv = lp_ld32(pr + s, left), a = lp_izero();
+
+				for (int q = 0; q < 4; q++) {
+					simd_i kq = nm_cols(sl, q, lp_iand(lp_isrlv(pv, 8 * q), lo8), keep, group);
+
+					a = lp_ior(a, lp_isllv(lp_iand(lp_gather8(xb, kq, m), lo8), 8 * q));
+				}
+				acc = lp_dpbusd(acc, a, lp_ld32(vr + s, left));
+			}
+			y[i] = (float)(lp_ihsum(acc) - corr) * sc;
+			continue;
+		}
+		for (int64_t j0 = 0; j0 < n; j0 += SIMD_VL) {
+			int64_t cw = n - j0 < SIMD_VL ? n - j0 : SIMD_VL;
+			simd_i acc = lp_izero();
+
+			for (int64_t s = 0; s < st; s++)
+				if (vr[s])
+					acc = i8_one(acc, vr[s], (s / keep) * group + pr[s], xb, n, j0, cw);
+			lp_st_i8(cw == SIMD_VL, simd_first(cw), y + i * n + j0, acc, corr, sc);
+		}
+	}
+}
+
+LP_KERN void nm2_4_int8(const struct spp_lowp_w *w, int64_t r0, int64_t r1,
+			const struct spp_lowp_x *x, float *y)
+{
+	nm_int8_rows(w, r0, r1, x, y, 2, 4);
+}
+
+LP_KERN void nm4_8_int8(const struct spp_lowp_w *w, int64_t r0, int64_t r1,
+			const struct spp_lowp_x *x, float *y)
+{
+	nm_int8_rows(w, r0, r1, x, y, 4, 8);
+}
+
+/*
+ * bsr1x4 in int8: a block's 4 values are one dword against the dword of
+ * X holding its 4 K (N = 1: gathered, VL blocks a step; N >= 2: the K4
+ * layout's VL columns), one vpdpbusd a block.
+ */
+LP_KERN void bsr1x4_int8(const struct spp_lowp_w *w, int64_t r0, int64_t r1,
+			 const struct spp_lowp_x *x, float *y)
+{
+	const int32_t *val = w->val;  /* 4 int8 a block, read as one dword */
+	const uint8_t *xb = x->v;
+	int64_t n = x->n;
+
+	for (int64_t i = r0; i < r1; i++) {
+		int64_t lo = w->ptr[i], hi = w->ptr[i + 1];
+		int32_t corr = 128 * w->qsum[i];
+		float s = lp_yscale(w, x, i);
+
+		if (n == 1) {
+			simd_i acc = lp_izero();
+
+			for (int64_t t = lo; t < hi; t += SIMD_VL) {
+				int64_t left = hi - t;
+				simd_m m = simd_first(left);
+				simd_i idx = simd_idx(0, w->col, t, left, m);
+
+				acc = lp_dpbusd(acc, lp_gather8(xb, idx, m), lp_ld32(val + t, left));
+			}
+			y[i] = (float)(lp_ihsum(acc) - corr) * s;
+			continue;
+		}
+		for (int64_t j0 = 0; j0 < n; j0 += SIMD_VL) {
+			int64_t cw = n - j0 < SIMD_VL ? n - j0 : SIMD_VL;
+			simd_i acc = lp_izero();
+
+			for (int64_t t = lo; t < hi; t++) {
+				int32_t wq;
+
+				memcpy(&wq, val + t, 4);
+				acc = lp_dpbusd(acc, lp_ld32(xb + ((int64_t)w->col[t] >> 2) * n * 4 + j0 * 4, cw),
+						lp_iset1(wq));
+			}
+			lp_st_i8(cw == SIMD_VL, simd_first(cw), y + i * n + j0, acc, corr, s);
+		}
+	}
+}
+
+/* The path's table: every kernel (LP_ONLY_INT8: the int8 ones; LP_ONLY_BF16_NM: nm in bf16). */
+#if defined(LP_ONLY_INT8)
+const struct lp_table LP_TABLE = { .k = {
+	[SPP_LOWP_CSR] = { [SPP_PREC_INT8] = csr_int8 },
+	[SPP_LOWP_NM2_4] = { [SPP_PREC_INT8] = nm2_4_int8 },
+	[SPP_LOWP_NM4_8] = { [SPP_PREC_INT8] = nm4_8_int8 },
+	[SPP_LOWP_BSR1X4] = { [SPP_PREC_INT8] = bsr1x4_int8 },
+} };
+#elif defined(LP_ONLY_BF16_NM)
+const struct lp_table LP_TABLE = { .k = {
+	[SPP_LOWP_NM2_4] = { [SPP_PREC_BF16] = nm2_4_bf16 },
+	[SPP_LOWP_NM4_8] = { [SPP_PREC_BF16] = nm4_8_bf16 },
+} };
+#else
+const struct lp_table LP_TABLE = { .k = {
+	[SPP_LOWP_CSR] = { [SPP_PREC_BF16] = csr_bf16, [SPP_PREC_FP16] = csr_fp16,
+			   [SPP_PREC_INT8] = csr_int8 },
+	[SPP_LOWP_NM2_4] = { [SPP_PREC_BF16] = nm2_4_bf16, [SPP_PREC_INT8] = nm2_4_int8 },
+	[SPP_LOWP_NM4_8] = { [SPP_PREC_BF16] = nm4_8_bf16, [SPP_PREC_INT8] = nm4_8_int8 },
+	[SPP_LOWP_BSR1X4] = { [SPP_PREC_INT8] = bsr1x4_int8 },
+} };
+#endif
+
+#endif

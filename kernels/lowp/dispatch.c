@@ -36,7 +36,7 @@ const char *spp_lowp_path_name(enum spp_lowp_path p)
 
 const char *spp_lowp_format_name(enum spp_lowp_format f)
 {
-	static const char *const names[] = { "csr", "nm2_4", "nm4_8", "bsr1x4" };
+	static const char *const names[] = { "csr", "nm2_4", "nm4_8", "bsr1x4", "bitmask" };
 
 	return (unsigned)f < SPP_LOWP_NFORMATS ? names[f] : NULL;
 }

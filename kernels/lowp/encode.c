@@ -1,5 +1,5 @@
 /*
- * The lowp encoders: csr, nm2_4 / nm4_8 and bsr1x4 from the fp32 dense W,
+ * The lowp encoders: csr, nm2_4 / nm4_8, bsr1x4 and bitmask from the fp32 dense W,
  * values stored in the precision (lowp.h for the layouts). One pass
  * picks the stored entries of a row (the format's own rule), a second
  * stores them converted; int8 rows first get their scale.
@@ -17,6 +17,7 @@ void spp_lowp_release(struct spp_lowp_w *w)
 	spp_buffer_free(w->ptr);
 	spp_buffer_free(w->col);
 	spp_buffer_free(w->pos);
+	spp_buffer_free(w->mask);
 	spp_buffer_free(w->val);
 	spp_buffer_free(w->scale);
 	spp_buffer_free(w->qsum);
@@ -126,6 +127,34 @@ static int encode_nm(struct spp_lowp_w *w, const struct spp_matrix *m, struct sp
 	return 0;
 }
 
+static int encode_bitmask(struct spp_lowp_w *w, const struct spp_matrix *m, struct spp_error *err)
+{
+	size_t vb = (size_t)spp_prec_info(w->prec)->value_bytes;
+	int64_t t = 0;
+
+	if (w->nnz > INT32_MAX)
+		return spp_error_set(err, SPP_E_UNSUPPORTED, "lowp: %lld non-zeros exceed the int32 offsets",
+				     (long long)w->nnz);
+	w->mstride = (w->k + 15) / 16 * 2;
+	w->mask = spp_buffer_alloc((size_t)(w->m * w->mstride));
+	w->ptr = spp_buffer_alloc((size_t)(w->m + 1) * 4);
+	w->val = spp_buffer_alloc((size_t)w->nnz * vb);
+	if (!w->mask || !w->ptr || !w->val)
+		return spp_error_set(err, SPP_E_NOMEM, "lowp: cannot allocate %lld non-zeros",
+				     (long long)w->nnz);
+	for (int64_t i = 0; i < w->m; i++) {
+		w->ptr[i] = (int32_t)t;
+		for (int64_t c = 0; c < w->k; c++)
+			if (m->v[i * w->k + c] != 0.0f) {
+				w->mask[i * w->mstride + c / 8] |= (uint8_t)(1u << (c % 8));
+				put(w, t++, i, m->v[i * w->k + c]);
+			}
+	}
+	w->ptr[w->m] = (int32_t)t;
+	w->bytes = (uint64_t)w->nnz * vb + (uint64_t)(w->m * w->mstride) + (uint64_t)(w->m + 1) * 4;
+	return 0;
+}
+
 int spp_lowp_encode(enum spp_lowp_format f, enum spp_prec p, const struct spp_matrix *w,
 		    struct spp_lowp_w *out, struct spp_error *err)
 {
@@ -164,6 +193,8 @@ int spp_lowp_encode(enum spp_lowp_format f, enum spp_prec p, const struct spp_ma
 		out->keep = f == SPP_LOWP_NM2_4 ? 2 : 4;
 		out->group = f == SPP_LOWP_NM2_4 ? 4 : 8;
 		rc = encode_nm(out, w, err);
+	} else if (f == SPP_LOWP_BITMASK) {
+		rc = encode_bitmask(out, w, err);
 	} else {
 		rc = encode_rows(out, w, err);
 	}

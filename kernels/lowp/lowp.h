@@ -1,6 +1,6 @@
 /*
  * Sparse SpMM in the precision a layer is deployed in (issue 47): csr,
- * N:M (2:4, 4:8) and 1x4 blocks along K, with W's values stored in bf16,
+ * N:M (2:4, 4:8), 1x4 blocks along K and bitmask, with W's values stored in bf16,
  * fp16 or int8, X in the same precision, accumulation in fp32 (int32 for
  * int8) and Y in fp32. Standalone: not yet a row of spp_cpu_formats.
  *
@@ -79,10 +79,11 @@ enum spp_lowp_format {
 	SPP_LOWP_NM2_4,
 	SPP_LOWP_NM4_8,
 	SPP_LOWP_BSR1X4,
+	SPP_LOWP_BITMASK,
 	SPP_LOWP_NFORMATS
 };
 
-/* "csr", "nm2_4", "nm4_8", "bsr1x4"; NULL out of range. */
+/* "csr", "nm2_4", "nm4_8", "bsr1x4", "bitmask"; NULL out of range. */
 const char *spp_lowp_format_name(enum spp_lowp_format f);
 
 /*
@@ -151,7 +152,10 @@ double spp_lowp_x_at(const struct spp_lowp_x *x, int64_t k, int64_t j);
  * consecutive slots are one vpdpbusd quad and 2 one vdpbf16ps pair),
  * slot s at column (s / keep) * group + pos[s], padded slots value 0.
  * bsr1x4: ptr (m + 1) offsets in blocks, col the block's first column (a
- * multiple of 4), 4 values a block, zero-padded past k.
+ * multiple of 4), 4 values a block, zero-padded past k. bitmask: one
+ * bit per element (bit c % 8 of byte c / 8 of the row's mstride bytes,
+ * ceil(k / 16) * 2 so that a 16-column chunk never crosses rows), ptr
+ * (m + 1) offsets of each row's values, stored in column order.
  */
 struct spp_lowp_w {
 	enum spp_lowp_format format;
@@ -159,7 +163,9 @@ struct spp_lowp_w {
 	int64_t m, k, nnz;      /* nnz: non-zeros of the fp32 W */
 	int keep, group;        /* nm: N and M */
 	int64_t stride;         /* nm: slots per row */
-	int32_t *ptr, *col;     /* csr, bsr1x4 */
+	int32_t *ptr, *col;     /* csr, bsr1x4; bitmask: ptr */
+	uint8_t *mask;          /* bitmask */
+	int64_t mstride;        /* bitmask: bytes per mask row */
 	uint8_t *pos;           /* nm: position in its group of each slot */
 	void *val;              /* uint16_t (bf16, fp16) or int8_t values */
 	float *scale;           /* int8: m row scales */

@@ -299,6 +299,127 @@ LP_KERN void bsr1x4_int8(const struct spp_lowp_w *w, int64_t r0, int64_t r1,
 	}
 }
 
+/* Row i's mask bits of columns [c0, c0 + 16) (mstride pads rows to 16 bits). */
+LPI unsigned bm_bits16(const struct spp_lowp_w *w, int64_t i, int64_t c0)
+{
+	uint16_t b;
+
+	memcpy(&b, w->mask + i * w->mstride + c0 / 8, 2);
+	return b;
+}
+
+/*
+ * bitmask at N >= 2, every precision: each set bit's value times its X
+ * row (bf16 / fp16 converted, int8 as csr's), one vector of Y at a time.
+ */
+LPI void bm_rows_wide(const struct spp_lowp_w *w, int64_t i, const struct spp_lowp_x *x,
+		      float *y, const int f16)
+{
+	int64_t n = x->n;
+
+	for (int64_t j0 = 0; j0 < n; j0 += SIMD_VL) {
+		int64_t cw = n - j0 < SIMD_VL ? n - j0 : SIMD_VL, t = w->ptr[i];
+		simd_f acc = simd_zero();
+		simd_i iacc = lp_izero();
+
+		for (int64_t c0 = 0; c0 < w->k; c0 += 16)
+			for (unsigned b = bm_bits16(w, i, c0); b; b &= b - 1, t++) {
+				int64_t c = c0 + __builtin_ctz(b);
+
+				if (w->prec == SPP_PREC_INT8)
+					iacc = i8_one(iacc, ((const int8_t *)w->val)[t], c, x->v, n, j0, cw);
+				else
+					acc = simd_fmadd(lp_fset1(lp_h1(f16, ((const uint16_t *)w->val)[t])),
+							 lp_h2f(f16, (const uint16_t *)x->v + c * n + j0, cw), acc);
+			}
+		if (w->prec == SPP_PREC_INT8)
+			lp_st_i8(cw == SIMD_VL, simd_first(cw), y + i * n + j0, iacc, 128 * w->qsum[i],
+				 lp_yscale(w, x, i));
+		else
+			simd_st(cw == SIMD_VL, simd_first(cw), y + i * n + j0, acc);
+	}
+}
+
+/*
+ * bitmask at N = 1: 16 columns a step, x's 16 loaded whole and the row's
+ * next popcount values expanded into the mask's lanes (AVX-512's
+ * vexpandps / vpexpandd); AVX2 has no expand: bit by bit.
+ */
+LPI void bm_row_n1(const struct spp_lowp_w *w, int64_t i, const struct spp_lowp_x *x, float *y,
+		   const int f16)
+{
+	const uint16_t *vh = w->val, *xh = x->v;
+	const int8_t *v8 = w->val;
+	const uint8_t *x8 = x->v;
+	int64_t t = w->ptr[i];
+	int32_t isum = 0;
+	float fsum = 0;
+#if SIMD_VL == 16
+	simd_f acc = simd_zero();
+	simd_i iacc = lp_izero();
+#endif
+
+	for (int64_t c0 = 0; c0 < w->k; c0 += 16) {
+		unsigned b = bm_bits16(w, i, c0);
+
+		if (!b)
+			continue;
+#if SIMD_VL == 16
+		int pop = __builtin_popcount(b);
+
+		if (w->prec == SPP_PREC_INT8)
+			iacc = lp_dpbusd(iacc, lp_u8((const int8_t *)x8 + c0, w->k - c0),
+					 _mm512_maskz_expand_epi32((__mmask16)b, lp_u8(v8 + t, pop)));
+		else
+			acc = simd_fmadd(_mm512_maskz_expand_ps((__mmask16)b, lp_h2f(f16, vh + t, pop)),
+					 lp_h2f(f16, xh + c0, w->k - c0), acc);
+		t += pop;
+#else
+		for (; b; b &= b - 1, t++) {
+			int64_t c = c0 + __builtin_ctz(b);
+
+			if (w->prec == SPP_PREC_INT8)
+				isum += v8[t] * x8[c];
+			else
+				fsum += lp_h1(f16, vh[t]) * lp_h1(f16, xh[c]);
+		}
+#endif
+	}
+#if SIMD_VL == 16
+	isum = lp_ihsum(iacc);
+	fsum = simd_hsum(acc);
+#endif
+	y[i] = w->prec == SPP_PREC_INT8 ? (float)(isum - 128 * w->qsum[i]) * lp_yscale(w, x, i) : fsum;
+}
+
+LPI void bm_rows(const struct spp_lowp_w *w, int64_t r0, int64_t r1, const struct spp_lowp_x *x,
+		 float *y, const int f16)
+{
+	for (int64_t i = r0; i < r1; i++)
+		if (x->n == 1)
+			bm_row_n1(w, i, x, y, f16);
+		else
+			bm_rows_wide(w, i, x, y, f16);
+}
+
+LP_KERN void bitmask_bf16(const struct spp_lowp_w *w, int64_t r0, int64_t r1,
+			  const struct spp_lowp_x *x, float *y)
+{
+	bm_rows(w, r0, r1, x, y, 0);
+}
+
+LP_KERN void bitmask_fp16(const struct spp_lowp_w *w, int64_t r0, int64_t r1,
+			  const struct spp_lowp_x *x, float *y)
+{
+	bm_rows(w, r0, r1, x, y, 1);
+}
+
+LP_KERN void bitmask_int8(const struct spp_lowp_w *w, int64_t r0, int64_t r1,
+			  const struct spp_lowp_x *x, float *y)
+{
+	bm_rows(w, r0, r1, x, y, 0);
+}
+
 /* The path's table: every kernel (LP_ONLY_INT8: the int8 ones; LP_ONLY_BF16_NM: nm in bf16). */
 #if defined(LP_ONLY_INT8)
 const struct lp_table LP_TABLE = { .k = {
@@ -306,6 +427,7 @@ const struct lp_table LP_TABLE = { .k = {
 	[SPP_LOWP_NM2_4] = { [SPP_PREC_INT8] = nm2_4_int8 },
 	[SPP_LOWP_NM4_8] = { [SPP_PREC_INT8] = nm4_8_int8 },
 	[SPP_LOWP_BSR1X4] = { [SPP_PREC_INT8] = bsr1x4_int8 },
+	[SPP_LOWP_BITMASK] = { [SPP_PREC_INT8] = bitmask_int8 },
 } };
 #elif defined(LP_ONLY_BF16_NM)
 const struct lp_table LP_TABLE = { .k = {
@@ -319,6 +441,8 @@ const struct lp_table LP_TABLE = { .k = {
 	[SPP_LOWP_NM2_4] = { [SPP_PREC_BF16] = nm2_4_bf16, [SPP_PREC_INT8] = nm2_4_int8 },
 	[SPP_LOWP_NM4_8] = { [SPP_PREC_BF16] = nm4_8_bf16, [SPP_PREC_INT8] = nm4_8_int8 },
 	[SPP_LOWP_BSR1X4] = { [SPP_PREC_INT8] = bsr1x4_int8 },
+	[SPP_LOWP_BITMASK] = { [SPP_PREC_BF16] = bitmask_bf16, [SPP_PREC_FP16] = bitmask_fp16,
+			       [SPP_PREC_INT8] = bitmask_int8 },
 } };
 #endif
 

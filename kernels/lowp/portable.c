@@ -72,6 +72,32 @@ static void part_c(const struct spp_lowp_w *w, int64_t r0, int64_t r1, const str
 		}
 }
 
+/* bitmask: each row's set bits in column order, its values in the same order. */
+static void bitmask_c(const struct spp_lowp_w *w, int64_t r0, int64_t r1,
+		      const struct spp_lowp_x *x, float *y)
+{
+	int64_t n = x->n;
+
+	for (int64_t i = r0; i < r1; i++)
+		for (int64_t j = 0; j < n; j++) {
+			const uint8_t *mk = w->mask + i * w->mstride;
+			int64_t t = w->ptr[i];
+			float sf = 0;
+			int32_t si = 0;
+
+			for (int64_t c = 0; c < w->k; c++) {
+				if (!(mk[c / 8] >> (c % 8) & 1))
+					continue;
+				if (w->prec == SPP_PREC_INT8)
+					si += ((const int8_t *)w->val)[t] * xq(x, c, j);
+				else
+					sf += wf(w, t) * xf(x, c, j);
+				t++;
+			}
+			y[i * n + j] = w->prec == SPP_PREC_INT8 ? (float)si * lp_yscale(w, x, i) : sf;
+		}
+}
+
 #define LP_ALL_PRECS { [SPP_PREC_BF16] = part_c, [SPP_PREC_FP16] = part_c, [SPP_PREC_INT8] = part_c }
 
 const struct lp_table lp_portable = { .k = {
@@ -79,4 +105,6 @@ const struct lp_table lp_portable = { .k = {
 	[SPP_LOWP_NM2_4] = LP_ALL_PRECS,
 	[SPP_LOWP_NM4_8] = LP_ALL_PRECS,
 	[SPP_LOWP_BSR1X4] = LP_ALL_PRECS,
+	[SPP_LOWP_BITMASK] = { [SPP_PREC_BF16] = bitmask_c, [SPP_PREC_FP16] = bitmask_c,
+			       [SPP_PREC_INT8] = bitmask_c },
 } };

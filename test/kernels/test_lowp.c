@@ -223,10 +223,11 @@ static void test_unstructured(void **state)
 			for (size_t pi = 0; pi < 3; pi++) {
 				check_matrix(&c, SPP_LOWP_CSR, precs[pi], w, m, k);
 				check_matrix(&c, SPP_LOWP_BSR1X4, precs[pi], w, m, k);
+				check_matrix(&c, SPP_LOWP_BITMASK, precs[pi], w, m, k);
 			}
 			free(w);
 		}
-	report(&c, "csr, bsr1x4");
+	report(&c, "csr, bsr1x4, bitmask");
 	assert_true(c.runs[SPP_LOWP_PORTABLE] > 0);
 }
 

@@ -192,6 +192,60 @@ LP_KERN void nm4_8_bf16(const struct spp_lowp_w *w, int64_t r0, int64_t r1,
 }
 
 /*
+ * nm in fp16: no fp16 pair dot below AVX512_FP16, so converted to fp32
+ * and FMA. N = 1: VL slots a step, each lane's X gathered.
+ */
+LPI void nm_f16_rows(const struct spp_lowp_w *w, int64_t r0, int64_t r1,
+		     const struct spp_lowp_x *x, float *y, const int keep, const int group)
+{
+	const uint16_t *val = w->val, *xv = x->v;
+	int64_t n = x->n, st = w->stride;
+
+	for (int64_t i = r0; i < r1; i++) {
+		const uint16_t *vr = val + i * st;
+		const uint8_t *pr = w->pos + i * st;
+
+		if (n == 1) {
+			simd_f acc = simd_zero();
+
+			for (int64_t s = 0; s < st; s += SIMD_VL) {
+				int64_t left = st - s;
+				simd_m m = simd_first(left);
+				simd_i sl = lp_iadd(lp_iset1((int32_t)s), lp_iota(1));
+				simd_i k = nm_cols(sl, 0, lp_u8((const int8_t *)pr + s, left), keep, group);
+
+				acc = simd_fmadd(lp_h2f(1, vr + s, left), lp_hgather(1, xv, k, m), acc);
+			}
+			y[i] = simd_hsum(acc);
+			continue;
+		}
+		for (int64_t j0 = 0; j0 < n; j0 += SIMD_VL) {
+			int64_t cw = n - j0 < SIMD_VL ? n - j0 : SIMD_VL;
+			simd_f acc = simd_zero();
+
+			for (int64_t s = 0; s < st; s++)
+				if (vr[s]) /* not a padded slot */
+					acc = simd_fmadd(lp_fset1(lp_h1(1, vr[s])),
+							 lp_h2f(1, xv + ((s / keep) * group + pr[s]) * n + j0, cw),
+							 acc);
+			simd_st(cw == SIMD_VL, simd_first(cw), y + i * n + j0, acc);
+		}
+	}
+}
+
+LP_KERN void nm2_4_fp16(const struct spp_lowp_w *w, int64_t r0, int64_t r1,
+			const struct spp_lowp_x *x, float *y)
+{
+	nm_f16_rows(w, r0, r1, x, y, 2, 4);
+}
+
+LP_KERN void nm4_8_fp16(const struct spp_lowp_w *w, int64_t r0, int64_t r1,
+			const struct spp_lowp_x *x, float *y)
+{
+	nm_f16_rows(w, r0, r1, x, y, 4, 8);
+}
+
+/*
  * nm in int8. N = 1: slots in quads, VL quads a step: the 4 X bytes of a
  * lane's quad gathered (each with its dword, its low byte kept) and
  * packed into one dword against the quad's 4 values, one vpdpbusd.
@@ -438,8 +492,10 @@ const struct lp_table LP_TABLE = { .k = {
 const struct lp_table LP_TABLE = { .k = {
 	[SPP_LOWP_CSR] = { [SPP_PREC_BF16] = csr_bf16, [SPP_PREC_FP16] = csr_fp16,
 			   [SPP_PREC_INT8] = csr_int8 },
-	[SPP_LOWP_NM2_4] = { [SPP_PREC_BF16] = nm2_4_bf16, [SPP_PREC_INT8] = nm2_4_int8 },
-	[SPP_LOWP_NM4_8] = { [SPP_PREC_BF16] = nm4_8_bf16, [SPP_PREC_INT8] = nm4_8_int8 },
+	[SPP_LOWP_NM2_4] = { [SPP_PREC_BF16] = nm2_4_bf16, [SPP_PREC_FP16] = nm2_4_fp16,
+			     [SPP_PREC_INT8] = nm2_4_int8 },
+	[SPP_LOWP_NM4_8] = { [SPP_PREC_BF16] = nm4_8_bf16, [SPP_PREC_FP16] = nm4_8_fp16,
+			     [SPP_PREC_INT8] = nm4_8_int8 },
 	[SPP_LOWP_BSR1X4] = { [SPP_PREC_INT8] = bsr1x4_int8 },
 	[SPP_LOWP_BITMASK] = { [SPP_PREC_BF16] = bitmask_bf16, [SPP_PREC_FP16] = bitmask_fp16,
 			       [SPP_PREC_INT8] = bitmask_int8 },

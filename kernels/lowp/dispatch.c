@@ -41,7 +41,10 @@ const char *spp_lowp_format_name(enum spp_lowp_format f)
 	return (unsigned)f < SPP_LOWP_NFORMATS ? names[f] : NULL;
 }
 
-/* Bit p: the CPU has the features of path p beyond its ISA (F16C, AVX-VNNI, AVX512_VNNI, AVX512_BF16). */
+/*
+ * Bit p: the CPU has the features of path p beyond its ISA (F16C,
+ * AVX-VNNI, AVX512_VNNI, AVX512_BF16).
+ */
 static unsigned cpu_features(void)
 {
 	static _Atomic int facts = -1;

@@ -92,7 +92,7 @@ static int encode_rows(struct spp_lowp_w *w, const struct spp_matrix *m, struct 
 	return 0;
 }
 
-/* nm: each group's non-zeros in its first slots, in column order, the rest value 0 at position 0. */
+/* nm: a group's non-zeros in its first slots, in column order; the rest value 0 at position 0. */
 static int encode_nm(struct spp_lowp_w *w, const struct spp_matrix *m, struct spp_error *err)
 {
 	int64_t groups = (w->k + w->group - 1) / w->group;

@@ -98,7 +98,8 @@ static void bitmask_c(const struct spp_lowp_w *w, int64_t r0, int64_t r1,
 		}
 }
 
-#define LP_ALL_PRECS { [SPP_PREC_BF16] = part_c, [SPP_PREC_FP16] = part_c, [SPP_PREC_INT8] = part_c }
+#define LP_ALL_PRECS                                                           \
+	{ [SPP_PREC_BF16] = part_c, [SPP_PREC_FP16] = part_c, [SPP_PREC_INT8] = part_c }
 
 const struct lp_table lp_portable = { .k = {
 	[SPP_LOWP_CSR] = LP_ALL_PRECS,

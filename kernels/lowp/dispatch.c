@@ -3,6 +3,7 @@
  * SPPROF_ISA allows (spp_isa_detect, asked on every pick so that a test
  * can change it), and the one dispatch over the tables of lowp_impl.h.
  */
+#include <omp.h>
 #include <stdatomic.h>
 
 #include "kernels/lowp/lowp_impl.h"
@@ -96,21 +97,52 @@ enum spp_lowp_path spp_lowp_pick(enum spp_lowp_format f, enum spp_prec p,
 	return SPP_LOWP_PORTABLE;
 }
 
+/*
+ * First row of part p of `parts`, balancing stored entries plus one a row
+ * (csr, bsr1x4, bitmask: ptr is their prefix; nm rows all cost the same).
+ */
+static int64_t part_row(const struct spp_lowp_w *w, int p, int parts)
+{
+	int64_t lo = 0, hi = w->m, goal;
+
+	if (!w->ptr)
+		return w->m * p / parts;
+	goal = (int64_t)((double)(w->ptr[w->m] + w->m) * p / parts);
+	while (lo < hi) { /* the first row r with ptr[r] + r >= goal */
+		int64_t mid = lo + (hi - lo) / 2;
+
+		if (w->ptr[mid] + mid < goal)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 int spp_lowp_spmm(const struct spp_lowp_w *w, const struct spp_lowp_x *x, float *y,
-		  enum spp_lowp_path want, enum spp_lowp_path *ran, struct spp_error *err)
+		  enum spp_lowp_path want, int threads, enum spp_lowp_path *ran,
+		  struct spp_error *err)
 {
 	enum spp_lowp_path path;
+	lp_kern kern;
 
-	if (x->prec != w->prec || x->k != w->k || x->n < 1)
+	if (x->prec != w->prec || x->k != w->k || x->n < 1 || threads < 1)
 		return spp_error_set(err, SPP_E_USAGE,
-				     "lowp: X is %s %lld x %lld, W wants %s with k = %lld",
+				     "lowp: X is %s %lld x %lld on %d threads, W wants %s with k = %lld",
 				     spp_prec_info(x->prec) ? spp_prec_info(x->prec)->name : "?",
-				     (long long)x->k, (long long)x->n,
+				     (long long)x->k, (long long)x->n, threads,
 				     spp_prec_info(w->prec) ? spp_prec_info(w->prec)->name : "?",
 				     (long long)w->k);
 	path = spp_lowp_pick(w->format, w->prec, want);
 	if (ran)
 		*ran = path;
-	tables[path]->k[w->format][w->prec](w, 0, w->m, x, y);
+	kern = tables[path]->k[w->format][w->prec];
+	if (threads == 1) {
+		kern(w, 0, w->m, x, y);
+		return 0;
+	}
+#pragma omp parallel for num_threads(threads) schedule(static, 1)
+	for (int p = 0; p < threads; p++)
+		kern(w, part_row(w, p, threads), part_row(w, p + 1, threads), x, y);
 	return 0;
 }

@@ -186,11 +186,14 @@ int spp_lowp_encode(enum spp_lowp_format f, enum spp_prec p, const struct spp_ma
 void spp_lowp_release(struct spp_lowp_w *w);
 
 /*
- * y = w * x, y row-major m x n fp32, on one thread, with the kernel of
+ * y = w * x, y row-major m x n fp32, on `threads` OpenMP threads (rows
+ * split to balance the stored entries), with the kernel of
  * spp_lowp_pick(w->format, w->prec, want); *ran (optional) says which
- * path ran. Returns 0, or SPP_E_USAGE when x's precision or k is not w's.
+ * path ran. Returns 0, or SPP_E_USAGE when x's precision or k is not w's
+ * or threads < 1.
  */
 int spp_lowp_spmm(const struct spp_lowp_w *w, const struct spp_lowp_x *x, float *y,
-		  enum spp_lowp_path want, enum spp_lowp_path *ran, struct spp_error *err);
+		  enum spp_lowp_path want, int threads, enum spp_lowp_path *ran,
+		  struct spp_error *err);
 
 #endif

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -125,21 +126,22 @@ static void check_paths(struct ctx *c, const struct spp_lowp_w *e, const struct 
 	assert_non_null(y);
 	for (int p = 0; p < SPP_LOWP_NPATHS; p++) {
 		enum spp_lowp_path ran = SPP_LOWP_NPATHS;
+		int threads = 1 + (int)(c->checks % 3); /* 1, 2, 3 in turn */
 
 		if (!spp_lowp_path_ok((enum spp_lowp_path)p))
 			continue;
 		for (int64_t i = 0; i < m * n; i++)
 			y[i] = NAN; /* a kernel must write every element of Y */
-		assert_int_equal(spp_lowp_spmm(e, x, y, (enum spp_lowp_path)p, &ran, &err), 0);
+		assert_int_equal(spp_lowp_spmm(e, x, y, (enum spp_lowp_path)p, threads, &ran, &err), 0);
 		assert_true(ran <= (enum spp_lowp_path)p && spp_lowp_path_ok(ran));
 		assert_int_equal(ran, spp_lowp_pick(e->format, e->prec, (enum spp_lowp_path)p));
 		c->runs[ran]++;
 		for (int64_t i = 0; i < m * n; i++)
 			if (!(fabs((double)y[i] - ref[i]) <= bound[i]))
-				fail_msg("%s %s path=%s %lldx%lld n=%lld: y[%lld][%lld] = %.9g, "
-					 "reference %.9g (bound %.3g)",
+				fail_msg("%s %s path=%s threads=%d %lldx%lld n=%lld: y[%lld][%lld] = "
+					 "%.9g, reference %.9g (bound %.3g)",
 					 spp_lowp_format_name(e->format), spp_prec_info(e->prec)->name,
-					 spp_lowp_path_name(ran), (long long)m, (long long)e->k,
+					 spp_lowp_path_name(ran), threads, (long long)m, (long long)e->k,
 					 (long long)n, (long long)(i / n), (long long)(i % n), y[i], ref[i],
 					 bound[i]);
 		c->checks++;
@@ -306,7 +308,7 @@ static void test_isa_override(void **state)
 				assert_true(spp_lowp_x_bytes(precs[pi], 4, 1) <= sizeof(buf));
 				assert_int_equal(spp_lowp_x_quantize(&x, xf, &err), 0);
 				assert_int_equal(spp_lowp_encode((enum spp_lowp_format)f, precs[pi], &w, &e, &err), 0);
-				assert_int_equal(spp_lowp_spmm(&e, &x, y, SPP_LOWP_NPATHS - 1, &ran, &err), 0);
+				assert_int_equal(spp_lowp_spmm(&e, &x, y, SPP_LOWP_NPATHS - 1, 1, &ran, &err), 0);
 				assert_true(ran <= top[ci]);
 				if (!(fabsf(y[0] + 0.5f) < 0.05f && fabsf(y[1] - 3.25f) < 0.05f))
 					fail_msg("%s %s on %s: y = %g %g, want -0.5 3.25",
@@ -341,7 +343,9 @@ static void test_refusals(void **state)
 	assert_non_null(strstr(err.msg, "of groups hold more than"));
 	assert_null(e.val);
 	assert_int_equal(spp_lowp_encode(SPP_LOWP_NM4_8, SPP_PREC_INT8, &w, &e, &err), 0);
-	assert_int_equal(spp_lowp_spmm(&e, &x, y, SPP_LOWP_PORTABLE, NULL, &err), SPP_E_USAGE);
+	assert_int_equal(spp_lowp_spmm(&e, &x, y, SPP_LOWP_PORTABLE, 1, NULL, &err), SPP_E_USAGE);
+	x.prec = SPP_PREC_INT8;
+	assert_int_equal(spp_lowp_spmm(&e, &x, y, SPP_LOWP_PORTABLE, 0, NULL, &err), SPP_E_USAGE);
 	spp_lowp_release(&e);
 	spp_lowp_release(NULL);
 	assert_int_equal(spp_lowp_x_quantize(&(struct spp_lowp_x){ .prec = SPP_PREC_FP32 }, NULL, &err),
@@ -355,7 +359,7 @@ static int unset_isa(void **state)
 	return unsetenv("SPPROF_ISA");
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_table_and_conversions),
@@ -365,6 +369,12 @@ int main(void)
 		cmocka_unit_test(test_nm),
 	};
 
+	(void)argc;
+	/* spinning OpenMP workers on a busy 2-core machine: as test_kernels, passive and start again */
+	if (!getenv("OMP_WAIT_POLICY")) {
+		setenv("OMP_WAIT_POLICY", "passive", 1);
+		execv("/proc/self/exe", argv);
+	}
 	for (int p = 0; p < SPP_LOWP_NPATHS; p++)
 		printf("# path %s: %s\n", spp_lowp_path_name((enum spp_lowp_path)p),
 		       spp_lowp_path_ok((enum spp_lowp_path)p) ? "run" : "not on this CPU: not run");

@@ -353,6 +353,54 @@ LP_KERN void bsr1x4_int8(const struct spp_lowp_w *w, int64_t r0, int64_t r1,
 	}
 }
 
+/*
+ * bsr1x4 in bf16 / fp16: converted and FMA. N = 1: VL / 4 blocks a step,
+ * each block's 4 X values one 64-bit gather; N >= 2: a value's X row.
+ */
+LPI void bsr_h_rows(const struct spp_lowp_w *w, int64_t r0, int64_t r1,
+		    const struct spp_lowp_x *x, float *y, const int f16)
+{
+	const uint16_t *val = w->val, *xv = x->v;
+	int64_t n = x->n;
+
+	for (int64_t i = r0; i < r1; i++) {
+		int64_t lo = w->ptr[i], hi = w->ptr[i + 1];
+
+		if (n == 1) {
+			simd_f acc = simd_zero();
+
+			for (int64_t t = lo; t < hi; t += SIMD_VL / 4)
+				acc = simd_fmadd(lp_h2f(f16, val + 4 * t, 4 * (hi - t)),
+						 lp_hgather4(f16, xv, w->col, t, hi - t), acc);
+			y[i] = simd_hsum(acc);
+			continue;
+		}
+		for (int64_t j0 = 0; j0 < n; j0 += SIMD_VL) {
+			int64_t cw = n - j0 < SIMD_VL ? n - j0 : SIMD_VL;
+			simd_f acc = simd_zero();
+
+			for (int64_t t = 4 * lo; t < 4 * hi; t++)
+				if (val[t]) /* the zeros of a block, its padding past k */
+					acc = simd_fmadd(lp_fset1(lp_h1(f16, val[t])),
+							 lp_h2f(f16, xv + (w->col[t / 4] + t % 4) * n + j0, cw),
+							 acc);
+			simd_st(cw == SIMD_VL, simd_first(cw), y + i * n + j0, acc);
+		}
+	}
+}
+
+LP_KERN void bsr1x4_bf16(const struct spp_lowp_w *w, int64_t r0, int64_t r1,
+			 const struct spp_lowp_x *x, float *y)
+{
+	bsr_h_rows(w, r0, r1, x, y, 0);
+}
+
+LP_KERN void bsr1x4_fp16(const struct spp_lowp_w *w, int64_t r0, int64_t r1,
+			 const struct spp_lowp_x *x, float *y)
+{
+	bsr_h_rows(w, r0, r1, x, y, 1);
+}
+
 /* Row i's mask bits of columns [c0, c0 + 16) (mstride pads rows to 16 bits). */
 LPI unsigned bm_bits16(const struct spp_lowp_w *w, int64_t i, int64_t c0)
 {
@@ -496,7 +544,8 @@ const struct lp_table LP_TABLE = { .k = {
 			     [SPP_PREC_INT8] = nm2_4_int8 },
 	[SPP_LOWP_NM4_8] = { [SPP_PREC_BF16] = nm4_8_bf16, [SPP_PREC_FP16] = nm4_8_fp16,
 			     [SPP_PREC_INT8] = nm4_8_int8 },
-	[SPP_LOWP_BSR1X4] = { [SPP_PREC_INT8] = bsr1x4_int8 },
+	[SPP_LOWP_BSR1X4] = { [SPP_PREC_BF16] = bsr1x4_bf16, [SPP_PREC_FP16] = bsr1x4_fp16,
+			      [SPP_PREC_INT8] = bsr1x4_int8 },
 	[SPP_LOWP_BITMASK] = { [SPP_PREC_BF16] = bitmask_bf16, [SPP_PREC_FP16] = bitmask_fp16,
 			       [SPP_PREC_INT8] = bitmask_int8 },
 } };

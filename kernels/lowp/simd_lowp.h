@@ -12,6 +12,7 @@
  *   lp_hgather(f16, x, idx, m) x[idx] (16-bit) as fp32
  *   lp_gather16(x, idx, m)    the dword at 16-bit element idx (low half: x[idx])
  *   lp_gather8(x, idx, m)     the dword at byte idx (low byte: x[idx])
+ *   lp_hgather4(f16, x, col, t, left)  the 4 X values of VL / 4 blocks as fp32
  *   lp_u8(p, left)            VL bytes zero-extended into int32 lanes
  *   lp_ld32(p, left)          VL dwords, lanes at or past left 0
  *   lp_dpbusd(acc, a, b)      acc + sum of 4 u8(a) * s8(b) per lane
@@ -85,6 +86,19 @@ LPI simd_f lp_hgather(const int f16, const uint16_t *x, simd_i idx, simd_m m)
 LPI simd_i lp_gather8(const uint8_t *x, simd_i idx, simd_m m)
 {
 	return _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), m, idx, x, 1);
+}
+
+/* x[col[t + b] + q] (16-bit) as fp32 in lane 4b + q, for the blocks b below min(left, VL / 4). */
+LPI simd_f lp_hgather4(const int f16, const uint16_t *x, const int32_t *col, int64_t t,
+		       int64_t left)
+{
+	__mmask8 m = (__mmask8)(left >= 4 ? 0xf : (1u << left) - 1);
+	__m256i g = _mm256_mmask_i32gather_epi64(_mm256_setzero_si256(), m,
+						 _mm_maskz_loadu_epi32(m, col + t), x, 2);
+
+	if (f16)
+		return _mm512_cvtph_ps(g);
+	return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(g), 16));
 }
 
 LPI simd_i lp_u8(const int8_t *p, int64_t left)
@@ -188,6 +202,19 @@ LPI simd_f lp_hgather(const int f16, const uint16_t *x, simd_i idx, simd_m m)
 LPI simd_i lp_gather8(const uint8_t *x, simd_i idx, simd_m m)
 {
 	return _mm256_mask_i32gather_epi32(_mm256_setzero_si256(), (const int *)x, idx, m, 1);
+}
+
+/* x[col[t + b] + q] (16-bit) as fp32 in lane 4b + q, for the blocks b below min(left, VL / 4). */
+LPI simd_f lp_hgather4(const int f16, const uint16_t *x, const int32_t *col, int64_t t,
+		       int64_t left)
+{
+	__m128i idx = _mm_setr_epi32(col[t], left >= 2 ? col[t + 1] : 0, 0, 0);
+	__m128i m = _mm_setr_epi32(-1, -1, left >= 2 ? -1 : 0, left >= 2 ? -1 : 0);
+	__m128i g = _mm_mask_i32gather_epi64(_mm_setzero_si128(), (const long long *)x, idx, m, 2);
+
+	if (f16)
+		return _mm256_cvtph_ps(g);
+	return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(g), 16));
 }
 
 LPI simd_i lp_u8(const int8_t *p, int64_t left)

@@ -1,5 +1,6 @@
 /* spprof info: the machine, the dense BLAS, calibration, counter sources. */
 #include <math.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -10,6 +11,7 @@
 #include "counters/sim.h"
 #include "kernels/cuda/device.h"
 #include "kernels/dense/dense.h"
+#include "kernels/dense/lowp_dense.h"
 #if HAVE_CUDA
 #include "counters/cupti.h"
 #endif
@@ -172,6 +174,123 @@ static void print_dense(const struct spp_dense_set *set)
 	}
 }
 
+/*
+ * The low-precision dense candidates (issue 47): each precision by each
+ * library, opened on a W of LOWP_M x LOWP_M and run at N = LOWP_N and 1 on
+ * one thread, both checked against the reference; what oneDNN ran at each
+ * (its kernels depend on the shape), or why it cannot run here.
+ */
+#define LOWP_M 1024
+#define LOWP_N 64
+
+struct lowp_row {
+	char name[16];          /* "onednn" */
+	char what[160];         /* "oneDNN matmul 2.6.3 bf16", "" when unavailable */
+	char isa[48];
+	char impl[2][64];       /* at N = LOWP_N and at N = 1 */
+	char reason[256];       /* why unavailable; "" */
+};
+
+static void lowp_row(struct lowp_row *r, const struct spp_dense_lowp_lib *lib, enum spp_dense_prec p,
+		     const float *w, void *xv, const float *x)
+{
+	struct spp_dense_lowp c;
+	struct spp_matrix wm = {LOWP_M, LOWP_M, w};
+	struct spp_error err = {0};
+	int rc = spp_dense_lowp_open(&c, lib->key, p, w ? &wm : NULL, &err);
+
+	memset(r, 0, sizeof(*r));
+	snprintf(r->name, sizeof(r->name), "%s", lib->key);
+	for (int i = 0; i < 2 && rc == SPP_OK; i++) {
+		struct spp_dense_lowp_x xq;
+
+		rc = spp_dense_lowp_quantize_x(p, 1, x, LOWP_M, i ? 1 : LOWP_N, xv, &xq, &err);
+		if (rc == SPP_OK)
+			rc = spp_dense_lowp_verify(&c, &xq, 1, &err);
+		snprintf(r->impl[i], sizeof(r->impl[i]), "%s", c.impl);
+	}
+	snprintf(r->isa, sizeof(r->isa), "%s", c.isa);
+	if (rc == SPP_OK)
+		snprintf(r->what, sizeof(r->what), "%s %s %s", lib->name, c.version, spp_dense_prec_name(p));
+	else
+		snprintf(r->reason, sizeof(r->reason), "%s", err.msg);
+	spp_dense_lowp_close(&c);
+}
+
+/* rows[p][l] for every precision p and library l (at most 4); the number of libraries. */
+static int lowp_rows(struct lowp_row rows[SPP_DENSE_PREC_COUNT][4])
+{
+	float *w = malloc(sizeof(float) * LOWP_M * LOWP_M), *x = malloc(sizeof(float) * LOWP_M * LOWP_N);
+	void *xv = malloc(sizeof(uint16_t) * LOWP_M * LOWP_N);
+	int nl = 0;
+
+	for (int64_t i = 0; w && i < LOWP_M * LOWP_M; i++)
+		w[i] = (float)((i * 7919) % 2001 - 1000) / 1000.0f;
+	for (int64_t i = 0; x && i < LOWP_M * LOWP_N; i++)
+		x[i] = (float)((i * 104729) % 2001 - 1000) / 1000.0f;
+	while (spp_dense_lowp_libs[nl] && nl < 4)
+		nl++;
+	for (int p = 0; p < SPP_DENSE_PREC_COUNT; p++)
+		for (int l = 0; l < nl; l++) {
+			lowp_row(&rows[p][l], spp_dense_lowp_libs[l], (enum spp_dense_prec)p,
+				 w && x && xv ? w : NULL, xv, x);
+			if (!w || !x || !xv)
+				snprintf(rows[p][l].reason, sizeof(rows[p][l].reason), "out of memory");
+		}
+	free(w), free(x), free(xv);
+	return nl;
+}
+
+static void print_lowp(void)
+{
+	struct lowp_row rows[SPP_DENSE_PREC_COUNT][4];
+	int nl = lowp_rows(rows);
+
+	for (int p = 0; p < SPP_DENSE_PREC_COUNT; p++)
+		for (int l = 0; l < nl; l++) {
+			const struct lowp_row *r = &rows[p][l];
+
+			printf("%-13s%s: ", l ? "" : p == 0 ? "dense bf16" : p == 1 ? "dense fp16" : "dense int8",
+			       r->name);
+			if (r->what[0])
+				printf("%s, %s at %dx%dx%d, %s at N=1 (dispatches %s)\n", r->what, r->impl[0],
+				       LOWP_M, LOWP_M, LOWP_N, r->impl[1], r->isa);
+			else
+				printf("unavailable: %s\n", r->reason);
+		}
+}
+
+/* The same as JSON: {"bf16": [{"name", "library", "isa", "impl", "impl_n1", "reason"}], ...}. */
+static cJSON *json_lowp(void)
+{
+	struct lowp_row rows[SPP_DENSE_PREC_COUNT][4];
+	int nl = lowp_rows(rows);
+	cJSON *o = cJSON_CreateObject();
+
+	for (int p = 0; o && p < SPP_DENSE_PREC_COUNT; p++) {
+		cJSON *a = cJSON_CreateArray();
+
+		for (int l = 0; a && l < nl; l++) {
+			const struct lowp_row *r = &rows[p][l];
+			cJSON *c = cJSON_CreateObject();
+			int ok = r->what[0] != 0;
+
+			if (!c)
+				break;
+			spp_json_put(c, "name", spp_json_str(r->name));
+			spp_json_put(c, "ok", cJSON_CreateBool(ok));
+			spp_json_put(c, "library", ok ? spp_json_str(r->what) : cJSON_CreateNull());
+			spp_json_put(c, "isa", spp_json_str(r->isa));
+			spp_json_put(c, "impl", ok ? spp_json_str(r->impl[0]) : cJSON_CreateNull());
+			spp_json_put(c, "impl_n1", ok ? spp_json_str(r->impl[1]) : cJSON_CreateNull());
+			spp_json_put(c, "reason", ok ? cJSON_CreateNull() : spp_json_str(r->reason));
+			cJSON_AddItemToArray(a, c);
+		}
+		spp_json_put(o, spp_dense_prec_name((enum spp_dense_prec)p), a);
+	}
+	return o;
+}
+
 static void print_text(const struct spp_machine *m, const struct spp_dense_set *set)
 {
 	printf("cpu          %s%s%s%s\n", m->cpu[0] ? m->cpu : "unknown",
@@ -221,6 +340,7 @@ static void print_text(const struct spp_machine *m, const struct spp_dense_set *
 	       !m->blas.coretype_set ? "unset" : m->blas.coretype_env[0] ? m->blas.coretype_env
 									  : "set, empty");
 	print_dense(set);
+	print_lowp();
 	if (m->have_calibration)
 		printf("calibration  %d threads: read %.1f GB/s (DRAM), L1 %.1f, L2 %.1f, LLC %.1f GB/s, "
 		       "triad %.1f GB/s, peak %.1f GFLOP/s (%s), measured %s\n",
@@ -268,6 +388,11 @@ int cmd_info(int argc, char **argv)
 
 		spp_cpu_ticks(t);
 		o = spp_report_info(&m, &set, spp_load_1m(), t);
+		/* the low-precision dense candidates: info's own, not the report's machine block */
+		if (o && spp_json_put(o, "dense_precisions", json_lowp()) != 0) {
+			cJSON_Delete(o);
+			o = NULL;
+		}
 		text = o ? spp_json_text_exact(o, 1) : NULL;
 		cJSON_Delete(o);
 		spp_dense_set_close(&set);

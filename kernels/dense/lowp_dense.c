@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/dtype.h"
 #include "kernels/dense/lowp_dense.h"
 
 extern const struct spp_dense_lowp_lib spp_dense_lowp_onednn, spp_dense_lowp_openblas;
@@ -42,76 +43,6 @@ const struct spp_dense_lowp_lib *spp_dense_lowp_lib_find(const char *key)
 	return NULL;
 }
 
-uint16_t spp_bf16_from_float(float f)
-{
-	uint32_t u;
-
-	memcpy(&u, &f, sizeof(u));
-	if ((u & 0x7fffffffu) > 0x7f800000u)
-		return (uint16_t)(u >> 16 | 0x40); /* a quiet NaN, whatever its payload */
-	u += 0x7fffu + (u >> 16 & 1);
-	return (uint16_t)(u >> 16);
-}
-
-float spp_bf16_to_float(uint16_t h)
-{
-	uint32_t u = (uint32_t)h << 16;
-	float f;
-
-	memcpy(&f, &u, sizeof(f));
-	return f;
-}
-
-uint16_t spp_fp16_from_float(float f)
-{
-	uint32_t u, sign, mant;
-	int e;
-
-	memcpy(&u, &f, sizeof(u));
-	sign = u >> 16 & 0x8000u;
-	u &= 0x7fffffffu;
-	if (u > 0x7f800000u)
-		return (uint16_t)(sign | 0x7e00u);
-	if (u >= 0x477ff000u) /* rounds to 65520 or above: infinity */
-		return (uint16_t)(sign | 0x7c00u);
-	e = (int)(u >> 23) - 127 + 15;
-	mant = (u & 0x7fffffu) | 0x800000u;
-	if (e <= 0) {
-		/* subnormal: shift the full mantissa, round to nearest even */
-		int shift = 14 - e;
-		uint32_t r, half;
-
-		if (shift > 24)
-			return (uint16_t)sign;
-		r = mant >> shift;
-		half = 1u << (shift - 1);
-		if ((mant & ((half << 1) - 1)) > half || ((mant & ((half << 1) - 1)) == half && (r & 1)))
-			r++;
-		return (uint16_t)(sign | r);
-	}
-	{
-		uint32_t h = (uint32_t)e << 10 | (mant >> 13 & 0x3ffu), rest = mant & 0x1fffu;
-
-		if (rest > 0x1000u || (rest == 0x1000u && (h & 1)))
-			h++; /* a carry into the exponent is right, up to infinity */
-		return (uint16_t)(sign | h);
-	}
-}
-
-float spp_fp16_to_float(uint16_t h)
-{
-	uint32_t sign = (uint32_t)(h & 0x8000u) << 16, e = h >> 10 & 0x1fu, m = h & 0x3ffu, u;
-	float f;
-
-	if (e == 0) {
-		f = ldexpf((float)m, -24);
-		return sign ? -f : f;
-	}
-	u = e == 31 ? sign | 0x7f800000u | m << 13 : sign | (e - 15 + 127) << 23 | m << 13;
-	memcpy(&f, &u, sizeof(f));
-	return f;
-}
-
 /* m * k elements of `size` bytes into *bytes, checked. 0 or SPP_E_USAGE. */
 static int elems(int64_t m, int64_t k, size_t size, size_t *bytes, struct spp_error *err)
 {
@@ -138,8 +69,8 @@ int spp_dense_lowp_quantize_x(enum spp_dense_prec p, int is_unsigned, const floa
 	*out = (struct spp_dense_lowp_x){p, k, n, v, p == SPP_DENSE_INT8 && is_unsigned, 1.0f, 0};
 	if (p != SPP_DENSE_INT8) {
 		for (size_t i = 0; i < cnt; i++)
-			((uint16_t *)v)[i] = p == SPP_DENSE_BF16 ? spp_bf16_from_float(x[i])
-								 : spp_fp16_from_float(x[i]);
+			((uint16_t *)v)[i] = p == SPP_DENSE_BF16 ? spp_f32_to_bf16(x[i])
+								 : spp_f32_to_f16(x[i]);
 		return SPP_OK;
 	}
 	for (size_t i = 0; i < cnt; i++) {
@@ -179,8 +110,8 @@ static int quantize_w(struct spp_dense_lowp *c, const struct spp_matrix *w, stru
 			return spp_error_set(err, SPP_E_NOMEM, "out of memory for W in %s",
 					     spp_dense_prec_name(c->prec));
 		for (size_t i = 0; i < cnt; i++)
-			q->h[i] = c->prec == SPP_DENSE_BF16 ? spp_bf16_from_float(w->v[i])
-							    : spp_fp16_from_float(w->v[i]);
+			q->h[i] = c->prec == SPP_DENSE_BF16 ? spp_f32_to_bf16(w->v[i])
+							    : spp_f32_to_f16(w->v[i]);
 		return SPP_OK;
 	}
 	q->q = malloc(cnt);
@@ -205,8 +136,8 @@ static int quantize_w(struct spp_dense_lowp *c, const struct spp_matrix *w, stru
 static double x_at(const struct spp_dense_lowp_x *x, int64_t i)
 {
 	switch (x->prec) {
-	case SPP_DENSE_BF16: return spp_bf16_to_float(((const uint16_t *)x->v)[i]);
-	case SPP_DENSE_FP16: return spp_fp16_to_float(((const uint16_t *)x->v)[i]);
+	case SPP_DENSE_BF16: return spp_bf16_to_f32(((const uint16_t *)x->v)[i]);
+	case SPP_DENSE_FP16: return spp_f16_to_f32(((const uint16_t *)x->v)[i]);
 	default:
 		return x->is_unsigned ? (double)((const uint8_t *)x->v)[i] - x->zero_point
 				      : (double)((const int8_t *)x->v)[i];
@@ -216,8 +147,8 @@ static double x_at(const struct spp_dense_lowp_x *x, int64_t i)
 static double w_at(const struct spp_dense_lowp_w *w, int64_t i)
 {
 	switch (w->prec) {
-	case SPP_DENSE_BF16: return spp_bf16_to_float(w->h[i]);
-	case SPP_DENSE_FP16: return spp_fp16_to_float(w->h[i]);
+	case SPP_DENSE_BF16: return spp_bf16_to_f32(w->h[i]);
+	case SPP_DENSE_FP16: return spp_f16_to_f32(w->h[i]);
 	default: return w->q[i];
 	}
 }

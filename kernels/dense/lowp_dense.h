@@ -13,7 +13,7 @@
  * cannot run is SPP_E_UNSUPPORTED with the reason, never faked.
  *
  * Values: bf16 and fp16 are the IEEE bit patterns (uint16_t), rounded to
- * nearest even from fp32. int8: W is s8 with one scale per row,
+ * nearest even from fp32 (base/dtype.h's conversions). int8: W is s8 with one scale per row,
  * w[i][k] = wscale[i] * q[i][k] (symmetric, scale max|w[i]| / 127); X is
  * s8 (zero point 0) or u8 with a zero point, x = xscale * (q - zp), one
  * scale for the tensor.
@@ -57,12 +57,6 @@ const char *spp_dense_prec_name(enum spp_dense_prec p);
 
 /* A precision by name; -1 when unknown. */
 int spp_dense_prec_find(const char *name);
-
-/* fp32 to bf16 and fp16 bits, round to nearest even (NaN stays NaN), and back. */
-uint16_t spp_bf16_from_float(float f);
-float spp_bf16_to_float(uint16_t h);
-uint16_t spp_fp16_from_float(float f);
-float spp_fp16_to_float(uint16_t h);
 
 /* X in the precision: K x N, row-major. Borrowed. */
 struct spp_dense_lowp_x {

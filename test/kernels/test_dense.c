@@ -651,8 +651,13 @@ static void test_own_gemv(void **state)
 	spp_dense_set_close(&set);
 }
 
-int main(void)
+/* test_dense_lowp.c: the low-precision dense baselines */
+int test_dense_lowp_main(void);
+
+int main(int argc, char **argv)
 {
+	int rc;
+
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_parse),
 		cmocka_unit_test(test_cli_usage),
@@ -665,5 +670,9 @@ int main(void)
 		cmocka_unit_test(test_by_columns),
 		cmocka_unit_test(test_own_gemv),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+
+	if (argc > 1 && strcmp(argv[1], "--lowp") == 0)
+		return test_dense_lowp_main();
+	rc = cmocka_run_group_tests(tests, NULL, NULL);
+	return rc | test_dense_lowp_main();
 }

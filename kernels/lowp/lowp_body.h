@@ -20,7 +20,11 @@
 
 #include "kernels/lowp/simd_lowp.h"
 
-/* csr in bf16 / fp16: converted to fp32 and FMA (vdpbf16ps would need X's rows paired). */
+/*
+ * csr in bf16 / fp16: converted to fp32 and FMA; with AVX512_BF16, bf16
+ * at N >= 2 takes two non-zeros a vdpbf16ps (at N = 1 the pairs' X would
+ * need two gathers of deinterleaved columns: converted there too).
+ */
 LPI void csr_h_rows(const struct spp_lowp_w *w, int64_t r0, int64_t r1,
 		    const struct spp_lowp_x *x, float *y, const int f16)
 {
@@ -46,12 +50,22 @@ LPI void csr_h_rows(const struct spp_lowp_w *w, int64_t r0, int64_t r1,
 		for (int64_t j0 = 0; j0 < n; j0 += SIMD_VL) {
 			int64_t cw = n - j0 < SIMD_VL ? n - j0 : SIMD_VL;
 			simd_f acc = simd_zero();
+			int64_t t = lo;
 
-			for (int64_t t = lo; t < hi; t++) {
-				float v = lp_h1(f16, val[t]);
+#if LP_BF16
+			/* two non-zeros a vdpbf16ps: their X rows' columns interleaved into pairs */
+			for (; !f16 && t + 1 < hi; t += 2) {
+				uint32_t wp;
 
-				acc = simd_fmadd(lp_fset1(v), lp_h2f(f16, xv + w->col[t] * n + j0, cw), acc);
+				memcpy(&wp, val + t, 4);
+				acc = lp_dpbf16(acc, lp_ior(lp_h16(xv + w->col[t] * n + j0, cw),
+							    lp_isllv(lp_h16(xv + w->col[t + 1] * n + j0, cw), 16)),
+						lp_iset1((int32_t)wp));
 			}
+#endif
+			for (; t < hi; t++)
+				acc = simd_fmadd(lp_fset1(lp_h1(f16, val[t])),
+						 lp_h2f(f16, xv + w->col[t] * n + j0, cw), acc);
 			simd_st(cw == SIMD_VL, simd_first(cw), y + i * n + j0, acc);
 		}
 	}
@@ -335,7 +349,7 @@ LP_KERN void bitmask_int8(const struct spp_lowp_w *w, int64_t r0, int64_t r1,
 	bm_rows(w, r0, r1, x, y, 0);
 }
 
-/* The path's table: every kernel (LP_ONLY_INT8: the int8 ones; LP_ONLY_BF16_NM: nm in bf16). */
+/* The path's table: every kernel; LP_ONLY_INT8: the int8 ones; LP_ONLY_BF16: csr and nm in bf16. */
 #if defined(LP_ONLY_INT8)
 const struct lp_table LP_TABLE = { .k = {
 	[SPP_LOWP_CSR] = { [SPP_PREC_INT8] = csr_int8 },
@@ -344,8 +358,9 @@ const struct lp_table LP_TABLE = { .k = {
 	[SPP_LOWP_BSR1X4] = { [SPP_PREC_INT8] = bsr1x4_int8 },
 	[SPP_LOWP_BITMASK] = { [SPP_PREC_INT8] = bitmask_int8 },
 } };
-#elif defined(LP_ONLY_BF16_NM)
+#elif defined(LP_ONLY_BF16)
 const struct lp_table LP_TABLE = { .k = {
+	[SPP_LOWP_CSR] = { [SPP_PREC_BF16] = csr_bf16 },
 	[SPP_LOWP_NM2_4] = { [SPP_PREC_BF16] = nm2_4_bf16 },
 	[SPP_LOWP_NM4_8] = { [SPP_PREC_BF16] = nm4_8_bf16 },
 } };

@@ -1,8 +1,11 @@
 /*
  * Sparse SpMM in the precision a layer is deployed in (issue 47): csr,
- * N:M (2:4, 4:8), 1x4 blocks along K and bitmask, with W's values stored in bf16,
- * fp16 or int8, X in the same precision, accumulation in fp32 (int32 for
- * int8) and Y in fp32. Standalone: not yet a row of spp_cpu_formats.
+ * N:M (2:4, 4:8), 1x4 blocks along K and bitmask, with W's values stored
+ * in bf16, fp16 or int8, X in the same precision, accumulation in fp32
+ * (int32 for int8) and Y in fp32. Standalone: not yet a row of
+ * spp_cpu_formats. Every (format, precision) has a portable kernel and
+ * avx2 / avx512 ones; the VNNI paths add int8, avx512_bf16 csr and nm
+ * in bf16 (lowp_body.h's tables).
  *
  * The precisions are one table (spp_prec_info): value bytes, X bytes,
  * accumulator, and the tolerance a kernel is held to against a double

@@ -204,7 +204,7 @@ static void lowp_row(struct lowp_row *r, const struct spp_dense_lowp_lib *lib, e
 	for (int i = 0; i < 2 && rc == SPP_OK; i++) {
 		struct spp_dense_lowp_x xq;
 
-		rc = spp_dense_lowp_quantize_x(p, 1, x, LOWP_M, i ? 1 : LOWP_N, xv, &xq, &err);
+		rc = spp_dense_lowp_quantize_x(p, 1, 0, x, LOWP_M, i ? 1 : LOWP_N, xv, &xq, &err);
 		if (rc == SPP_OK)
 			rc = spp_dense_lowp_verify(&c, &xq, 1, &err);
 		snprintf(r->impl[i], sizeof(r->impl[i]), "%s", c.impl);

@@ -55,7 +55,13 @@ static int elems(int64_t m, int64_t k, size_t size, size_t *bytes, struct spp_er
 	return SPP_OK;
 }
 
-int spp_dense_lowp_quantize_x(enum spp_dense_prec p, int is_unsigned, const float *x, int64_t k,
+/* Where element i of a row-major K x N X goes in x's layout. */
+static size_t to(const struct spp_dense_lowp_x *x, size_t i)
+{
+	return x->nk ? i % (size_t)x->n * (size_t)x->k + i / (size_t)x->n : i;
+}
+
+int spp_dense_lowp_quantize_x(enum spp_dense_prec p, int is_unsigned, int nk, const float *x, int64_t k,
 			      int64_t n, void *v, struct spp_dense_lowp_x *out, struct spp_error *err)
 {
 	size_t bytes = 0, cnt;
@@ -66,11 +72,11 @@ int spp_dense_lowp_quantize_x(enum spp_dense_prec p, int is_unsigned, const floa
 	if (elems(k, n, 1, &bytes, err))
 		return SPP_E_USAGE;
 	cnt = bytes;
-	*out = (struct spp_dense_lowp_x){p, k, n, v, p == SPP_DENSE_INT8 && is_unsigned, 1.0f, 0};
+	*out = (struct spp_dense_lowp_x){p, k, n, v, p == SPP_DENSE_INT8 && is_unsigned, 1.0f, 0, nk != 0};
 	if (p != SPP_DENSE_INT8) {
 		for (size_t i = 0; i < cnt; i++)
-			((uint16_t *)v)[i] = p == SPP_DENSE_BF16 ? spp_f32_to_bf16(x[i])
-								 : spp_f32_to_f16(x[i]);
+			((uint16_t *)v)[to(out, i)] = p == SPP_DENSE_BF16 ? spp_f32_to_bf16(x[i])
+									  : spp_f32_to_f16(x[i]);
 		return SPP_OK;
 	}
 	for (size_t i = 0; i < cnt; i++) {
@@ -82,13 +88,13 @@ int spp_dense_lowp_quantize_x(enum spp_dense_prec p, int is_unsigned, const floa
 
 		out->scale = m > 0 ? m / 127.0f : 1.0f;
 		for (size_t i = 0; i < cnt; i++)
-			((int8_t *)v)[i] = (int8_t)fmaxf(-127.0f, fminf(127.0f, rintf(x[i] / out->scale)));
+			((int8_t *)v)[to(out, i)] = (int8_t)fmaxf(-127.0f, fminf(127.0f, rintf(x[i] / out->scale)));
 		return SPP_OK;
 	}
 	out->scale = hi - lo > 0 ? (hi - lo) / 255.0f : 1.0f;
 	out->zero_point = (int32_t)fmaxf(0.0f, fminf(255.0f, rintf(-lo / out->scale)));
 	for (size_t i = 0; i < cnt; i++)
-		((uint8_t *)v)[i] = (uint8_t)fmaxf(0.0f, fminf(255.0f, rintf(x[i] / out->scale) +
+		((uint8_t *)v)[to(out, i)] = (uint8_t)fmaxf(0.0f, fminf(255.0f, rintf(x[i] / out->scale) +
 									  (float)out->zero_point));
 	return SPP_OK;
 }
@@ -160,7 +166,7 @@ static void ref_at(const struct spp_dense_lowp_w *w, const struct spp_dense_lowp
 	double s = 0, a = 0, scale = 1;
 
 	for (int64_t r = 0; r < w->k; r++) {
-		double t = w_at(w, i * w->k + r) * x_at(x, r * x->n + j);
+		double t = w_at(w, i * w->k + r) * x_at(x, x->nk ? j * x->k + r : r * x->n + j);
 
 		s += t;
 		a += fabs(t);
@@ -179,7 +185,7 @@ void spp_dense_lowp_reference(const struct spp_dense_lowp_w *w, const struct spp
 			double s, a;
 
 			ref_at(w, x, i, j, &s, &a);
-			y[i * x->n + j] = (float)s;
+			y[x->nk ? j * w->m + i : i * x->n + j] = (float)s;
 		}
 }
 
@@ -205,11 +211,13 @@ int spp_dense_lowp_verify(struct spp_dense_lowp *c, const struct spp_dense_lowp_
 			double s, a, d, f;
 
 			ref_at(&c->w, x, i, j, &s, &a);
-			d = fabs((double)y[i * x->n + j] - s);
+			int64_t at = x->nk ? j * c->w.m + i : i * x->n + j;
+
+			d = fabs((double)y[at] - s);
 			f = d / (tol_k * a + 1e-30);
 			if (!(f <= worst)) { /* NaN counts as the worst */
 				worst = isnan(f) ? INFINITY : f;
-				wi = i * x->n + j, wy = y[i * x->n + j], wr = s;
+				wi = at, wy = y[at], wr = s;
 			}
 		}
 	if (rc == SPP_OK && worst > 1)
@@ -260,8 +268,9 @@ static int probe(struct spp_dense_lowp *c, struct spp_error *err)
 	for (int u = 0; u < (c->prec == SPP_DENSE_INT8 ? 2 : 1) && rc == SPP_OK; u++)
 		for (int n = N; n >= 1 && rc == SPP_OK; n -= N - 1)
 			for (int th = 1; th <= 2 && rc == SPP_OK; th++)
-				if (!(rc = spp_dense_lowp_quantize_x(c->prec, u, x, K, n, xv, &xq, err)))
-					rc = spp_dense_lowp_verify(&t, &xq, th, err);
+				for (int nk = 0; nk < 2 && rc == SPP_OK; nk++)
+					if (!(rc = spp_dense_lowp_quantize_x(c->prec, u, nk, x, K, n, xv, &xq, err)))
+						rc = spp_dense_lowp_verify(&t, &xq, th, err);
 	snprintf(c->version, sizeof(c->version), "%s", t.version);
 	snprintf(c->isa, sizeof(c->isa), "%s", t.isa);
 	snprintf(c->impl, sizeof(c->impl), "%s", t.impl);

@@ -18,15 +18,18 @@
  * s8 (zero point 0) or u8 with a zero point, x = xscale * (q - zp), one
  * scale for the tensor.
  *
- * Layouts: X K x N and Y M x N, row-major, as the fp32 baselines (dense.h).
- * oneDNN computes Y^T = X^T * W^T: W's rows are the matmul's N columns, so
+ * Layouts: X K x N and Y M x N, row-major, as the fp32 baselines (dense.h)
+ * and the sparse kernels; or (nk) X^T N x K and Y^T N x M, row-major, the
+ * batch-major layout of inference, oneDNN's own: no copies at all, the
+ * baseline to time where X is spprof's to make. oneDNN computes
+ * Y^T = X^T * W^T: W's rows are the matmul's N columns, so
  * that W is oneDNN's weights (reordered once into the blocked layout it
  * picks) and the per-row int8 scales are its per-column output scales
  * (mask 1 << 1), the one per-channel case 2.6 has. X^T is read in place
  * where the kernel takes a transposed source (bf16) or transposed into a
  * buffer (int8, where a transposed source falls to gemm:jit); at N > 1 Y^T
  * is written into a buffer and transposed into Y (a strided destination
- * falls to the reference kernel). At N = 1 neither copy is made.
+ * falls to the reference kernel). At N = 1 and with nk neither copy is made.
  *
  * Ownership: struct spp_dense_lowp is the caller's; open fills it and owns
  * what it allocates until spp_dense_lowp_close. Not thread-safe: one run
@@ -58,7 +61,7 @@ const char *spp_dense_prec_name(enum spp_dense_prec p);
 /* A precision by name; -1 when unknown. */
 int spp_dense_prec_find(const char *name);
 
-/* X in the precision: K x N, row-major. Borrowed. */
+/* X in the precision: K x N (nk: N x K), row-major. Borrowed. */
 struct spp_dense_lowp_x {
 	enum spp_dense_prec prec;
 	int64_t k, n;
@@ -66,16 +69,18 @@ struct spp_dense_lowp_x {
 	int is_unsigned;        /* int8: 1 u8 with zero_point, 0 s8 (zero_point 0) */
 	float scale;            /* int8: x = scale * (q - zero_point) */
 	int32_t zero_point;
+	int nk;                 /* 1: v is X^T, N x K, and Y is written as Y^T, N x M */
 };
 
 /*
- * Quantize fp32 x (k x n) into out, whose v must hold k * n elements of
- * the precision (2 bytes, or 1 for int8): bf16/fp16 rounded; int8 with
+ * Quantize fp32 x (k x n, row-major) into out, whose v must hold k * n
+ * elements of the precision (2 bytes, or 1 for int8), transposed to N x K
+ * when nk: bf16/fp16 rounded; int8 with
  * the scale from max |x| (s8: max / 127; u8: (max - min) / 255 with the
  * zero point that maps 0 exactly). Fills everything but v. 0, or
  * SPP_E_USAGE for a bad size or precision.
  */
-int spp_dense_lowp_quantize_x(enum spp_dense_prec p, int is_unsigned, const float *x, int64_t k,
+int spp_dense_lowp_quantize_x(enum spp_dense_prec p, int is_unsigned, int nk, const float *x, int64_t k,
 			      int64_t n, void *v, struct spp_dense_lowp_x *out, struct spp_error *err);
 
 /* W in the precision, row-major M x K, as spp_dense_lowp_open made it. */
@@ -134,13 +139,13 @@ int spp_dense_lowp_open(struct spp_dense_lowp *c, const char *key, enum spp_dens
 			const struct spp_matrix *w, struct spp_error *err);
 
 /*
- * y (M x N fp32) = W * x on `threads` threads; x->prec must be c's and
+ * y (M x N fp32; x->nk: y^T, N x M) = W * x on `threads` threads; x->prec must be c's and
  * x->k W's K. 0, SPP_E_USAGE on a mismatch, or the library's failure.
  */
 int spp_dense_lowp_run(struct spp_dense_lowp *c, const struct spp_dense_lowp_x *x, float *y,
 		       int threads, struct spp_error *err);
 
-/* y = W * x in double over the same quantized values, rounded to fp32. */
+/* y = W * x in double over the same quantized values, rounded to fp32 (x->nk: y^T). */
 void spp_dense_lowp_reference(const struct spp_dense_lowp_w *w, const struct spp_dense_lowp_x *x,
 			      float *y);
 

@@ -1,7 +1,8 @@
 /*
  * oneDNN's matmul primitive as a low-precision dense baseline
  * (lowp_dense.h): Y^T = X^T * W^T, W^T the weights in the blocked layout
- * oneDNN picks (format_tag any), reordered once at prepare; int8 with the
+ * oneDNN picks (format_tag any), reordered once at prepare (N = 64) and
+ * once more for each other layout a run's N makes it pick; int8 with the
  * per-row scales of W times X's scale as per-column output scales, fixed
  * in the primitive (2.6's brgemm kernels refuse run-time scales and fall
  * to gemm:jit), and X's zero point as the source's, given at run time.
@@ -23,20 +24,27 @@
 #include <oneapi/dnnl/dnnl_debug.h>
 
 #define CACHE 4
+#define LAYOUTS 4
 
 struct prim {
 	dnnl_primitive_t p;
 	dnnl_memory_t src, dst;
+	dnnl_memory_t wei;              /* borrowed from struct dn's wmem */
 	int64_t n;
-	int threads, is_unsigned;
+	int threads, is_unsigned, nk;
 	float scale_x;
 };
 
 struct dn {
 	dnnl_engine_t eng;
 	dnnl_stream_t stream;
-	/* the reordered weights, one per X signedness (u8 with a zero point adds a compensation) */
-	dnnl_memory_t wmem[2];
+	/*
+	 * W reordered, once per layout oneDNN asks for: its kernels pick the
+	 * layout by shape and by X's signedness (u8 with a zero point adds a
+	 * compensation), so a small N may want another than N = 64's
+	 */
+	dnnl_memory_t wmem[LAYOUTS];
+	int nw;
 	dnnl_memory_t zp;               /* int8: the source's zero point */
 	float *scale_v;                 /* int8: the output scales for the X of the run */
 	int32_t zp_v;
@@ -77,11 +85,12 @@ static int open_dn(struct spp_dense_lowp *c, struct spp_error *err)
 
 /*
  * The matmul's primitive descriptor at n for c, on the calling thread
- * count: weights `wmd` (NULL: format any). 0, or SPP_E_UNSUPPORTED naming
- * what oneDNN lacks for the precision on its ISA.
+ * count, weights in the layout it picks (format any), int8 with the
+ * output scales `scales` (NULL: W's own, for a layout only). 0, or
+ * SPP_E_UNSUPPORTED naming what oneDNN lacks for the precision on its ISA.
  */
-static int make_pd(const struct spp_dense_lowp *c, int64_t n, int is_unsigned, const dnnl_memory_desc_t *wmd,
-		   const float *scales, dnnl_primitive_desc_t *pd, struct spp_error *err)
+static int make_pd(const struct spp_dense_lowp *c, int64_t n, int is_unsigned, int strided, const float *scales,
+		   dnnl_primitive_desc_t *pd, struct spp_error *err)
 {
 	dnnl_memory_desc_t src, wei, dst;
 	dnnl_dims_t sd = {n, c->w.k}, wd = {c->w.k, c->w.m}, dd = {n, c->w.m}, xstr = {1, n};
@@ -91,16 +100,12 @@ static int make_pd(const struct spp_dense_lowp *c, int64_t n, int is_unsigned, c
 	dnnl_status_t s;
 	dnnl_data_type_t t = dt_of(c->prec, is_unsigned);
 
-	/* X^T read in place (strided) for bf16 and fp16; int8 from a transposed copy */
-	if (n > 1 && c->prec != SPP_DENSE_INT8)
+	/* X (K x N) read in place as X^T (strided) for bf16 and fp16; int8 from a transposed copy */
+	if (strided)
 		dnnl_memory_desc_init_by_strides(&src, 2, sd, t, xstr);
 	else
 		dnnl_memory_desc_init_by_tag(&src, 2, sd, t, dnnl_ab);
-	if (wmd)
-		wei = *wmd;
-	else
-		dnnl_memory_desc_init_by_tag(&wei, 2, wd, c->prec == SPP_DENSE_INT8 ? dnnl_s8 : t,
-					     dnnl_format_tag_any);
+	dnnl_memory_desc_init_by_tag(&wei, 2, wd, c->prec == SPP_DENSE_INT8 ? dnnl_s8 : t, dnnl_format_tag_any);
 	dnnl_memory_desc_init_by_tag(&dst, 2, dd, dnnl_f32, dnnl_ab);
 	if ((s = dnnl_matmul_desc_init(&md, &src, &wei, NULL, &dst)) != dnnl_success)
 		return fail(err, SPP_E_UNSUPPORTED, "matmul", s);
@@ -132,36 +137,39 @@ static const char *impl_of(const_dnnl_primitive_desc_t pd)
 	return impl;
 }
 
-/* W^T (plain: W row-major) reordered into the weights md of a matmul at N = 64. */
-static int reorder_w(struct spp_dense_lowp *c, int is_unsigned, struct spp_error *err)
+/* W^T (plain: W row-major) reordered into the layout md, kept in d->wmem: *out. 0 or status. */
+static int weights_for(struct spp_dense_lowp *c, const dnnl_memory_desc_t *md, dnnl_memory_t *out,
+		       struct spp_error *err)
 {
 	struct dn *d = c->priv;
-	dnnl_primitive_desc_t pd = NULL, rpd = NULL;
+	dnnl_primitive_desc_t rpd = NULL;
 	dnnl_primitive_t r = NULL;
 	dnnl_memory_desc_t plain;
 	dnnl_dims_t wd = {c->w.k, c->w.m};
-	dnnl_memory_t wsrc = NULL;
+	dnnl_memory_t wsrc = NULL, wdst = NULL;
 	void *wv = c->prec == SPP_DENSE_INT8 ? (void *)c->w.q : (void *)c->w.h;
-	int rc;
-	dnnl_status_t s = dnnl_success;
+	dnnl_status_t s;
 
-	if ((rc = make_pd(c, 64, is_unsigned, NULL, NULL, &pd, err)) != SPP_OK)
-		return rc;
-	snprintf(c->impl, sizeof(c->impl), "%s", impl_of(pd));
-	dnnl_memory_desc_init_by_tag(&plain, 2, wd, dt_of(c->prec, 0), dnnl_ba);
-	if (s == dnnl_success)
-		s = dnnl_memory_create(&d->wmem[is_unsigned], dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0),
-				       d->eng, DNNL_MEMORY_ALLOCATE);
+	for (int i = 0; i < d->nw; i++) {
+		const dnnl_memory_desc_t *have = NULL;
+
+		if (dnnl_memory_get_memory_desc(d->wmem[i], &have) == dnnl_success && dnnl_memory_desc_equal(have, md)) {
+			*out = d->wmem[i];
+			return SPP_OK;
+		}
+	}
+	if (d->nw == LAYOUTS)
+		return spp_error_set(err, SPP_E_RUNTIME, "oneDNN asked for more than %d layouts of W", LAYOUTS);
+	dnnl_memory_desc_init_by_tag(&plain, 2, wd, c->prec == SPP_DENSE_INT8 ? dnnl_s8 : dt_of(c->prec, 0), dnnl_ba);
+	s = dnnl_memory_create(&wdst, md, d->eng, DNNL_MEMORY_ALLOCATE);
 	if (s == dnnl_success)
 		s = dnnl_memory_create(&wsrc, &plain, d->eng, wv);
 	if (s == dnnl_success)
-		s = dnnl_reorder_primitive_desc_create(&rpd, &plain, d->eng,
-						       dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0),
-						       d->eng, NULL);
+		s = dnnl_reorder_primitive_desc_create(&rpd, &plain, d->eng, md, d->eng, NULL);
 	if (s == dnnl_success)
 		s = dnnl_primitive_create(&r, rpd);
 	if (s == dnnl_success) {
-		dnnl_exec_arg_t args[2] = {{DNNL_ARG_FROM, wsrc}, {DNNL_ARG_TO, d->wmem[is_unsigned]}};
+		dnnl_exec_arg_t args[2] = {{DNNL_ARG_FROM, wsrc}, {DNNL_ARG_TO, wdst}};
 
 		s = dnnl_primitive_execute(r, d->stream, 2, args);
 		if (s == dnnl_success)
@@ -170,8 +178,27 @@ static int reorder_w(struct spp_dense_lowp *c, int is_unsigned, struct spp_error
 	dnnl_primitive_destroy(r);
 	dnnl_primitive_desc_destroy(rpd);
 	dnnl_memory_destroy(wsrc);
+	if (s != dnnl_success) {
+		dnnl_memory_destroy(wdst);
+		return fail(err, SPP_E_RUNTIME, "the weights' reorder", s);
+	}
+	d->wmem[d->nw++] = *out = wdst;
+	return SPP_OK;
+}
+
+/* W in the layout of a matmul at N = 64, the common case, made at prepare. */
+static int reorder_w(struct spp_dense_lowp *c, int is_unsigned, struct spp_error *err)
+{
+	dnnl_primitive_desc_t pd = NULL;
+	dnnl_memory_t m;
+	int rc;
+
+	if ((rc = make_pd(c, 64, is_unsigned, c->prec != SPP_DENSE_INT8, NULL, &pd, err)) != SPP_OK)
+		return rc;
+	snprintf(c->impl, sizeof(c->impl), "%s", impl_of(pd));
+	rc = weights_for(c, dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0), &m, err);
 	dnnl_primitive_desc_destroy(pd);
-	return s == dnnl_success ? SPP_OK : fail(err, SPP_E_RUNTIME, "the weights' reorder", s);
+	return rc;
 }
 
 static int prepare(struct spp_dense_lowp *c, struct spp_error *err)
@@ -194,7 +221,13 @@ static int prepare(struct spp_dense_lowp *c, struct spp_error *err)
 	return SPP_OK;
 }
 
-/* The primitive for x's N, threads and signedness: the kept one or a new one. */
+/* Whether X K x N is read in place as a strided X^T (bf16, fp16); else X^T is contiguous. */
+static int strided(const struct spp_dense_lowp *c, const struct spp_dense_lowp_x *x)
+{
+	return !x->nk && x->n > 1 && c->prec != SPP_DENSE_INT8;
+}
+
+/* The primitive for x's N, layout, threads and signedness: the kept one or a new one. */
 static int get_prim(struct spp_dense_lowp *c, const struct spp_dense_lowp_x *x, int threads,
 		    struct prim **out, struct spp_error *err)
 {
@@ -202,12 +235,11 @@ static int get_prim(struct spp_dense_lowp *c, const struct spp_dense_lowp_x *x, 
 	int u = x->is_unsigned, rc;
 	struct prim *p;
 	dnnl_primitive_desc_t pd = NULL;
-	const dnnl_memory_desc_t *wmd = NULL;
 	dnnl_status_t s;
 
 	for (int i = 0; i < CACHE; i++)
 		if (d->cache[i].p && d->cache[i].n == x->n && d->cache[i].threads == threads &&
-		    d->cache[i].is_unsigned == u && d->cache[i].scale_x == x->scale) {
+		    d->cache[i].is_unsigned == u && d->cache[i].scale_x == x->scale && d->cache[i].nk == x->nk) {
 			*out = &d->cache[i];
 			return SPP_OK;
 		}
@@ -217,14 +249,16 @@ static int get_prim(struct spp_dense_lowp *c, const struct spp_dense_lowp_x *x, 
 	dnnl_memory_destroy(p->src);
 	dnnl_memory_destroy(p->dst);
 	memset(p, 0, sizeof(*p));
-	if (dnnl_memory_get_memory_desc(d->wmem[u], &wmd) != dnnl_success)
-		return spp_error_set(err, SPP_E_RUNTIME, "oneDNN: the weights have no descriptor");
-	/* the weights as reordered at prepare: oneDNN keeps its layout for every N */
 	if (c->prec == SPP_DENSE_INT8)
 		for (int64_t i = 0; i < c->w.m; i++)
 			d->scale_v[i] = c->w.scale[i] * x->scale;
-	if ((rc = make_pd(c, x->n, u, wmd, d->scale_v, &pd, err)) != SPP_OK)
+	/* the weights' layout oneDNN wants at this N: one reordered before, or reordered now, once */
+	if ((rc = make_pd(c, x->n, u, strided(c, x), d->scale_v, &pd, err)) != SPP_OK)
 		return rc;
+	if ((rc = weights_for(c, dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0), &p->wei, err))) {
+		dnnl_primitive_desc_destroy(pd);
+		return rc;
+	}
 	snprintf(c->impl, sizeof(c->impl), "%s", impl_of(pd));
 	s = dnnl_primitive_create(&p->p, pd);
 	if (s == dnnl_success)
@@ -244,6 +278,7 @@ static int get_prim(struct spp_dense_lowp *c, const struct spp_dense_lowp_x *x, 
 	p->threads = threads;
 	p->is_unsigned = u;
 	p->scale_x = x->scale;
+	p->nk = x->nk;
 	*out = p;
 	return SPP_OK;
 }
@@ -263,22 +298,35 @@ static int reserve(void **buf, size_t *cap, size_t bytes, struct spp_error *err)
 	return SPP_OK;
 }
 
-/* dst (cols x rows) = src (rows x cols)^T, bytes of `size`, by 32 x 32 tiles. */
-static void transpose(const void *src, void *dst, int64_t rows, int64_t cols, size_t size, int threads)
-{
-	int64_t tiles = (rows + 31) / 32;
+/*
+ * dst (cols x rows) = src (rows x cols)^T by 16 x 16 tiles (one cache line
+ * of floats each way), tiles split between the threads where there are
+ * enough of them to pay for the fork.
+ */
+#define TRANSPOSE(name, type)                                                                     \
+	static void name(const void *src_, void *dst_, int64_t rows, int64_t cols, int threads)    \
+	{                                                                                         \
+		const type *src = src_;                                                           \
+		type *dst = dst_;                                                                 \
+		int64_t tiles = (rows + 15) / 16;                                                 \
+		int nt = rows * cols >= (1 << 16) ? threads : 1;                                  \
+                                                                                                  \
+		_Pragma("omp parallel for num_threads(nt) schedule(static) if (nt > 1)")          \
+		for (int64_t t = 0; t < tiles; t++) {                                             \
+			int64_t i1 = t * 16 + 16 < rows ? t * 16 + 16 : rows;                     \
+                                                                                                  \
+			for (int64_t j0 = 0; j0 < cols; j0 += 16) {                               \
+				int64_t j1 = j0 + 16 < cols ? j0 + 16 : cols;                     \
+                                                                                                  \
+				for (int64_t j = j0; j < j1; j++)                                 \
+					for (int64_t i = t * 16; i < i1; i++)                     \
+						dst[j * rows + i] = src[i * cols + j];            \
+			}                                                                         \
+		}                                                                                 \
+	}
 
-#pragma omp parallel for num_threads(threads) schedule(static)
-	for (int64_t t = 0; t < tiles; t++)
-		for (int64_t j0 = 0; j0 < cols; j0 += 32)
-			for (int64_t i = t * 32; i < rows && i < t * 32 + 32; i++)
-				for (int64_t j = j0; j < cols && j < j0 + 32; j++) {
-					if (size == 4)
-						((float *)dst)[j * rows + i] = ((const float *)src)[i * cols + j];
-					else
-						((uint8_t *)dst)[j * rows + i] = ((const uint8_t *)src)[i * cols + j];
-				}
-}
+TRANSPOSE(transpose_f32, float)
+TRANSPOSE(transpose_u8, uint8_t)
 
 static int run(struct spp_dense_lowp *c, const struct spp_dense_lowp_x *x, float *y, int threads,
 	       struct spp_error *err)
@@ -295,13 +343,13 @@ static int run(struct spp_dense_lowp *c, const struct spp_dense_lowp_x *x, float
 	/* oneDNN's OpenMP regions, and its partition when the primitive is made, take this count */
 	omp_set_num_threads(threads);
 	rc = get_prim(c, x, threads, &p, err);
-	if (rc == SPP_OK && x->n > 1) {
+	if (rc == SPP_OK && x->n > 1 && !x->nk) {
 		if (__builtin_mul_overflow((size_t)c->w.m, (size_t)x->n * sizeof(float), &ybytes))
 			rc = spp_error_set(err, SPP_E_USAGE, "Y too large");
 		if (rc == SPP_OK)
 			rc = reserve((void **)&d->yt, &d->yt_cap, ybytes, err);
 		if (rc == SPP_OK && int8 && !(rc = reserve(&d->xt, &d->xt_cap, (size_t)(x->k * x->n), err))) {
-			transpose(x->v, d->xt, x->k, x->n, 1, threads);
+			transpose_u8(x->v, d->xt, x->k, x->n, threads);
 			src = d->xt;
 		}
 		dst = d->yt;
@@ -313,7 +361,7 @@ static int run(struct spp_dense_lowp *c, const struct spp_dense_lowp_x *x, float
 	dnnl_memory_set_data_handle(p->src, (void *)src);
 	dnnl_memory_set_data_handle(p->dst, dst);
 	args[0] = (dnnl_exec_arg_t){DNNL_ARG_SRC, p->src};
-	args[1] = (dnnl_exec_arg_t){DNNL_ARG_WEIGHTS, d->wmem[x->is_unsigned]};
+	args[1] = (dnnl_exec_arg_t){DNNL_ARG_WEIGHTS, p->wei};
 	args[2] = (dnnl_exec_arg_t){DNNL_ARG_DST, p->dst};
 	if (int8 && x->is_unsigned) {
 		d->zp_v = x->zero_point;
@@ -322,8 +370,8 @@ static int run(struct spp_dense_lowp *c, const struct spp_dense_lowp_x *x, float
 	s = dnnl_primitive_execute(p->p, d->stream, nargs, args);
 	if (s == dnnl_success)
 		s = dnnl_stream_wait(d->stream);
-	if (s == dnnl_success && x->n > 1)
-		transpose(d->yt, y, x->n, c->w.m, sizeof(float), threads);
+	if (s == dnnl_success && x->n > 1 && !x->nk)
+		transpose_f32(d->yt, y, x->n, c->w.m, threads);
 	omp_set_num_threads(before);
 	return s == dnnl_success ? SPP_OK : fail(err, SPP_E_RUNTIME, "matmul", s);
 }
@@ -339,8 +387,8 @@ static void close_dn(struct spp_dense_lowp *c)
 		dnnl_memory_destroy(d->cache[i].src);
 		dnnl_memory_destroy(d->cache[i].dst);
 	}
-	dnnl_memory_destroy(d->wmem[0]);
-	dnnl_memory_destroy(d->wmem[1]);
+	for (int i = 0; i < d->nw; i++)
+		dnnl_memory_destroy(d->wmem[i]);
 	dnnl_memory_destroy(d->zp);
 	dnnl_stream_destroy(d->stream);
 	dnnl_engine_destroy(d->eng);

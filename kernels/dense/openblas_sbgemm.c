@@ -2,7 +2,7 @@
  * OpenBLAS's cblas_sbgemm as a bf16 dense baseline (lowp_dense.h), where
  * the loaded OpenBLAS has it: builds without BUILD_BFLOAT16 (Debian's
  * 0.3.21 among them) lack the symbol, and then it is refused with that
- * reason. Y = W * X row-major as it is, no copies.
+ * reason. Y = W * X row-major as it is (nk: Y^T = X^T W^T), no copies.
  */
 #include <cblas.h>
 #include <dlfcn.h>
@@ -62,8 +62,12 @@ static int run(struct spp_dense_lowp *c, const struct spp_dense_lowp_x *x, float
 	if (c->w.m > INT32_MAX || c->w.k > INT32_MAX || x->n > INT32_MAX)
 		return spp_error_set(err, SPP_E_UNSUPPORTED, "OpenBLAS takes 32-bit sizes");
 	openblas_set_num_threads(threads);
-	sb(CblasRowMajor, CblasNoTrans, CblasNoTrans, (blasint)c->w.m, (blasint)x->n, (blasint)c->w.k, 1.0f,
-	   c->w.h, (blasint)c->w.k, x->v, (blasint)x->n, 0.0f, y, (blasint)x->n);
+	if (x->nk) /* Y^T = X^T W^T */
+		sb(CblasRowMajor, CblasNoTrans, CblasTrans, (blasint)x->n, (blasint)c->w.m, (blasint)c->w.k, 1.0f,
+		   x->v, (blasint)c->w.k, c->w.h, (blasint)c->w.k, 0.0f, y, (blasint)c->w.m);
+	else
+		sb(CblasRowMajor, CblasNoTrans, CblasNoTrans, (blasint)c->w.m, (blasint)x->n, (blasint)c->w.k,
+		   1.0f, c->w.h, (blasint)c->w.k, x->v, (blasint)x->n, 0.0f, y, (blasint)x->n);
 	return SPP_OK;
 }
 

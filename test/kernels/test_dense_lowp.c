@@ -2,7 +2,8 @@
  * The low-precision dense baselines (kernels/dense/lowp_dense.h): every
  * precision by every candidate against the double reference of the same
  * quantized values over ragged shapes (M, K odd; N 1, 7, 64; 1 and 2
- * threads; int8 X as s8 and as u8 with a zero point), the check catching a
+ * threads; X K x N and X^T N x K; int8 X as s8 and as u8 with a zero
+ * point), the check catching a
  * wrong result, the refusals with their reasons, and `spprof info` naming
  * what oneDNN runs, with ONEDNN_MAX_CPU_ISA lowered in a child process (a
  * lesser ISA refuses bf16 and never claims AMX). Run from test_dense's
@@ -81,17 +82,18 @@ static void test_lowp_against_reference(void **state)
 					check_refusal(&c, p, &e);
 				}
 				for (int u = 0; rc == SPP_OK && u < (p == SPP_DENSE_INT8 ? 2 : 1); u++)
-					for (size_t j = 0; j < 3; j++)
-						for (int t = 1; t <= 2; t++) {
-							struct spp_dense_lowp_x xq;
+					for (int j = 0; j < 3 * 2 * 2; j++) {
+						int t = 1 + j % 2, nk = j / 2 % 2;
+						int64_t n = ns[j / 4];
+						struct spp_dense_lowp_x xq;
 
-							assert_int_equal(spp_dense_lowp_quantize_x(p, u, x, k, ns[j], xv, &xq,
-												   &e), 0);
-							if (spp_dense_lowp_verify(&c, &xq, t, &e) != SPP_OK)
-								fail_msg("%s %s %s, %d thread(s): %s", c.lib->name,
-									 spp_dense_prec_name(p), u ? "u8" : "s8", t, e.msg);
-							ran[p]++;
-						}
+						assert_int_equal(spp_dense_lowp_quantize_x(p, u, nk, x, k, n, xv, &xq, &e), 0);
+						if (spp_dense_lowp_verify(&c, &xq, t, &e) != SPP_OK)
+							fail_msg("%s %s %s%s, %d thread(s): %s", c.lib->name,
+								 spp_dense_prec_name(p), u ? "u8" : "s8", nk ? ", X^T" : "",
+								 t, e.msg);
+						ran[p]++;
+					}
 				if (rc == SPP_OK && s == 0)
 					print_message("%s %s: %s on %s\n", c.lib->name, spp_dense_prec_name(p), c.impl,
 						      c.isa);
@@ -117,7 +119,7 @@ static void test_lowp_verify_catches(void **state)
 
 		if (spp_dense_lowp_open(&c, "onednn", p, &wm, &e) != SPP_OK)
 			continue;
-		assert_int_equal(spp_dense_lowp_quantize_x(p, 0, x, 33, 7, xv, &xq, &e), 0);
+		assert_int_equal(spp_dense_lowp_quantize_x(p, 0, 0, x, 33, 7, xv, &xq, &e), 0);
 		assert_int_equal(spp_dense_lowp_verify(&c, &xq, 1, &e), 0);
 		/* the reference reads c.w; the library its own copy, made at open */
 		if (p == SPP_DENSE_INT8)
@@ -151,22 +153,22 @@ static void test_lowp_usage(void **state)
 	assert_int_equal(spp_dense_prec_find("int8"), SPP_DENSE_INT8);
 	assert_int_equal(spp_dense_prec_find("fp8"), -1);
 	/* quantized X: s8 symmetric, u8 with a zero point that maps 0 exactly */
-	assert_int_equal(spp_dense_lowp_quantize_x(SPP_DENSE_INT8, 0, x, 3, 2, q, &xq, &e), 0);
+	assert_int_equal(spp_dense_lowp_quantize_x(SPP_DENSE_INT8, 0, 0, x, 3, 2, q, &xq, &e), 0);
 	assert_true(fabsf(xq.scale - 2.0f / 127) < 1e-7f);
 	assert_int_equal(q[2], 32);
 	assert_int_equal(q[3], 127);
 	assert_int_equal(q[4], -127);
-	assert_int_equal(spp_dense_lowp_quantize_x(SPP_DENSE_INT8, 1, x, 3, 2, u, &xq, &e), 0);
+	assert_int_equal(spp_dense_lowp_quantize_x(SPP_DENSE_INT8, 1, 0, x, 3, 2, u, &xq, &e), 0);
 	assert_true(xq.is_unsigned);
 	assert_int_equal(u[5], xq.zero_point);
 	assert_int_equal(u[4], 0);
 	assert_true(u[3] >= 254); /* 2 / scale is 127.5, the zero point 127 or 128 by rounding */
-	assert_int_equal(spp_dense_lowp_quantize_x(SPP_DENSE_BF16, 0, x, 0, 2, xv, &xq, &e), SPP_E_USAGE);
+	assert_int_equal(spp_dense_lowp_quantize_x(SPP_DENSE_BF16, 0, 0, x, 0, 2, xv, &xq, &e), SPP_E_USAGE);
 	/* X of another precision or K than W's */
 	if (spp_dense_lowp_open(&c, "onednn", SPP_DENSE_INT8, &wm, &e) == SPP_OK) {
-		assert_int_equal(spp_dense_lowp_quantize_x(SPP_DENSE_BF16, 0, x, 3, 2, xv, &xq, &e), 0);
+		assert_int_equal(spp_dense_lowp_quantize_x(SPP_DENSE_BF16, 0, 0, x, 3, 2, xv, &xq, &e), 0);
 		assert_int_equal(spp_dense_lowp_run(&c, &xq, y, 1, &e), SPP_E_USAGE);
-		assert_int_equal(spp_dense_lowp_quantize_x(SPP_DENSE_INT8, 0, x, 2, 3, q, &xq, &e), 0);
+		assert_int_equal(spp_dense_lowp_quantize_x(SPP_DENSE_INT8, 0, 0, x, 2, 3, q, &xq, &e), 0);
 		assert_int_equal(spp_dense_lowp_run(&c, &xq, y, 1, &e), SPP_E_USAGE);
 		spp_dense_lowp_close(&c);
 	}

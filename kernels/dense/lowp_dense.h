@@ -23,9 +23,11 @@
  * batch-major layout of inference, oneDNN's own: no copies at all, the
  * baseline to time where X is spprof's to make. oneDNN computes
  * Y^T = X^T * W^T: W's rows are the matmul's N columns, so
- * that W is oneDNN's weights (reordered once into the blocked layout it
- * picks) and the per-row int8 scales are its per-column output scales
- * (mask 1 << 1), the one per-channel case 2.6 has. X^T is read in place
+ * that W is oneDNN's weights (reordered once into each blocked layout it
+ * picks: N = 64's at open, another where a run's N wants one) and the
+ * per-row int8 scales are its per-column output scales (mask 1 << 1, the
+ * one per-channel case 2.6 has; fixed in a primitive per X scale, as
+ * 2.6's brgemm kernels take no run-time scales). X^T is read in place
  * where the kernel takes a transposed source (bf16) or transposed into a
  * buffer (int8, where a transposed source falls to gemm:jit); at N > 1 Y^T
  * is written into a buffer and transposed into Y (a strided destination
@@ -98,8 +100,8 @@ struct spp_dense_lowp_lib {
 	const char *key;        /* "onednn", "openblas" */
 	const char *name;       /* "oneDNN matmul", "OpenBLAS sbgemm" */
 	/*
-	 * Load the library for precision p: fill c->version, c->isa, c->impl
-	 * (what it runs at a probe shape). 0, or SPP_E_UNSUPPORTED with why.
+	 * Load the library for c->prec: fill c->version, c->isa, c->priv.
+	 * 0, or SPP_E_UNSUPPORTED with why.
 	 */
 	int (*open)(struct spp_dense_lowp *c, struct spp_error *err);
 	/* W (c->w, already quantized) into the library's layout. 0 or status. */
@@ -122,7 +124,13 @@ struct spp_dense_lowp {
 	struct spp_dense_lowp_w w;
 	char version[32];       /* "2.6.3" */
 	char isa[48];           /* the ISA the library dispatches: "avx512_core_amx" */
-	char impl[64];          /* its kernel: "brg:avx512_core_amx_bf16" (oneDNN's impl_info_str) */
+	/*
+	 * its kernel: "brg:avx512_core_amx_bf16" (oneDNN's impl_info_str) of
+	 * the last primitive made, at the probe, at N = 64 on open, then at
+	 * each run's N (oneDNN picks by shape: small ones run avx512_core_bf16
+	 * or vnni kernels on an AMX CPU)
+	 */
+	char impl[64];
 	void *priv;             /* the library's own state */
 };
 

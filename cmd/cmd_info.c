@@ -191,7 +191,7 @@ struct lowp_row {
 	char reason[256];       /* why unavailable; "" */
 };
 
-static void lowp_row(struct lowp_row *r, const struct spp_dense_lowp_lib *lib, enum spp_dense_prec p,
+static void lowp_row(struct lowp_row *r, const struct spp_dense_lowp_lib *lib, enum spp_prec p,
 		     const float *w, void *xv, const float *x)
 {
 	struct spp_dense_lowp c;
@@ -211,14 +211,14 @@ static void lowp_row(struct lowp_row *r, const struct spp_dense_lowp_lib *lib, e
 	}
 	snprintf(r->isa, sizeof(r->isa), "%s", c.isa);
 	if (rc == SPP_OK)
-		snprintf(r->what, sizeof(r->what), "%s %s %s", lib->name, c.version, spp_dense_prec_name(p));
+		snprintf(r->what, sizeof(r->what), "%s %s %s", lib->name, c.version, spp_prec_name(p));
 	else
 		snprintf(r->reason, sizeof(r->reason), "%s", err.msg);
 	spp_dense_lowp_close(&c);
 }
 
 /* rows[p][l] for every precision p and library l (at most 4); the number of libraries. */
-static int lowp_rows(struct lowp_row rows[SPP_DENSE_PREC_COUNT][4])
+static int lowp_rows(struct lowp_row rows[SPP_PREC_COUNT][4])
 {
 	float *w = malloc(sizeof(float) * LOWP_M * LOWP_M), *x = malloc(sizeof(float) * LOWP_M * LOWP_N);
 	void *xv = malloc(sizeof(uint16_t) * LOWP_M * LOWP_N);
@@ -230,9 +230,9 @@ static int lowp_rows(struct lowp_row rows[SPP_DENSE_PREC_COUNT][4])
 		x[i] = (float)((i * 104729) % 2001 - 1000) / 1000.0f;
 	while (spp_dense_lowp_libs[nl] && nl < 4)
 		nl++;
-	for (int p = 0; p < SPP_DENSE_PREC_COUNT; p++)
+	for (int p = SPP_PREC_BF16; p < SPP_PREC_COUNT; p++)
 		for (int l = 0; l < nl; l++) {
-			lowp_row(&rows[p][l], spp_dense_lowp_libs[l], (enum spp_dense_prec)p,
+			lowp_row(&rows[p][l], spp_dense_lowp_libs[l], (enum spp_prec)p,
 				 w && x && xv ? w : NULL, xv, x);
 			if (!w || !x || !xv)
 				snprintf(rows[p][l].reason, sizeof(rows[p][l].reason), "out of memory");
@@ -243,15 +243,16 @@ static int lowp_rows(struct lowp_row rows[SPP_DENSE_PREC_COUNT][4])
 
 static void print_lowp(void)
 {
-	struct lowp_row rows[SPP_DENSE_PREC_COUNT][4];
+	struct lowp_row rows[SPP_PREC_COUNT][4];
 	int nl = lowp_rows(rows);
 
-	for (int p = 0; p < SPP_DENSE_PREC_COUNT; p++)
+	for (int p = SPP_PREC_BF16; p < SPP_PREC_COUNT; p++)
 		for (int l = 0; l < nl; l++) {
 			const struct lowp_row *r = &rows[p][l];
+			char head[32];
 
-			printf("%-13s%s: ", l ? "" : p == 0 ? "dense bf16" : p == 1 ? "dense fp16" : "dense int8",
-			       r->name);
+			snprintf(head, sizeof(head), "dense %s", spp_prec_name((enum spp_prec)p));
+			printf("%-13s%s: ", l ? "" : head, r->name);
 			if (r->what[0])
 				printf("%s, %s at %dx%dx%d, %s at N=1 (dispatches %s)\n", r->what, r->impl[0],
 				       LOWP_M, LOWP_M, LOWP_N, r->impl[1], r->isa);
@@ -263,11 +264,11 @@ static void print_lowp(void)
 /* The same as JSON: {"bf16": [{"name", "library", "isa", "impl", "impl_n1", "reason"}], ...}. */
 static cJSON *json_lowp(void)
 {
-	struct lowp_row rows[SPP_DENSE_PREC_COUNT][4];
+	struct lowp_row rows[SPP_PREC_COUNT][4];
 	int nl = lowp_rows(rows);
 	cJSON *o = cJSON_CreateObject();
 
-	for (int p = 0; o && p < SPP_DENSE_PREC_COUNT; p++) {
+	for (int p = SPP_PREC_BF16; o && p < SPP_PREC_COUNT; p++) {
 		cJSON *a = cJSON_CreateArray();
 
 		for (int l = 0; a && l < nl; l++) {
@@ -286,7 +287,7 @@ static cJSON *json_lowp(void)
 			spp_json_put(c, "reason", ok ? cJSON_CreateNull() : spp_json_str(r->reason));
 			cJSON_AddItemToArray(a, c);
 		}
-		spp_json_put(o, spp_dense_prec_name((enum spp_dense_prec)p), a);
+		spp_json_put(o, spp_prec_name((enum spp_prec)p), a);
 	}
 	return o;
 }

@@ -20,21 +20,6 @@ const struct spp_dense_lowp_lib *const spp_dense_lowp_libs[] = {
 	NULL,
 };
 
-static const char *const prec_names[SPP_DENSE_PREC_COUNT] = {"bf16", "fp16", "int8"};
-
-const char *spp_dense_prec_name(enum spp_dense_prec p)
-{
-	return (unsigned)p < SPP_DENSE_PREC_COUNT ? prec_names[p] : "?";
-}
-
-int spp_dense_prec_find(const char *name)
-{
-	for (int p = 0; p < SPP_DENSE_PREC_COUNT; p++)
-		if (strcmp(prec_names[p], name) == 0)
-			return p;
-	return -1;
-}
-
 const struct spp_dense_lowp_lib *spp_dense_lowp_lib_find(const char *key)
 {
 	for (int i = 0; spp_dense_lowp_libs[i]; i++)
@@ -61,21 +46,22 @@ static size_t to(const struct spp_dense_lowp_x *x, size_t i)
 	return x->nk ? i % (size_t)x->n * (size_t)x->k + i / (size_t)x->n : i;
 }
 
-int spp_dense_lowp_quantize_x(enum spp_dense_prec p, int is_unsigned, int nk, const float *x, int64_t k,
+int spp_dense_lowp_quantize_x(enum spp_prec p, int is_unsigned, int nk, const float *x, int64_t k,
 			      int64_t n, void *v, struct spp_dense_lowp_x *out, struct spp_error *err)
 {
 	size_t bytes = 0, cnt;
 	float lo = 0, hi = 0;
 
-	if ((unsigned)p >= SPP_DENSE_PREC_COUNT)
-		return spp_error_set(err, SPP_E_USAGE, "unknown precision %d", (int)p);
+	if ((unsigned)p >= SPP_PREC_COUNT || p == SPP_PREC_FP32)
+		return spp_error_set(err, SPP_E_USAGE, "precision %d: not one of bf16, fp16, int8 (fp32 is dense.h's)",
+				     (int)p);
 	if (elems(k, n, 1, &bytes, err))
 		return SPP_E_USAGE;
 	cnt = bytes;
-	*out = (struct spp_dense_lowp_x){p, k, n, v, p == SPP_DENSE_INT8 && is_unsigned, 1.0f, 0, nk != 0};
-	if (p != SPP_DENSE_INT8) {
+	*out = (struct spp_dense_lowp_x){p, k, n, v, p == SPP_PREC_INT8 && is_unsigned, 1.0f, 0, nk != 0};
+	if (p != SPP_PREC_INT8) {
 		for (size_t i = 0; i < cnt; i++)
-			((uint16_t *)v)[to(out, i)] = p == SPP_DENSE_BF16 ? spp_f32_to_bf16(x[i])
+			((uint16_t *)v)[to(out, i)] = p == SPP_PREC_BF16 ? spp_f32_to_bf16(x[i])
 									  : spp_f32_to_f16(x[i]);
 		return SPP_OK;
 	}
@@ -111,12 +97,12 @@ static int quantize_w(struct spp_dense_lowp *c, const struct spp_matrix *w, stru
 	q->prec = c->prec;
 	q->m = w->m;
 	q->k = w->k;
-	if (c->prec != SPP_DENSE_INT8) {
+	if (c->prec != SPP_PREC_INT8) {
 		if (!(q->h = malloc(bytes)))
 			return spp_error_set(err, SPP_E_NOMEM, "out of memory for W in %s",
-					     spp_dense_prec_name(c->prec));
+					     spp_prec_name(c->prec));
 		for (size_t i = 0; i < cnt; i++)
-			q->h[i] = c->prec == SPP_DENSE_BF16 ? spp_f32_to_bf16(w->v[i])
+			q->h[i] = c->prec == SPP_PREC_BF16 ? spp_f32_to_bf16(w->v[i])
 							    : spp_f32_to_f16(w->v[i]);
 		return SPP_OK;
 	}
@@ -124,16 +110,13 @@ static int quantize_w(struct spp_dense_lowp *c, const struct spp_matrix *w, stru
 	q->scale = malloc(sizeof(float) * (size_t)w->m);
 	if (!q->q || !q->scale)
 		return spp_error_set(err, SPP_E_NOMEM, "out of memory for W in int8");
+	/* the sparse kernels' quantization (kernels/lowp), so both sides compute the same W */
 	for (int64_t i = 0; i < w->m; i++) {
 		const float *row = w->v + i * w->k;
-		float m = 0, s;
 
+		q->scale[i] = spp_int8_scale(row, w->k);
 		for (int64_t j = 0; j < w->k; j++)
-			m = fmaxf(m, fabsf(row[j]));
-		s = m > 0 ? m / 127.0f : 1.0f;
-		q->scale[i] = s;
-		for (int64_t j = 0; j < w->k; j++)
-			q->q[i * w->k + j] = (int8_t)fmaxf(-127.0f, fminf(127.0f, rintf(row[j] / s)));
+			q->q[i * w->k + j] = spp_int8_quantize(row[j], q->scale[i]);
 	}
 	return SPP_OK;
 }
@@ -142,8 +125,8 @@ static int quantize_w(struct spp_dense_lowp *c, const struct spp_matrix *w, stru
 static double x_at(const struct spp_dense_lowp_x *x, int64_t i)
 {
 	switch (x->prec) {
-	case SPP_DENSE_BF16: return spp_bf16_to_f32(((const uint16_t *)x->v)[i]);
-	case SPP_DENSE_FP16: return spp_f16_to_f32(((const uint16_t *)x->v)[i]);
+	case SPP_PREC_BF16: return spp_bf16_to_f32(((const uint16_t *)x->v)[i]);
+	case SPP_PREC_FP16: return spp_f16_to_f32(((const uint16_t *)x->v)[i]);
 	default:
 		return x->is_unsigned ? (double)((const uint8_t *)x->v)[i] - x->zero_point
 				      : (double)((const int8_t *)x->v)[i];
@@ -153,8 +136,8 @@ static double x_at(const struct spp_dense_lowp_x *x, int64_t i)
 static double w_at(const struct spp_dense_lowp_w *w, int64_t i)
 {
 	switch (w->prec) {
-	case SPP_DENSE_BF16: return spp_bf16_to_f32(w->h[i]);
-	case SPP_DENSE_FP16: return spp_f16_to_f32(w->h[i]);
+	case SPP_PREC_BF16: return spp_bf16_to_f32(w->h[i]);
+	case SPP_PREC_FP16: return spp_f16_to_f32(w->h[i]);
 	default: return w->q[i];
 	}
 }
@@ -171,7 +154,7 @@ static void ref_at(const struct spp_dense_lowp_w *w, const struct spp_dense_lowp
 		s += t;
 		a += fabs(t);
 	}
-	if (w->prec == SPP_DENSE_INT8)
+	if (w->prec == SPP_PREC_INT8)
 		scale = (double)w->scale[i] * x->scale;
 	*sum = s * scale;
 	*abs_sum = a * scale;
@@ -194,7 +177,7 @@ int spp_dense_lowp_verify(struct spp_dense_lowp *c, const struct spp_dense_lowp_
 {
 	size_t bytes = 0;
 	float *y;
-	double worst = 0, tol_k = c->prec == SPP_DENSE_INT8 ? 1e-6 : 1e-5 + (double)c->w.k * 0x1p-23;
+	double worst = 0, tol_k = c->prec == SPP_PREC_INT8 ? 1e-6 : 1e-5 + (double)c->w.k * 0x1p-23;
 	int64_t wi = -1;
 	double wy = 0, wr = 0;
 	int rc;
@@ -224,9 +207,9 @@ int spp_dense_lowp_verify(struct spp_dense_lowp *c, const struct spp_dense_lowp_
 		rc = spp_error_set(err, SPP_E_VERIFY,
 				   "%s %s computed wrong at %lldx%lldx%lld: y[%lld] = %g where the "
 				   "double-precision reference of the same %s values gives %g",
-				   c->lib->name, spp_dense_prec_name(c->prec), (long long)c->w.m,
+				   c->lib->name, spp_prec_name(c->prec), (long long)c->w.m,
 				   (long long)c->w.k, (long long)x->n, (long long)wi, wy,
-				   spp_dense_prec_name(c->prec), wr);
+				   spp_prec_name(c->prec), wr);
 	free(y);
 	return rc;
 }
@@ -236,8 +219,8 @@ int spp_dense_lowp_run(struct spp_dense_lowp *c, const struct spp_dense_lowp_x *
 {
 	if (x->prec != c->prec || x->k != c->w.k || x->n <= 0 || !c->priv)
 		return spp_error_set(err, SPP_E_USAGE, "%s: X is %s %lld x %lld, W %s %lld x %lld",
-				     c->lib ? c->lib->name : "dense", spp_dense_prec_name(x->prec),
-				     (long long)x->k, (long long)x->n, spp_dense_prec_name(c->prec),
+				     c->lib ? c->lib->name : "dense", spp_prec_name(x->prec),
+				     (long long)x->k, (long long)x->n, spp_prec_name(c->prec),
 				     (long long)c->w.m, (long long)c->w.k);
 	return c->lib->run(c, x, y, threads > 0 ? threads : 1, err);
 }
@@ -265,7 +248,7 @@ static int probe(struct spp_dense_lowp *c, struct spp_error *err)
 		rc = quantize_w(&t, &wm, err);
 	if (rc == SPP_OK)
 		rc = t.lib->prepare(&t, err);
-	for (int u = 0; u < (c->prec == SPP_DENSE_INT8 ? 2 : 1) && rc == SPP_OK; u++)
+	for (int u = 0; u < (c->prec == SPP_PREC_INT8 ? 2 : 1) && rc == SPP_OK; u++)
 		for (int n = N; n >= 1 && rc == SPP_OK; n -= N - 1)
 			for (int th = 1; th <= 2 && rc == SPP_OK; th++)
 				for (int nk = 0; nk < 2 && rc == SPP_OK; nk++)
@@ -278,14 +261,15 @@ static int probe(struct spp_dense_lowp *c, struct spp_error *err)
 	return rc;
 }
 
-int spp_dense_lowp_open(struct spp_dense_lowp *c, const char *key, enum spp_dense_prec p,
+int spp_dense_lowp_open(struct spp_dense_lowp *c, const char *key, enum spp_prec p,
 			const struct spp_matrix *w, struct spp_error *err)
 {
 	int rc;
 
 	memset(c, 0, sizeof(*c));
-	if ((unsigned)p >= SPP_DENSE_PREC_COUNT)
-		return spp_error_set(err, SPP_E_USAGE, "unknown precision %d", (int)p);
+	if ((unsigned)p >= SPP_PREC_COUNT || p == SPP_PREC_FP32)
+		return spp_error_set(err, SPP_E_USAGE, "precision %d: not one of bf16, fp16, int8 (fp32 is dense.h's)",
+				     (int)p);
 	if (!(c->lib = spp_dense_lowp_lib_find(key)))
 		return spp_error_set(err, SPP_E_USAGE, "unknown low-precision dense library '%s' "
 				     "(onednn, openblas)", key);
@@ -318,5 +302,5 @@ void spp_dense_lowp_close(struct spp_dense_lowp *c)
 void spp_dense_lowp_describe(const struct spp_dense_lowp *c, char *buf, size_t n)
 {
 	snprintf(buf, n, "%s %s %s (%s)", c->lib ? c->lib->name : "?", c->version[0] ? c->version : "?",
-		 spp_dense_prec_name(c->prec), c->impl[0] ? c->impl : c->isa);
+		 spp_prec_name(c->prec), c->impl[0] ? c->impl : c->isa);
 }

@@ -38,8 +38,8 @@
  * at a time per candidate (each run may create a primitive for its N and
  * thread count, kept for the next).
  *
- * Merge note: kernels/lowp/lowp.h (written beside this) will carry the
- * project's precision table; enum spp_dense_prec is to become that one.
+ * The precisions are kernels/lowp/lowp.h's table (enum spp_prec); fp32 is
+ * dense.h's, refused here.
  */
 #ifndef SPP_KERNELS_DENSE_LOWP_DENSE_H
 #define SPP_KERNELS_DENSE_LOWP_DENSE_H
@@ -49,23 +49,11 @@
 
 #include "base/error.h"
 #include "kernels/kernels.h"
-
-enum spp_dense_prec {
-	SPP_DENSE_BF16,
-	SPP_DENSE_FP16,
-	SPP_DENSE_INT8,
-	SPP_DENSE_PREC_COUNT
-};
-
-/* "bf16", "fp16", "int8"; "?" for another value. */
-const char *spp_dense_prec_name(enum spp_dense_prec p);
-
-/* A precision by name; -1 when unknown. */
-int spp_dense_prec_find(const char *name);
+#include "kernels/lowp/lowp.h"
 
 /* X in the precision: K x N (nk: N x K), row-major. Borrowed. */
 struct spp_dense_lowp_x {
-	enum spp_dense_prec prec;
+	enum spp_prec prec;
 	int64_t k, n;
 	const void *v;          /* uint16_t (bf16, fp16), int8_t or uint8_t (int8) */
 	int is_unsigned;        /* int8: 1 u8 with zero_point, 0 s8 (zero_point 0) */
@@ -82,12 +70,12 @@ struct spp_dense_lowp_x {
  * zero point that maps 0 exactly). Fills everything but v. 0, or
  * SPP_E_USAGE for a bad size or precision.
  */
-int spp_dense_lowp_quantize_x(enum spp_dense_prec p, int is_unsigned, int nk, const float *x, int64_t k,
+int spp_dense_lowp_quantize_x(enum spp_prec p, int is_unsigned, int nk, const float *x, int64_t k,
 			      int64_t n, void *v, struct spp_dense_lowp_x *out, struct spp_error *err);
 
 /* W in the precision, row-major M x K, as spp_dense_lowp_open made it. */
 struct spp_dense_lowp_w {
-	enum spp_dense_prec prec;
+	enum spp_prec prec;
 	int64_t m, k;
 	uint16_t *h;            /* bf16, fp16: the values */
 	int8_t *q;              /* int8: the values */
@@ -120,7 +108,7 @@ const struct spp_dense_lowp_lib *spp_dense_lowp_lib_find(const char *key);
 
 struct spp_dense_lowp {
 	const struct spp_dense_lowp_lib *lib;
-	enum spp_dense_prec prec;
+	enum spp_prec prec;
 	struct spp_dense_lowp_w w;
 	char version[32];       /* "2.6.3" */
 	char isa[48];           /* the ISA the library dispatches: "avx512_core_amx" */
@@ -143,7 +131,7 @@ struct spp_dense_lowp {
  * computed wrong; SPP_E_NOMEM. On failure c holds nothing to close (close
  * is harmless).
  */
-int spp_dense_lowp_open(struct spp_dense_lowp *c, const char *key, enum spp_dense_prec p,
+int spp_dense_lowp_open(struct spp_dense_lowp *c, const char *key, enum spp_prec p,
 			const struct spp_matrix *w, struct spp_error *err);
 
 /*

@@ -55,9 +55,9 @@ struct dn {
 	size_t xt_cap, yt_cap;
 };
 
-static dnnl_data_type_t dt_of(enum spp_dense_prec p, int is_unsigned)
+static dnnl_data_type_t dt_of(enum spp_prec p, int is_unsigned)
 {
-	return p == SPP_DENSE_BF16 ? dnnl_bf16 : p == SPP_DENSE_FP16 ? dnnl_f16 : is_unsigned ? dnnl_u8 : dnnl_s8;
+	return p == SPP_PREC_BF16 ? dnnl_bf16 : p == SPP_PREC_FP16 ? dnnl_f16 : is_unsigned ? dnnl_u8 : dnnl_s8;
 }
 
 static int fail(struct spp_error *err, int code, const char *what, dnnl_status_t s)
@@ -105,24 +105,24 @@ static int make_pd(const struct spp_dense_lowp *c, int64_t n, int is_unsigned, i
 		dnnl_memory_desc_init_by_strides(&src, 2, sd, t, xstr);
 	else
 		dnnl_memory_desc_init_by_tag(&src, 2, sd, t, dnnl_ab);
-	dnnl_memory_desc_init_by_tag(&wei, 2, wd, c->prec == SPP_DENSE_INT8 ? dnnl_s8 : t, dnnl_format_tag_any);
+	dnnl_memory_desc_init_by_tag(&wei, 2, wd, c->prec == SPP_PREC_INT8 ? dnnl_s8 : t, dnnl_format_tag_any);
 	dnnl_memory_desc_init_by_tag(&dst, 2, dd, dnnl_f32, dnnl_ab);
 	if ((s = dnnl_matmul_desc_init(&md, &src, &wei, NULL, &dst)) != dnnl_success)
 		return fail(err, SPP_E_UNSUPPORTED, "matmul", s);
 	if ((s = dnnl_primitive_attr_create(&attr)) != dnnl_success)
 		return fail(err, SPP_E_NOMEM, "attributes", s);
 	/* the zero point at run time: one DNNL_RUNTIME_S32_VAL, count 1 */
-	if (c->prec == SPP_DENSE_INT8)
+	if (c->prec == SPP_PREC_INT8)
 		s = dnnl_primitive_attr_set_output_scales(attr, c->w.m, 1 << 1, scales ? scales : c->w.scale);
-	if (s == dnnl_success && c->prec == SPP_DENSE_INT8 && is_unsigned)
+	if (s == dnnl_success && c->prec == SPP_PREC_INT8 && is_unsigned)
 		s = dnnl_primitive_attr_set_zero_points(attr, DNNL_ARG_SRC, 1, 0, &rz);
 	if (s == dnnl_success)
 		s = dnnl_primitive_desc_create(pd, &md, attr, c->priv ? ((const struct dn *)c->priv)->eng : NULL, NULL);
 	dnnl_primitive_attr_destroy(attr);
 	if (s == dnnl_unimplemented)
 		return spp_error_set(err, SPP_E_UNSUPPORTED, "oneDNN %s has no %s%s matmul on %s", c->version,
-				     c->prec == SPP_DENSE_INT8 ? (is_unsigned ? "u8 x " : "s8 x ") : "",
-				     c->prec == SPP_DENSE_INT8 ? "s8" : spp_dense_prec_name(c->prec), c->isa);
+				     c->prec == SPP_PREC_INT8 ? (is_unsigned ? "u8 x " : "s8 x ") : "",
+				     c->prec == SPP_PREC_INT8 ? "s8" : spp_prec_name(c->prec), c->isa);
 	if (s != dnnl_success)
 		return fail(err, SPP_E_UNSUPPORTED, "matmul primitive", s);
 	return SPP_OK;
@@ -147,7 +147,7 @@ static int weights_for(struct spp_dense_lowp *c, const dnnl_memory_desc_t *md, d
 	dnnl_memory_desc_t plain;
 	dnnl_dims_t wd = {c->w.k, c->w.m};
 	dnnl_memory_t wsrc = NULL, wdst = NULL;
-	void *wv = c->prec == SPP_DENSE_INT8 ? (void *)c->w.q : (void *)c->w.h;
+	void *wv = c->prec == SPP_PREC_INT8 ? (void *)c->w.q : (void *)c->w.h;
 	dnnl_status_t s;
 
 	for (int i = 0; i < d->nw; i++) {
@@ -160,7 +160,7 @@ static int weights_for(struct spp_dense_lowp *c, const dnnl_memory_desc_t *md, d
 	}
 	if (d->nw == LAYOUTS)
 		return spp_error_set(err, SPP_E_RUNTIME, "oneDNN asked for more than %d layouts of W", LAYOUTS);
-	dnnl_memory_desc_init_by_tag(&plain, 2, wd, c->prec == SPP_DENSE_INT8 ? dnnl_s8 : dt_of(c->prec, 0), dnnl_ba);
+	dnnl_memory_desc_init_by_tag(&plain, 2, wd, c->prec == SPP_PREC_INT8 ? dnnl_s8 : dt_of(c->prec, 0), dnnl_ba);
 	s = dnnl_memory_create(&wdst, md, d->eng, DNNL_MEMORY_ALLOCATE);
 	if (s == dnnl_success)
 		s = dnnl_memory_create(&wsrc, &plain, d->eng, wv);
@@ -193,7 +193,7 @@ static int reorder_w(struct spp_dense_lowp *c, int is_unsigned, struct spp_error
 	dnnl_memory_t m;
 	int rc;
 
-	if ((rc = make_pd(c, 64, is_unsigned, c->prec != SPP_DENSE_INT8, NULL, &pd, err)) != SPP_OK)
+	if ((rc = make_pd(c, 64, is_unsigned, c->prec != SPP_PREC_INT8, NULL, &pd, err)) != SPP_OK)
 		return rc;
 	snprintf(c->impl, sizeof(c->impl), "%s", impl_of(pd));
 	rc = weights_for(c, dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0), &m, err);
@@ -208,10 +208,10 @@ static int prepare(struct spp_dense_lowp *c, struct spp_error *err)
 	dnnl_dims_t zdim = {1};
 	int before = omp_get_max_threads(), rc = SPP_OK;
 
-	for (int u = 0; u < (c->prec == SPP_DENSE_INT8 ? 2 : 1) && rc == SPP_OK; u++)
+	for (int u = 0; u < (c->prec == SPP_PREC_INT8 ? 2 : 1) && rc == SPP_OK; u++)
 		rc = reorder_w(c, u, err);
 	omp_set_num_threads(before);
-	if (rc != SPP_OK || c->prec != SPP_DENSE_INT8)
+	if (rc != SPP_OK || c->prec != SPP_PREC_INT8)
 		return rc;
 	if (!(d->scale_v = malloc(sizeof(float) * (size_t)c->w.m)))
 		return spp_error_set(err, SPP_E_NOMEM, "out of memory for the scales");
@@ -224,7 +224,7 @@ static int prepare(struct spp_dense_lowp *c, struct spp_error *err)
 /* Whether X K x N is read in place as a strided X^T (bf16, fp16); else X^T is contiguous. */
 static int strided(const struct spp_dense_lowp *c, const struct spp_dense_lowp_x *x)
 {
-	return !x->nk && x->n > 1 && c->prec != SPP_DENSE_INT8;
+	return !x->nk && x->n > 1 && c->prec != SPP_PREC_INT8;
 }
 
 /* The primitive for x's N, layout, threads and signedness: the kept one or a new one. */
@@ -249,7 +249,7 @@ static int get_prim(struct spp_dense_lowp *c, const struct spp_dense_lowp_x *x, 
 	dnnl_memory_destroy(p->src);
 	dnnl_memory_destroy(p->dst);
 	memset(p, 0, sizeof(*p));
-	if (c->prec == SPP_DENSE_INT8)
+	if (c->prec == SPP_PREC_INT8)
 		for (int64_t i = 0; i < c->w.m; i++)
 			d->scale_v[i] = c->w.scale[i] * x->scale;
 	/* the weights' layout oneDNN wants at this N: one reordered before, or reordered now, once */
@@ -333,7 +333,7 @@ static int run(struct spp_dense_lowp *c, const struct spp_dense_lowp_x *x, float
 {
 	struct dn *d = c->priv;
 	struct prim *p = NULL;
-	int before = omp_get_max_threads(), rc, nargs = 3, int8 = c->prec == SPP_DENSE_INT8;
+	int before = omp_get_max_threads(), rc, nargs = 3, int8 = c->prec == SPP_PREC_INT8;
 	const void *src = x->v;
 	float *dst = y;
 	dnnl_exec_arg_t args[6];

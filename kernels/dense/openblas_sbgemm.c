@@ -26,9 +26,9 @@ static int open_sb(struct spp_dense_lowp *c, struct spp_error *err)
 	if (config && strncmp(config, "OpenBLAS ", 9) == 0)
 		snprintf(c->version, sizeof(c->version), "%.*s", (int)strcspn(config + 9, " "), config + 9);
 	snprintf(c->isa, sizeof(c->isa), "%s", core ? core : "?");
-	if (c->prec != SPP_DENSE_BF16)
+	if (c->prec != SPP_PREC_BF16)
 		return spp_error_set(err, SPP_E_UNSUPPORTED, "OpenBLAS has no %s GEMM (sbgemm is bf16)",
-				     spp_dense_prec_name(c->prec));
+				     spp_prec_name(c->prec));
 	if (!dladdr((void *)openblas_get_config, &info) || !info.dli_fname)
 		return spp_error_set(err, SPP_E_UNSUPPORTED, "cannot find the OpenBLAS library file");
 	/* the copy the process links: RTLD_NOLOAD finds it without loading another */

@@ -67,6 +67,9 @@ const struct spp_prec_info *spp_prec_info(enum spp_prec p);
 /* The precision of a name; -1 when unknown. */
 int spp_prec_parse(const char *name);
 
+/* "fp32", "bf16", "fp16", "int8"; "?" for another value. */
+const char *spp_prec_name(enum spp_prec p);
+
 /*
  * bf16 and fp16 convert with base/dtype.h's spp_f32_to_bf16 / spp_f32_to_f16
  * (round to nearest even, NaN kept) and spp_bf16_to_f32 / spp_f16_to_f32.

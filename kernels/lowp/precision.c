@@ -20,6 +20,11 @@ const struct spp_prec_info *spp_prec_info(enum spp_prec p)
 	return (unsigned)p < SPP_PREC_COUNT ? &precs[p] : NULL;
 }
 
+const char *spp_prec_name(enum spp_prec p)
+{
+	return (unsigned)p < SPP_PREC_COUNT ? precs[p].name : "?";
+}
+
 int spp_prec_parse(const char *name)
 {
 	for (int i = 0; name && i < SPP_PREC_COUNT; i++)

@@ -196,23 +196,23 @@ struct bench {
 };
 
 /* One precision (int8: X signed or not) at b's shape: its row. 0 met, 1 missed, 2 error. */
-static int bench_prec(struct bench *b, enum spp_dense_prec p, int is_unsigned)
+static int bench_prec(struct bench *b, enum spp_prec p, int is_unsigned)
 {
 	struct spp_dense_lowp c;
 	struct spp_dense_lowp_x xq, xqt;
 	struct spp_error err = {0};
 	struct spp_matrix wm = {b->m, b->k, b->w};
 	struct direct d[2];
-	int nd = 0, int8 = p == SPP_DENSE_INT8;
+	int nd = 0, int8 = p == SPP_PREC_INT8;
 	double td[2][MAX_ROUNDS], ts[2][MAX_ROUNDS], ratio[2][MAX_ROUNDS], med[2], p10, p90, dmed[2], best = INFINITY;
 	double wbytes = (double)b->m * (double)b->k * (int8 ? 1 : 2) + (int8 ? 4.0 * (double)b->m : 0);
 	double flop = 2.0 * (double)b->m * (double)b->k * (double)b->n;
 	char label[32];
 	float *scales = NULL;
-	dnnl_data_type_t dt = p == SPP_DENSE_BF16 ? dnnl_bf16 : p == SPP_DENSE_FP16 ? dnnl_f16
+	dnnl_data_type_t dt = p == SPP_PREC_BF16 ? dnnl_bf16 : p == SPP_PREC_FP16 ? dnnl_f16
 						 : is_unsigned ? dnnl_u8 : dnnl_s8;
 
-	snprintf(label, sizeof(label), "%s%s", spp_dense_prec_name(p), int8 ? (is_unsigned ? " u8 X" : " s8 X") : "");
+	snprintf(label, sizeof(label), "%s%s", spp_prec_name(p), int8 ? (is_unsigned ? " u8 X" : " s8 X") : "");
 	omp_set_num_threads(b->threads);
 	if (spp_dense_lowp_open(&c, "onednn", p, &wm, &err) != SPP_OK) {
 		printf("  %-10s spprof refuses: %s\n", label, err.msg);
@@ -236,7 +236,7 @@ static int bench_prec(struct bench *b, enum spp_dense_prec p, int is_unsigned)
 				scales, xq.zero_point))
 			return 2;
 	}
-	if (p == SPP_DENSE_BF16) {
+	if (p == SPP_PREC_BF16) {
 		dnnl_dims_t sd = {b->m, b->k}, wd = {b->k, b->n}, dd = {b->m, b->n};
 
 		if (direct_make(&d[nd++], "onednn/wsrc", sd, dt, c.w.h, wd, dt, b->xq, dnnl_ab, 0, dd, b->yt, NULL, 0))
@@ -298,9 +298,9 @@ static int bench_shape(int64_t m, int64_t k, int64_t n, int threads, int rounds)
 		b.x[i] = (float)((i * 104729) % 2001 - 1000) / 1000.0f;
 	if (!rc)
 		printf("%lldx%lldx%lld\n", (long long)m, (long long)k, (long long)n);
-	for (int p = 0; rc < 2 && p < SPP_DENSE_PREC_COUNT; p++)
-		for (int u = 0; u < (p == SPP_DENSE_INT8 ? 2 : 1); u++) {
-			int r = bench_prec(&b, (enum spp_dense_prec)p, u);
+	for (int p = SPP_PREC_BF16; rc < 2 && p < SPP_PREC_COUNT; p++)
+		for (int u = 0; u < (p == SPP_PREC_INT8 ? 2 : 1); u++) {
+			int r = bench_prec(&b, (enum spp_prec)p, u);
 
 			rc = r > rc ? r : rc;
 		}

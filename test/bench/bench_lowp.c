@@ -190,7 +190,7 @@ fail:
 static int bench_n(struct job *j, struct side *f, int nf, const char *label, void *dxv, void *sxv)
 {
 	struct spp_error err = {0};
-	enum spp_dense_prec dp = (enum spp_dense_prec)spp_dense_prec_find(spp_prec_info(j->p)->name);
+	enum spp_prec dp = j->p;
 	float *yt = malloc(sizeof(float) * (size_t)(j->s * j->n));
 
 	if (!yt)
@@ -268,7 +268,7 @@ static int bench_prec(enum spp_prec p, int64_t s, int rounds)
 		struct spp_dense_lowp dense;
 		struct side f[4];
 		int nf;
-		enum spp_dense_prec dp = (enum spp_dense_prec)spp_dense_prec_find(spp_prec_info(p)->name);
+		enum spp_prec dp = p;
 
 		make_w(w, s, two_four, 11 + (uint64_t)two_four);
 		if (spp_dense_lowp_open(&dense, "onednn", dp, &(struct spp_matrix){s, s, w}, &err)) {

@@ -44,18 +44,18 @@ static float *values(int64_t n, uint64_t seed, float range)
  * has no x86 f16 matmul), sbgemm (a build without BUILD_BFLOAT16), bf16
  * and int8 only where oneDNN dispatches less than they need.
  */
-static void check_refusal(const struct spp_dense_lowp *c, enum spp_dense_prec p, const struct spp_error *e)
+static void check_refusal(const struct spp_dense_lowp *c, enum spp_prec p, const struct spp_error *e)
 {
 	assert_true(e->msg[0] != '\0');
 	if (strcmp(c->lib->key, "openblas") == 0) {
 		assert_true(strstr(e->msg, "cblas_sbgemm") || strstr(e->msg, "sbgemm is bf16"));
 		return;
 	}
-	if (p == SPP_DENSE_BF16 && (strstr(c->isa, "amx") || strstr(c->isa, "bf16")))
+	if (p == SPP_PREC_BF16 && (strstr(c->isa, "amx") || strstr(c->isa, "bf16")))
 		fail_msg("oneDNN on %s refused bf16: %s", c->isa, e->msg);
-	if (p == SPP_DENSE_INT8 && (strstr(c->isa, "amx") || strstr(c->isa, "vnni")))
+	if (p == SPP_PREC_INT8 && (strstr(c->isa, "amx") || strstr(c->isa, "vnni")))
 		fail_msg("oneDNN on %s refused int8: %s", c->isa, e->msg);
-	print_message("note: %s %s refused here: %s\n", c->lib->name, spp_dense_prec_name(p), e->msg);
+	print_message("note: %s %s refused here: %s\n", c->lib->name, spp_prec_name(p), e->msg);
 }
 
 /* Every precision by every candidate, over the shapes, or its reason for refusing. */
@@ -63,10 +63,10 @@ static void test_lowp_against_reference(void **state)
 {
 	static const int64_t shapes[][2] = {{37, 29}, {101, 77}, {255, 129}};
 	static const int64_t ns[] = {1, 7, 64};
-	int ran[SPP_DENSE_PREC_COUNT] = {0};
+	int ran[SPP_PREC_COUNT] = {0};
 
 	(void)state;
-	for (int p = 0; p < SPP_DENSE_PREC_COUNT; p++)
+	for (int p = SPP_PREC_BF16; p < SPP_PREC_COUNT; p++)
 		for (int l = 0; spp_dense_lowp_libs[l]; l++)
 			for (size_t s = 0; s < sizeof(shapes) / sizeof(shapes[0]); s++) {
 				int64_t m = shapes[s][0], k = shapes[s][1];
@@ -81,7 +81,7 @@ static void test_lowp_against_reference(void **state)
 					assert_int_equal(rc, SPP_E_UNSUPPORTED);
 					check_refusal(&c, p, &e);
 				}
-				for (int u = 0; rc == SPP_OK && u < (p == SPP_DENSE_INT8 ? 2 : 1); u++)
+				for (int u = 0; rc == SPP_OK && u < (p == SPP_PREC_INT8 ? 2 : 1); u++)
 					for (int j = 0; j < 3 * 2 * 2; j++) {
 						int t = 1 + j % 2, nk = j / 2 % 2;
 						int64_t n = ns[j / 4];
@@ -90,18 +90,19 @@ static void test_lowp_against_reference(void **state)
 						assert_int_equal(spp_dense_lowp_quantize_x(p, u, nk, x, k, n, xv, &xq, &e), 0);
 						if (spp_dense_lowp_verify(&c, &xq, t, &e) != SPP_OK)
 							fail_msg("%s %s %s%s, %d thread(s): %s", c.lib->name,
-								 spp_dense_prec_name(p), u ? "u8" : "s8", nk ? ", X^T" : "",
+								 spp_prec_name(p), u ? "u8" : "s8", nk ? ", X^T" : "",
 								 t, e.msg);
 						ran[p]++;
 					}
 				if (rc == SPP_OK && s == 0)
-					print_message("%s %s: %s on %s\n", c.lib->name, spp_dense_prec_name(p), c.impl,
+					print_message("%s %s: %s on %s\n", c.lib->name, spp_prec_name(p), c.impl,
 						      c.isa);
 				spp_dense_lowp_close(&c);
 				free(w), free(x), free(xv);
 			}
 	/* whatever this CPU runs was checked; fp16 needs a oneDNN newer than 2.6 on x86 */
-	print_message("checked: bf16 %d, fp16 %d, int8 %d runs\n", ran[0], ran[1], ran[2]);
+	print_message("checked: bf16 %d, fp16 %d, int8 %d runs\n", ran[SPP_PREC_BF16], ran[SPP_PREC_FP16],
+		      ran[SPP_PREC_INT8]);
 }
 
 /* The check is real: W changed behind the library's back is caught. */
@@ -113,7 +114,7 @@ static void test_lowp_verify_catches(void **state)
 	struct spp_error e = {0};
 
 	(void)state;
-	for (int p = 0; p < SPP_DENSE_PREC_COUNT; p++) {
+	for (int p = SPP_PREC_BF16; p < SPP_PREC_COUNT; p++) {
 		struct spp_dense_lowp c;
 		struct spp_dense_lowp_x xq;
 
@@ -122,7 +123,7 @@ static void test_lowp_verify_catches(void **state)
 		assert_int_equal(spp_dense_lowp_quantize_x(p, 0, 0, x, 33, 7, xv, &xq, &e), 0);
 		assert_int_equal(spp_dense_lowp_verify(&c, &xq, 1, &e), 0);
 		/* the reference reads c.w; the library its own copy, made at open */
-		if (p == SPP_DENSE_INT8)
+		if (p == SPP_PREC_INT8)
 			c.w.q[5 * 33 + 3] = (int8_t)(c.w.q[5 * 33 + 3] > 0 ? -100 : 100);
 		else
 			c.w.h[5 * 33 + 3] = spp_f32_to_bf16(9.0f);
@@ -146,29 +147,30 @@ static void test_lowp_usage(void **state)
 	float y[4];
 
 	(void)state;
-	assert_int_equal(spp_dense_lowp_open(&c, "mkl", SPP_DENSE_BF16, &wm, &e), SPP_E_USAGE);
+	assert_int_equal(spp_dense_lowp_open(&c, "mkl", SPP_PREC_BF16, &wm, &e), SPP_E_USAGE);
 	assert_non_null(strstr(e.msg, "'mkl'"));
 	spp_dense_lowp_close(&c);
-	assert_int_equal(spp_dense_lowp_open(&c, "onednn", SPP_DENSE_PREC_COUNT, &wm, &e), SPP_E_USAGE);
-	assert_int_equal(spp_dense_prec_find("int8"), SPP_DENSE_INT8);
-	assert_int_equal(spp_dense_prec_find("fp8"), -1);
+	assert_int_equal(spp_dense_lowp_open(&c, "onednn", SPP_PREC_COUNT, &wm, &e), SPP_E_USAGE);
+	assert_int_equal(spp_dense_lowp_open(&c, "onednn", SPP_PREC_FP32, &wm, &e), SPP_E_USAGE);
+	assert_int_equal(spp_prec_parse("int8"), SPP_PREC_INT8);
+	assert_int_equal(spp_prec_parse("fp8"), -1);
 	/* quantized X: s8 symmetric, u8 with a zero point that maps 0 exactly */
-	assert_int_equal(spp_dense_lowp_quantize_x(SPP_DENSE_INT8, 0, 0, x, 3, 2, q, &xq, &e), 0);
+	assert_int_equal(spp_dense_lowp_quantize_x(SPP_PREC_INT8, 0, 0, x, 3, 2, q, &xq, &e), 0);
 	assert_true(fabsf(xq.scale - 2.0f / 127) < 1e-7f);
 	assert_int_equal(q[2], 32);
 	assert_int_equal(q[3], 127);
 	assert_int_equal(q[4], -127);
-	assert_int_equal(spp_dense_lowp_quantize_x(SPP_DENSE_INT8, 1, 0, x, 3, 2, u, &xq, &e), 0);
+	assert_int_equal(spp_dense_lowp_quantize_x(SPP_PREC_INT8, 1, 0, x, 3, 2, u, &xq, &e), 0);
 	assert_true(xq.is_unsigned);
 	assert_int_equal(u[5], xq.zero_point);
 	assert_int_equal(u[4], 0);
 	assert_true(u[3] >= 254); /* 2 / scale is 127.5, the zero point 127 or 128 by rounding */
-	assert_int_equal(spp_dense_lowp_quantize_x(SPP_DENSE_BF16, 0, 0, x, 0, 2, xv, &xq, &e), SPP_E_USAGE);
+	assert_int_equal(spp_dense_lowp_quantize_x(SPP_PREC_BF16, 0, 0, x, 0, 2, xv, &xq, &e), SPP_E_USAGE);
 	/* X of another precision or K than W's */
-	if (spp_dense_lowp_open(&c, "onednn", SPP_DENSE_INT8, &wm, &e) == SPP_OK) {
-		assert_int_equal(spp_dense_lowp_quantize_x(SPP_DENSE_BF16, 0, 0, x, 3, 2, xv, &xq, &e), 0);
+	if (spp_dense_lowp_open(&c, "onednn", SPP_PREC_INT8, &wm, &e) == SPP_OK) {
+		assert_int_equal(spp_dense_lowp_quantize_x(SPP_PREC_BF16, 0, 0, x, 3, 2, xv, &xq, &e), 0);
 		assert_int_equal(spp_dense_lowp_run(&c, &xq, y, 1, &e), SPP_E_USAGE);
-		assert_int_equal(spp_dense_lowp_quantize_x(SPP_DENSE_INT8, 0, 0, x, 2, 3, q, &xq, &e), 0);
+		assert_int_equal(spp_dense_lowp_quantize_x(SPP_PREC_INT8, 0, 0, x, 2, 3, q, &xq, &e), 0);
 		assert_int_equal(spp_dense_lowp_run(&c, &xq, y, 1, &e), SPP_E_USAGE);
 		spp_dense_lowp_close(&c);
 	}
@@ -249,8 +251,8 @@ static void test_lowp_info_json(void **state)
 	assert_non_null(j);
 	dp = cJSON_GetObjectItem(j, "dense_precisions");
 	assert_non_null(dp);
-	for (int p = 0; p < SPP_DENSE_PREC_COUNT; p++) {
-		const cJSON *c, *a = cJSON_GetObjectItem(dp, spp_dense_prec_name(p));
+	for (int p = SPP_PREC_BF16; p < SPP_PREC_COUNT; p++) {
+		const cJSON *c, *a = cJSON_GetObjectItem(dp, spp_prec_name(p));
 
 		assert_true(cJSON_GetArraySize(a) >= 2);
 		cJSON_ArrayForEach(c, a) {

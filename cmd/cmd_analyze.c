@@ -10,6 +10,7 @@
 
 #include "counters/sim.h"
 #include "cmd/cmd.h"
+#include "kernels/lowp/lowp.h"
 #include "cmd/progress.h"
 #include "config.h"
 #include "kernels/cuda/device.h"
@@ -39,6 +40,7 @@ struct analyze_args {
 
 static int opt_backends(const char *cmd, const struct cmd_option *o, const char *arg, void *args);
 static int opt_epilogue(const char *cmd, const struct cmd_option *o, const char *arg, void *args);
+static int opt_precision(const char *cmd, const struct cmd_option *o, const char *arg, void *args);
 static int opt_activations(const char *cmd, const struct cmd_option *o, const char *arg,
 			   void *args);
 static int opt_counters(const char *cmd, const struct cmd_option *o, const char *arg, void *args);
@@ -91,6 +93,11 @@ static const struct cmd_option analyze_options[] = {
 		 "(applied while Y is in registers) and unfused (the kernel, then a pass over "
 		 "Y), the layer's bias from the model (<name>.bias), else zeros; default none, "
 		 "and the speedups stay those of the plain kernels"},
+	{CMD_CALLBACK("precision", "P", opt_precision),
+	 .help = "fp32, bf16, fp16 or int8: W and X in that precision on the CPU, the formats "
+		 "with a kernel in it (csr, nm2_4, nm4_8, bitmask; bsr1x4 for the bsr formats) "
+		 "against the dense GEMM of the same precision; one no dense library runs here "
+		 "is refused in the runs with the reason; default fp32"},
 	{CMD_CALLBACK("activations", "DIR", opt_activations),
 	 .help = "real X: DIR/<layer name>.npy per layer, K x N or N x K (characters "
 		 "outside [A-Za-z0-9._-] of the name as _); a layer without a file gets "
@@ -210,6 +217,25 @@ static int opt_epilogue(const char *cmd, const struct cmd_option *o, const char 
 		return cmd_usage_error(cmd, "unknown --epilogue '%s' (known: none, bias, bias_relu)", arg);
 	a->opts.epilogue = e;
 	return 0;
+}
+
+/* Into opts.precision, a name of the precision table (kernels/lowp/lowp.h). 0 ok, 2 usage. */
+static int opt_precision(const char *cmd, const struct cmd_option *o, const char *arg, void *args)
+{
+	struct analyze_args *a = args;
+	int p = spp_prec_parse(arg);
+	char known[64] = "";
+	size_t len = 0;
+
+	(void)o;
+	if (p >= 0) {
+		a->opts.precision = p;
+		return 0;
+	}
+	for (int i = 0; i < SPP_PREC_COUNT && len < sizeof(known); i++)
+		len += (size_t)snprintf(known + len, sizeof(known) - len, "%s%s", i ? ", " : "",
+					spp_prec_name((enum spp_prec)i));
+	return cmd_usage_error(cmd, "unknown --precision '%s' (known: %s)", arg, known);
 }
 
 /* Into opts.backends. 0 ok, 2 usage, 3 a backend this build lacks or cannot run. */

@@ -70,6 +70,8 @@ struct spp_analyze_opts {
 	double target_sparsity;
 	/* --epilogue (enum spp_epilogue): each CPU format also fused and unfused (struct spp_run_epilogue) */
 	int epilogue;
+	/* --precision (enum spp_prec, kernels/lowp/lowp.h): fp32 (0), or the runs of spp_lowp_measure */
+	int precision;
 	/* --dedupe: a layer of the same work unit and non-zero pattern as an earlier one copies its runs (profiler/dedupe.h) */
 	int dedupe;
 	/* --shard: this process times only the layers of its shard's work units (profiler/shard.h) */

@@ -354,6 +354,7 @@ static int measure_layers(struct spp_analysis *a, struct spp_session *s, struct 
 	ro.cupti = o->cupti;
 	ro.act_sparsity = o->act_sparsity;
 	ro.epilogue = (enum spp_epilogue)o->epilogue;
+	ro.precision = o->precision;
 	if ((rc = counters_setup(a, &ro, &geometry, fmts, nf, err)))
 		return rc;
 	a->runs = calloc((size_t)a->nlayers, sizeof(*a->runs));
@@ -365,6 +366,7 @@ static int measure_layers(struct spp_analysis *a, struct spp_session *s, struct 
 	/* breakeven is the weights' own: uniform X, weight-only CPU formats (the sweep is CPU-only) */
 	ro.act_sparsity = 0;
 	ro.epilogue = SPP_EPILOGUE_NONE;
+	ro.precision = 0;
 	ro.backends = SPP_BACKEND_CPU;
 	if (o->breakeven && (rc = spp_breakeven_analysis(a, &ro, fmts, nswept, err)))
 		return rc;

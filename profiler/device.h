@@ -21,9 +21,11 @@
 #ifndef SPP_PROFILER_DEVICE_H
 #define SPP_PROFILER_DEVICE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "kernels/kernels.h"
+#include "kernels/lowp/lowp.h"
 #include "base/error.h"
 #include "profiler/measure.h"
 
@@ -159,6 +161,33 @@ extern const struct spp_device_ops spp_device_cpu_dense;
 
 /* The encoding a CPU format case holds; NULL for a dense case or one not open. */
 const struct spp_encoded *spp_device_cpu_encoded(const struct spp_device_case *c);
+
+/*
+ * The CPU in a deployed precision (profiler/device_lowp.c, issue 47): an
+ * entry is a kernels/lowp format or, with dense_key, a low-precision
+ * dense candidate ("onednn", "openblas"). X is the caller's, quantized in
+ * both layouts; every case writes the one buffer y (M x N; a dense case
+ * Y^T, N x M). ctx is a struct spp_device_lowp.
+ */
+struct spp_dense_lowp_x;
+
+struct spp_device_lowp {
+	enum spp_prec prec;
+	int threads;
+	float *y;                          /* m x n */
+	const struct spp_lowp_x *sx;       /* the sparse kernels' X */
+	const struct spp_dense_lowp_x *dx; /* the dense candidates' X^T (nk) */
+};
+
+struct spp_device_lowp_entry {
+	const char *dense_key;             /* NULL: the format below */
+	enum spp_lowp_format format;
+};
+
+extern const struct spp_device_ops spp_device_lowp;
+
+/* A dense case's library and kernel ("oneDNN matmul 2.6.3 bf16 (brg:...)"); "" for a format. */
+void spp_device_lowp_describe(const struct spp_device_case *c, char *buf, size_t n);
 
 /*
  * CUDA (built with HAVE_CUDA only): a case is an entry of the CUDA table

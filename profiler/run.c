@@ -224,8 +224,8 @@ int spp_layer_measure(const struct spp_layer *l, const struct spp_layer_static *
 		lo.bias = bias;
 		lo.bias_source = bias ? "model" : NULL;
 		w.v = wbuf;
-		rc = spp_matrix_measure(&w, l->n, st->counts.nnz, st->theoretical_speedup,
-					l->name, formats, nformats, &lo, out, err);
+		rc = (o->precision ? spp_lowp_measure : spp_matrix_measure)(&w, l->n, st->counts.nnz,
+				st->theoretical_speedup, l->name, formats, nformats, &lo, out, err);
 	} else {
 		out->runs = NULL;
 		out->nruns = 0;

@@ -79,6 +79,11 @@ struct spp_run_opts {
 	enum spp_epilogue epilogue;
 	const float *bias;
 	const char *bias_source;
+	/*
+	 * --precision (enum spp_prec of kernels/lowp/lowp.h): fp32 (0) runs
+	 * `formats`; another runs spp_lowp_measure on the layers instead.
+	 */
+	int precision;
 };
 
 /* Defaults: 1 thread, detected ISA, seed 1, spp_bench_opts_init, warm, rtol 1e-4, no peak. */
@@ -135,6 +140,20 @@ int spp_matrix_measure(const struct spp_matrix *w, int64_t n, uint64_t nnz,
 		       const struct spp_format_ops *const *formats, int nformats,
 		       const struct spp_run_opts *o, struct spp_layer_runs *out,
 		       struct spp_error *err);
+
+/*
+ * spp_matrix_measure in precision o->precision (not fp32; issue 47,
+ * profiler/run_lowp.c): the low-precision dense candidates, the fastest
+ * the baseline, and the kernels/lowp formats among `formats` (bsr1x4 in
+ * place of the bsr formats; the others not applicable, said in their
+ * runs), every run's precision set. A precision no dense candidate runs
+ * here refuses every run (unsupported, with the reason). The epilogue,
+ * CUDA and the counters are not applied. Same contract as
+ * spp_matrix_measure.
+ */
+int spp_lowp_measure(const struct spp_matrix *w, int64_t n, uint64_t nnz, double theoretical_speedup,
+		     const char *name, const struct spp_format_ops *const *formats, int nformats,
+		     const struct spp_run_opts *o, struct spp_layer_runs *out, struct spp_error *err);
 
 /*
  * The thread policy of timed runs on `threads` threads: set o->bench's

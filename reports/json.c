@@ -2,6 +2,7 @@
  * The report tree (DESIGN section 6) built from an analysis, and its JSON
  * writer; the layers' entries are built in json_layers.c.
  */
+#include "kernels/lowp/lowp.h"
 #include "reports/json_values.h"
 #include "reports/report.h"
 #include "profiler/plausible.h"
@@ -149,6 +150,7 @@ static void build_run_settings(struct build *b, cJSON *s, const struct spp_analy
 	add_num_or_null(b, s, "act_sparsity", o->act_sparsity > 0, o->act_sparsity);
 	add_str(b, s, "activations", o->activations);
 	add_str(b, s, "epilogue", spp_epilogue_name((enum spp_epilogue)o->epilogue));
+	add_str(b, s, "precision", spp_prec_name((enum spp_prec)o->precision));
 	add_bool(b, s, "dedupe", o->dedupe);
 	if (o->shard.count > 0) {
 		cJSON *sh = add_obj(b, s, "shard");

@@ -32,7 +32,7 @@ static const char *const command_options[][40] = {
 	 "--formats", "--backends", "--repeat", "--time-budget", "--cold", "--cache", "--shard", "--shard-count",
 	 "--layers", "--skip-layers", "--resume", "--dedupe", "--peers", "--dense",
 	 "--counters", "--cache-model", "--max-layers", "--max-memory", "--breakeven", "--n-sweep",
-	 "--act-sparsity", "--target-sparsity", "--activations", "--epilogue", "--input-shape",
+	 "--act-sparsity", "--target-sparsity", "--activations", "--epilogue", "--precision", "--input-shape",
 	 NULL},
 	{"bench", "--dlmc", "--n", "--threads", "--formats", "--peers", "--size", "--time-budget",
 	 "--seed", "--quick", "--format", "--output", "--quiet", "--dense", "--cold", "--cache", NULL},

@@ -94,7 +94,9 @@ static const struct cmd_option analyze_options[] = {
 		 "Y), the layer's bias from the model (<name>.bias), else zeros; default none, "
 		 "and the speedups stay those of the plain kernels"},
 	{CMD_CALLBACK("precision", "P", opt_precision),
-	 .help = "fp32, bf16, fp16 or int8: W and X in that precision on the CPU, the formats "
+	 .help = "fp32, bf16, fp16, int8 or auto (each layer's from its stored dtype: BF16 bf16, "
+		 "F16 fp16 where a dense fp16 runs here else bf16, I8, Q8_0 and Q4_0 int8, else fp32): "
+		 "W and X in that precision on the CPU, the formats "
 		 "with a kernel in it (csr, nm2_4, nm4_8, bitmask; bsr1x4 for the bsr formats) "
 		 "against the dense GEMM of the same precision; one no dense library runs here "
 		 "is refused in the runs with the reason; default fp32"},
@@ -228,14 +230,14 @@ static int opt_precision(const char *cmd, const struct cmd_option *o, const char
 	size_t len = 0;
 
 	(void)o;
-	if (p >= 0) {
-		a->opts.precision = p;
+	if (p >= 0 || strcmp(arg, "auto") == 0) {
+		a->opts.precision = p >= 0 ? p : SPP_ANALYZE_PREC_AUTO;
 		return 0;
 	}
 	for (int i = 0; i < SPP_PREC_COUNT && len < sizeof(known); i++)
 		len += (size_t)snprintf(known + len, sizeof(known) - len, "%s%s", i ? ", " : "",
 					spp_prec_name((enum spp_prec)i));
-	return cmd_usage_error(cmd, "unknown --precision '%s' (known: %s)", arg, known);
+	return cmd_usage_error(cmd, "unknown --precision '%s' (known: %s, auto)", arg, known);
 }
 
 /* Into opts.backends. 0 ok, 2 usage, 3 a backend this build lacks or cannot run. */

@@ -70,7 +70,11 @@ struct spp_analyze_opts {
 	double target_sparsity;
 	/* --epilogue (enum spp_epilogue): each CPU format also fused and unfused (struct spp_run_epilogue) */
 	int epilogue;
-	/* --precision (enum spp_prec, kernels/lowp/lowp.h): fp32 (0), or the runs of spp_lowp_measure */
+	/*
+	 * --precision (enum spp_prec, kernels/lowp/lowp.h): fp32 (0), or the
+	 * runs of spp_lowp_measure; SPP_ANALYZE_PREC_AUTO: each layer's from
+	 * its stored dtype (spp_analyze_layer_precision)
+	 */
 	int precision;
 	/* --dedupe: a layer of the same work unit and non-zero pattern as an earlier one copies its runs (profiler/dedupe.h) */
 	int dedupe;
@@ -153,6 +157,7 @@ struct spp_model_totals {
 	X(SPP_WARN_ACTIVATIONS_MISSING, "activations_missing", "a layer has no --activations file") \
 	X(SPP_WARN_RUN_FAILED, "run_failed", "a format's run failed")                               \
 	X(SPP_WARN_NO_KERNEL_RUNS, "no_kernel_runs", "a layer has no kernel runs")                  \
+	X(SPP_WARN_PRECISION_FALLBACK, "precision_fallback", "--precision auto: a layer run in another precision than its own") \
 	X(SPP_WARN_NO_CALIBRATION, "no_calibration", "no calibrated bandwidth: bw_util is null")    \
 	X(SPP_WARN_NO_GEMM_LAYERS, "no_gemm_layers", "the model has no GEMM layers")               \
 	X(SPP_WARN_INPUT_SHAPE_ASSUMED, "input_shape_assumed", "a graph input's shape was assumed or unknown") \
@@ -163,6 +168,8 @@ struct spp_model_totals {
 	X(SPP_WARN_DISTURBED, "disturbed", "a layer's rounds stayed disturbed: its figures include them") \
 	X(SPP_WARN_TRAINING_STATE, "training_state", "a checkpoint's optimizer or training state was left out") \
 	X(SPP_WARN_N_ASSUMED, "n_assumed", "a graph model's layers whose N the graph did not give")
+
+#define SPP_ANALYZE_PREC_AUTO (-1)
 
 enum spp_warn {
 #define SPP_WARN_ENUM(e, code, what) e,

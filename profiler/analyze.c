@@ -12,6 +12,8 @@
 #include "base/budget.h"
 #include "profiler/breakeven.h"
 #include "profiler/plausible.h"
+#include "kernels/dense/lowp_dense.h"
+#include "kernels/lowp/lowp.h"
 
 #include <math.h>
 #include <omp.h>
@@ -228,6 +230,41 @@ static int open_session(struct spp_analysis *a, struct spp_session *s, struct sp
 	return rc;
 }
 
+/*
+ * --precision auto: layer i's precision from its stored dtype: F32 (and
+ * what is not below) fp32, BF16 bf16, F16 fp16 where a dense fp16
+ * candidate runs here (else bf16, warned with why), I8 and the 8- and
+ * 4-bit block formats Q8_0 / Q4_0 int8. 0 or the warning's status.
+ */
+static int layer_precision(struct spp_analysis *a, int i, struct spp_run_opts *ro,
+			   struct spp_error *err)
+{
+	enum spp_dtype t = a->layers[i].weight->dtype;
+	struct spp_dense_lowp c;
+	struct spp_error e2 = {0};
+	char why[400] = "";
+	size_t len = 0;
+
+	ro->precision = t == SPP_DTYPE_BF16 ? SPP_PREC_BF16
+			: t == SPP_DTYPE_F16 ? SPP_PREC_FP16
+			: t == SPP_DTYPE_I8 || t == SPP_DTYPE_Q8_0 || t == SPP_DTYPE_Q4_0 ? SPP_PREC_INT8
+			: SPP_PREC_FP32;
+	if (ro->precision != SPP_PREC_FP16)
+		return SPP_OK;
+	for (int l = 0; spp_dense_lowp_libs[l]; l++) {
+		memset(&c, 0, sizeof(c));
+		if (!spp_dense_lowp_open(&c, spp_dense_lowp_libs[l]->key, SPP_PREC_FP16, NULL, &e2)) {
+			spp_dense_lowp_close(&c);
+			return SPP_OK;
+		}
+		if (len < sizeof(why))
+			len += (size_t)snprintf(why + len, sizeof(why) - len, "%s%s", len ? "; " : "", e2.msg);
+	}
+	ro->precision = SPP_PREC_BF16;
+	return spp_analysis_warn(a, err, SPP_WARN_PRECISION_FALLBACK, "'%s': F16 weights run in bf16: "
+				 "no dense fp16 baseline here (%s)", a->layers[i].name, why);
+}
+
 /* Layer i's runs (with its activations file, if any), and a warning per failed run. */
 static int run_layer(struct spp_analysis *a, int i, const struct spp_format_ops *const *fmts,
 		     int nf, struct spp_run_opts *ro, struct spp_error *err)
@@ -235,6 +272,8 @@ static int run_layer(struct spp_analysis *a, int i, const struct spp_format_ops 
 	const struct spp_analyze_opts *o = &a->opts;
 	int rc;
 
+	if (o->precision == SPP_ANALYZE_PREC_AUTO && (rc = layer_precision(a, i, ro, err)))
+		return rc;
 	if (o->activations) {
 		char path[4096];
 		float *x = NULL;
@@ -354,7 +393,7 @@ static int measure_layers(struct spp_analysis *a, struct spp_session *s, struct 
 	ro.cupti = o->cupti;
 	ro.act_sparsity = o->act_sparsity;
 	ro.epilogue = (enum spp_epilogue)o->epilogue;
-	ro.precision = o->precision;
+	ro.precision = o->precision == SPP_ANALYZE_PREC_AUTO ? 0 : o->precision;
 	if ((rc = counters_setup(a, &ro, &geometry, fmts, nf, err)))
 		return rc;
 	a->runs = calloc((size_t)a->nlayers, sizeof(*a->runs));

@@ -150,7 +150,8 @@ static void build_run_settings(struct build *b, cJSON *s, const struct spp_analy
 	add_num_or_null(b, s, "act_sparsity", o->act_sparsity > 0, o->act_sparsity);
 	add_str(b, s, "activations", o->activations);
 	add_str(b, s, "epilogue", spp_epilogue_name((enum spp_epilogue)o->epilogue));
-	add_str(b, s, "precision", spp_prec_name((enum spp_prec)o->precision));
+	add_str(b, s, "precision", o->precision == SPP_ANALYZE_PREC_AUTO ? "auto"
+		: spp_prec_name((enum spp_prec)o->precision));
 	add_bool(b, s, "dedupe", o->dedupe);
 	if (o->shard.count > 0) {
 		cJSON *sh = add_obj(b, s, "shard");

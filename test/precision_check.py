@@ -8,7 +8,8 @@ bsr1x4 and the dense baseline are ok with finite speedups, the bsr formats
 say bsr1x4 runs instead, and settings.precision is set. --precision fp16
 exits 0 with each run's reason where no dense fp16 baseline runs here (or
 runs ok where one does); --precision fp8 is one line naming the option,
-exit 2; fp32 keeps today's runs (csr and the bsr formats, precision fp32).
+exit 2; fp32 keeps today's runs (csr and the bsr formats, precision fp32);
+auto takes each layer's from its stored dtype (F16, BF16, F32 layers).
 
 usage: precision_check.py SPPROF
 """
@@ -22,11 +23,21 @@ import sys
 import tempfile
 
 
-def write_st(path, tensors):
+def pack(dtype, vals):
+    if dtype == "F16":
+        return struct.pack("<%de" % len(vals), *vals)
+    raw = struct.pack("<%df" % len(vals), *vals)
+    if dtype == "BF16":  # the high half of each float (truncated: exact for the check)
+        return b"".join(raw[i + 2:i + 4] for i in range(0, len(raw), 4))
+    return raw
+
+
+def write_st(path, tensors, dtypes=None):
     header, blobs, off = {}, [], 0
     for name, (shape, vals) in tensors.items():
-        raw = struct.pack("<%df" % len(vals), *vals)
-        header[name] = {"dtype": "F32", "shape": shape, "data_offsets": [off, off + len(raw)]}
+        dtype = (dtypes or {}).get(name, "F32")
+        raw = pack(dtype, vals)
+        header[name] = {"dtype": dtype, "shape": shape, "data_offsets": [off, off + len(raw)]}
         blobs.append(raw)
         off += len(raw)
     h = json.dumps(header).encode()
@@ -43,6 +54,10 @@ def model(path, m=256, k=256):
         two_four += [g[i] if i in keep else 0.0 for i in range(4)]
     sparse = [rng.gauss(0, 1) if rng.random() < 0.1 else 0.0 for _ in range(m * k)]
     write_st(path, {"a.weight": ([m, k], two_four), "b.weight": ([m, k], sparse)})
+    # --precision auto: the same weights stored in F16 and BF16
+    write_st(path.replace(".safetensors", "_half.safetensors"),
+             {"c.weight": ([m, k], two_four), "d.weight": ([m, k], sparse), "e.weight": ([m, k], sparse)},
+             {"c.weight": "F16", "d.weight": "BF16"})
 
 
 def analyze(spprof, path, prec):
@@ -72,6 +87,24 @@ def check_lowp(r, prec, fails):
         b = runs.get("bsr4")
         if b and "bsr1x4" not in (b["reason"] or ""):
             fails.append(f"{prec}: {layer['name']} bsr4: reason {b['reason']!r}")
+
+
+def check_auto(spprof, path, fails):
+    """auto: F16 fp16 (or bf16 with a precision_fallback warning), BF16 bf16, F32 fp32."""
+    p = analyze(spprof, path, "auto")
+    if p.returncode:
+        fails.append(f"auto: exit {p.returncode}: {p.stderr.strip()}")
+        return
+    r = json.loads(p.stdout)
+    got = {layer["name"]: {x["precision"] for x in layer["runs"]} for layer in r["layers"]}
+    fallback = any(w["code"] == "precision_fallback" for w in r["warnings"])
+    want = {"c.weight": {"bf16" if fallback else "fp16"}, "d.weight": {"bf16"}, "e.weight": {"fp32"}}
+    if r["settings"].get("precision") != "auto" or got != want:
+        fails.append(f"auto: settings {r['settings'].get('precision')!r}, runs {got}, want {want}")
+    for layer in r["layers"]:
+        dense = layer["runs"][0]
+        if dense["status"] != "ok":
+            fails.append(f"auto: {layer['name']}: dense {dense['status']} {dense['reason']!r}")
 
 
 def main():
@@ -107,6 +140,7 @@ def main():
             if r["settings"]["precision"] != "fp32" or "bsr4" not in fmts or "bsr1x4" in fmts or \
                     any(x["precision"] != "fp32" for x in r["layers"][0]["runs"]):
                 fails.append(f"fp32: runs {fmts}")
+        check_auto(spprof, path.replace(".safetensors", "_half.safetensors"), fails)
     for f in fails:
         print("FAIL", f)
     print("precision-check:", "ok" if not fails else f"{len(fails)} failures")

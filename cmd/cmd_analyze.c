@@ -422,6 +422,13 @@ static int check_args(struct analyze_args *args)
 				       "own, so no layer's runs can stand for another's");
 	if (args->resume && !args->output)
 		return cmd_usage_error("analyze", "--resume continues the journal beside -o FILE: give -o");
+	/* what the low-precision runs (profiler/run_lowp.c) do not do yet: refused, never ignored */
+	if (opts->precision != SPP_PREC_FP32 && (opts->epilogue != SPP_EPILOGUE_NONE ||
+						 (opts->backends & SPP_BACKEND_CUDA)))
+		return cmd_usage_error("analyze", "--precision %s: %s runs in fp32 only for now (give "
+				       "--precision fp32)", opts->precision == SPP_ANALYZE_PREC_AUTO ? "auto"
+				       : spp_prec_name((enum spp_prec)opts->precision),
+				       opts->epilogue != SPP_EPILOGUE_NONE ? "--epilogue" : "the CUDA backend");
 	return 0;
 }
 

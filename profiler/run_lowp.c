@@ -289,7 +289,7 @@ int spp_lowp_measure(const struct spp_matrix *w, int64_t n, uint64_t nnz, double
 		goto done;
 	}
 	for (int r = 1; r < out->nruns && M->nitems < SPP_DENSE_MAX + 64; r++) {
-		struct spp_device_check chk = {M->yd, M->bound, 1e-5 + 2.0 * (double)w->k * 0x1p-24,
+		struct spp_device_check chk = {M->yd, M->bound, SPP_LOWP_VERIFY_RTOL(w->k),
 					       "dense", M->y};
 
 		if (out->runs[r].status != SPP_RUN_OK)

@@ -256,6 +256,16 @@ void spp_run_speedup_ci(struct spp_run *r, const double *dense, int nd, const do
 __attribute__((format(printf, 3, 4)))
 void spp_run_set_status(struct spp_run *r, enum spp_run_status s, const char *fmt, ...);
 
+/*
+ * How a run in bf16, fp16 or int8 is checked (spp_lowp_measure,
+ * profiler/run_lowp.c; the report's settings.verify_rule says it).
+ */
+#define SPP_LOWP_VERIFY_RULE                                                              \
+	"runs in bf16, fp16 or int8: |y - y_dense| <= (1e-5 + 2 K 2^-24) * "             \
+	"(sum_k |w_ik| * max_k |x_kj|) for every element, y_dense the same-precision dense " \
+	"result of the same quantized W and X"
+#define SPP_LOWP_VERIFY_RTOL(k) (1e-5 + 2.0 * (double)(k) * 0x1p-24)
+
 /* A run with every figure unknown (NAN), status ok, precision "fp32", not yet timed. */
 void spp_run_init(struct spp_run *r, const char *backend, const char *format);
 

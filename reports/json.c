@@ -142,8 +142,11 @@ static void build_run_settings(struct build *b, cJSON *s, const struct spp_analy
 	add_num_or_null(b, s, "time_budget_s", o->session.repeat <= 0, o->session.time_budget_s);
 	spp_counters_opts_format(&o->counters, counters, sizeof(counters));
 	add_str(b, s, "counters", counters);
-	add_str(b, s, "verify_rule", "|y - y_dense| <= verify_rtol * (|W|.|X|) for every element; "
-		"dense itself against a double-precision reference on 4 columns");
+	add_str(b, s, "verify_rule", o->precision == SPP_PREC_FP32
+		? "|y - y_dense| <= verify_rtol * (|W|.|X|) for every element; dense itself against a "
+		  "double-precision reference on 4 columns"
+		: "fp32 runs: |y - y_dense| <= verify_rtol * (|W|.|X|) for every element; dense itself "
+		  "against a double-precision reference on 4 columns; " SPP_LOWP_VERIFY_RULE);
 	add_str(b, s, "percentiles", "linear interpolation between closest ranks (numpy default)");
 	add_str(b, s, "x", o->activations ? "from the activations folder where a layer has a file, "
 		"else uniform in [-1, 1] from seed (splitmix64)" : "uniform in [-1, 1] from seed (splitmix64)");

@@ -458,6 +458,11 @@ static void write_machine_lines(const cJSON *r, FILE *f, int color)
 		 sched, reps, cJSON_IsTrue(spp_cell_get(s, "cold")) ? "cold" : "warm",
 		 rule ? " (" : "", rule ? rule : "", rule ? ")" : "", rt, rt == 1 ? "" : "s", v);
 	header_line(f, color, "runs", line);
+	if ((rule = spp_cell_str(s, "precision")) && strcmp(rule, "fp32") != 0) {
+		snprintf(line, sizeof(line), "%s: each format against the dense baseline in its precision, "
+			 "checked against its result (settings.verify_rule)", rule);
+		header_line(f, color, "precision", line);
+	}
 	write_selection(spp_cell_get(s, "layers"), f, color);
 }
 

@@ -8,8 +8,10 @@ bsr1x4 and the dense baseline are ok with finite speedups, the bsr formats
 say bsr1x4 runs instead, and settings.precision is set. --precision fp16
 exits 0 with each run's reason where no dense fp16 baseline runs here (or
 runs ok where one does); --precision fp8 is one line naming the option,
-exit 2; fp32 keeps today's runs (csr and the bsr formats, precision fp32);
-auto takes each layer's from its stored dtype (F16, BF16, F32 layers).
+exit 2; --epilogue with a precision other than fp32 is refused (exit 2,
+one line); the text names the precision in its header and the JSON its
+check (settings.verify_rule); fp32 keeps today's runs (csr and the bsr
+formats, precision fp32); auto takes each layer's from its stored dtype (F16, BF16, F32 layers).
 
 usage: precision_check.py SPPROF
 """
@@ -118,7 +120,10 @@ def main():
             if p.returncode:
                 fails.append(f"{prec}: exit {p.returncode}: {p.stderr.strip()}")
                 continue
-            check_lowp(json.loads(p.stdout), prec, fails)
+            r = json.loads(p.stdout)
+            check_lowp(r, prec, fails)
+            if "same-precision dense" not in r["settings"]["verify_rule"]:
+                fails.append(f"{prec}: verify_rule {r['settings']['verify_rule']!r}")
         p = analyze(spprof, path, "fp16")
         if p.returncode:
             fails.append(f"fp16: exit {p.returncode}: {p.stderr.strip()}")
@@ -127,6 +132,19 @@ def main():
                 d0 = layer["runs"][0]
                 if d0["precision"] != "fp16" or (d0["status"] != "ok" and "fp16" not in (d0["reason"] or "")):
                     fails.append(f"fp16: {layer['name']}: dense {d0['status']} {d0['reason']!r}")
+        # what the low-precision runs do not do yet is refused, never ignored
+        for extra in (["--epilogue", "bias"], ["--epilogue", "bias_relu"]):
+            q = subprocess.run([spprof, "analyze", path, "--precision", "bf16", *extra],
+                               capture_output=True, text=True)
+            err = q.stderr.strip()
+            if q.returncode != 2 or "fp32 only" not in err or "\n" in err:
+                fails.append(f"bf16 with {extra}: exit {q.returncode}, {err!r}")
+        q = subprocess.run([spprof, "analyze", path, "--precision", "int8", "--threads", "1",
+                            "--counters", "none", "--time-budget", "0.05", "--quiet"],
+                           capture_output=True, text=True)
+        if q.returncode or not any(line.startswith("precision ") and "int8" in line
+                                   for line in q.stdout.splitlines()):
+            fails.append(f"int8 text: exit {q.returncode}, no 'precision' header line")
         p = analyze(spprof, path, "fp8")
         err = p.stderr.strip()
         if p.returncode != 2 or "--precision" not in err or "\n" in err:

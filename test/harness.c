@@ -339,3 +339,23 @@ char *harness_dlmc_dir(void)
 		sprintf(d, "%s/../../shared/bench/dlmc", sm);
 	return d;
 }
+
+uint64_t harness_rand_u64(uint64_t *state)
+{
+	*state ^= *state >> 12;
+	*state ^= *state << 25;
+	*state ^= *state >> 27;
+	return *state * 0x2545f4914f6cdd1dull;
+}
+
+double harness_rand_uniform(uint64_t *state)
+{
+	return (double)(harness_rand_u64(state) >> 11) / 9007199254740992.0;
+}
+
+float harness_rand_nz(uint64_t *state)
+{
+	float v = (float)(0.0625 + 0.9375 * harness_rand_uniform(state));
+
+	return harness_rand_u64(state) & 1 ? v : -v;
+}

@@ -6,6 +6,7 @@
 #define SPP_TEST_HARNESS_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 struct harness_run {
 	int status;   /* exit code, or 128 + signal */
@@ -49,6 +50,15 @@ void harness_run_free(struct harness_run *r);
 int harness_count_lines(const char *s);
 
 /* A new scratch folder under $TMPDIR (heap string); NULL on failure. */
+/*
+ * A test's own random draws, independent of the library's generators
+ * (xorshift64* over *state): the next 64 bits, a uniform in [0, 1), and a
+ * non-zero value in [-1, -1/16] or [1/16, 1].
+ */
+uint64_t harness_rand_u64(uint64_t *state);
+double harness_rand_uniform(uint64_t *state);
+float harness_rand_nz(uint64_t *state);
+
 char *harness_tmpdir(void);
 
 /* Remove a folder tree (best effort) and free the string. */

@@ -33,29 +33,9 @@
 
 enum kind { UNSTRUCTURED, BLOCKS, NM };
 
+/* this test's draws (harness_rand_*: independent of the library's generators) */
 static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
 
-static uint64_t next_u64(void)
-{
-	/* xorshift64*: independent of the library's generators */
-	rng_state ^= rng_state >> 12;
-	rng_state ^= rng_state << 25;
-	rng_state ^= rng_state >> 27;
-	return rng_state * 0x2545f4914f6cdd1dull;
-}
-
-static double uniform(void)
-{
-	return (double)(next_u64() >> 11) / 9007199254740992.0;
-}
-
-/* A non-zero value in [-1, -1/16] or [1/16, 1]. */
-static float nz_value(void)
-{
-	float v = (float)(0.0625 + 0.9375 * uniform());
-
-	return next_u64() & 1 ? v : -v;
-}
 
 /*
  * W (m x k) of a kind: UNSTRUCTURED drops each element with probability
@@ -70,15 +50,15 @@ static float *make_w(int64_t m, int64_t k, enum kind kind, double s, int b, int 
 	assert_non_null(w);
 	if (kind == UNSTRUCTURED) {
 		for (int64_t i = 0; i < m * k; i++)
-			w[i] = uniform() < s ? 0.0f : nz_value();
+			w[i] = harness_rand_uniform(&rng_state) < s ? 0.0f : harness_rand_nz(&rng_state);
 	} else if (kind == BLOCKS) {
 		for (int64_t bi = 0; bi < m; bi += b)
 			for (int64_t bj = 0; bj < k; bj += b) {
-				if (uniform() < s)
+				if (harness_rand_uniform(&rng_state) < s)
 					continue;
 				for (int64_t i = bi; i < bi + b && i < m; i++)
 					for (int64_t j = bj; j < bj + b && j < k; j++)
-						w[i * k + j] = nz_value();
+						w[i * k + j] = harness_rand_nz(&rng_state);
 			}
 	} else {
 		for (int64_t i = 0; i < m; i++)
@@ -87,15 +67,15 @@ static float *make_w(int64_t m, int64_t k, enum kind kind, double s, int b, int 
 
 				/* keep positions chosen without repetition */
 				while (placed < keep && placed < len) {
-					int64_t j = g + (int64_t)(next_u64() % (uint64_t)len);
+					int64_t j = g + (int64_t)(harness_rand_u64(&rng_state) % (uint64_t)len);
 
 					if (w[i * k + j] != 0.0f)
 						continue;
-					w[i * k + j] = nz_value();
+					w[i * k + j] = harness_rand_nz(&rng_state);
 					placed++;
 				}
 				for (int64_t j = g; j < g + len; j++)
-					if (w[i * k + j] != 0.0f && uniform() < s)
+					if (w[i * k + j] != 0.0f && harness_rand_uniform(&rng_state) < s)
 						w[i * k + j] = 0.0f;
 			}
 	}
@@ -108,7 +88,7 @@ static float *make_x(int64_t k, int64_t n)
 
 	assert_non_null(x);
 	for (int64_t i = 0; i < k * n; i++)
-		x[i] = (float)(2 * uniform() - 1);
+		x[i] = (float)(2 * harness_rand_uniform(&rng_state) - 1);
 	return x;
 }
 
@@ -342,7 +322,7 @@ static void test_partition_and_busy(void **state)
 	assert_non_null(y);
 	/* the first 16 rows dense, so rows are a poor proxy for work */
 	for (int64_t i = 0; i < 16 * k; i++)
-		wv[i] = nz_value();
+		wv[i] = harness_rand_nz(&rng_state);
 	for (int f = 0; spp_cpu_formats[f]; f++) {
 		const struct spp_format_ops *fmt = spp_cpu_formats[f];
 		struct spp_encoded e;
@@ -481,7 +461,7 @@ static void test_act_vs_reference(void **state)
 
 				assert_non_null(ref);
 				for (int64_t i = 0; i < k * n; i++)
-					if (uniform() < rates[ri])
+					if (harness_rand_uniform(&rng_state) < rates[ri])
 						x[i] = 0;
 				/* and every third row dead */
 				for (int64_t r = 0; r < k; r += 3)

@@ -21,30 +21,11 @@
 #include <cmocka.h>
 
 #include "kernels/lowp/lowp.h"
+#include "test/harness.h"
 
+/* this test's draws (harness_rand_*: independent of the library's generators) */
 static uint64_t rng_state = 0x243f6a8885a308d3ull;
 
-static uint64_t next_u64(void)
-{
-	/* xorshift64*: independent of the library's generators */
-	rng_state ^= rng_state >> 12;
-	rng_state ^= rng_state << 25;
-	rng_state ^= rng_state >> 27;
-	return rng_state * 0x2545f4914f6cdd1dull;
-}
-
-static double uniform(void)
-{
-	return (double)(next_u64() >> 11) / 9007199254740992.0;
-}
-
-/* A non-zero value in [-1, -1/16] or [1/16, 1]. */
-static float nz_value(void)
-{
-	float v = (float)(0.0625 + 0.9375 * uniform());
-
-	return next_u64() & 1 ? v : -v;
-}
 
 /*
  * W (m x k): each element dropped with probability s; or, with group > 0,
@@ -58,7 +39,7 @@ static float *make_w(int64_t m, int64_t k, double s, int keep, int group)
 	assert_non_null(w);
 	if (!group) {
 		for (int64_t i = 0; i < m * k; i++)
-			w[i] = uniform() < s ? 0.0f : nz_value();
+			w[i] = harness_rand_uniform(&rng_state) < s ? 0.0f : harness_rand_nz(&rng_state);
 		return w;
 	}
 	for (int64_t i = 0; i < m; i++)
@@ -66,12 +47,12 @@ static float *make_w(int64_t m, int64_t k, double s, int keep, int group)
 			int len = (int)(k - g < group ? k - g : group), placed = 0;
 
 			while (placed < keep && placed < len) {
-				int64_t j = g + (int64_t)(next_u64() % (uint64_t)len);
+				int64_t j = g + (int64_t)(harness_rand_u64(&rng_state) % (uint64_t)len);
 
 				if (w[i * k + j] != 0.0f)
 					continue;
 				/* a dropped one may be drawn again: at most keep non-zeros */
-				w[i * k + j] = uniform() < s ? 0.0f : nz_value();
+				w[i * k + j] = harness_rand_uniform(&rng_state) < s ? 0.0f : harness_rand_nz(&rng_state);
 				placed++;
 			}
 		}
@@ -172,7 +153,7 @@ static void check_matrix(struct ctx *c, enum spp_lowp_format f, enum spp_prec p,
 
 		assert_true(xf && x.v && ref && bound);
 		for (int64_t i = 0; i < k * n; i++)
-			xf[i] = (float)(2 * uniform() - 1);
+			xf[i] = (float)(2 * harness_rand_uniform(&rng_state) - 1);
 		assert_int_equal(spp_lowp_x_quantize(&x, xf, &err), 0);
 		xq = quantize_x(p, xf, k, n, x.scale);
 		for (int64_t kk = 0; kk < k; kk++)
